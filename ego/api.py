@@ -1,0 +1,122 @@
+"""``ego.launch`` and ``ego.connect``: the two ways to get a :class:`~ego.browser.Browser`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from .browser import Browser
+
+__all__ = ["BrowserStarter", "connect", "launch"]
+
+
+class BrowserStarter:
+    """What :func:`launch` and :func:`connect` return: await it, or use it with ``async with``.
+
+    ``browser = await ego.launch()`` leaves closing to you; ``async with ego.launch() as
+    browser:`` closes the browser when the block ends, however it ends.
+    """
+
+    def __init__(self, factory: Callable[[], Awaitable[Browser]]) -> None:
+        self._factory = factory
+        self._browser: Browser | None = None
+
+    def __await__(self) -> Generator[Any, None, Browser]:
+        return self._start().__await__()
+
+    async def _start(self) -> Browser:
+        browser = await self._factory()
+        return browser
+
+    async def __aenter__(self) -> Browser:
+        self._browser = await self._start()
+        return self._browser
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._browser is not None:
+            await self._browser.close()
+
+
+def launch(
+    *,
+    profile: str | None = None,
+    user_data_dir: str | os.PathLike[str] | None = None,
+    headless: bool = True,
+    executable: str | None = None,
+    args: Sequence[str] = (),
+    timeout: float = 30.0,
+    default_timeout: float = 30.0,
+) -> BrowserStarter:
+    """Start a local Chrome and connect to it.
+
+    Args:
+        profile: a persistent profile under ``chrome_profiles/<profile>`` (or
+            ``$EGO_PROFILES_DIR``); cookies and logins survive restarts. A throwaway temporary
+            profile is used when neither this nor ``user_data_dir`` is given.
+        user_data_dir: an explicit profile folder.
+        headless: run without a window (the default); ``False`` opens a real window.
+        executable: the Chrome binary; otherwise ``$EGO_CHROME``, then chromium,
+            google-chrome or chrome on PATH.
+        args: extra Chrome flags.
+        timeout: seconds Chrome may take to start and accept the connection.
+        default_timeout: seconds every CDP command may take unless a call says otherwise.
+
+    Raises:
+        ChromeNotFoundError: no Chrome binary was found (the message says how to install one).
+        ProfileInUseError: another running Chrome holds the profile.
+        ChromeLaunchError: Chrome exited or did not open its endpoint in time.
+
+    Chrome ends when the browser is closed, and also when this Python process ends in any
+    way, SIGKILL included (a watchdog process sees to that).
+    """
+
+    async def factory() -> Browser:
+        return await Browser.launch(
+            profile=profile,
+            user_data_dir=user_data_dir,
+            headless=headless,
+            executable=executable,
+            args=args,
+            timeout=timeout,
+            default_timeout=default_timeout,
+        )
+
+    return BrowserStarter(factory)
+
+
+def connect(
+    endpoint: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+    default_timeout: float = 30.0,
+) -> BrowserStarter:
+    """Attach to a Chrome that is already running, locally or on another host.
+
+    Args:
+        endpoint: ``http://host:port`` (its ``/json/version`` gives the websocket URL) or a
+            ``ws://`` / ``wss://`` URL such as a browserless endpoint with ``?token=...``.
+        headers: extra HTTP headers for the handshake (auth for a remote fleet).
+        timeout: seconds to reach the endpoint.
+        default_timeout: seconds every CDP command may take unless a call says otherwise.
+
+    Raises:
+        ConnectionFailedError: the endpoint is unreachable, refused (401 for a wrong token),
+            or is not a DevTools endpoint.
+
+    Closing the browser only disconnects; the remote Chrome keeps running.
+    """
+
+    async def factory() -> Browser:
+        return await Browser.connect(
+            endpoint, headers=headers, timeout=timeout, default_timeout=default_timeout
+        )
+
+    return BrowserStarter(factory)

@@ -1,0 +1,289 @@
+"""A browser reached over CDP: its tabs, and the Chrome process when ego started it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import orjson
+
+from .chrome import ChromeProcess
+from .errors import BrowserClosedError, ConnectionFailedError, EgoError, ProtocolError
+from .tab import Tab, WaitUntil
+from .transport import Connection
+
+__all__ = ["Browser"]
+
+logger = logging.getLogger("ego.browser")
+
+
+class Browser:
+    """A connected browser: list, open, find and close tabs; close the browser.
+
+    Create one with :func:`ego.launch` (ego starts Chrome and ends it on close) or
+    :func:`ego.connect` (ego attaches to a Chrome that runs elsewhere and only disconnects on
+    close). Use it as an async context manager, or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        endpoint: str,
+        process: ChromeProcess | None = None,
+        default_timeout: float = 30.0,
+    ) -> None:
+        self.connection = connection
+        self.endpoint = endpoint
+        self.process = process
+        self.default_timeout = default_timeout
+        self._tabs: dict[str, Tab] = {}
+        self._closing = False
+        connection.subscribe("Target.detachedFromTarget", self._on_detached)
+
+    @classmethod
+    async def launch(
+        cls,
+        *,
+        profile: str | None = None,
+        user_data_dir: str | os.PathLike[str] | None = None,
+        headless: bool = True,
+        executable: str | None = None,
+        args: Sequence[str] = (),
+        timeout: float = 30.0,
+        default_timeout: float = 30.0,
+    ) -> Browser:
+        """Start a local Chrome and connect to it. See :func:`ego.launch`."""
+        process = await ChromeProcess.start(
+            executable=executable,
+            profile=profile,
+            user_data_dir=user_data_dir,
+            headless=headless,
+            args=args,
+            timeout=timeout,
+        )
+        try:
+            connection = await Connection.open(
+                process.ws_url, open_timeout=timeout, default_timeout=default_timeout
+            )
+        except BaseException:
+            await process.terminate()
+            raise
+        return cls(
+            connection, endpoint=process.ws_url, process=process, default_timeout=default_timeout
+        )
+
+    @classmethod
+    async def connect(
+        cls,
+        endpoint: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 10.0,
+        default_timeout: float = 30.0,
+    ) -> Browser:
+        """Attach to a running browser. See :func:`ego.connect`."""
+        ws_url = await resolve_endpoint(endpoint, headers=headers, timeout=timeout)
+        connection = await Connection.open(
+            ws_url, headers=headers, open_timeout=timeout, default_timeout=default_timeout
+        )
+        return cls(connection, endpoint=ws_url, default_timeout=default_timeout)
+
+    async def __aenter__(self) -> Browser:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection is closed (by :meth:`close` or because Chrome went away)."""
+        return self.connection.closed
+
+    def _on_detached(self, params: dict[str, Any]) -> None:
+        tab = self._tabs.pop(params.get("targetId", ""), None)
+        if tab is not None:
+            tab._mark_closed()
+
+    def _tab(self, info: Mapping[str, Any]) -> Tab:
+        tab = self._tabs.get(info["targetId"])
+        if tab is None or tab.closed:
+            tab = Tab(
+                self.connection,
+                info["targetId"],
+                url=info.get("url", ""),
+                title=info.get("title", ""),
+                default_timeout=self.default_timeout,
+            )
+            self._tabs[tab.target_id] = tab
+        else:
+            tab._url = info.get("url", tab.url)
+            tab.title = info.get("title", tab.title)
+        return tab
+
+    async def version(self) -> dict[str, Any]:
+        """Chrome's ``Browser.getVersion``: product, protocol version, user agent."""
+        return await self.connection.send("Browser.getVersion")
+
+    async def tabs(self) -> list[Tab]:
+        """Every open page tab, in Chrome's order, with fresh URLs and titles.
+
+        Raises:
+            BrowserClosedError: the connection is closed.
+        """
+        result = await self.connection.send("Target.getTargets")
+        infos = [info for info in result["targetInfos"] if info.get("type") == "page"]
+        alive = {info["targetId"] for info in infos}
+        for target_id in list(self._tabs):
+            if target_id not in alive:
+                self._tabs.pop(target_id)._mark_closed()
+        return [self._tab(info) for info in infos]
+
+    async def new_tab(
+        self,
+        url: str = "about:blank",
+        *,
+        wait_until: WaitUntil = "load",
+        timeout: float | None = None,
+        background: bool = False,
+    ) -> Tab:
+        """Open a tab and, unless ``url`` is about:blank, navigate it and wait.
+
+        Raises:
+            NavigationError, CommandTimeoutError: as :meth:`Tab.navigate`; the tab is closed
+                again so that no half-loaded tab is left behind.
+            BrowserClosedError: the connection is closed.
+        """
+        result = await self.connection.send(
+            "Target.createTarget", {"url": "about:blank", "background": background}
+        )
+        tab = self._tab({"targetId": result["targetId"], "url": "about:blank"})
+        if url != "about:blank":
+            try:
+                await tab.navigate(url, wait_until=wait_until, timeout=timeout)
+            except BaseException:
+                await asyncio.shield(tab.close())
+                raise
+        else:
+            await tab.session()
+        return tab
+
+    async def find_tab(
+        self,
+        *,
+        url: str | None = None,
+        origin: str | None = None,
+        host: str | None = None,
+        predicate: Callable[[Tab], bool] | None = None,
+    ) -> Tab | None:
+        """The first open tab that matches every criterion given, or None.
+
+        Args:
+            url: the exact URL, or a prefix when it ends with ``*``.
+            origin: ``scheme://host[:port]``, compared case-insensitively.
+            host: the host name, case-insensitively, port ignored.
+            predicate: any other test on the :class:`Tab`.
+        """
+        for tab in await self.tabs():
+            if url is not None and not _url_matches(tab.url, url):
+                continue
+            if origin is not None and tab.origin.lower() != origin.rstrip("/").lower():
+                continue
+            if host is not None and (urlsplit(tab.url).hostname or "") != host.lower():
+                continue
+            if predicate is not None and not predicate(tab):
+                continue
+            return tab
+        return None
+
+    async def close(self) -> None:
+        """Disconnect; if ego started this Chrome, end it and its whole process tree.
+
+        A launched Chrome is asked to quit first, so that a persistent profile saves its
+        cookies and localStorage; whatever is still running after that is killed. A temporary
+        profile is removed. An attached browser is left running. Idempotent.
+        """
+        if self._closing:
+            return
+        self._closing = True
+        try:
+            if self.process is not None and not self.connection.closed:
+                try:
+                    await self.connection.send("Browser.close", timeout=5)
+                except (BrowserClosedError, ProtocolError, EgoError):
+                    pass  # the socket drops as Chrome quits; that is the expected answer
+                await self.process.wait_exit(5)
+        finally:
+            await self.connection.close()
+            if self.process is not None:
+                await self.process.terminate()
+            for tab in self._tabs.values():
+                tab._mark_closed()
+            self._tabs.clear()
+
+
+def _url_matches(actual: str, wanted: str) -> bool:
+    if wanted.endswith("*"):
+        return actual.startswith(wanted[:-1])
+    return actual == wanted or actual.rstrip("/") == wanted.rstrip("/")
+
+
+async def resolve_endpoint(
+    endpoint: str, *, headers: Mapping[str, str] | None = None, timeout: float = 10.0
+) -> str:
+    """Turn ``http://host:port`` into the browser's websocket URL; pass ``ws://`` through.
+
+    The host and port of the answer are replaced by the ones asked for: behind a proxy or in
+    a container Chrome reports the address it sees, not the one the caller can reach.
+
+    Raises:
+        ConnectionFailedError: the endpoint cannot be reached, refuses, or answers nonsense.
+    """
+    parts = urlsplit(endpoint)
+    if parts.scheme in ("ws", "wss"):
+        return endpoint
+    if parts.scheme not in ("http", "https"):
+        raise ConnectionFailedError(
+            f"endpoint {endpoint!r} must start with http://, https://, ws:// or wss://"
+        )
+    base = endpoint.rstrip("/")
+    version_url = base if base.endswith("/json/version") else base + "/json/version"
+    body = await asyncio.to_thread(_http_get, version_url, dict(headers or {}), timeout)
+    try:
+        ws_url = str(orjson.loads(body)["webSocketDebuggerUrl"])
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        raise ConnectionFailedError(
+            f"{version_url} did not answer with a webSocketDebuggerUrl: is it a DevTools endpoint?"
+        ) from None
+    ws_parts = urlsplit(ws_url)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    return urlunsplit((scheme, parts.netloc, ws_parts.path, ws_parts.query, ""))
+
+
+def _http_get(url: str, headers: dict[str, str], timeout: float) -> bytes:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return bytes(response.read())
+    except urllib.error.HTTPError as exc:
+        hint = "check the token or credentials" if exc.code in (401, 403) else "check the URL"
+        raise ConnectionFailedError(f"{url} answered HTTP {exc.code}: {hint}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ConnectionFailedError(
+            f"could not reach {url} ({reason}): is Chrome running with "
+            "--remote-debugging-port, and is the address right?"
+        ) from None

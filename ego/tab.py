@@ -1,0 +1,336 @@
+"""A browser tab: one page target reached through a flattened CDP session."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal
+from urllib.parse import urlsplit
+
+from .errors import (
+    CommandTimeoutError,
+    ContextDestroyedError,
+    NavigationError,
+    ProtocolError,
+    TabClosedError,
+)
+from .values import javascript_error, python_value
+
+if TYPE_CHECKING:
+    from .transport import Connection
+
+__all__ = ["Tab", "WaitUntil"]
+
+WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
+
+_LIFECYCLE: Final[dict[str, str]] = {
+    "domcontentloaded": "DOMContentLoaded",
+    "load": "load",
+    "networkidle": "networkIdle",
+}
+
+# Chrome's words for "the context this evaluate ran in is gone" (a navigation or reload).
+_CONTEXT_GONE = (
+    "Inspected target navigated or closed",
+    "Execution context was destroyed",
+    "Cannot find context with specified id",
+    "Promise was collected",
+)
+
+_DEFAULT: Final = object()
+
+
+class Tab:
+    """One page target: navigate it, evaluate in it, close it.
+
+    Tabs come from :meth:`ego.Browser.tabs`, :meth:`ego.Browser.new_tab` and
+    :meth:`ego.Browser.find_tab`. A tab attaches its CDP session on first use. Calls on one tab
+    may run concurrently; each is independent. Once the tab closes (by :meth:`close`, by the
+    page, or by the user) every pending and later call raises
+    :class:`~ego.errors.TabClosedError`.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        target_id: str,
+        *,
+        url: str = "",
+        title: str = "",
+        default_timeout: float = 30.0,
+    ) -> None:
+        self._connection = connection
+        self.target_id = target_id
+        self._url = url
+        self.title = title
+        self.default_timeout = default_timeout
+        self._session_id: str | None = None
+        self._attaching: asyncio.Future[str] | None = None
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"<Tab {self.target_id[:8]} {self._url!r}>"
+
+    @property
+    def url(self) -> str:
+        """The URL last seen for this tab (refreshed by navigate and Browser.tabs)."""
+        return self._url
+
+    @property
+    def origin(self) -> str:
+        """``scheme://host[:port]`` of :attr:`url`, or ``""`` for an opaque URL."""
+        parts = urlsplit(self._url)
+        return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
+
+    @property
+    def closed(self) -> bool:
+        """True once the tab is known to be closed."""
+        return self._closed
+
+    @property
+    def session_id(self) -> str | None:
+        """The flattened CDP session id, once attached."""
+        return self._session_id
+
+    def _mark_closed(self) -> None:
+        self._closed = True
+
+    async def session(self) -> str:
+        """Attach to the tab if needed and return its CDP session id.
+
+        Raises:
+            TabClosedError: the tab is closed.
+            BrowserClosedError: the browser connection is closed.
+        """
+        if self._session_id is not None:
+            return self._session_id
+        if self._closed:
+            raise TabClosedError(f"tab {self.target_id} is closed: open a new tab")
+        if self._attaching is None:
+            self._attaching = asyncio.get_running_loop().create_future()
+            try:
+                session_id = await self._attach()
+            except BaseException as exc:
+                self._attaching.set_exception(exc)
+                # Read the exception so that asyncio does not warn when nobody else waited.
+                self._attaching.exception()
+                self._attaching = None
+                raise
+            self._attaching.set_result(session_id)
+            return session_id
+        return await asyncio.shield(self._attaching)
+
+    async def _attach(self) -> str:
+        try:
+            result = await self._connection.send(
+                "Target.attachToTarget", {"targetId": self.target_id, "flatten": True}
+            )
+        except ProtocolError as exc:
+            self._closed = True
+            raise TabClosedError(
+                f"could not attach to tab {self.target_id} ({exc}): it is probably closed"
+            ) from None
+        session_id: str = result["sessionId"]
+        # Lifecycle events carry the loader id, which lets navigate() wait for *its* load
+        # rather than the previous document's.
+        await asyncio.gather(
+            self._connection.send("Page.enable", session_id=session_id),
+            self._connection.send(
+                "Page.setLifecycleEventsEnabled", {"enabled": True}, session_id=session_id
+            ),
+        )
+        self._session_id = session_id
+        return session_id
+
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | object | None = _DEFAULT,
+    ) -> dict[str, Any]:
+        """Send a raw CDP command to this tab's session and return its result.
+
+        Raises:
+            ProtocolError, CommandTimeoutError, TabClosedError, BrowserClosedError: as
+            :meth:`ego.transport.Connection.send`.
+        """
+        session_id = self._session_id or await self.session()
+        return await self._connection.send(
+            method,
+            params,
+            session_id=session_id,
+            timeout=self.default_timeout if timeout is _DEFAULT else timeout,
+        )
+
+    async def evaluate(
+        self,
+        expression: str,
+        *,
+        await_promise: bool = True,
+        timeout: float | None = None,
+        user_gesture: bool = True,
+    ) -> Any:
+        """Evaluate a JavaScript expression in the page and return its value.
+
+        The value comes back by JSON value: objects and arrays become dicts and lists,
+        ``undefined`` becomes ``None``; NaN, ±Infinity and -0 become floats and a BigInt an
+        int (at the top level; nested ones follow JSON).
+
+        Args:
+            expression: JavaScript source; its completion value is the result.
+            await_promise: if the value is a promise, wait for it and return what it resolves to.
+            timeout: seconds to wait; the tab's default if omitted.
+            user_gesture: run as if the user had clicked (lets code open popups, play media).
+
+        Raises:
+            JavaScriptError: the code threw or the promise rejected; carries the JS message,
+                stack and line.
+            ContextDestroyedError: the page navigated away or reloaded before the result.
+            TabClosedError: the tab closed before the result.
+            CommandTimeoutError: no result within ``timeout``; the tab stays usable.
+            ProtocolError: the result cannot be returned by value (a DOM node, a cycle).
+            BrowserClosedError: the browser connection is closed.
+
+        Cancelling the call abandons the result; the code keeps running in the page.
+        """
+        session_id = self._session_id or await self.session()
+        try:
+            result = await self._connection.send(
+                "Runtime.evaluate",
+                {
+                    "expression": expression,
+                    "returnByValue": True,
+                    "awaitPromise": await_promise,
+                    "userGesture": user_gesture,
+                },
+                session_id=session_id,
+                timeout=self.default_timeout if timeout is None else timeout,
+            )
+        except ProtocolError as exc:
+            if any(text in str(exc) for text in _CONTEXT_GONE):
+                raise ContextDestroyedError(
+                    f"the page in tab {self.target_id[:8]} navigated or reloaded before the "
+                    "evaluate finished; evaluate again on the new page"
+                ) from None
+            raise
+        except CommandTimeoutError:
+            seconds = self.default_timeout if timeout is None else timeout
+            raise CommandTimeoutError(
+                f"evaluate got no result within {seconds:g} s (a promise that never settles, "
+                "or a slow page); the tab is still usable, pass a larger timeout if needed"
+            ) from None
+        details = result.get("exceptionDetails")
+        if details is not None:
+            raise javascript_error(details)
+        return python_value(result["result"])
+
+    async def navigate(
+        self,
+        url: str,
+        *,
+        wait_until: WaitUntil = "load",
+        timeout: float | None = None,
+        referrer: str | None = None,
+    ) -> None:
+        """Go to ``url`` and wait until the new document reaches ``wait_until``.
+
+        Args:
+            url: where to go.
+            wait_until: ``"commit"`` (the response started), ``"domcontentloaded"``,
+                ``"load"`` or ``"networkidle"``.
+            timeout: seconds for the whole navigation; the tab's default if omitted.
+            referrer: an optional Referer.
+
+        Raises:
+            NavigationError: the navigation failed (DNS, refused, aborted); the message holds
+                Chrome's error text such as ``net::ERR_CONNECTION_REFUSED``.
+            CommandTimeoutError: ``wait_until`` was not reached in time.
+            TabClosedError: the tab closed meanwhile.
+        """
+        if wait_until not in ("commit", *_LIFECYCLE):
+            raise ValueError(
+                f"wait_until={wait_until!r}: use commit, domcontentloaded, load or networkidle"
+            )
+        seconds = self.default_timeout if timeout is None else timeout
+        deadline = time.monotonic() + seconds
+        session_id = self._session_id or await self.session()
+        lifecycle = _LIFECYCLE.get(wait_until)
+        seen: set[tuple[str, str]] = set()
+        loader: list[str] = []
+
+        def reached(params: dict[str, Any]) -> bool:
+            seen.add((params.get("loaderId", ""), params.get("name", "")))
+            return (
+                bool(loader)
+                and params.get("loaderId") == loader[0]
+                and (params.get("name") == lifecycle)
+            )
+
+        waiter = (
+            self._connection.expect("Page.lifecycleEvent", session_id=session_id, predicate=reached)
+            if lifecycle is not None
+            else None
+        )
+        try:
+            params: dict[str, Any] = {"url": url}
+            if referrer:
+                params["referrer"] = referrer
+            try:
+                result = await self._connection.send(
+                    "Page.navigate", params, session_id=session_id, timeout=seconds
+                )
+            except CommandTimeoutError:
+                raise CommandTimeoutError(
+                    f"navigation to {url} got no response within {seconds:g} s"
+                ) from None
+            error_text = result.get("errorText")
+            if error_text:
+                raise NavigationError(f"navigation to {url} failed: {error_text}")
+            self._url = url
+            loader_id = result.get("loaderId")
+            if waiter is None or loader_id is None:
+                return  # "commit", or a same-document navigation (a #fragment)
+            loader.append(loader_id)
+            if (loader_id, lifecycle) in seen:
+                return
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), remaining)
+            except TimeoutError:
+                raise CommandTimeoutError(
+                    f"navigation to {url} did not reach {wait_until!r} within {seconds:g} s; "
+                    "pass a larger timeout or an earlier wait_until"
+                ) from None
+        finally:
+            if waiter is not None and not waiter.done():
+                waiter.cancel()
+
+    async def reload(self, *, wait_until: WaitUntil = "load", timeout: float | None = None) -> None:
+        """Reload the page and wait like :meth:`navigate`."""
+        await self.navigate(
+            await self.evaluate("location.href"), wait_until=wait_until, timeout=timeout
+        )
+
+    async def activate(self) -> None:
+        """Bring the tab to the front (matters for a headed browser).
+
+        Raises:
+            TabClosedError: the tab is closed.
+        """
+        try:
+            await self._connection.send("Target.activateTarget", {"targetId": self.target_id})
+        except ProtocolError:
+            self._closed = True
+            raise TabClosedError(f"tab {self.target_id} is closed: open a new tab") from None
+
+    async def close(self) -> None:
+        """Close the tab. Calls still pending on it fail with TabClosedError. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._connection.send("Target.closeTarget", {"targetId": self.target_id})
+        except ProtocolError:
+            pass  # already gone

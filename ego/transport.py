@@ -1,0 +1,501 @@
+"""One websocket to the browser: commands, responses, events and sessions.
+
+:class:`Connection` is the only place that touches the socket. Everything above it sends
+commands with :meth:`Connection.send` and listens with :meth:`Connection.subscribe` or
+:meth:`Connection.wait_for`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+import orjson
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+
+from .errors import (
+    BrowserClosedError,
+    CommandTimeoutError,
+    ConnectionFailedError,
+    ProtocolError,
+    TabClosedError,
+)
+
+__all__ = ["ANY_SESSION", "Connection", "EventHandler", "Subscription"]
+
+logger = logging.getLogger("ego.transport")
+
+JSON = dict[str, Any]
+EventHandler = Callable[[JSON], Awaitable[None] | None]
+
+
+class _AnySession:
+    def __repr__(self) -> str:
+        return "ANY_SESSION"
+
+
+#: Pass as ``session_id`` to hear an event from the browser and from every tab.
+ANY_SESSION: Final = _AnySession()
+
+_DEFAULT: Final = object()
+
+
+class Subscription:
+    """A registered event handler; :meth:`close` unregisters it.
+
+    Each subscription owns a queue and a task that feeds the handler, so a slow handler only
+    delays itself: the read loop never waits for it, and neither do responses or other
+    subscribers. A handler that raises is logged and keeps receiving later events.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        method: str,
+        session_id: str | _AnySession | None,
+        handler: EventHandler,
+    ) -> None:
+        self._connection = connection
+        self.method = method
+        self.session_id = session_id
+        self._handler = handler
+        self._queue: asyncio.Queue[JSON | None] = asyncio.Queue()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def _matches(self, session_id: str | None) -> bool:
+        return self.session_id is ANY_SESSION or self.session_id == session_id
+
+    def _push(self, params: JSON | None) -> None:
+        self._queue.put_nowait(params)
+
+    async def _run(self) -> None:
+        while True:
+            params = await self._queue.get()
+            if params is None:
+                return
+            try:
+                result = self._handler(params)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                logger.exception("event handler for %s failed", self.method)
+
+    def close(self) -> None:
+        """Stop delivering events to the handler. Events already queued are dropped."""
+        self._connection._unsubscribe(self)
+        self._task.cancel()
+
+
+class _Waiter:
+    __slots__ = ("future", "method", "predicate", "session_id")
+
+    def __init__(
+        self,
+        method: str,
+        session_id: str | _AnySession | None,
+        predicate: Callable[[JSON], bool] | None,
+        future: asyncio.Future[JSON],
+    ) -> None:
+        self.method = method
+        self.session_id = session_id
+        self.predicate = predicate
+        self.future = future
+
+
+class _Pending:
+    __slots__ = ("future", "method", "session_id", "timer")
+
+    def __init__(
+        self,
+        future: asyncio.Future[Any],
+        method: str,
+        session_id: str | None,
+        timer: asyncio.TimerHandle | None,
+    ) -> None:
+        self.future = future
+        self.method = method
+        self.session_id = session_id
+        self.timer = timer
+
+
+class Connection:
+    """A CDP client over one websocket, shared by the browser and all its tabs.
+
+    Commands carry increasing ids and are matched to their responses, so any number can be in
+    flight at once. Tabs are flattened sessions: a command with ``session_id`` goes to that tab
+    over the same socket.
+
+    Every command has a timeout (``default_timeout`` unless given per call). A command that
+    times out fails alone; its late answer is dropped and the connection stays usable. When
+    the socket closes, for whatever reason, every pending command and waiter fails at once
+    with :class:`~ego.errors.BrowserClosedError`, and so does every later call. When Chrome
+    reports that a session detached, the commands pending on that session fail with
+    :class:`~ego.errors.TabClosedError`.
+
+    Use :meth:`open` to create one.
+    """
+
+    def __init__(self, websocket: ClientConnection, *, default_timeout: float = 30.0) -> None:
+        self._ws = websocket
+        self.default_timeout = default_timeout
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._subscriptions: dict[str, list[Subscription]] = {}
+        self._waiters: dict[str, list[_Waiter]] = {}
+        self._closed_error: BrowserClosedError | None = None
+        self._close_callbacks: list[Callable[[], None]] = []
+        self._loop = asyncio.get_running_loop()
+        self._reader = self._loop.create_task(self._read_loop())
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        open_timeout: float = 10.0,
+        default_timeout: float = 30.0,
+    ) -> Connection:
+        """Open a websocket to a CDP endpoint.
+
+        Args:
+            url: a ``ws://`` or ``wss://`` DevTools URL.
+            headers: extra HTTP headers for the handshake (tokens for a remote fleet).
+            open_timeout: seconds allowed for the TCP connect and handshake.
+            default_timeout: seconds each command may take unless the call says otherwise.
+
+        Raises:
+            ConnectionFailedError: the endpoint is unreachable, refused the handshake (the
+                HTTP status is in the message, e.g. 401 for a wrong token), or timed out.
+        """
+        try:
+            ws = await ws_connect(
+                url,
+                additional_headers=dict(headers) if headers else None,
+                # CDP results can be tens of megabytes; the library default (1 MiB) would
+                # close the connection with code 1009 on the first big result.
+                max_size=None,
+                max_queue=None,
+                compression=None,
+                # Chrome answers pings, but a busy renderer can delay the answer beyond the
+                # keepalive window and the library would drop a healthy connection.
+                ping_interval=None,
+                open_timeout=open_timeout,
+                close_timeout=2,
+                user_agent_header=None,
+            )
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            hint = (
+                "check the token or credentials in the URL or headers"
+                if status in (401, 403)
+                else "check the endpoint URL"
+            )
+            raise ConnectionFailedError(
+                f"{_redact(url)} refused the websocket with HTTP {status}: {hint}"
+            ) from None
+        except InvalidURI:
+            raise ConnectionFailedError(
+                f"{_redact(url)} is not a websocket URL: pass ws://host:port/... or "
+                "http://host:port"
+            ) from None
+        except (OSError, InvalidHandshake, TimeoutError) as exc:
+            raise ConnectionFailedError(
+                f"could not open a websocket to {_redact(url)} ({type(exc).__name__}: "
+                f"{exc}): is the browser running and reachable?"
+            ) from None
+        return cls(ws, default_timeout=default_timeout)
+
+    @property
+    def closed(self) -> bool:
+        """True once the socket has closed; every call now raises BrowserClosedError."""
+        return self._closed_error is not None
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (synchronously, once) when the connection closes."""
+        if self._closed_error is not None:
+            callback()
+        else:
+            self._close_callbacks.append(callback)
+
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        session_id: str | None = None,
+        timeout: float | object | None = _DEFAULT,
+    ) -> JSON:
+        """Send one CDP command and return its ``result``.
+
+        Args:
+            method: the CDP method, e.g. ``"Runtime.evaluate"``.
+            params: the command's parameters.
+            session_id: the flattened session (tab) to address; ``None`` for the browser.
+            timeout: seconds to wait for the answer; the connection's default if omitted;
+                ``None`` waits without a bound (only for commands that end by themselves).
+
+        Raises:
+            ProtocolError: Chrome answered with an error.
+            CommandTimeoutError: no answer within ``timeout``; the connection stays usable.
+            TabClosedError: the session detached (the tab closed) before the answer.
+            BrowserClosedError: the connection is closed or closed while waiting.
+
+        Cancelling the caller abandons the command: Chrome still runs it, and its answer is
+        dropped when it arrives.
+        """
+        if self._closed_error is not None:
+            raise BrowserClosedError(str(self._closed_error))
+        message_id = next(self._ids)
+        message: JSON = {"id": message_id, "method": method}
+        if params:
+            message["params"] = params
+        if session_id is not None:
+            message["sessionId"] = session_id
+        future: asyncio.Future[JSON] = self._loop.create_future()
+        seconds = self.default_timeout if timeout is _DEFAULT else timeout
+        timer = (
+            self._loop.call_later(seconds, self._expire, message_id)  # type: ignore[arg-type]
+            if seconds is not None
+            else None
+        )
+        self._pending[message_id] = _Pending(future, method, session_id, timer)
+        try:
+            await self._ws.send(orjson.dumps(message), text=True)
+        except ConnectionClosed:
+            # The read loop sees the same close and fails the future with the reason.
+            pass
+        try:
+            return await future
+        finally:
+            # Covers cancellation by the caller: the id must not linger in _pending.
+            entry = self._pending.pop(message_id, None)
+            if entry is not None and entry.timer is not None:
+                entry.timer.cancel()
+
+    def _expire(self, message_id: int) -> None:
+        entry = self._pending.pop(message_id, None)
+        if entry is not None and not entry.future.done():
+            entry.future.set_exception(
+                CommandTimeoutError(
+                    f"{entry.method} got no answer in time; the call was abandoned and the "
+                    "connection is still usable (raise the timeout if the page is slow)"
+                )
+            )
+
+    def subscribe(
+        self,
+        method: str,
+        handler: EventHandler,
+        *,
+        session_id: str | _AnySession | None = None,
+    ) -> Subscription:
+        """Call ``handler(params)`` for every ``method`` event from ``session_id``.
+
+        ``session_id=None`` hears browser-level events only; :data:`ANY_SESSION` hears the
+        event from every session. ``handler`` may be a function or a coroutine function.
+        Handlers run in their own task in arrival order; see :class:`Subscription`.
+        """
+        subscription = Subscription(self, method, session_id, handler)
+        self._subscriptions.setdefault(method, []).append(subscription)
+        return subscription
+
+    def _unsubscribe(self, subscription: Subscription) -> None:
+        subscriptions = self._subscriptions.get(subscription.method)
+        if subscriptions and subscription in subscriptions:
+            subscriptions.remove(subscription)
+
+    def expect(
+        self,
+        method: str,
+        *,
+        session_id: str | _AnySession | None = None,
+        predicate: Callable[[JSON], bool] | None = None,
+    ) -> asyncio.Future[JSON]:
+        """Return a future for the next ``method`` event that satisfies ``predicate``.
+
+        Register the future *before* sending the command that causes the event, so the event
+        cannot slip by. ``predicate`` runs inside the read loop and must be quick. The future
+        fails with BrowserClosedError if the connection closes first. Cancel it to give up.
+        """
+        future: asyncio.Future[JSON] = self._loop.create_future()
+        if self._closed_error is not None:
+            future.set_exception(BrowserClosedError(str(self._closed_error)))
+            return future
+        waiter = _Waiter(method, session_id, predicate, future)
+        self._waiters.setdefault(method, []).append(waiter)
+        return future
+
+    async def wait_for(
+        self,
+        method: str,
+        *,
+        session_id: str | _AnySession | None = None,
+        predicate: Callable[[JSON], bool] | None = None,
+        timeout: float,
+    ) -> JSON:
+        """Wait for the next ``method`` event that satisfies ``predicate``.
+
+        Raises:
+            CommandTimeoutError: no such event within ``timeout`` seconds.
+            BrowserClosedError: the connection closed first.
+        """
+        future = self.expect(method, session_id=session_id, predicate=predicate)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise CommandTimeoutError(f"no {method} event within {timeout:g} s") from None
+
+    async def close(self) -> None:
+        """Close the socket and fail everything pending. Idempotent."""
+        await self._ws.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+    async def _read_loop(self) -> None:
+        reason = "the connection to the browser closed"
+        try:
+            while True:
+                raw = await self._ws.recv(decode=False)
+                self._dispatch(orjson.loads(raw))
+        except ConnectionClosed as exc:
+            if exc.rcvd is not None and exc.rcvd.code not in (1000, 1001):
+                reason += f" (code {exc.rcvd.code}: {exc.rcvd.reason or 'no reason'})"
+        except orjson.JSONDecodeError:
+            reason = "the browser sent a frame that is not JSON; the connection was dropped"
+            logger.error(reason)
+            await self._ws.close(code=1002)
+        except Exception as exc:  # a bug here must not leave callers hanging
+            reason = f"the connection failed: {type(exc).__name__}: {exc}"
+            logger.exception("CDP read loop failed")
+            await self._ws.close(code=1011)
+        finally:
+            self._shutdown(reason + "; launch or connect again")
+
+    def _dispatch(self, message: JSON) -> None:
+        message_id = message.get("id")
+        if message_id is not None:
+            entry = self._pending.pop(message_id, None)
+            if entry is None:
+                return  # timed out or cancelled earlier
+            if entry.timer is not None:
+                entry.timer.cancel()
+            if entry.future.done():
+                return
+            error = message.get("error")
+            if error is None:
+                entry.future.set_result(message.get("result", {}))
+            else:
+                entry.future.set_exception(_protocol_error(entry.method, error))
+            return
+
+        method = message.get("method")
+        if method is None:
+            return
+        params: JSON = message.get("params", {})
+        session_id: str | None = message.get("sessionId")
+        if method == "Target.detachedFromTarget":
+            self._fail_session(params.get("sessionId"), params.get("targetId"))
+        for subscription in self._subscriptions.get(method, ()):
+            if subscription._matches(session_id):
+                subscription._push(params)
+        waiters = self._waiters.get(method)
+        if waiters:
+            self._resolve_waiters(waiters, params, session_id)
+
+    def _resolve_waiters(
+        self, waiters: list[_Waiter], params: JSON, session_id: str | None
+    ) -> None:
+        for waiter in list(waiters):
+            if waiter.future.done():
+                waiters.remove(waiter)
+                continue
+            if waiter.session_id is not ANY_SESSION and waiter.session_id != session_id:
+                continue
+            try:
+                matched = waiter.predicate is None or waiter.predicate(params)
+            except Exception as exc:
+                waiters.remove(waiter)
+                waiter.future.set_exception(exc)
+                continue
+            if matched:
+                waiters.remove(waiter)
+                waiter.future.set_result(params)
+
+    def _fail_session(self, session_id: str | None, target_id: str | None) -> None:
+        if session_id is None:
+            return
+        for message_id, entry in list(self._pending.items()):
+            if entry.session_id == session_id and not entry.future.done():
+                del self._pending[message_id]
+                if entry.timer is not None:
+                    entry.timer.cancel()
+                entry.future.set_exception(
+                    TabClosedError(
+                        f"{entry.method} was cut short: the tab {target_id or session_id} "
+                        "closed or detached; open a new tab and retry"
+                    )
+                )
+        for method, waiters in self._waiters.items():
+            for waiter in list(waiters):
+                if waiter.session_id == session_id and not waiter.future.done():
+                    waiters.remove(waiter)
+                    waiter.future.set_exception(
+                        TabClosedError(
+                            f"stopped waiting for {method}: the tab {target_id or session_id} "
+                            "closed or detached"
+                        )
+                    )
+
+    def _shutdown(self, reason: str) -> None:
+        if self._closed_error is not None:
+            return
+        self._closed_error = BrowserClosedError(reason)
+        for entry in self._pending.values():
+            if entry.timer is not None:
+                entry.timer.cancel()
+            if not entry.future.done():
+                entry.future.set_exception(BrowserClosedError(reason))
+        self._pending.clear()
+        for waiters in self._waiters.values():
+            for waiter in waiters:
+                if not waiter.future.done():
+                    waiter.future.set_exception(BrowserClosedError(reason))
+        self._waiters.clear()
+        for subscriptions in self._subscriptions.values():
+            for subscription in subscriptions:
+                subscription._push(None)
+        self._subscriptions.clear()
+        callbacks, self._close_callbacks = self._close_callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                logger.exception("close callback failed")
+
+
+def _protocol_error(method: str, error: JSON) -> ProtocolError:
+    code = error.get("code")
+    text = error.get("message", "unknown error")
+    data = error.get("data")
+    detail = f" ({data})" if data else ""
+    return ProtocolError(f"{method} failed: {text}{detail}", method=method, code=code)
+
+
+def _redact(url: str) -> str:
+    """Hide a ``token=`` query value so that error messages never print a secret."""
+    head, sep, query = url.partition("?")
+    if not sep:
+        return url
+    parts = []
+    for part in query.split("&"):
+        key, eq, _ = part.partition("=")
+        parts.append(f"{key}=***" if eq and key.lower() in {"token", "apikey", "key"} else part)
+    return head + "?" + "&".join(parts)

@@ -1,0 +1,166 @@
+"""Shared fixtures: one headless Chrome for the session, a fresh tab per test, a local server.
+
+Every Chrome a test starts must be gone when the session ends: :func:`pytest_sessionfinish`
+fails the run if a Chrome started during it is still alive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import psutil
+import pytest
+
+import ego
+
+ROOT = Path(__file__).resolve().parent.parent
+_SESSION_START = time.time()
+
+
+@dataclass
+class Route:
+    body: bytes
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html"})
+
+
+class PageServer:
+    """A threaded HTTP server on 127.0.0.1 serving routes registered by tests.
+
+    ``server.route("/x", "<p>hi</p>")`` serves a page; ``server.url("/x")`` gives its URL.
+    Every request is recorded in ``server.requests`` as ``(method, path, headers, body)``.
+    Routes with a ``hang`` flag never answer (for timeout tests) until the server stops.
+    """
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
+        self.hanging: set[str] = set()
+        self._stop = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = self.path
+                server.requests.append((self.command, path, dict(self.headers), body))
+                key = path.split("?", 1)[0]
+                if key in server.hanging:
+                    server._stop.wait(60)
+                    return
+                route = server.routes.get(path) or server.routes.get(key)
+                if route is None:
+                    route = Route(b"not found", 404, {"Content-Type": "text/plain"})
+                self.send_response(route.status)
+                for name, value in route.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(route.body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(route.body)
+
+            do_GET = do_POST = do_PUT = do_HEAD = _serve
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str = "/") -> str:
+        return self.origin + path
+
+    def route(
+        self,
+        path: str,
+        body: str | bytes,
+        *,
+        status: int = 200,
+        content_type: str = "text/html; charset=utf-8",
+        headers: dict[str, str] | None = None,
+    ) -> str:
+        data = body.encode() if isinstance(body, str) else body
+        all_headers = {"Content-Type": content_type, **(headers or {})}
+        self.routes[path] = Route(data, status, all_headers)
+        return self.url(path)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[PageServer]:
+    page_server = PageServer()
+    yield page_server
+    page_server.close()
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[ego.Browser]:
+    """One headless Chrome shared by the whole session; tests must not close it."""
+    async with ego.launch() as shared:
+        yield shared
+
+
+@pytest.fixture
+async def tab(browser: ego.Browser) -> AsyncIterator[ego.Tab]:
+    """A fresh tab, closed after the test."""
+    fresh = await browser.new_tab()
+    yield fresh
+    if not browser.closed:
+        await fresh.close()
+
+
+def ego_chromes(since: float = _SESSION_START) -> list[psutil.Process]:
+    """Live Chrome processes started by ego (or by a test) since ``since``."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "create_time", "status"]):
+        try:
+            if process.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if process.info["create_time"] < since - 1:
+                continue
+            cmdline = " ".join(process.info["cmdline"] or [])
+        except psutil.Error:
+            continue
+        if "--remote-debugging-port=0" in cmdline or "--remote-debugging-pipe" in cmdline:
+            found.append(process)
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Give Chrome processes that are already exiting a moment to go, then insist.
+    deadline = time.time() + 5
+    leftovers = ego_chromes()
+    while leftovers and time.time() < deadline:
+        psutil.wait_procs(leftovers, timeout=0.5)
+        leftovers = ego_chromes()
+    if leftovers:
+        pids = ", ".join(str(p.pid) for p in leftovers)
+        print(f"\nLEAK: Chrome processes still running after the tests: {pids}")
+        for process in leftovers:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        session.exitstatus = 1
+
+
+os.environ.setdefault("EGO_PROFILES_DIR", str(ROOT / ".pytest_cache" / "profiles"))
