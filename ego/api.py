@@ -8,6 +8,8 @@ from types import TracebackType
 from typing import Any
 
 from .browser import Browser
+from .learning.registry import Learnings
+from .site import Site
 
 __all__ = ["BrowserStarter", "connect", "launch"]
 
@@ -19,8 +21,11 @@ class BrowserStarter:
     browser:`` closes the browser when the block ends, however it ends.
     """
 
-    def __init__(self, factory: Callable[[], Awaitable[Browser]]) -> None:
+    def __init__(
+        self, factory: Callable[[], Awaitable[Browser]], learnings: Learnings | None
+    ) -> None:
         self._factory = factory
+        self._learnings = learnings
         self._browser: Browser | None = None
 
     def __await__(self) -> Generator[Any, None, Browser]:
@@ -28,6 +33,7 @@ class BrowserStarter:
 
     async def _start(self) -> Browser:
         browser = await self._factory()
+        browser.site = Site(browser, self._learnings)
         return browser
 
     async def __aenter__(self) -> Browser:
@@ -53,6 +59,8 @@ def launch(
     args: Sequence[str] = (),
     timeout: float = 30.0,
     default_timeout: float = 30.0,
+    workspace: str | os.PathLike[str] | None = None,
+    learnings: Learnings | None = None,
 ) -> BrowserStarter:
     """Start a local Chrome and connect to it.
 
@@ -67,6 +75,9 @@ def launch(
         args: extra Chrome flags.
         timeout: seconds Chrome may take to start and accept the connection.
         default_timeout: seconds every CDP command may take unless a call says otherwise.
+        workspace: the agent workspace whose ``learnings/`` ``browser.site`` searches first
+            (default ``$EGO_WORKSPACE``).
+        learnings: a ready :class:`~ego.learning.Learnings` (wins over ``workspace``).
 
     Raises:
         ChromeNotFoundError: no Chrome binary was found (the message says how to install one).
@@ -88,7 +99,7 @@ def launch(
             default_timeout=default_timeout,
         )
 
-    return BrowserStarter(factory)
+    return BrowserStarter(factory, _learnings(workspace, learnings))
 
 
 def connect(
@@ -97,6 +108,8 @@ def connect(
     headers: Mapping[str, str] | None = None,
     timeout: float = 10.0,
     default_timeout: float = 30.0,
+    workspace: str | os.PathLike[str] | None = None,
+    learnings: Learnings | None = None,
 ) -> BrowserStarter:
     """Attach to a Chrome that is already running, locally or on another host.
 
@@ -106,6 +119,7 @@ def connect(
         headers: extra HTTP headers for the handshake (auth for a remote fleet).
         timeout: seconds to reach the endpoint.
         default_timeout: seconds every CDP command may take unless a call says otherwise.
+        workspace, learnings: as for :func:`launch`.
 
     Raises:
         ConnectionFailedError: the endpoint is unreachable, refused (401 for a wrong token),
@@ -119,4 +133,12 @@ def connect(
             endpoint, headers=headers, timeout=timeout, default_timeout=default_timeout
         )
 
-    return BrowserStarter(factory)
+    return BrowserStarter(factory, _learnings(workspace, learnings))
+
+
+def _learnings(
+    workspace: str | os.PathLike[str] | None, learnings: Learnings | None
+) -> Learnings | None:
+    if learnings is not None:
+        return learnings
+    return Learnings(workspace=workspace) if workspace is not None else None

@@ -7,7 +7,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
@@ -16,6 +16,9 @@ from .chrome import ChromeProcess
 from .errors import BrowserClosedError, ConnectionFailedError, EgoError, ProtocolError
 from .tab import Tab, WaitUntil
 from .transport import Connection
+
+if TYPE_CHECKING:
+    from .site import Site
 
 __all__ = ["Browser"]
 
@@ -29,6 +32,10 @@ class Browser:
     :func:`ego.connect` (ego attaches to a Chrome that runs elsewhere and only disconnects on
     close). Use it as an async context manager, or call :meth:`close`.
     """
+
+    #: The learnings facade (:class:`ego.site.Site`); set by :func:`ego.launch` and
+    #: :func:`ego.connect`.
+    site: Site
 
     def __init__(
         self,

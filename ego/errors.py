@@ -17,7 +17,18 @@ The tree::
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   └── ContextDestroyedError     the page navigated away during an evaluate
-    └── JavaScriptError               code in the page threw
+    ├── JavaScriptError               code in the page threw
+    │   └── BrowserToolError          ... inside a learning's browser tool (names site, tool, file)
+    └── LearningError                 a learning (site, tool, skill) cannot be used as asked
+        ├── UnknownSiteError          no site with that id in any learnings root
+        ├── InvalidManifestError      the site's manifest is broken; the site is unusable
+        ├── UnknownToolError          the manifest declares no such tool
+        ├── UnsafePathError           a path in the manifest leaves the site folder
+        ├── InvalidArgsError          args fail the tool's schema
+        ├── ToolLoadError             a tool file is missing or cannot be loaded
+        ├── NoTabError                no tab to run a tool in, and none can be opened
+        ├── ConfirmationRequiredError an irreversible tool was called without confirm=True
+        └── ReturnsMismatchError      a result fails the tool's ``returns`` schema
 """
 
 from __future__ import annotations
@@ -27,17 +38,28 @@ from typing import Any
 __all__ = [
     "BrowserClosedError",
     "BrowserError",
+    "BrowserToolError",
     "ChromeLaunchError",
     "ChromeNotFoundError",
     "CommandTimeoutError",
+    "ConfirmationRequiredError",
     "ConnectionFailedError",
     "ContextDestroyedError",
     "EgoError",
+    "InvalidArgsError",
+    "InvalidManifestError",
     "JavaScriptError",
+    "LearningError",
     "NavigationError",
+    "NoTabError",
     "ProfileInUseError",
     "ProtocolError",
+    "ReturnsMismatchError",
     "TabClosedError",
+    "ToolLoadError",
+    "UnknownSiteError",
+    "UnknownToolError",
+    "UnsafePathError",
 ]
 
 
@@ -132,3 +154,66 @@ class JavaScriptError(EgoError):
         self.line = line
         self.column = column
         self.value = value
+
+
+class BrowserToolError(JavaScriptError):
+    """A learning's browser tool threw in the page.
+
+    The message names the site, the tool, the tool file and the line in that file. The JS
+    details (``name``, ``js_message``, ``stack``, ``line``) are as in :class:`JavaScriptError`.
+    """
+
+    def __init__(self, message: str, *, site_id: str, tool: str, file: str, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.site_id = site_id
+        self.tool = tool
+        self.file = file
+
+
+class LearningError(EgoError):
+    """A learning (site, tool or skill) cannot be used as asked."""
+
+
+class UnknownSiteError(LearningError):
+    """No learnings root holds a site with this id."""
+
+
+class InvalidManifestError(LearningError):
+    """A site's manifest is broken (bad JSON, wrong schema, id not matching its folder)."""
+
+    def __init__(self, message: str, *, site_id: str, problems: list[str]) -> None:
+        super().__init__(message)
+        self.site_id = site_id
+        self.problems = problems
+
+
+class UnknownToolError(LearningError):
+    """The site's manifest does not declare the tool asked for."""
+
+
+class UnsafePathError(LearningError):
+    """A manifest path is absolute, holds ``..`` or a backslash, or resolves outside the site."""
+
+
+class InvalidArgsError(LearningError, ValueError):
+    """Args fail the tool's schema; nothing was sent to the browser."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class ToolLoadError(LearningError):
+    """A tool's file is missing, unreadable, or (for Python tools) fails to import."""
+
+
+class NoTabError(LearningError):
+    """No open tab matches the site, and the manifest gives no start URL to open one."""
+
+
+class ReturnsMismatchError(LearningError):
+    """A tool's result does not match the ``returns`` schema its manifest declares."""
+
+
+class ConfirmationRequiredError(LearningError):
+    """An ``irreversible`` tool (it posts, sends, pays) was called without ``confirm=True``."""

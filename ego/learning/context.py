@@ -1,0 +1,201 @@
+"""``learn_context(url)``: what an agent can use on a page, as data."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .manifest import Manifest, ToolSpec
+from .matching import match_domain
+from .registry import Learnings, SiteEntry
+
+__all__ = [
+    "LearnContext",
+    "NoteInfo",
+    "SiteContext",
+    "SiteSummary",
+    "ToolInfo",
+    "build_context",
+    "example_call",
+    "summarize_site",
+    "tool_info",
+]
+
+
+class ToolInfo(BaseModel):
+    """One tool an agent can call."""
+
+    site_id: str
+    tool_name: str
+    kind: Literal["browser", "python", "skill"]
+    description: str
+    args: dict[str, Any]
+    returns: dict[str, Any] | bool | None
+    side_effect: Literal["read", "write", "irreversible"] = "read"
+    auth: Literal["none", "session"] = "none"
+    example: str = Field(description="A ready-to-paste Python call.")
+
+
+class NoteInfo(BaseModel):
+    """A note: knowledge about the site, for an agent to read."""
+
+    site_id: str
+    path: str
+    title: str
+    text: str
+
+
+class SiteContext(BaseModel):
+    """A site whose domains match the URL, with everything it offers."""
+
+    site_id: str
+    name: str
+    description: str
+    matched_domain: str
+    start_url: str | None
+    notes: list[NoteInfo]
+    tools: list[ToolInfo]
+
+
+class LearnContext(BaseModel):
+    """The answer of ``learn_context(url)``.
+
+    ``sites`` holds every site whose domains match (usually one); ``tools`` and ``notes``
+    gather theirs, so a caller that does not care which site a tool comes from need not look
+    inside ``sites``.
+    """
+
+    url: str
+    matched: bool
+    sites: list[SiteContext]
+    tools: list[ToolInfo]
+    notes: list[NoteInfo]
+
+    @property
+    def site_id(self) -> str | None:
+        """The first matching site's id, or None."""
+        return self.sites[0].site_id if self.sites else None
+
+    @property
+    def name(self) -> str | None:
+        """The first matching site's name, or None."""
+        return self.sites[0].name if self.sites else None
+
+    @property
+    def matched_domain(self) -> str | None:
+        """The domain entry of the first matching site that matched, or None."""
+        return self.sites[0].matched_domain if self.sites else None
+
+
+class SiteSummary(BaseModel):
+    """A site as ``sites()`` lists it, valid or not."""
+
+    site_id: str
+    name: str | None
+    valid: bool
+    problems: list[str]
+    root: str
+    domains: list[str]
+    browser_tools: list[str]
+    python_tools: list[str]
+
+
+def _example_value(name: str, schema: dict[str, Any]) -> Any:
+    if schema.get("examples"):
+        return schema["examples"][0]
+    if "default" in schema:
+        return schema["default"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    return {
+        "integer": 10,
+        "number": 1.5,
+        "boolean": True,
+        "array": [],
+        "object": {},
+        "null": None,
+    }.get(str(kind), name.replace("_", " "))
+
+
+def example_call(site_id: str, spec: ToolSpec, *, kind: str) -> str:
+    """A ready-to-paste Python call of the tool, with example values for its required args."""
+    properties: dict[str, Any] = spec.args.get("properties", {})
+    required = spec.args.get("required", [])
+    example = {
+        name: _example_value(name, schema)
+        for name, schema in properties.items()
+        if name in required or "examples" in schema
+    }
+    method = "run_browser_tool" if kind == "browser" else "run_tool"
+    confirm = ", confirm=True" if spec.side_effect == "irreversible" else ""
+    return f"await site.{method}({site_id!r}, {spec.name!r}, {example!r}{confirm})"
+
+
+def tool_info(site_id: str, spec: ToolSpec, kind: Literal["browser", "python"]) -> ToolInfo:
+    """Describe one declared tool."""
+    return ToolInfo(
+        site_id=site_id,
+        tool_name=spec.name,
+        kind=kind,
+        description=spec.description,
+        args=spec.args,
+        returns=spec.returns,
+        side_effect=spec.side_effect,
+        auth=spec.auth,
+        example=example_call(site_id, spec, kind=kind),
+    )
+
+
+def _site_context(learnings: Learnings, manifest: Manifest, matched: str) -> SiteContext:
+    tools = [tool_info(manifest.id, spec, "browser") for spec in manifest.browser_tools.values()]
+    tools += [tool_info(manifest.id, spec, "python") for spec in manifest.python_tools.values()]
+    notes = [
+        NoteInfo(site_id=note.site_id, path=note.path, title=note.title, text=note.text)
+        for note in learnings.notes(manifest.id)
+    ]
+    return SiteContext(
+        site_id=manifest.id,
+        name=manifest.name,
+        description=manifest.description,
+        matched_domain=matched,
+        start_url=manifest.start_url,
+        notes=notes,
+        tools=tools,
+    )
+
+
+def build_context(learnings: Learnings, url: str) -> LearnContext:
+    """Everything the learnings offer for ``url``: every valid site whose domains match."""
+    sites = []
+    for entry in learnings.sites():
+        if entry.manifest is None:
+            continue
+        matched = match_domain(url, entry.manifest.domains)
+        if matched is not None:
+            sites.append(_site_context(learnings, entry.manifest, matched))
+    return LearnContext(
+        url=url,
+        matched=bool(sites),
+        sites=sites,
+        tools=[tool for site in sites for tool in site.tools],
+        notes=[note for site in sites for note in site.notes],
+    )
+
+
+def summarize_site(entry: SiteEntry) -> SiteSummary:
+    """One line's worth of facts about a site, valid or not."""
+    manifest = entry.manifest
+    return SiteSummary(
+        site_id=entry.site_id,
+        name=manifest.name if manifest else None,
+        valid=entry.valid,
+        problems=entry.problems,
+        root=str(entry.root),
+        domains=list(manifest.domains) if manifest else [],
+        browser_tools=sorted(manifest.browser_tools) if manifest else [],
+        python_tools=sorted(manifest.python_tools) if manifest else [],
+    )

@@ -1,0 +1,351 @@
+"""Finding sites in the learnings roots and loading what they declare."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import jsonschema
+
+from ..errors import (
+    InvalidArgsError,
+    InvalidManifestError,
+    ToolLoadError,
+    UnknownSiteError,
+    UnknownToolError,
+    UnsafePathError,
+)
+from ..js import normalize_source, source_url
+from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
+from .paths import check_relative, resolve_inside
+
+__all__ = [
+    "WORKSPACE_ENV",
+    "Learnings",
+    "LoadedSource",
+    "Note",
+    "SiteEntry",
+    "project_learnings_dir",
+]
+
+#: Environment variable naming the agent workspace; its ``learnings/`` is searched first.
+WORKSPACE_ENV = "EGO_WORKSPACE"
+
+_SITE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def project_learnings_dir() -> Path:
+    """The project's own ``learnings/`` folder (beside the ``ego`` package)."""
+    return Path(__file__).resolve().parents[2] / "learnings"
+
+
+@dataclass(frozen=True)
+class SiteEntry:
+    """A site folder found in a learnings root, valid or not."""
+
+    site_id: str
+    root: Path
+    directory: Path
+    manifest: Manifest | None
+    error: InvalidManifestError | None
+
+    @property
+    def valid(self) -> bool:
+        return self.manifest is not None
+
+    @property
+    def problems(self) -> list[str]:
+        return self.error.problems if self.error is not None else []
+
+    def require(self) -> Manifest:
+        """The manifest, or the site's InvalidManifestError."""
+        if self.manifest is None:
+            assert self.error is not None
+            raise self.error
+        return self.manifest
+
+
+@dataclass(frozen=True)
+class LoadedSource:
+    """A browser tool's source, ready to wrap or cache.
+
+    ``expression`` evaluates to the tool function; ``url`` is its sourceURL; ``version`` is a
+    digest of the expression and url, so it changes exactly when what runs changes.
+    """
+
+    site_id: str
+    tool: str
+    file: Path
+    url: str
+    expression: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note (knowledge for an agent) from a site's ``notes/``."""
+
+    site_id: str
+    path: str
+    title: str
+    text: str
+
+
+class Learnings:
+    """The learnings roots: the workspace's ``learnings/`` first, then the project's.
+
+    A site id present in several roots is taken from the first (the workspace shadows the
+    project). Folders whose name starts with ``_`` or ``.`` are skipped. A broken manifest
+    makes only its own site invalid. Manifests and tool files are re-read when they change
+    on disk (by modification time and size), so editing a learning needs no restart.
+
+    Args:
+        workspace: the agent workspace; its ``learnings/`` is searched first. Defaults to
+            ``$EGO_WORKSPACE`` when set.
+        project: the project's learnings folder; defaults to :func:`project_learnings_dir`.
+        roots: explicit roots, searched in order (replaces both of the above).
+    """
+
+    def __init__(
+        self,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        project: str | os.PathLike[str] | None = None,
+        roots: Sequence[str | os.PathLike[str]] | None = None,
+    ) -> None:
+        if roots is not None:
+            self.roots = [Path(root) for root in roots]
+        else:
+            found: list[Path] = []
+            workspace = workspace if workspace is not None else os.environ.get(WORKSPACE_ENV)
+            if workspace:
+                found.append(Path(workspace) / "learnings")
+            found.append(Path(project) if project is not None else project_learnings_dir())
+            self.roots = found
+        self._manifests: dict[Path, tuple[tuple[int, int], SiteEntry]] = {}
+        self._sources: dict[Path, tuple[tuple[int, int], LoadedSource]] = {}
+        self._modules: dict[Path, tuple[tuple[int, int], ModuleType]] = {}
+        self._validators: dict[int, Any] = {}
+
+    @property
+    def workspace_root(self) -> Path | None:
+        """The first root when it is a workspace's ``learnings/``, else None."""
+        return self.roots[0] if len(self.roots) > 1 else None
+
+    def _entry(self, root: Path, directory: Path) -> SiteEntry:
+        manifest_path = directory / "manifest.json"
+        try:
+            stat = manifest_path.stat()
+            stamp = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            stamp = (-1, -1)
+        cached = self._manifests.get(manifest_path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
+            entry = SiteEntry(directory.name, root, directory, load_manifest(directory), None)
+        except InvalidManifestError as exc:
+            entry = SiteEntry(directory.name, root, directory, None, exc)
+        self._manifests[manifest_path] = (stamp, entry)
+        return entry
+
+    def sites(self) -> list[SiteEntry]:
+        """Every site in every root, valid or not, one per id, sorted by id."""
+        chosen: dict[str, SiteEntry] = {}
+        for root in self.roots:
+            try:
+                children = sorted(root.iterdir())
+            except OSError:
+                continue
+            for directory in children:
+                name = directory.name
+                if name.startswith(("_", ".")) or name in chosen or not directory.is_dir():
+                    continue
+                chosen[name] = self._entry(root, directory)
+        return [chosen[name] for name in sorted(chosen)]
+
+    def find(self, site_id: str) -> SiteEntry:
+        """The site ``site_id`` from the first root that has it, valid or not.
+
+        Raises:
+            UnknownSiteError: no root has it (the message lists the roots searched).
+        """
+        if _SITE_ID.match(site_id) and not site_id.startswith(("_", ".")):
+            for root in self.roots:
+                directory = root / site_id
+                if directory.is_dir():
+                    return self._entry(root, directory)
+        searched = ", ".join(str(root) for root in self.roots) or "no roots"
+        known = ", ".join(entry.site_id for entry in self.sites()) or "none"
+        raise UnknownSiteError(
+            f"no learnings site {site_id!r}; searched {searched}; known sites: {known}"
+        )
+
+    def site(self, site_id: str) -> Manifest:
+        """The valid manifest of ``site_id``.
+
+        Raises:
+            UnknownSiteError: no such site.
+            InvalidManifestError: the site's manifest is broken.
+        """
+        return self.find(site_id).require()
+
+    def tool(self, site_id: str, tool: str) -> tuple[SiteEntry, ToolSpec]:
+        """The site and the declared tool ``tool`` (browser or Python). Reads no tool file.
+
+        Raises:
+            UnknownSiteError, InvalidManifestError: as :meth:`site`.
+            UnknownToolError: the manifest declares no such tool (the message lists them).
+        """
+        entry = self.find(site_id)
+        manifest = entry.require()
+        spec: ToolSpec | None = manifest.browser_tools.get(tool) or manifest.python_tools.get(tool)
+        if spec is None:
+            declared = sorted([*manifest.browser_tools, *manifest.python_tools])
+            raise UnknownToolError(
+                f"site {site_id!r} declares no tool {tool!r} "
+                f"({entry.directory / 'manifest.json'}); declared tools: "
+                f"{', '.join(declared) or 'none'}"
+            )
+        return entry, spec
+
+    def check_args(self, site_id: str, spec: ToolSpec, args: Any) -> dict[str, Any]:
+        """Validate ``args`` against the tool's schema and return them as a dict.
+
+        Raises:
+            InvalidArgsError: the args fail the schema; ``field`` names the failing field.
+        """
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise InvalidArgsError(
+                f"{site_id}/{spec.name}: args must be a JSON object, not {type(args).__name__}",
+                field="(args)",
+            )
+        validator = self._validators.get(id(spec.args))
+        if validator is None:
+            validator = jsonschema.validators.validator_for(spec.args)(spec.args)
+            self._validators[id(spec.args)] = validator
+        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+        if error is not None:
+            field = _failing_field(error, args)
+            raise InvalidArgsError(
+                f"{site_id}/{spec.name}: bad args at {field!r}: {error.message}; "
+                f"nothing was sent to the browser",
+                field=field,
+            )
+        return args
+
+    def browser_source(self, site_id: str, spec: BrowserToolSpec) -> LoadedSource:
+        """Read a browser tool's file (cached by mtime) and normalise it.
+
+        Raises:
+            UnsafePathError: the declared path leaves the site folder.
+            ToolLoadError: the file is missing, unreadable, or empty.
+        """
+        entry = self.find(site_id)
+        what = f"{site_id}/{spec.name}"
+        check_relative(spec.path, what=what)
+        file = resolve_inside(entry.directory, spec.path, what=what)
+        stamp = _stamp(file, what)
+        cached = self._sources.get(file)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        try:
+            text = file.read_text(encoding="utf-8")
+            expression = normalize_source(text)
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ToolLoadError(f"{what}: cannot load {file}: {exc}") from None
+        url = source_url(site_id, spec.path)
+        digest = hashlib.sha256((url + "\n" + expression).encode()).hexdigest()[:16]
+        loaded = LoadedSource(site_id, spec.name, file, url, expression, digest)
+        self._sources[file] = (stamp, loaded)
+        return loaded
+
+    def python_callable(self, site_id: str, spec: PythonToolSpec) -> Callable[..., Any]:
+        """Import a Python tool's file (re-imported when it changes) and return its ``run``.
+
+        Raises:
+            UnsafePathError: the declared path leaves the site folder.
+            ToolLoadError: the file is missing, fails to import, or has no callable ``run``.
+        """
+        entry = self.find(site_id)
+        what = f"{site_id}/{spec.name}"
+        file = resolve_inside(entry.directory, spec.path, what=what)
+        stamp = _stamp(file, what)
+        cached = self._modules.get(file)
+        if cached is not None and cached[0] == stamp:
+            module = cached[1]
+        else:
+            name = f"ego_learnings.{_identifier(site_id)}.{_identifier(spec.name)}"
+            module_spec = importlib.util.spec_from_file_location(name, file)
+            if module_spec is None or module_spec.loader is None:
+                raise ToolLoadError(f"{what}: {file} is not a Python file")
+            module = importlib.util.module_from_spec(module_spec)
+            try:
+                module_spec.loader.exec_module(module)
+            except Exception as exc:
+                raise ToolLoadError(
+                    f"{what}: importing {file} failed: {type(exc).__name__}: {exc}"
+                ) from exc
+            sys.modules.pop(name, None)
+            self._modules[file] = (stamp, module)
+        run = getattr(module, "run", None)
+        if not callable(run):
+            raise ToolLoadError(f"{what}: {file} defines no function run(ctx, args)")
+        return run  # type: ignore[no-any-return]
+
+    def notes(self, site_id: str) -> list[Note]:
+        """The site's notes, in manifest order. A note that cannot be read is skipped."""
+        entry = self.find(site_id)
+        manifest = entry.require()
+        found = []
+        for path in manifest.notes:
+            try:
+                file = resolve_inside(entry.directory, path, what=f"{site_id} note")
+                text = file.read_text(encoding="utf-8")
+            except (UnsafePathError, OSError, UnicodeDecodeError):
+                continue
+            found.append(Note(site_id, path, _title(text, path), text))
+        return found
+
+
+def _stamp(file: Path, what: str) -> tuple[int, int]:
+    try:
+        stat = file.stat()
+    except OSError:
+        raise ToolLoadError(f"{what}: the tool file {file} does not exist") from None
+    return (stat.st_mtime_ns, stat.st_size)
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text)
+
+
+def _title(text: str, path: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return Path(path).stem.replace("-", " ").replace("_", " ")
+
+
+def _failing_field(error: jsonschema.ValidationError, args: dict[str, Any]) -> str:
+    path = "/".join(str(part) for part in error.absolute_path)
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        missing = [name for name in error.validator_value if name not in error.instance]
+        name = missing[0] if missing else ""
+        return f"{path}/{name}" if path else name
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        extra = [name for name in error.instance if name not in allowed]
+        name = extra[0] if extra else ""
+        return f"{path}/{name}" if path else name
+    return path or "(args)"

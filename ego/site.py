@@ -1,0 +1,271 @@
+"""The facade agent scripts use: ``learn_context``, ``run_browser_tool``, ``run_tool``."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+
+from .errors import (
+    BrowserToolError,
+    ConfirmationRequiredError,
+    JavaScriptError,
+    NoTabError,
+    ReturnsMismatchError,
+    ToolLoadError,
+)
+from .js import wrap
+from .learning.context import LearnContext, SiteSummary, build_context, summarize_site
+from .learning.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
+from .learning.matching import match_domain
+from .learning.registry import Learnings, LoadedSource
+
+if TYPE_CHECKING:
+    from .browser import Browser
+    from .tab import Tab
+
+__all__ = ["Site", "ToolContext"]
+
+logger = logging.getLogger("ego.site")
+
+
+@dataclass
+class ToolContext:
+    """What a Python-side tool's ``run(ctx, args)`` receives.
+
+    Attributes:
+        site: the facade, to call other tools (``await ctx.site.run_browser_tool(...)``).
+        browser: the browser.
+        tab: the tab the call runs in (a tab on the site: given, found or opened).
+        site_id: the id of the tool's site.
+        tool: the tool's name.
+    """
+
+    site: Site
+    browser: Browser
+    tab: Tab
+    site_id: str
+    tool: str
+
+
+class Site:
+    """Learnings on a browser: discover tools for a URL, run them in the right tab.
+
+    Every check happens before anything reaches the browser: the site must exist and be
+    valid, the tool must be declared (no file is read otherwise), its path must stay in the
+    site folder, and the args must fit the tool's schema.
+
+    Available as ``browser.site`` on a browser from :func:`ego.launch` or :func:`ego.connect`,
+    and as ``ctx.site`` inside a Python-side tool.
+
+    Args:
+        browser: the browser to run tools in.
+        learnings: where sites are found; by default the workspace's ``learnings/`` (from
+            ``$EGO_WORKSPACE``) then the project's.
+    """
+
+    def __init__(self, browser: Browser, learnings: Learnings | None = None) -> None:
+        self.browser = browser
+        self.learnings = learnings if learnings is not None else Learnings()
+        self._start_urls: dict[str, str] = {}
+
+    def set_start_url(self, site_id: str, url: str) -> None:
+        """Use ``url`` instead of the manifest's ``startUrl`` when a tab must be opened."""
+        self._start_urls[site_id] = url
+
+    def sites(self) -> list[SiteSummary]:
+        """Every site in the learnings roots, valid or not (invalid ones list their problems)."""
+        return [summarize_site(entry) for entry in self.learnings.sites()]
+
+    async def learn_context(self, url: str) -> LearnContext:
+        """What the learnings offer for ``url``: matching sites, their notes and tools.
+
+        Each tool comes with its description, args schema, returns schema, side effect and a
+        ready-to-paste example call. Sites with a broken manifest are left out (see
+        :meth:`sites`). Reads only local files; the browser is not involved.
+        """
+        return build_context(self.learnings, url)
+
+    async def tab_for(self, site_id: str, tab: Tab | None = None) -> Tab:
+        """The tab to run ``site_id``'s tools in.
+
+        ``tab`` when given; else the first open tab whose host matches the site's domains;
+        else a new tab at the site's start URL, loaded.
+
+        Raises:
+            UnknownSiteError, InvalidManifestError: no such usable site.
+            NoTabError: nothing matches and the site has no start URL.
+        """
+        manifest = self.learnings.site(site_id)
+        return await self._tab_for(manifest, tab)
+
+    async def _tab_for(self, manifest: Manifest, tab: Tab | None) -> Tab:
+        if tab is not None:
+            return tab
+        for candidate in await self.browser.tabs():
+            if match_domain(candidate.url, manifest.domains):
+                return candidate
+        start = self._start_urls.get(manifest.id) or manifest.start_url
+        if not start:
+            raise NoTabError(
+                f"no open tab on {', '.join(manifest.domains)} for site {manifest.id!r}, and "
+                "its manifest has no startUrl: open one (browser.new_tab(url)) and pass tab="
+            )
+        return await self.browser.new_tab(start)
+
+    def _confirm(self, site_id: str, spec: ToolSpec, confirm: bool) -> None:
+        if spec.side_effect == "irreversible" and not confirm:
+            raise ConfirmationRequiredError(
+                f"{site_id}/{spec.name} is irreversible (it publishes or sends for real): "
+                "call it again with confirm=True if that is what you want"
+            )
+
+    async def run_browser_tool(
+        self,
+        site_id: str,
+        tool: str,
+        args: dict[str, Any] | None = None,
+        *,
+        tab: Tab | None = None,
+        timeout: float | None = None,
+        confirm: bool = False,
+        check_returns: bool = False,
+    ) -> Any:
+        """Run a browser tool in the page and return its JSON result.
+
+        Args:
+            site_id: the site's id (its folder name).
+            tool: a browser tool the manifest declares.
+            args: the tool's args; checked against its schema first.
+            tab: where to run; by default a matching open tab, else a new one at the start URL.
+            timeout: seconds the tool may run (the manifest's ``timeout``, else the tab's).
+            confirm: must be True for a tool whose side effect is ``irreversible``.
+            check_returns: validate the result against the manifest's ``returns`` schema.
+
+        Raises:
+            UnknownSiteError: no such site (lists the roots searched).
+            InvalidManifestError: the site's manifest is broken.
+            UnknownToolError: the tool is not declared (lists the declared tools); no file read.
+            InvalidArgsError: the args fail the schema (names the field); nothing sent.
+            UnsafePathError: the tool's path leaves the site folder.
+            ToolLoadError: the tool file is missing or empty.
+            ConfirmationRequiredError: an irreversible tool without ``confirm=True``.
+            NoTabError: no tab to run in and no start URL.
+            BrowserToolError: the tool threw; names site, tool, file and line.
+            ReturnsMismatchError: ``check_returns`` and the result does not fit.
+            CommandTimeoutError, ContextDestroyedError, TabClosedError, BrowserClosedError:
+                as :meth:`ego.Tab.evaluate`.
+        """
+        entry, spec = self.learnings.tool(site_id, tool)
+        if not isinstance(spec, BrowserToolSpec):
+            raise _wrong_kind(site_id, tool, "a Python tool", "run_tool")
+        checked = self.learnings.check_args(site_id, spec, args)
+        self._confirm(site_id, spec, confirm)
+        loaded = self.learnings.browser_source(site_id, spec)
+        target = await self._tab_for(entry.require(), tab)
+        result = await self._execute(target, loaded, checked, timeout or spec.timeout)
+        if check_returns:
+            _check_returns(site_id, spec, result)
+        return result
+
+    async def _execute(
+        self, tab: Tab, loaded: LoadedSource, args: dict[str, Any], timeout: float | None
+    ) -> Any:
+        try:
+            return await tab.evaluate(
+                wrap(loaded.expression, args, url=loaded.url), timeout=timeout
+            )
+        except JavaScriptError as exc:
+            raise tool_error(loaded, exc) from None
+
+    async def run_tool(
+        self,
+        site_id: str,
+        tool: str,
+        args: dict[str, Any] | None = None,
+        *,
+        tab: Tab | None = None,
+        timeout: float | None = None,
+        confirm: bool = False,
+        check_returns: bool = False,
+    ) -> Any:
+        """Run any declared tool: a Python-side tool here, a browser tool in the page.
+
+        A Python tool's ``run(ctx, args)`` gets a :class:`ToolContext` whose ``tab`` is chosen
+        as for browser tools. Exceptions it raises propagate unchanged.
+
+        Raises:
+            Everything :meth:`run_browser_tool` raises, and ToolLoadError when the Python
+            file fails to import or has no ``run``.
+        """
+        entry, spec = self.learnings.tool(site_id, tool)
+        if isinstance(spec, BrowserToolSpec):
+            return await self.run_browser_tool(
+                site_id,
+                tool,
+                args,
+                tab=tab,
+                timeout=timeout,
+                confirm=confirm,
+                check_returns=check_returns,
+            )
+        assert isinstance(spec, PythonToolSpec)
+        checked = self.learnings.check_args(site_id, spec, args)
+        self._confirm(site_id, spec, confirm)
+        run = self.learnings.python_callable(site_id, spec)
+        target = await self._tab_for(entry.require(), tab)
+        context = ToolContext(self, self.browser, target, site_id, tool)
+        result = run(context, checked)
+        if inspect.isawaitable(result):
+            result = await result
+        if check_returns:
+            _check_returns(site_id, spec, result)
+        return result
+
+
+def tool_error(loaded: LoadedSource, exc: JavaScriptError) -> BrowserToolError:
+    """Turn a JS error from a tool into a BrowserToolError that names its file and line."""
+    line = exc.line if exc.url == loaded.url else None
+    file = _display_path(loaded.file)
+    where = f"{file}:{line}" if line is not None else file
+    return BrowserToolError(
+        f"{loaded.site_id}/{loaded.tool} threw {exc.name}: {exc.js_message} ({where})",
+        site_id=loaded.site_id,
+        tool=loaded.tool,
+        file=str(loaded.file),
+        name=exc.name,
+        js_message=exc.js_message,
+        stack=exc.stack,
+        url=exc.url,
+        line=line,
+        column=exc.column if line is not None else None,
+        value=exc.value,
+    )
+
+
+def _display_path(file: Path) -> str:
+    try:
+        return str(file.relative_to(Path.cwd()))
+    except ValueError:
+        return str(file)
+
+
+def _wrong_kind(site_id: str, tool: str, kind: str, method: str) -> ToolLoadError:
+    return ToolLoadError(f"{site_id}/{tool} is {kind}: call site.{method}() for it")
+
+
+def _check_returns(site_id: str, spec: ToolSpec, result: Any) -> None:
+    if spec.returns is None:
+        return
+    validator = jsonschema.validators.validator_for(spec.returns)(spec.returns)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(result))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "(result)"
+        raise ReturnsMismatchError(
+            f"{site_id}/{spec.name} returned data that does not match its returns schema at "
+            f"{where}: {error.message}"
+        )
