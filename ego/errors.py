@@ -28,6 +28,8 @@ The tree::
         ├── ToolLoadError             a tool file is missing or cannot be loaded
         ├── NoTabError                no tab to run a tool in, and none can be opened
         ├── ConfirmationRequiredError an irreversible tool was called without confirm=True
+        ├── NeedsLoginError           NEEDS_LOGIN: the tool found no usable session
+        ├── SkillBrokenError          SKILL_BROKEN: the site no longer matches the tool
         └── ReturnsMismatchError      a result fails the tool's ``returns`` schema
 """
 
@@ -51,10 +53,12 @@ __all__ = [
     "JavaScriptError",
     "LearningError",
     "NavigationError",
+    "NeedsLoginError",
     "NoTabError",
     "ProfileInUseError",
     "ProtocolError",
     "ReturnsMismatchError",
+    "SkillBrokenError",
     "TabClosedError",
     "ToolLoadError",
     "UnknownSiteError",
@@ -217,3 +221,30 @@ class ReturnsMismatchError(LearningError):
 
 class ConfirmationRequiredError(LearningError):
     """An ``irreversible`` tool (it posts, sends, pays) was called without ``confirm=True``."""
+
+
+class NeedsLoginError(LearningError):
+    """NEEDS_LOGIN: a tool that rides on the session found none.
+
+    Recovery: a person logs in by hand in that browser profile, then the call is retried.
+    Never automate the login and never relearn the tool.
+    """
+
+    def __init__(self, message: str, *, site_id: str, tool: str, detail: str) -> None:
+        super().__init__(message)
+        self.site_id = site_id
+        self.tool = tool
+        self.detail = detail
+
+
+class SkillBrokenError(LearningError):
+    """SKILL_BROKEN: the site no longer matches the tool (a selector or an API is gone).
+
+    Recovery: the tool needs a new version; retrying will not help.
+    """
+
+    def __init__(self, message: str, *, site_id: str, tool: str, detail: str) -> None:
+        super().__init__(message)
+        self.site_id = site_id
+        self.tool = tool
+        self.detail = detail

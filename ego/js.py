@@ -15,6 +15,7 @@ __all__ = [
     "normalize_source",
     "source_url",
     "wrap",
+    "wrap_call",
 ]
 
 _EXPORT_DEFAULT = re.compile(r"^([ \t]*)export\s+default\s+", re.MULTILINE)
@@ -79,10 +80,19 @@ def wrap(expression: str, args: Any, *, url: str | None = None) -> str:
     Raises:
         TypeError: ``args`` is not JSON.
     """
+    return wrap_call(expression, embed_json(args), url=url)
+
+
+def wrap_call(expression: str, arguments: str, *, url: str | None = None) -> str:
+    """Like :func:`wrap`, with the call's JavaScript argument list given as source.
+
+    ``arguments`` is spliced as is: ``'{"q": 1}'`` for a tool, ``'document, {"q": 1}'`` for
+    an extractor.
+    """
     tail = f"//# sourceURL={url}\n" if url else ""
     return (
         "(async () => { const __ego_tool = "
         + expression
-        + f";\nreturn await __ego_tool({embed_json(args)}); }})()\n"
+        + f";\nreturn await __ego_tool({arguments}); }})()\n"
         + tail
     )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
+from .cache import RunStats, cache_key, run_cached
 from .errors import (
     BrowserToolError,
     ConfirmationRequiredError,
@@ -18,11 +19,12 @@ from .errors import (
     ReturnsMismatchError,
     ToolLoadError,
 )
-from .js import wrap
+from .js import embed_json
 from .learning.context import LearnContext, SiteSummary, build_context, summarize_site
 from .learning.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
 from .learning.matching import match_domain
 from .learning.registry import Learnings, LoadedSource
+from .signals import signal_in_exception, signal_in_result
 
 if TYPE_CHECKING:
     from .browser import Browser
@@ -72,6 +74,8 @@ class Site:
         self.browser = browser
         self.learnings = learnings if learnings is not None else Learnings()
         self._start_urls: dict[str, str] = {}
+        #: What the most recent browser tool run did (cache hit, store, bytes sent).
+        self.last_run: RunStats | None = None
 
     def set_start_url(self, site_id: str, url: str) -> None:
         """Use ``url`` instead of the manifest's ``startUrl`` when a tab must be opened."""
@@ -134,8 +138,13 @@ class Site:
         timeout: float | None = None,
         confirm: bool = False,
         check_returns: bool = False,
+        cache: bool = True,
     ) -> Any:
         """Run a browser tool in the page and return its JSON result.
+
+        The tool's source is cached in the site's localStorage: a run sends the small Call
+        snippet and only sends the full source when the cache misses (see :mod:`ego.cache`).
+        :attr:`last_run` tells what the run did.
 
         Args:
             site_id: the site's id (its folder name).
@@ -145,6 +154,7 @@ class Site:
             timeout: seconds the tool may run (the manifest's ``timeout``, else the tab's).
             confirm: must be True for a tool whose side effect is ``irreversible``.
             check_returns: validate the result against the manifest's ``returns`` schema.
+            cache: False runs the plain wrap and leaves localStorage alone.
 
         Raises:
             UnknownSiteError: no such site (lists the roots searched).
@@ -155,6 +165,8 @@ class Site:
             ToolLoadError: the tool file is missing or empty.
             ConfirmationRequiredError: an irreversible tool without ``confirm=True``.
             NoTabError: no tab to run in and no start URL.
+            NeedsLoginError: the tool signalled NEEDS_LOGIN (log in by hand, then retry).
+            SkillBrokenError: the tool signalled SKILL_BROKEN (it needs a new version).
             BrowserToolError: the tool threw; names site, tool, file and line.
             ReturnsMismatchError: ``check_returns`` and the result does not fit.
             CommandTimeoutError, ContextDestroyedError, TabClosedError, BrowserClosedError:
@@ -167,20 +179,66 @@ class Site:
         self._confirm(site_id, spec, confirm)
         loaded = self.learnings.browser_source(site_id, spec)
         target = await self._tab_for(entry.require(), tab)
-        result = await self._execute(target, loaded, checked, timeout or spec.timeout)
+        result = await self.execute(
+            target, loaded, embed_json(checked), timeout=timeout or spec.timeout, cache=cache
+        )
         if check_returns:
             _check_returns(site_id, spec, result)
         return result
 
-    async def _execute(
-        self, tab: Tab, loaded: LoadedSource, args: dict[str, Any], timeout: float | None
+    async def execute(
+        self,
+        tab: Tab,
+        loaded: LoadedSource,
+        arguments: str,
+        *,
+        timeout: float | None = None,
+        cache: bool = True,
     ) -> Any:
+        """Run loaded code through the cache layer and apply the error contract.
+
+        ``arguments`` is the JavaScript argument list (``embed_json(args)`` for a tool).
+        Skills share this path with browser tools.
+
+        Raises:
+            NeedsLoginError, SkillBrokenError, BrowserToolError: as :meth:`run_browser_tool`.
+        """
+        stats = RunStats()
+        self.last_run = stats
         try:
-            return await tab.evaluate(
-                wrap(loaded.expression, args, url=loaded.url), timeout=timeout
+            result = await run_cached(
+                tab,
+                key=cache_key(loaded.site_id, loaded.tool),
+                version=loaded.version,
+                expression=loaded.expression,
+                arguments=arguments,
+                url=loaded.url,
+                timeout=timeout,
+                use_cache=cache,
+                stats=stats,
             )
         except JavaScriptError as exc:
-            raise tool_error(loaded, exc) from None
+            signal = signal_in_exception(
+                exc, site_id=loaded.site_id, tool=loaded.tool, profile=self.profile_description
+            )
+            raise (signal or tool_error(loaded, exc)) from None
+        signal_in_result(
+            result, site_id=loaded.site_id, tool=loaded.tool, profile=self.profile_description
+        )
+        return result
+
+    @property
+    def profile_description(self) -> str:
+        """How to name this browser's profile in a NEEDS_LOGIN message."""
+        process = self.browser.process
+        if process is None:
+            return "the browser ego is attached to"
+        if process.temporary:
+            return (
+                "a persistent profile (this browser has a throwaway one: launch with "
+                "profile=NAME or `ego login SITE --profile NAME`)"
+            )
+        return f"the Chrome profile {process.user_data_dir.name!r} ({process.user_data_dir})"
 
     async def run_tool(
         self,

@@ -1,0 +1,72 @@
+"""The error contract: NEEDS_LOGIN and SKILL_BROKEN, thrown or returned, become exceptions.
+
+A tool signals by throwing an Error whose message starts with the signal, or by returning
+``{"error": "SIGNAL: ..."}``. NEEDS_STORE never reaches here: the cache layer handles it.
+Any other error a tool returns is data for the caller and passes through untouched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .errors import JavaScriptError, LearningError, NeedsLoginError, SkillBrokenError
+
+__all__ = ["NEEDS_LOGIN", "SKILL_BROKEN", "signal_error", "signal_in_exception", "signal_in_result"]
+
+NEEDS_LOGIN: Final = "NEEDS_LOGIN"
+SKILL_BROKEN: Final = "SKILL_BROKEN"
+
+
+def _detail(text: str, signal: str) -> str:
+    return text[len(signal) :].lstrip(" :-\u2014") or "no detail given"
+
+
+def signal_error(text: str, *, site_id: str, tool: str, profile: str) -> LearningError | None:
+    """The exception for a signal at the start of ``text``, or None if it holds none.
+
+    Args:
+        text: an error message or an ``error`` field.
+        site_id, tool: what was running (for the message).
+        profile: how to name the browser profile in the login instruction.
+    """
+    stripped = text.lstrip()
+    if stripped.startswith(NEEDS_LOGIN):
+        detail = _detail(stripped, NEEDS_LOGIN)
+        return NeedsLoginError(
+            f"NEEDS_LOGIN from {site_id}/{tool}: {detail}; log in to the site by hand in "
+            f"{profile}, then retry (do not automate the login or relearn the tool)",
+            site_id=site_id,
+            tool=tool,
+            detail=detail,
+        )
+    if stripped.startswith(SKILL_BROKEN):
+        detail = _detail(stripped, SKILL_BROKEN)
+        return SkillBrokenError(
+            f"SKILL_BROKEN from {site_id}/{tool}: {detail}; the site changed and the tool "
+            "needs a new version (retrying will not help)",
+            site_id=site_id,
+            tool=tool,
+            detail=detail,
+        )
+    return None
+
+
+def signal_in_result(result: Any, *, site_id: str, tool: str, profile: str) -> None:
+    """Raise the signal a result carries as ``{"error": "SIGNAL: ..."}``; else do nothing.
+
+    Raises:
+        NeedsLoginError, SkillBrokenError: the result carries that signal.
+    """
+    if isinstance(result, dict):
+        error = result.get("error")
+        if isinstance(error, str):
+            exc = signal_error(error, site_id=site_id, tool=tool, profile=profile)
+            if exc is not None:
+                raise exc
+
+
+def signal_in_exception(
+    exc: JavaScriptError, *, site_id: str, tool: str, profile: str
+) -> LearningError | None:
+    """The signal exception for a JS error whose message starts with a signal, or None."""
+    return signal_error(exc.js_message, site_id=site_id, tool=tool, profile=profile)
