@@ -16,9 +16,16 @@ The tree::
     │   ├── ProtocolError             Chrome answered a command with an error
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
-    │   └── ContextDestroyedError     the page navigated away during an evaluate
+    │   ├── ContextDestroyedError     the page navigated away during an evaluate
+    │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
+    │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
     │   └── BrowserToolError          ... inside a learning's browser tool (names site, tool, file)
+    ├── ReplayError                   recording, replaying or testing against a HAR went wrong
+    │   ├── HarFormatError            a HAR file is not HAR 1.2 (not JSON, no log.entries, ...)
+    │   ├── UnmatchedRequestError     strict replay: the page asked for something the HAR lacks
+    │   └── InvalidCasesError         a learning's tests/cases.json is broken
+    ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -30,7 +37,15 @@ The tree::
         ├── ConfirmationRequiredError an irreversible tool was called without confirm=True
         ├── NeedsLoginError           NEEDS_LOGIN: the tool found no usable session
         ├── SkillBrokenError          SKILL_BROKEN: the site no longer matches the tool
-        └── ReturnsMismatchError      a result fails the tool's ``returns`` schema
+        ├── ReturnsMismatchError      a result fails the tool's ``returns`` schema
+        ├── UnknownSkillError         no skill with that id in any skills root
+        ├── InvalidSkillError         a skill's SKILL.md or evaluate.js is broken
+        ├── MissingCapabilityError    a skill needs a capability the harness lacks
+        ├── SkillExistsError          an import would overwrite a skill (pass overwrite=True)
+        ├── SaveRefusedError          a learning was not saved: a check failed, nothing written
+        │   └── SnapshotReferenceError  ... the source uses snapshot refs or pixel coordinates
+        ├── WorkspaceRequiredError    saving needs an agent workspace (EGO_WORKSPACE)
+        └── UnknownVersionError       a tool's history has no such saved version
 """
 
 from __future__ import annotations
@@ -38,6 +53,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "BatchFileError",
     "BrowserClosedError",
     "BrowserError",
     "BrowserToolError",
@@ -48,22 +64,37 @@ __all__ = [
     "ConnectionFailedError",
     "ContextDestroyedError",
     "EgoError",
+    "ElementNotFoundError",
+    "HarFormatError",
     "InvalidArgsError",
+    "InvalidCasesError",
     "InvalidManifestError",
+    "InvalidSkillError",
     "JavaScriptError",
     "LearningError",
+    "MissingCapabilityError",
     "NavigationError",
     "NeedsLoginError",
     "NoTabError",
+    "NotRetriedError",
+    "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
+    "ReplayError",
     "ReturnsMismatchError",
+    "SaveRefusedError",
     "SkillBrokenError",
+    "SkillExistsError",
+    "SnapshotReferenceError",
     "TabClosedError",
     "ToolLoadError",
     "UnknownSiteError",
+    "UnknownSkillError",
     "UnknownToolError",
+    "UnknownVersionError",
+    "UnmatchedRequestError",
     "UnsafePathError",
+    "WorkspaceRequiredError",
 ]
 
 
@@ -123,6 +154,14 @@ class NavigationError(BrowserError):
 
 class ContextDestroyedError(BrowserError):
     """The page's JavaScript context went away (usually a navigation) during an evaluate."""
+
+
+class ElementNotFoundError(BrowserError):
+    """No element on the page matches the selector given to ``click`` or ``type``."""
+
+    def __init__(self, message: str, *, selector: str) -> None:
+        super().__init__(message)
+        self.selector = selector
 
 
 class JavaScriptError(EgoError):
@@ -248,3 +287,156 @@ class SkillBrokenError(LearningError):
         self.site_id = site_id
         self.tool = tool
         self.detail = detail
+
+
+class UnknownSkillError(LearningError):
+    """No skills root holds a skill with this id (``<domain>/<task>``)."""
+
+
+class InvalidSkillError(LearningError):
+    """A skill is broken (frontmatter, naming, sections, extractor); it cannot run.
+
+    Attributes:
+        skill_id: the skill's catalog id.
+        problems: every problem found, one line each.
+    """
+
+    def __init__(self, message: str, *, skill_id: str, problems: list[str]) -> None:
+        super().__init__(message)
+        self.skill_id = skill_id
+        self.problems = problems
+
+
+class MissingCapabilityError(LearningError):
+    """A skill ``needs`` a browser capability that this harness does not provide.
+
+    Attributes:
+        skill_id: the skill's catalog id.
+        capability: the first missing capability; ``missing`` lists them all.
+    """
+
+    def __init__(self, message: str, *, skill_id: str, missing: list[str]) -> None:
+        super().__init__(message)
+        self.skill_id = skill_id
+        self.missing = missing
+        self.capability = missing[0]
+
+
+class SkillExistsError(LearningError, FileExistsError):
+    """An import would overwrite a skill that is already in the workspace."""
+
+
+class SaveRefusedError(LearningError):
+    """A learning (browser tool or note) was not saved: a check failed and nothing was written.
+
+    Attributes:
+        site_id: the site it was to be saved into.
+        name: the tool's or the note's name.
+        reason: which check failed, one of ``"site id"``, ``"name"``, ``"source"``,
+            ``"snapshot refs"``, ``"manifest"``, ``"syntax"``, ``"try run"``, ``"domains"``,
+            ``"site"``.
+        problems: every problem found, one line each.
+    """
+
+    def __init__(
+        self, message: str, *, site_id: str, name: str, reason: str, problems: list[str]
+    ) -> None:
+        super().__init__(message)
+        self.site_id = site_id
+        self.name = name
+        self.reason = reason
+        self.problems = problems
+
+
+class SnapshotReferenceError(SaveRefusedError):
+    """A tool's source holds references that only live in one snapshot of the page.
+
+    Ephemeral element refs (``ref=e12``, ``aria-ref``, ``querySelector('e12')``) and pixel
+    coordinates (``elementFromPoint``, ``clientX: 120``, ``Input.dispatchMouseEvent``) stop
+    working on the next page load; a saved tool must use stable selectors or the site's own
+    API. ``problems`` lists each finding with its line.
+    """
+
+
+class WorkspaceRequiredError(LearningError):
+    """Saving a learning needs an agent workspace, and none is set.
+
+    Set ``EGO_WORKSPACE`` (or ``--workspace``), or pass ``workspace=`` to ``ego.launch`` or
+    ``Learnings``; learnings are saved into ``<workspace>/learnings/``, never into the project.
+    """
+
+
+class UnknownVersionError(LearningError):
+    """A tool's history holds no saved version with that id (the message lists them)."""
+
+
+class ReplayError(EgoError):
+    """Recording, replaying or testing against a HAR file went wrong."""
+
+
+class HarFormatError(ReplayError, ValueError):
+    """A HAR file cannot be used: not JSON, no ``log.entries``, an entry without a URL, bad base64.
+
+    Attributes:
+        path: the file, when the HAR came from one, else ``None``.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class UnmatchedRequestError(ReplayError):
+    """Strict replay: the page made requests for which the HAR holds no entry.
+
+    Each was failed like a network error when it happened; this error reports them afterwards.
+
+    Attributes:
+        requests: ``(method, url)`` of every unmatched request, in the order they were made.
+    """
+
+    def __init__(self, message: str, *, requests: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.requests = requests
+
+
+class InvalidCasesError(ReplayError):
+    """A learning's ``tests/cases.json`` is missing pieces, is not JSON, or names unknown files.
+
+    Attributes:
+        site_id: the site whose cases are broken.
+        problems: every problem found, one line each.
+    """
+
+    def __init__(self, message: str, *, site_id: str, problems: list[str]) -> None:
+        super().__init__(message)
+        self.site_id = site_id
+        self.problems = problems
+
+
+class NotRetriedError(BrowserError):
+    """A ``write`` or ``irreversible`` call was cut short (browser died, tab closed) mid-call.
+
+    A pool retries ``read`` calls on another browser, never these: the tool may or may not
+    have run, and only the caller can check. The message says why, for example
+    ``not retried: demo-shop/add_to_cart is a write tool and the browser died mid-call ...``.
+
+    Attributes:
+        site_id, tool: the call.
+        side_effect: ``"write"`` or ``"irreversible"``.
+    """
+
+    def __init__(self, message: str, *, site_id: str, tool: str, side_effect: str) -> None:
+        super().__init__(message)
+        self.site_id = site_id
+        self.tool = tool
+        self.side_effect = side_effect
+
+
+class PoolExhaustedError(BrowserError):
+    """Every browser of a pool died or never started, and none could be replaced."""
+
+
+class BatchFileError(EgoError, ValueError):
+    """A batch's input or output file cannot be used (a line in the middle is corrupt, or the
+    output was written for another input)."""

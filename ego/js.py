@@ -5,6 +5,7 @@ Everything here is pure string work; nothing talks to a browser.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -54,7 +55,9 @@ def embed_json(value: Any) -> str:
 
     Any JSON value round-trips exactly. U+2028 and U+2029 are escaped (they end a line in
     older engines and in some tools that show the source), and so is ``</`` so that a snippet
-    pasted into an HTML ``<script>`` cannot close it.
+    pasted into an HTML ``<script>`` cannot close it. A value holding a ``"__proto__"`` key is
+    embedded as ``JSON.parse("...")`` instead of a literal: in an object literal that key sets
+    the prototype rather than making a property, so the key would be lost.
 
     Raises:
         TypeError: ``value`` is not JSON (NaN, a set, an integer beyond 64 bits, ...).
@@ -63,6 +66,25 @@ def embed_json(value: Any) -> str:
         text = orjson.dumps(value).decode()
     except orjson.JSONEncodeError as exc:
         raise TypeError(f"not a JSON value: {exc}") from None
+    if "null" in text and _has_non_finite(value):  # orjson writes NaN and ±Infinity as null
+        raise TypeError("not a JSON value: NaN and Infinity have no JSON form")
+    if '"__proto__":' in text:
+        text = orjson.dumps(text).decode()
+        return "JSON.parse(" + _escape(text) + ")"
+    return _escape(text)
+
+
+def _has_non_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_has_non_finite(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_non_finite(item) for item in value)
+    return False
+
+
+def _escape(text: str) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("</", "<\\/")
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import jsonschema
 
@@ -20,11 +21,15 @@ from .errors import (
     ToolLoadError,
 )
 from .js import embed_json
+from .learning import save as _save
 from .learning.context import LearnContext, SiteSummary, build_context, summarize_site
+from .learning.history import ToolVersion, list_versions
 from .learning.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
 from .learning.matching import match_domain
 from .learning.registry import Learnings, LoadedSource
 from .signals import signal_in_exception, signal_in_result
+from .skills import SkillSummary, catalog_for
+from .skills import run_skill as _run_skill
 
 if TYPE_CHECKING:
     from .browser import Browser
@@ -227,6 +232,65 @@ class Site:
         )
         return result
 
+    def skills(self) -> list[SkillSummary]:
+        """Every SKILL.md skill beside the learnings roots, valid or not (with its problems)."""
+        return [SkillSummary.of(entry) for entry in catalog_for(self.learnings).entries()]
+
+    async def run_skill(
+        self,
+        skill_id: str,
+        params: dict[str, Any] | None = None,
+        *,
+        tab: Tab | None = None,
+        confirm: bool = False,
+        cache: bool = True,
+        timeout: float | None = None,
+    ) -> Any:
+        """Run a SKILL.md skill (``"<domain>/<task>"``) in the page and return its result.
+
+        Checks first, sending nothing: the params against the skill's schema, its ``needs``
+        against the capabilities this harness provides, and ``confirm`` for an irreversible
+        skill. Then the tab: ``tab``, else an open tab on the site (its host or a subdomain),
+        else a new one at the skill's ``url``; :meth:`set_start_url` with the skill's domain
+        replaces that url's scheme, host and port. An ``auth: session`` skill has its ``url``
+        loaded first unless the tab is on that origin already. The extractor runs through the
+        cache layer (KEY ``ego:skill:<domain>/<task>``, VER a hash of its source) with
+        ``document`` and the params, and a successful result is checked against ``returns``.
+
+        Args:
+            skill_id: ``<domain>/<task>``, e.g. ``"shop.localhost/search-products"``.
+            params: the skill's params.
+            tab: where to run.
+            confirm: must be True for a skill whose side effect is ``irreversible``.
+            cache: False runs the plain wrap and leaves localStorage alone.
+            timeout: seconds the extractor may run.
+
+        Raises:
+            UnknownSkillError: no such skill (lists the known ones).
+            InvalidSkillError: the skill is broken (``problems`` lists why).
+            InvalidArgsError: the params fail the schema; nothing sent.
+            MissingCapabilityError: the skill needs a capability the harness lacks.
+            ConfirmationRequiredError: an irreversible skill without ``confirm=True``.
+            NeedsLoginError: the skill signalled NEEDS_LOGIN (log in by hand, then retry).
+            SkillBrokenError: the skill signalled SKILL_BROKEN (it needs a new version).
+            BrowserToolError: the extractor threw; names the skill, file and line.
+            ReturnsMismatchError: a successful result fails the skill's ``returns``.
+            NavigationError, CommandTimeoutError, ContextDestroyedError, TabClosedError,
+                BrowserClosedError: as :meth:`ego.Tab.navigate` and :meth:`ego.Tab.evaluate`.
+        """
+        return await _run_skill(
+            self.browser,
+            catalog_for(self.learnings),
+            self.execute,
+            skill_id,
+            params,
+            tab=tab,
+            confirm=confirm,
+            cache=cache,
+            timeout=timeout,
+            start_urls=self._start_urls,
+        )
+
     @property
     def profile_description(self) -> str:
         """How to name this browser's profile in a NEEDS_LOGIN message."""
@@ -250,6 +314,7 @@ class Site:
         timeout: float | None = None,
         confirm: bool = False,
         check_returns: bool = False,
+        cache: bool = True,
     ) -> Any:
         """Run any declared tool: a Python-side tool here, a browser tool in the page.
 
@@ -270,6 +335,7 @@ class Site:
                 timeout=timeout,
                 confirm=confirm,
                 check_returns=check_returns,
+                cache=cache,
             )
         assert isinstance(spec, PythonToolSpec)
         checked = self.learnings.check_args(site_id, spec, args)
@@ -283,6 +349,134 @@ class Site:
         if check_returns:
             _check_returns(site_id, spec, result)
         return result
+
+    async def save_browser_tool(
+        self,
+        site_id: str,
+        tool: str,
+        source: str,
+        description: str,
+        args: dict[str, Any] | None = None,
+        returns: dict[str, Any] | bool | None = None,
+        side_effect: Literal["read", "write", "irreversible"] = "read",
+        *,
+        auth: Literal["none", "session"] = "none",
+        domains: Sequence[str] | None = None,
+        tab: Tab | None = None,
+        try_args: dict[str, Any] | None = None,
+        name: str | None = None,
+    ) -> _save.SavedTool:
+        """Keep a browser tool that worked, in the agent workspace's learnings.
+
+        Nothing is written unless every check passes: valid site id and tool name, no
+        snapshot-only references in the source, valid args/returns schemas and manifest, the
+        source parses in the browser (compiled, not run, in a fresh about:blank tab), and with
+        ``try_args`` one plain run in the page that neither throws nor signals. A site that
+        is new gets a folder and manifest (domains from the tab's host unless given); a site
+        that exists only in the project is copied into the workspace first (the copy shadows
+        it; the project is never modified). A replaced tool's previous version is kept (see
+        :meth:`tool_history`). :meth:`learn_context` lists the tool at once, and its next run
+        stores the new source in the page's localStorage (its content hash changed).
+
+        Args:
+            site_id: the site's id (its folder name), e.g. ``"x-com"``.
+            tool: the tool's name, an identifier.
+            source: the JavaScript: ``async (args) => {...}``, ``async function (args)
+                {...}``, or a module with ``export default async function``.
+            description: what the tool does.
+            args: compact ``{name: {type, required, description}}`` or a full JSON Schema.
+            returns: a JSON Schema for the result.
+            side_effect: ``"read"``, ``"write"`` or ``"irreversible"``.
+            auth: ``"session"`` when the tool needs the logged-in session.
+            domains: the site's domains (a new site defaults to the tab's host).
+            tab: the tab the tool was found in; ``try_args`` runs there. By default an open
+                tab on the site's domains.
+            try_args: run the tool once with these args before keeping it.
+            name: the site's display name (a new site defaults to its id).
+
+        Returns:
+            What was written (file, whether the site was created or shadowed, the history id
+            of the replaced version, the try run's result).
+
+        Raises:
+            WorkspaceRequiredError: no workspace (set EGO_WORKSPACE or pass workspace=).
+            SaveRefusedError: a check failed; nothing was written (``reason``, ``problems``).
+            SnapshotReferenceError: the source uses snapshot refs or pixel coordinates.
+            BrowserError: the browser failed during the checks; nothing was written.
+            OSError: the write failed; the site stays consistent.
+        """
+        return await _save.save_browser_tool(
+            self.learnings,
+            self.browser,
+            site_id,
+            tool,
+            source,
+            description,
+            args,
+            returns,
+            side_effect,
+            auth=auth,
+            domains=domains,
+            tab=tab,
+            try_args=try_args,
+            name=name,
+            profile=self.profile_description,
+        )
+
+    async def save_note(
+        self,
+        site_id: str,
+        name: str,
+        text: str,
+        *,
+        domains: Sequence[str] | None = None,
+        tab: Tab | None = None,
+        site_name: str | None = None,
+    ) -> _save.SavedNote:
+        """Keep a note (markdown for agents) as ``notes/<name>.md`` in the workspace's site.
+
+        Args:
+            site_id: the site's id.
+            name: the note's name (letters, digits, ``_``, ``-``).
+            text: the markdown; its first ``# Title`` line names it.
+            domains: the domains of a new site.
+            tab: a tab on the site: gives a new site its domain and start URL.
+            site_name: a new site's display name (defaults to its id).
+
+        Raises:
+            WorkspaceRequiredError: no workspace (set EGO_WORKSPACE or pass workspace=).
+            SaveRefusedError: invalid id or name, empty text, a new site without domains, or
+                a broken manifest; nothing was written.
+            OSError: the write failed; the site stays consistent.
+        """
+        url = await _save.current_url(tab)
+        return _save.save_note(
+            self.learnings,
+            site_id,
+            name,
+            text,
+            domains=domains,
+            page_url=url,
+            site_name=site_name,
+        )
+
+    def tool_history(self, site_id: str, tool: str) -> list[ToolVersion]:
+        """A browser tool's versions: the current one first, then the kept ones, newest first.
+
+        Empty when the site or tool does not exist.
+        """
+        return list_versions(self.learnings, site_id, tool)
+
+    def restore_tool(self, site_id: str, tool: str, version: str) -> _save.SavedTool:
+        """Bring back a kept version of a tool (from :meth:`tool_history`); keep the current.
+
+        Raises:
+            WorkspaceRequiredError: no workspace.
+            UnknownVersionError: no such kept version (the message lists them).
+            SaveRefusedError: the restored manifest would be invalid.
+            OSError: the write failed; the site stays consistent.
+        """
+        return _save.restore_tool(self.learnings, site_id, tool, version)
 
 
 def tool_error(loaded: LoadedSource, exc: JavaScriptError) -> BrowserToolError:

@@ -11,10 +11,14 @@ from urllib.parse import urlsplit
 from .errors import (
     CommandTimeoutError,
     ContextDestroyedError,
+    ElementNotFoundError,
     NavigationError,
     ProtocolError,
     TabClosedError,
 )
+from .js import embed_json
+from .network import NetworkLog, Request
+from .page_scripts import page_script
 from .values import javascript_error, python_value
 
 if TYPE_CHECKING:
@@ -68,6 +72,7 @@ class Tab:
         self._session_id: str | None = None
         self._attaching: asyncio.Future[str] | None = None
         self._closed = False
+        self._network = NetworkLog()
 
     def __repr__(self) -> str:
         return f"<Tab {self.target_id[:8]} {self._url!r}>"
@@ -95,6 +100,7 @@ class Tab:
 
     def _mark_closed(self) -> None:
         self._closed = True
+        self._network.close()
 
     async def session(self) -> str:
         """Attach to the tab if needed and return its CDP session id.
@@ -103,10 +109,10 @@ class Tab:
             TabClosedError: the tab is closed.
             BrowserClosedError: the browser connection is closed.
         """
-        if self._session_id is not None:
-            return self._session_id
         if self._closed:
             raise TabClosedError(f"tab {self.target_id} is closed: open a new tab")
+        if self._session_id is not None:
+            return self._session_id
         if self._attaching is None:
             self._attaching = asyncio.get_running_loop().create_future()
             try:
@@ -132,6 +138,11 @@ class Tab:
                 f"could not attach to tab {self.target_id} ({exc}): it is probably closed"
             ) from None
         session_id: str = result["sessionId"]
+        # The network log listens before Network.enable so that no request slips by.
+        self._network.attach(self._connection, session_id)
+        self._connection.subscribe(
+            "Page.frameNavigated", self._on_frame_navigated, session_id=session_id
+        )
         # Lifecycle events carry the loader id, which lets navigate() wait for *its* load
         # rather than the previous document's.
         await asyncio.gather(
@@ -139,6 +150,7 @@ class Tab:
             self._connection.send(
                 "Page.setLifecycleEventsEnabled", {"enabled": True}, session_id=session_id
             ),
+            self._connection.send("Network.enable", session_id=session_id),
         )
         self._session_id = session_id
         return session_id
@@ -156,7 +168,7 @@ class Tab:
             ProtocolError, CommandTimeoutError, TabClosedError, BrowserClosedError: as
             :meth:`ego.transport.Connection.send`.
         """
-        session_id = self._session_id or await self.session()
+        session_id = await self.session()
         return await self._connection.send(
             method,
             params,
@@ -195,7 +207,7 @@ class Tab:
 
         Cancelling the call abandons the result; the code keeps running in the page.
         """
-        session_id = self._session_id or await self.session()
+        session_id = await self.session()
         try:
             result = await self._connection.send(
                 "Runtime.evaluate",
@@ -255,7 +267,7 @@ class Tab:
             )
         seconds = self.default_timeout if timeout is None else timeout
         deadline = time.monotonic() + seconds
-        session_id = self._session_id or await self.session()
+        session_id = await self.session()
         lifecycle = _LIFECYCLE.get(wait_until)
         seen: set[tuple[str, str]] = set()
         loader: list[str] = []
@@ -319,6 +331,8 @@ class Tab:
         Raises:
             TabClosedError: the tab is closed.
         """
+        if self._closed:
+            raise TabClosedError(f"tab {self.target_id} is closed: open a new tab")
         try:
             await self._connection.send("Target.activateTarget", {"targetId": self.target_id})
         except ProtocolError:
@@ -334,3 +348,97 @@ class Tab:
             await self._connection.send("Target.closeTarget", {"targetId": self.target_id})
         except ProtocolError:
             pass  # already gone
+
+    def _on_frame_navigated(self, params: dict[str, Any]) -> None:
+        frame = params.get("frame", {})
+        if not frame.get("parentId"):
+            self._url = frame.get("url", self._url)
+            self._network.set_main_loader(frame.get("loaderId", ""))
+
+    # -- the catalog's capabilities besides navigate and evaluate -------------------------
+
+    async def snapshot(self, *, max_lines: int = 400, timeout: float | None = None) -> str:
+        """A compact text outline of the page, one element per line.
+
+        Lines name landmarks, headings, links (with their href), buttons, form fields (with
+        labels and values), images and short text, indented by nesting, each followed by a
+        CSS selector in braces that an agent can reuse in a tool: ids, ``data-testid``,
+        ``name`` or ``aria-label`` when they are unique, a short structural path otherwise.
+        Never ephemeral refs or coordinates.
+
+        Raises:
+            as :meth:`evaluate`.
+        """
+        text: str = await self.evaluate(
+            f"({page_script('snapshot')})({int(max_lines)})", timeout=timeout
+        )
+        return text
+
+    async def _wait_for(self, selector: str, wait: float) -> bool:
+        found: bool = await self.evaluate(
+            f"({page_script('wait_for')})({embed_json(selector)}, {int(wait * 1000)})",
+            timeout=wait + self.default_timeout,
+        )
+        return found
+
+    async def _act(self, script: str, selector: str, extra: str, wait: float) -> dict[str, Any]:
+        code = f"({page_script(script)})({embed_json(selector)}{extra})"
+        result: dict[str, Any] = await self.evaluate(code)
+        if not result.get("found") and wait > 0 and await self._wait_for(selector, wait):
+            result = await self.evaluate(code)
+        if not result.get("found"):
+            raise ElementNotFoundError(
+                f"no element matches {selector!r} on {self._url or 'the page'}"
+                + (f" (waited {wait:g} s)" if wait > 0 else "")
+                + ": check the selector; tab.snapshot() lists reusable ones",
+                selector=selector,
+            )
+        return result
+
+    async def click(self, selector: str, *, wait: float = 5.0) -> None:
+        """Click the first element matching the CSS ``selector``, from inside the page.
+
+        The element is scrolled into view, focused and sent ``click()``, which behaves the
+        same on every browser and needs no coordinates.
+
+        Args:
+            selector: a CSS selector.
+            wait: seconds to wait for the element to appear (0: not at all).
+
+        Raises:
+            ElementNotFoundError: nothing matches within ``wait``.
+            JavaScriptError: a click handler threw synchronously.
+        """
+        await self._act("click", selector, "", wait)
+
+    async def type(
+        self, selector: str, text: str, *, clear: bool = True, wait: float = 5.0
+    ) -> None:
+        """Type ``text`` into the field matching ``selector``, from inside the page.
+
+        The value is set through the element's native setter and ``input``/``change`` events
+        are fired, so frameworks that track the value see it; a contenteditable element gets
+        the text as an insertion.
+
+        Args:
+            selector: a CSS selector for an input, textarea, select or contenteditable.
+            text: what to type.
+            clear: replace the current value (False appends).
+            wait: seconds to wait for the element to appear (0: not at all).
+
+        Raises:
+            ElementNotFoundError: nothing matches within ``wait``.
+        """
+        await self._act("type_text", selector, f", {embed_json(text)}, {str(clear).lower()}", wait)
+
+    async def network(self) -> list[Request]:
+        """The requests the page made since it loaded, in the order they started.
+
+        Each has method, URL, resource type, status (None while pending or failed), MIME
+        type and, for a failed one, Chrome's error text. A navigation starts a new list.
+
+        Raises:
+            TabClosedError: the tab is closed.
+        """
+        await self.session()
+        return await self._network.requests()

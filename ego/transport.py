@@ -78,14 +78,26 @@ class Subscription:
     async def _run(self) -> None:
         while True:
             params = await self._queue.get()
-            if params is None:
-                return
             try:
+                if params is None:
+                    return
                 result = self._handler(params)
                 if inspect.isawaitable(result):
                     await result
             except Exception:
                 logger.exception("event handler for %s failed", self.method)
+            finally:
+                self._queue.task_done()
+
+    async def drain(self) -> None:
+        """Wait until the handler has seen every event received so far.
+
+        Returns at once when the subscription is closed.
+        """
+        if not self._task.done():
+            waiter = asyncio.ensure_future(self._queue.join())
+            await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
 
     def close(self) -> None:
         """Stop delivering events to the handler. Events already queued are dropped."""
@@ -137,7 +149,7 @@ class Connection:
     the socket closes, for whatever reason, every pending command and waiter fails at once
     with :class:`~ego.errors.BrowserClosedError`, and so does every later call. When Chrome
     reports that a session detached, the commands pending on that session fail with
-    :class:`~ego.errors.TabClosedError`.
+    :class:`~ego.errors.TabClosedError`, and so does every later command sent to it.
 
     Use :meth:`open` to create one.
     """
@@ -150,6 +162,7 @@ class Connection:
         self._subscriptions: dict[str, list[Subscription]] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
         self._closed_error: BrowserClosedError | None = None
+        self._detached: set[str] = set()
         self._close_callbacks: list[Callable[[], None]] = []
         self._loop = asyncio.get_running_loop()
         self._reader = self._loop.create_task(self._read_loop())
@@ -253,6 +266,11 @@ class Connection:
         """
         if self._closed_error is not None:
             raise BrowserClosedError(str(self._closed_error))
+        if session_id is not None and session_id in self._detached:
+            raise TabClosedError(
+                f"{method} was not sent: the tab of session {session_id} closed or detached; "
+                "open a new tab and retry"
+            )
         message_id = next(self._ids)
         message: JSON = {"id": message_id, "method": method}
         if params:
@@ -432,6 +450,7 @@ class Connection:
     def _fail_session(self, session_id: str | None, target_id: str | None) -> None:
         if session_id is None:
             return
+        self._detached.add(session_id)
         for message_id, entry in list(self._pending.items()):
             if entry.session_id == session_id and not entry.future.done():
                 del self._pending[message_id]

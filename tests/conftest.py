@@ -10,6 +10,7 @@ import contextlib
 import os
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +23,12 @@ import ego
 
 ROOT = Path(__file__).resolve().parent.parent
 _SESSION_START = time.time()
+
+#: Every process this test run starts inherits this marker (Chrome included), which is how
+#: the leak check tells this run's Chromes from anybody else's.
+RUN_MARKER = "EGO_TEST_RUN"
+RUN_ID = uuid.uuid4().hex
+os.environ[RUN_MARKER] = RUN_ID
 
 
 @dataclass
@@ -131,7 +138,11 @@ async def tab(browser: ego.Browser) -> AsyncIterator[ego.Tab]:
 
 
 def ego_chromes(since: float = _SESSION_START) -> list[psutil.Process]:
-    """Live Chrome processes started by ego (or by a test) since ``since``."""
+    """Live Chrome processes started during this test run (by ego or by a test).
+
+    A process belongs to this run when it inherited this run's ``EGO_TEST_RUN`` marker, so a
+    test run never counts, or kills, the Chromes of another run on the same machine.
+    """
     found = []
     for process in psutil.process_iter(["cmdline", "create_time", "status"]):
         try:
@@ -140,10 +151,13 @@ def ego_chromes(since: float = _SESSION_START) -> list[psutil.Process]:
             if process.info["create_time"] < since - 1:
                 continue
             cmdline = " ".join(process.info["cmdline"] or [])
+            if "--remote-debugging" not in cmdline and "--type=" not in cmdline:
+                continue
+            if process.environ().get(RUN_MARKER) != RUN_ID:
+                continue
         except psutil.Error:
             continue
-        if "--remote-debugging-port=0" in cmdline or "--remote-debugging-pipe" in cmdline:
-            found.append(process)
+        found.append(process)
     return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -11,13 +12,16 @@ from .matching import match_domain
 from .registry import Learnings, SiteEntry
 
 __all__ = [
+    "ContextProvider",
     "LearnContext",
     "NoteInfo",
     "SiteContext",
     "SiteSummary",
     "ToolInfo",
     "build_context",
+    "example_args",
     "example_call",
+    "register_context_provider",
     "summarize_site",
     "tool_info",
 ]
@@ -63,7 +67,8 @@ class LearnContext(BaseModel):
 
     ``sites`` holds every site whose domains match (usually one); ``tools`` and ``notes``
     gather theirs, so a caller that does not care which site a tool comes from need not look
-    inside ``sites``.
+    inside ``sites``. ``skills`` holds the SKILL.md skills whose site is the URL's host or a
+    parent domain of it (kind ``"skill"``); they are in ``tools`` too.
     """
 
     url: str
@@ -71,6 +76,7 @@ class LearnContext(BaseModel):
     sites: list[SiteContext]
     tools: list[ToolInfo]
     notes: list[NoteInfo]
+    skills: list[ToolInfo] = Field(default_factory=list)
 
     @property
     def site_id(self) -> str | None:
@@ -121,6 +127,21 @@ def _example_value(name: str, schema: dict[str, Any]) -> Any:
     }.get(str(kind), name.replace("_", " "))
 
 
+def example_args(schema: dict[str, Any]) -> dict[str, Any]:
+    """Example values for an args schema: its required args, and those that carry examples.
+
+    Args:
+        schema: a full JSON Schema of an args object (see :func:`~.manifest.args_schema`).
+    """
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = schema.get("required", [])
+    return {
+        name: _example_value(name, prop)
+        for name, prop in properties.items()
+        if name in required or "examples" in prop
+    }
+
+
 def example_call(site_id: str, spec: ToolSpec, *, kind: str) -> str:
     """A ready-to-paste Python call of the tool, with example values for its required args."""
     properties: dict[str, Any] = spec.args.get("properties", {})
@@ -168,8 +189,31 @@ def _site_context(learnings: Learnings, manifest: Manifest, matched: str) -> Sit
     )
 
 
+#: Something that adds tools for a URL from a layer above this one (the SKILL.md catalog).
+ContextProvider = Callable[[Learnings, str], list[ToolInfo]]
+
+_PROVIDERS: list[ContextProvider] = []
+
+
+def register_context_provider(provider: ContextProvider) -> None:
+    """Have :func:`build_context` add ``provider(learnings, url)``'s tools (once per provider).
+
+    This is how :mod:`ego.skills` lists skills in ``learn_context`` without the learning
+    layer importing the layer above it.
+
+    Args:
+        provider: called with the learnings and the URL; returns the tools to add.
+    """
+    if provider not in _PROVIDERS:
+        _PROVIDERS.append(provider)
+
+
 def build_context(learnings: Learnings, url: str) -> LearnContext:
-    """Everything the learnings offer for ``url``: every valid site whose domains match."""
+    """Everything the learnings offer for ``url``: every valid site whose domains match.
+
+    Skills (and whatever else a registered :data:`ContextProvider` adds) come in ``skills``
+    and at the end of ``tools``.
+    """
     sites = []
     for entry in learnings.sites():
         if entry.manifest is None:
@@ -177,12 +221,14 @@ def build_context(learnings: Learnings, url: str) -> LearnContext:
         matched = match_domain(url, entry.manifest.domains)
         if matched is not None:
             sites.append(_site_context(learnings, entry.manifest, matched))
+    skills = [tool for provider in _PROVIDERS for tool in provider(learnings, url)]
     return LearnContext(
         url=url,
-        matched=bool(sites),
+        matched=bool(sites or skills),
         sites=sites,
-        tools=[tool for site in sites for tool in site.tools],
+        tools=[tool for site in sites for tool in site.tools] + skills,
         notes=[note for site in sites for note in site.notes],
+        skills=skills,
     )
 
 

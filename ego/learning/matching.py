@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 __all__ = ["match_domain", "normalize_host"]
 
-_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def normalize_host(host: str) -> str:
@@ -20,10 +20,13 @@ def match_domain(url: str, domains: tuple[str, ...] | list[str]) -> str | None:
     An entry is an exact host (``x.com``) or a wildcard (``*.x.com``) that matches any
     subdomain but not the bare domain. Hosts compare case-insensitively and without a
     trailing dot. An entry without a port matches any port; ``host:port`` matches that port
-    only (the scheme's default port counts when the URL gives none).
+    only (the scheme's default port counts when the URL gives none). Only ``http`` and
+    ``https`` URLs match: ``about:blank``, ``data:``, ``file:`` and the like never do.
     """
     try:
         parts = urlsplit(url.strip())
+        if parts.scheme.lower() not in ("http", "https"):
+            return None
         host = normalize_host(parts.hostname or "")
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
     except ValueError:

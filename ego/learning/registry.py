@@ -23,7 +23,7 @@ from ..errors import (
     UnknownToolError,
     UnsafePathError,
 )
-from ..js import normalize_source, source_url
+from ..js import embed_json, normalize_source, source_url
 from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
 from .paths import check_relative, resolve_inside
 
@@ -202,11 +202,19 @@ class Learnings:
         """The site and the declared tool ``tool`` (browser or Python). Reads no tool file.
 
         Raises:
-            UnknownSiteError, InvalidManifestError: as :meth:`site`.
+            UnknownSiteError, InvalidManifestError: as :meth:`site`; the message also names
+                the tool asked for.
             UnknownToolError: the manifest declares no such tool (the message lists them).
         """
-        entry = self.find(site_id)
-        manifest = entry.require()
+        try:
+            entry = self.find(site_id)
+            manifest = entry.require()
+        except UnknownSiteError as exc:
+            raise UnknownSiteError(f"cannot run {site_id}/{tool}: {exc}") from None
+        except InvalidManifestError as exc:
+            raise InvalidManifestError(
+                f"cannot run {site_id}/{tool}: {exc}", site_id=exc.site_id, problems=exc.problems
+            ) from None
         spec: ToolSpec | None = manifest.browser_tools.get(tool) or manifest.python_tools.get(tool)
         if spec is None:
             declared = sorted([*manifest.browser_tools, *manifest.python_tools])
@@ -221,13 +229,15 @@ class Learnings:
         """Validate ``args`` against the tool's schema and return them as a dict.
 
         Raises:
-            InvalidArgsError: the args fail the schema; ``field`` names the failing field.
+            InvalidArgsError: the args fail the schema (``field`` names the failing field), or
+                they are not JSON (NaN, a set, ...; ``field`` is ``"(args)"``).
         """
         if args is None:
             args = {}
         if not isinstance(args, dict):
             raise InvalidArgsError(
-                f"{site_id}/{spec.name}: args must be a JSON object, not {type(args).__name__}",
+                f"{site_id}/{spec.name} ({spec.path}): args must be a JSON object, "
+                f"not {type(args).__name__}",
                 field="(args)",
             )
         validator = self._validators.get(id(spec.args))
@@ -238,10 +248,18 @@ class Learnings:
         if error is not None:
             field = _failing_field(error, args)
             raise InvalidArgsError(
-                f"{site_id}/{spec.name}: bad args at {field!r}: {error.message}; "
+                f"{site_id}/{spec.name} ({spec.path}): bad args at {field!r}: {error.message}; "
                 f"nothing was sent to the browser",
                 field=field,
             )
+        try:
+            embed_json(args)
+        except TypeError as exc:
+            raise InvalidArgsError(
+                f"{site_id}/{spec.name} ({spec.path}): args are not JSON: {exc}; "
+                "nothing was sent to the browser",
+                field="(args)",
+            ) from None
         return args
 
     def browser_source(self, site_id: str, spec: BrowserToolSpec) -> LoadedSource:
@@ -290,13 +308,17 @@ class Learnings:
             if module_spec is None or module_spec.loader is None:
                 raise ToolLoadError(f"{what}: {file} is not a Python file")
             module = importlib.util.module_from_spec(module_spec)
+            # Registered while it runs: dataclasses (and other code that looks its module up
+            # in sys.modules) fail on a module that is not there.
+            sys.modules[name] = module
             try:
                 module_spec.loader.exec_module(module)
             except Exception as exc:
                 raise ToolLoadError(
                     f"{what}: importing {file} failed: {type(exc).__name__}: {exc}"
                 ) from exc
-            sys.modules.pop(name, None)
+            finally:
+                sys.modules.pop(name, None)
             self._modules[file] = (stamp, module)
         run = getattr(module, "run", None)
         if not callable(run):

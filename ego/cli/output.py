@@ -1,0 +1,129 @@
+"""How the command line prints: JSON when piped or asked for, readable text on a terminal."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+import orjson
+
+from ..errors import BrowserError, EgoError, JavaScriptError, LearningError
+
+__all__ = [
+    "EXIT_BROWSER",
+    "EXIT_OK",
+    "EXIT_OTHER",
+    "EXIT_TOOL",
+    "EXIT_USAGE",
+    "Output",
+    "exit_code_for",
+]
+
+EXIT_OK = 0
+#: Something else went wrong (a bug, an unexpected OS error).
+EXIT_OTHER = 1
+#: The command line was wrong (click uses 2 as well).
+EXIT_USAGE = 2
+#: A tool, skill or learning failed: unknown site or tool, bad args, a JS error, a signal.
+EXIT_TOOL = 3
+#: The browser failed: Chrome missing, profile in use, endpoint unreachable, timeout, gone.
+EXIT_BROWSER = 4
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The exit code for an error: tool errors 3, browser errors 4, others 1."""
+    if isinstance(exc, (LearningError, JavaScriptError)):
+        return EXIT_TOOL
+    if isinstance(exc, BrowserError):
+        return EXIT_BROWSER
+    if isinstance(exc, (click.UsageError, ValueError)):
+        return EXIT_USAGE
+    return EXIT_OTHER
+
+
+class Output:
+    """Prints results and progress for one command.
+
+    Args:
+        json_mode: print JSON; the default is JSON when stdout is not a terminal.
+    """
+
+    def __init__(self, json_mode: bool | None = None) -> None:
+        self.tty = sys.stdout.isatty()
+        self.json = (not self.tty) if json_mode is None else json_mode
+        self.progress_enabled = sys.stderr.isatty() and not self.json
+
+    def result(self, data: Any, human: Callable[[Any], str] | str | None = None) -> None:
+        """Print ``data``: as JSON in JSON mode, else with ``human`` (or as pretty JSON)."""
+        if self.json or human is None:
+            click.echo(_dumps(data))
+        else:
+            click.echo(human(data) if callable(human) else human)
+
+    def info(self, text: str) -> None:
+        """A line for a person on the terminal; silent in JSON mode."""
+        if not self.json:
+            click.echo(text, err=True)
+
+    @contextlib.contextmanager
+    def progress(self, label: str) -> Iterator[None]:
+        """Show ``label`` with a spinner and the elapsed time on a terminal while waiting."""
+        if not self.progress_enabled:
+            yield
+            return
+        stop = threading.Event()
+        started = time.monotonic()
+
+        def spin() -> None:
+            frames = "|/-\\"
+            index = 0
+            while not stop.wait(0.1):
+                elapsed = time.monotonic() - started
+                sys.stderr.write(f"\r{frames[index % 4]} {label} ({elapsed:.1f} s)")
+                sys.stderr.flush()
+                index += 1
+
+        thread = threading.Thread(target=spin, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+    def error(self, exc: BaseException) -> int:
+        """Print an error as one line on stderr and return its exit code."""
+        message = str(exc).replace("\n", " ") or type(exc).__name__
+        kind = type(exc).__name__ if isinstance(exc, EgoError) else "error"
+        if self.json:
+            click.echo(_dumps({"error": message, "type": type(exc).__name__}), err=True)
+        else:
+            click.echo(f"ego: {kind}: {message}", err=True)
+        return exit_code_for(exc)
+
+
+def _dumps(data: Any) -> str:
+    return orjson.dumps(
+        data,
+        option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY,
+        default=_default,
+    ).decode()
+
+
+def _default(value: Any) -> Any:
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump):
+        return model_dump(mode="json")
+    as_dict = getattr(value, "as_dict", None)
+    if callable(as_dict):
+        return as_dict()
+    if isinstance(value, float):
+        return repr(value)
+    raise TypeError(f"cannot print {type(value).__name__} as JSON")

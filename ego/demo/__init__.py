@@ -1,0 +1,12 @@
+"""A demo web shop to drive with ego: ``from ego.demo import DemoServer``.
+
+``DemoServer(port=0).start()`` serves it on ``http://shop.localhost:<port>/`` (an origin of its
+own that Chrome resolves to loopback by itself); ``learnings/demo-shop/`` holds its tools. Run
+``python -m ego.demo`` to browse it by hand.
+"""
+
+from __future__ import annotations
+
+from .server import CART_COOKIE, CSP, SESSION_COOKIE, SITE_DIR, DemoServer, DemoState
+
+__all__ = ["CART_COOKIE", "CSP", "SESSION_COOKIE", "SITE_DIR", "DemoServer", "DemoState"]

@@ -1,0 +1,27 @@
+"""``python -m ego.demo [--port 8765]``: serve the demo shop until Ctrl+C."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+
+from .server import DemoServer
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ego.demo", description=__doc__)
+    parser.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind")
+    parser.add_argument("--quiet", action="store_true", help="do not log requests")
+    options = parser.parse_args(argv)
+    with DemoServer(options.port, host=options.host, verbose=not options.quiet) as server:
+        print(f"demo shop at {server.url} (also {server.local_url}); log in with demo / demo")
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            print("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,318 @@
+"""Saved versions of browser tools, and the atomic file writes that keep them.
+
+When a saved tool is replaced, its previous source and manifest entry go to
+``<site>/browser-tools/.history/<tool>/``: ``<version>.js`` holds the source and
+``<version>.json`` the record (when it was saved and replaced, its hash, its manifest
+entry). The version id is the UTC time it was replaced, ``20250102T030405.123456Z``, so ids
+sort by age. The record is written last: a version without one is not listed.
+
+Every write here goes to a temporary file in the same folder which is then ``os.replace``'d
+over the target, so a reader sees the old file or the new one, never half of one. A rewritten
+file always gets a newer modification time than the file it replaces (bumped when the clock
+did not move on), so :class:`~ego.learning.registry.Learnings`, which re-reads files when
+their modification time or size changes, never keeps a stale copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import UnknownVersionError
+from .registry import Learnings
+
+__all__ = [
+    "HISTORY_DIR",
+    "ToolVersion",
+    "archive_file",
+    "content_hash",
+    "history_folder",
+    "list_versions",
+    "load_version",
+    "write_atomic",
+]
+
+#: Where a site keeps the previous versions of its browser tools, relative to the site folder.
+HISTORY_DIR = "browser-tools/.history"
+
+_VERSION_ID = re.compile(r"^\d{8}T\d{6}\.\d{6}Z(?:-\d+)?$")
+
+
+def content_hash(data: bytes) -> str:
+    """The short hash ``history`` shows for a source: the first 12 hex digits of its SHA-256."""
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable on POSIX; not possible (nor needed) everywhere.
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and ``os.replace``.
+
+    The folder is created when missing. When ``path`` existed, the new file's modification
+    time is made later than the old one's, so a reader caching by (mtime, size) sees the
+    change even within one tick of a coarse file-system clock.
+
+    Raises:
+        OSError: the write or the rename failed; the target is unchanged and the temporary
+            file is removed.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        before: os.stat_result | None = path.stat()
+    except FileNotFoundError:
+        before = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+    if before is not None:
+        _ensure_newer(path, before)
+
+
+def _ensure_newer(path: Path, before: os.stat_result) -> None:
+    after = path.stat()
+    # 1 microsecond, then whole seconds for file systems that round finer steps away.
+    for step in (1_000, 1_000_000_000, 2_000_000_000):
+        if after.st_mtime_ns > before.st_mtime_ns:
+            return
+        os.utime(path, ns=(after.st_atime_ns, before.st_mtime_ns + step))
+        after = path.stat()
+
+
+def history_folder(site_dir: Path, tool: str) -> Path:
+    """The folder holding ``tool``'s previous versions in ``site_dir``."""
+    return site_dir / HISTORY_DIR / tool
+
+
+def _iso(timestamp_ns: int) -> str:
+    return datetime.fromtimestamp(timestamp_ns / 1e9, UTC).isoformat(timespec="seconds")
+
+
+def _new_version_id(folder: Path) -> str:
+    base = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    candidate, counter = base, 0
+    while (folder / f"{candidate}.js").exists() or (folder / f"{candidate}.json").exists():
+        counter += 1
+        candidate = f"{base}-{counter}"
+    return candidate
+
+
+@dataclass(frozen=True)
+class ToolVersion:
+    """One version of a browser tool: the current one or one kept in its history.
+
+    Attributes:
+        version: the id to pass to ``restore`` (the UTC time it was replaced), or
+            ``"current"`` for the version the manifest uses now.
+        current: True for the version in use.
+        saved_at: when this version's source was written (ISO 8601, UTC).
+        replaced_at: when it was replaced by a newer one (None for the current version).
+        size: bytes of source.
+        hash: the first 12 hex digits of the source's SHA-256.
+        description: its manifest description.
+        file: where its source is.
+        entry: its manifest entry, as the manifest held it.
+    """
+
+    version: str
+    current: bool
+    saved_at: str
+    replaced_at: str | None
+    size: int
+    hash: str
+    description: str
+    file: Path
+    entry: dict[str, Any] = field(repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The version as JSON-ready data (for the CLI and MCP)."""
+        return {
+            "version": self.version,
+            "current": self.current,
+            "saved_at": self.saved_at,
+            "replaced_at": self.replaced_at,
+            "size": self.size,
+            "hash": self.hash,
+            "description": self.description,
+            "file": str(self.file),
+        }
+
+
+def archive_file(
+    site_dir: Path, tool: str, file: Path, entry: dict[str, Any], *, folder: Path | None = None
+) -> ToolVersion:
+    """Keep a copy of ``file`` (a tool's current source) and its manifest ``entry``.
+
+    The copy goes to ``<site_dir>/browser-tools/.history/<tool>/<version>.js`` (or under
+    ``folder`` when given) and keeps the file's modification time as its ``saved_at``; the
+    record ``<version>.json`` is written after it.
+
+    Raises:
+        OSError: the file cannot be read or the copy cannot be written.
+    """
+    target = folder if folder is not None else history_folder(site_dir, tool)
+    data = file.read_bytes()
+    saved_ns = file.stat().st_mtime_ns
+    version = _new_version_id(target)
+    source_path = target / f"{version}.js"
+    write_atomic(source_path, data)
+    replaced = datetime.now(UTC).isoformat(timespec="seconds")
+    saved_at = _iso(saved_ns)
+    record: dict[str, Any] = {
+        "version": version,
+        "tool": tool,
+        "savedAt": saved_at,
+        "replacedAt": replaced,
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "entry": entry,
+    }
+    write_atomic(target / f"{version}.json", _json_bytes(record))
+    return ToolVersion(
+        version=version,
+        current=False,
+        saved_at=saved_at,
+        replaced_at=replaced,
+        size=len(data),
+        hash=content_hash(data),
+        description=str(entry.get("description", "")),
+        file=source_path,
+        entry=entry,
+    )
+
+
+def _json_bytes(value: Any) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _archived(folder: Path) -> list[ToolVersion]:
+    found = []
+    try:
+        records = sorted(folder.glob("*.json"), reverse=True)
+    except OSError:
+        return []
+    for record_path in records:
+        version = record_path.stem
+        source = folder / f"{version}.js"
+        if not _VERSION_ID.match(version) or not source.is_file():
+            continue
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            data = source.read_bytes()
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        entry = record.get("entry") if isinstance(record, dict) else None
+        if not isinstance(entry, dict):
+            continue
+        found.append(
+            ToolVersion(
+                version=version,
+                current=False,
+                saved_at=str(record.get("savedAt", "")),
+                replaced_at=str(record.get("replacedAt", "")) or None,
+                size=len(data),
+                hash=content_hash(data),
+                description=str(entry.get("description", "")),
+                file=source,
+                entry=entry,
+            )
+        )
+    # Ids sort by time; a "-N" suffix (same microsecond) sorts after its base id.
+    found.sort(key=lambda v: (v.version.split("-")[0], int(v.version.partition("-")[2] or 0)))
+    found.reverse()
+    return found
+
+
+def _current(site_dir: Path, tool: str) -> ToolVersion | None:
+    try:
+        raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
+        entry = raw["browserTools"][tool]
+        file = site_dir / entry["path"]
+        data = file.read_bytes()
+        saved_ns = file.stat().st_mtime_ns
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(entry, dict):
+        return None
+    return ToolVersion(
+        version="current",
+        current=True,
+        saved_at=_iso(saved_ns),
+        replaced_at=None,
+        size=len(data),
+        hash=content_hash(data),
+        description=str(entry.get("description", "")),
+        file=file,
+        entry=entry,
+    )
+
+
+def list_versions(learnings: Learnings, site_id: str, tool: str) -> list[ToolVersion]:
+    """The versions of a browser tool: the current one first, then the kept ones, newest first.
+
+    The site is taken from the first root that has it (the workspace copy when there is
+    one). A site or tool that does not exist has no versions: the list is empty.
+    """
+    directory = _site_dir(learnings, site_id)
+    if directory is None:
+        return []
+    versions = []
+    current = _current(directory, tool)
+    if current is not None:
+        versions.append(current)
+    versions.extend(_archived(history_folder(directory, tool)))
+    return versions
+
+
+def _site_dir(learnings: Learnings, site_id: str) -> Path | None:
+    for root in learnings.roots:
+        directory = root / site_id
+        if directory.is_dir() and not site_id.startswith((".", "_")) and "/" not in site_id:
+            return directory
+    return None
+
+
+def load_version(learnings: Learnings, site_id: str, tool: str, version: str) -> ToolVersion:
+    """The kept version ``version`` of a tool (its id, or a unique prefix of its id or hash).
+
+    Raises:
+        UnknownVersionError: no kept version matches, or several do (the message lists the
+            kept versions).
+    """
+    kept = [v for v in list_versions(learnings, site_id, tool) if not v.current]
+    wanted = version.strip()
+    matches = [v for v in kept if v.version == wanted]
+    if not matches and wanted:
+        matches = [v for v in kept if v.version.startswith(wanted) or v.hash.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    listing = ", ".join(f"{v.version} ({v.hash})" for v in kept) or "none"
+    problem = "matches several versions" if matches else "is not a kept version"
+    raise UnknownVersionError(
+        f"{site_id}/{tool}: {version!r} {problem}; kept versions: {listing} "
+        f"(see `ego history {site_id} {tool}`)"
+    )

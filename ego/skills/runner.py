@@ -1,0 +1,303 @@
+"""Running a skill: params, needs, confirmation, the tab, the session page, the extractor, returns.
+
+Every check that needs no browser happens before anything is sent: the skill must exist and be
+valid, the params must fit its schema, the harness must provide every capability it ``needs``,
+and an ``irreversible`` skill must be confirmed. Then a tab on the site is chosen (or opened),
+an ``auth: session`` skill gets its page loaded first, and the extractor runs through the
+cache layer with ``document`` and the params. A NEEDS_LOGIN or SKILL_BROKEN signal becomes its
+exception; a successful result is checked against ``returns``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import jsonschema
+
+from ..errors import (
+    ConfirmationRequiredError,
+    EgoError,
+    InvalidArgsError,
+    MissingCapabilityError,
+    ReturnsMismatchError,
+)
+from ..js import embed_json
+from ..learning.matching import match_domain
+from ..learning.registry import LoadedSource
+from .catalog import SkillCatalog
+from .format import CAPABILITIES, EXTRACTOR_FILE, NAMESPACE, Skill
+
+if TYPE_CHECKING:
+    from ..browser import Browser
+    from ..tab import Tab
+
+__all__ = [
+    "Executor",
+    "check_needs",
+    "check_params",
+    "check_returns",
+    "loaded_source",
+    "provided_capabilities",
+    "run_skill",
+    "skill_url",
+]
+
+
+class Executor(Protocol):
+    """What runs loaded code through the cache layer and the error contract (Site.execute)."""
+
+    def __call__(
+        self,
+        tab: Tab,
+        loaded: LoadedSource,
+        arguments: str,
+        *,
+        timeout: float | None = None,
+        cache: bool = True,
+    ) -> Awaitable[Any]: ...
+
+
+def provided_capabilities(tab_type: type[Any] | None = None) -> frozenset[str]:
+    """The capabilities the harness provides: those of the six that ``Tab`` implements.
+
+    Args:
+        tab_type: the tab class to look at (default :class:`ego.Tab`).
+    """
+    if tab_type is None:
+        from ..tab import Tab
+
+        tab_type = Tab
+    return frozenset(name for name in CAPABILITIES if callable(getattr(tab_type, name, None)))
+
+
+def check_needs(skill: Skill, provided: frozenset[str]) -> None:
+    """Refuse a skill that needs a capability the harness does not provide.
+
+    Args:
+        skill: the skill.
+        provided: the capabilities there are (see :func:`provided_capabilities`).
+
+    Raises:
+        MissingCapabilityError: names the first missing capability (``missing`` lists all).
+    """
+    missing: list[str] = [need for need in skill.needs if need not in provided]
+    if missing:
+        raise MissingCapabilityError(
+            f"skill {skill.id} needs {', '.join(missing)}, which this harness does not provide "
+            f"(it provides {', '.join(sorted(provided)) or 'nothing'}); nothing was sent",
+            skill_id=skill.id,
+            missing=missing,
+        )
+
+
+def check_params(skill: Skill, params: Any) -> dict[str, Any]:
+    """Validate ``params`` against the skill's params schema and return them as a dict.
+
+    Args:
+        skill: the skill.
+        params: the params (None means ``{}``).
+
+    Raises:
+        InvalidArgsError: the params fail the schema; ``field`` names the failing field.
+    """
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidArgsError(
+            f"skill {skill.id}: params must be a JSON object, not {type(params).__name__}; "
+            "nothing was sent to the browser",
+            field="(params)",
+        )
+    validator = jsonschema.validators.validator_for(skill.params)(skill.params)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(params))
+    if error is not None:
+        field = _failing_field(error)
+        raise InvalidArgsError(
+            f"skill {skill.id}: bad params at {field!r}: {error.message}; nothing was sent to "
+            "the browser",
+            field=field,
+        )
+    return params
+
+
+def _failing_field(error: jsonschema.ValidationError) -> str:
+    path = "/".join(str(part) for part in error.absolute_path)
+    name = ""
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        name = next((key for key in error.validator_value if key not in instance), "")
+    elif error.validator == "additionalProperties" and isinstance(error.schema, dict):
+        allowed = error.schema.get("properties", {})
+        name = next((key for key in instance if key not in allowed), "")
+    if name:
+        return f"{path}/{name}" if path else name
+    return path or "(params)"
+
+
+def check_returns(skill: Skill, result: Any) -> None:
+    """Check a result against the skill's ``returns`` schema (its success assertion).
+
+    A result carrying a string ``error`` field is a domain error the skill reports as data
+    (listed in its ``## Errors``), not a success, so it is not held to ``returns``.
+
+    Args:
+        skill: the skill.
+        result: what its extractor returned.
+
+    Raises:
+        ReturnsMismatchError: the result does not fit; the message names the skill and where.
+    """
+    if isinstance(result, dict) and isinstance(result.get("error"), str):
+        return
+    schema = skill.returns
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(result))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "(result)"
+        raise ReturnsMismatchError(
+            f"skill {skill.id} returned data that fails its success assertion (returns) at "
+            f"{where}: {error.message}; the site may have changed (SKILL_BROKEN?)"
+        )
+
+
+def loaded_source(skill: Skill) -> LoadedSource:
+    """The skill's extractor as the cache layer runs it: KEY ``ego:skill:<id>``, VER its hash.
+
+    Args:
+        skill: the skill.
+    """
+    if skill.directory is not None:
+        file = skill.directory / EXTRACTOR_FILE
+    else:
+        file = Path(skill.source_url)
+    return LoadedSource(
+        site_id=NAMESPACE,
+        tool=skill.id,
+        file=file,
+        url=skill.source_url,
+        expression=skill.expression,
+        version=skill.version_hash,
+    )
+
+
+def skill_url(skill: Skill, override: str | None = None) -> str:
+    """The page to open for ``skill``; ``override`` replaces its scheme, host and port.
+
+    ``site.set_start_url("shop.localhost", "http://shop.localhost:5123/")`` turns a skill url
+    ``http://shop.localhost:8765/account`` into ``http://shop.localhost:5123/account``.
+
+    Args:
+        skill: the skill.
+        override: a URL whose scheme, host and port replace the skill url's.
+    """
+    if not override:
+        return skill.url
+    new, old = urlsplit(override), urlsplit(skill.url)
+    return urlunsplit((new.scheme, new.netloc, old.path, old.query, old.fragment))
+
+
+def _origin(url: str) -> str:
+    try:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return ""
+    return f"{parts.scheme}://{parts.hostname.lower()}:{port}"
+
+
+def _on_site(url: str, site: str) -> bool:
+    return match_domain(url, [site, f"*.{site}"]) is not None
+
+
+async def _choose_tab(browser: Browser, skill: Skill, url: str, *, pinned: bool) -> Tab:
+    """An open tab on the site (on ``url``'s origin when ``pinned``), else a new one at ``url``."""
+    candidates = [tab for tab in await browser.tabs() if _on_site(tab.url, skill.site)]
+    same_origin = [tab for tab in candidates if _origin(tab.url) == _origin(url)]
+    if same_origin:
+        return same_origin[0]
+    if candidates and not pinned:
+        return candidates[0]
+    return await browser.new_tab(url)
+
+
+async def _live_url(tab: Tab) -> str:
+    try:
+        href = await tab.evaluate("location.href")
+    except EgoError:
+        return tab.url
+    return href if isinstance(href, str) else tab.url
+
+
+async def run_skill(
+    browser: Browser,
+    catalog: SkillCatalog,
+    execute: Executor,
+    skill_id: str,
+    params: dict[str, Any] | None = None,
+    *,
+    tab: Tab | None = None,
+    confirm: bool = False,
+    cache: bool = True,
+    timeout: float | None = None,
+    start_urls: Mapping[str, str] | None = None,
+) -> Any:
+    """Run a skill and return its checked result (what :meth:`ego.site.Site.run_skill` does).
+
+    Args:
+        browser: where tabs are found or opened.
+        catalog: where the skill is found.
+        execute: runs the extractor through the cache layer and the error contract.
+        skill_id: ``<domain>/<task>``.
+        params: the skill's params; checked against its schema before anything is sent.
+        tab: where to run; by default an open tab on the site, else a new one at its url.
+        confirm: must be True for an ``irreversible`` skill.
+        cache: False runs the plain wrap and leaves localStorage alone.
+        timeout: seconds the extractor may run (default: the skill's ``timeout``, else the
+            tab's default).
+        start_urls: ``{domain: url}``; a url here replaces the scheme, host and port of the
+            skill's url (tests serve the site on a random port).
+
+    Raises:
+        UnknownSkillError: no such skill (lists the known ones).
+        InvalidSkillError: the skill is broken (``problems`` lists why).
+        InvalidArgsError: the params fail the schema; nothing sent.
+        MissingCapabilityError: the skill needs a capability the harness lacks; nothing sent.
+        ConfirmationRequiredError: an irreversible skill without ``confirm=True``.
+        NavigationError, CommandTimeoutError: the site's page could not be loaded.
+        NeedsLoginError: the extractor signalled NEEDS_LOGIN (log in by hand, then retry).
+        SkillBrokenError: the extractor signalled SKILL_BROKEN (it needs a new version).
+        BrowserToolError: the extractor threw; names the skill, file and line.
+        ReturnsMismatchError: a successful result fails the skill's ``returns``.
+    """
+    skill = catalog.skill(skill_id)
+    checked = check_params(skill, params)
+    check_needs(skill, provided_capabilities(type(tab) if tab is not None else None))
+    if skill.side_effect == "irreversible" and not confirm:
+        raise ConfirmationRequiredError(
+            f"skill {skill.id} is irreversible (it publishes or sends for real): call it again "
+            "with confirm=True if that is what you want"
+        )
+    override = (start_urls or {}).get(skill.site)
+    url = skill_url(skill, override)
+    if tab is None:
+        tab = await _choose_tab(browser, skill, url, pinned=override is not None)
+        current = tab.url
+    else:
+        current = await _live_url(tab)
+    if skill.auth == "session":
+        # The session lives on the skill's page: be on its origin before the extractor runs.
+        if _origin(current) != _origin(url):
+            await tab.navigate(url)
+    elif not _on_site(current, skill.site):
+        await tab.navigate(url)
+    arguments = "document, " + embed_json(checked)
+    result = await execute(
+        tab, loaded_source(skill), arguments, timeout=timeout or skill.timeout, cache=cache
+    )
+    check_returns(skill, result)
+    return result
