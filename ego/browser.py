@@ -154,7 +154,10 @@ class Browser:
         for target_id in list(self._tabs):
             if target_id not in alive:
                 self._tabs.pop(target_id)._mark_closed()
-        return [self._tab(info) for info in infos]
+        # Chrome still lists a tab for a moment after Target.closeTarget answers; a tab closed
+        # through ego is not listed (nor brought back as a new Tab) again.
+        closed = {target_id for target_id, tab in self._tabs.items() if tab.closed}
+        return [self._tab(info) for info in infos if info["targetId"] not in closed]
 
     async def new_tab(
         self,

@@ -154,6 +154,17 @@ def build_server(holder: BrowserHolder) -> MCPServer[Any]:
             lambda: browser.site.run_tool(site_id, tool, args or {}, confirm=confirm)
         )
 
+    @server.tool(annotations=DESTRUCTIVE)
+    async def run_skill(
+        skill_id: str, params: dict[str, Any] | None = None, confirm: bool = False
+    ) -> Any:
+        """Run a SKILL.md skill ("<domain>/<task>") and return its checked result.
+
+        Irreversible skills run only with confirm=true.
+        """
+        browser = await holder.browser()
+        return await _call(lambda: browser.site.run_skill(skill_id, params or {}, confirm=confirm))
+
     @server.tool(annotations=READ_ONLY)
     async def tabs() -> list[dict[str, str]]:
         """The open tabs."""

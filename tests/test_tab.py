@@ -1,0 +1,258 @@
+"""Tabs against a real headless Chromium: navigate and wait, evaluate, typed JS errors.
+
+Every page comes from the local test server on 127.0.0.1. Nothing here sleeps to synchronise:
+a call that must be "in the middle of running" announces it with a console message the test
+waits for (:func:`evaluate_pending`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import socket
+from typing import Any
+
+import pytest
+
+import ego
+from ego.transport import ANY_SESSION
+from tests.conftest import PageServer
+
+#: Turns a hang into a failure. Never a timing assertion: healthy calls end far sooner.
+HANG = 15.0
+
+#: A promise that never settles.
+NEVER = "new Promise(() => {})"
+
+
+async def evaluate_pending(tab: ego.Tab, *, timeout: float | None = None) -> asyncio.Task[Any]:
+    """Start an evaluate that never settles and return its task once it runs in the page.
+
+    The expression logs a marker first; the console event proves that Chrome has started the
+    evaluation (so a following navigation, close or kill really lands mid-call).
+    """
+    await tab.send("Runtime.enable")
+    marker = f"pending-{id(tab)}-{asyncio.get_running_loop().time()}"
+    connection = tab._connection
+    started = connection.expect(
+        "Runtime.consoleAPICalled",
+        session_id=tab.session_id or ANY_SESSION,
+        predicate=lambda params: any(arg.get("value") == marker for arg in params["args"]),
+    )
+    task = asyncio.create_task(tab.evaluate(f"console.log({marker!r}); {NEVER}", timeout=timeout))
+    await asyncio.wait_for(started, HANG)
+    assert not task.done()
+    return task
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+# --- navigate -------------------------------------------------------------------------------
+
+
+async def test_navigate_and_evaluate(tab: ego.Tab, server: PageServer) -> None:
+    url = server.route("/basic", "<title>Basic</title><p id=x>hello</p>")
+    await tab.navigate(url)
+    assert tab.url == url
+    assert await tab.evaluate("document.title") == "Basic"
+    assert await tab.evaluate("document.getElementById('x').textContent") == "hello"
+
+
+async def test_navigate_waits_for_load_by_default(tab: ego.Tab, server: PageServer) -> None:
+    server.route(
+        "/load/pic.svg", "<svg xmlns='http://www.w3.org/2000/svg'/>", content_type="image/svg+xml"
+    )
+    url = server.route(
+        "/load/page",
+        "<script>addEventListener('load', () => { window.loadFired = true })</script>"
+        "<img src='/load/pic.svg'>",
+    )
+    await tab.navigate(url)
+    assert await tab.evaluate("[document.readyState, window.loadFired]") == ["complete", True]
+
+
+async def test_hanging_subresource_reaches_domcontentloaded_but_not_load(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    server.hanging.add("/hang/forever-a.png")
+    server.hanging.add("/hang/forever-b.png")
+    first = server.route("/hang/a", "<title>a</title><img src='/hang/forever-a.png'>")
+    second = server.route("/hang/b", "<title>b</title><img src='/hang/forever-b.png'>")
+
+    await tab.navigate(first, wait_until="domcontentloaded", timeout=HANG)
+    assert await tab.evaluate("[document.title, document.readyState]") == ["a", "interactive"]
+
+    with pytest.raises(ego.CommandTimeoutError, match="'load'"):
+        await tab.navigate(second, wait_until="load", timeout=1.0)
+    # The page itself arrived; only its image hangs. The tab still answers.
+    assert await tab.evaluate("[document.title, document.readyState]") == ["b", "interactive"]
+
+
+async def test_navigation_to_refused_port_raises_navigation_error(tab: ego.Tab) -> None:
+    url = f"http://127.0.0.1:{free_port()}/nothing-here"
+    with pytest.raises(ego.NavigationError, match="ERR_CONNECTION_REFUSED"):
+        await asyncio.wait_for(tab.navigate(url), HANG)
+
+
+async def test_navigate_rejects_unknown_wait_until(tab: ego.Tab) -> None:
+    with pytest.raises(ValueError, match="wait_until"):
+        await tab.navigate("about:blank", wait_until="idle")  # type: ignore[arg-type]
+
+
+# --- evaluate: values -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("1 + 1", 2),
+        ("'caf\\u00e9 \\u2028 </script> \"q\" \\\\'", 'café \u2028 </script> "q" \\'),
+        ("true", True),
+        ("null", None),
+        ("undefined", None),
+        ("Infinity", math.inf),
+        ("-Infinity", -math.inf),
+        ("123456789012345678901234567890n", 123456789012345678901234567890),
+        ("-42n", -42),
+        ("[1, 'two', [3], {four: 4}]", [1, "two", [3], {"four": 4}]),
+        (
+            "({a: {b: {c: [null, false, 1.5]}}, 'key with space': 'v'})",
+            {"a": {"b": {"c": [None, False, 1.5]}}, "key with space": "v"},
+        ),
+        ("Promise.resolve({resolved: [1, 2]})", {"resolved": [1, 2]}),
+        ("(async () => { await 0; return 'async' })()", "async"),
+    ],
+)
+async def test_evaluate_returns_python_values(tab: ego.Tab, expression: str, expected: Any) -> None:
+    value = await tab.evaluate(expression)
+    assert value == expected
+    assert type(value) is type(expected)
+
+
+async def test_evaluate_returns_nan_and_negative_zero(tab: ego.Tab) -> None:
+    nan = await tab.evaluate("NaN")
+    assert isinstance(nan, float)
+    assert math.isnan(nan)
+    negative_zero = await tab.evaluate("-0")
+    assert negative_zero == 0
+    assert math.copysign(1.0, negative_zero) == -1.0
+    positive_zero = await tab.evaluate("0")
+    assert math.copysign(1.0, positive_zero) == 1.0
+
+
+# --- evaluate: errors -----------------------------------------------------------------------
+
+
+async def test_js_exception_carries_message_name_stack_and_line(tab: ego.Tab) -> None:
+    expression = "const a = 1;\nconst b = a + 1;\n  null.boom;\nb;"
+    with pytest.raises(ego.JavaScriptError) as caught:
+        await tab.evaluate(expression)
+    error = caught.value
+    assert error.name == "TypeError"
+    assert "boom" in error.js_message
+    assert error.stack.startswith("TypeError: ")
+    assert ":3:" in error.stack
+    assert error.line == 3
+    assert error.column == 8
+    assert "TypeError" in str(error)
+    assert isinstance(error, ego.EgoError)
+
+
+async def test_js_error_thrown_in_a_function_reports_the_throwing_line(tab: ego.Tab) -> None:
+    expression = (
+        "function check(x) {\n"
+        "  if (x > 1) {\n"
+        "    throw new RangeError('x is ' + x);\n"
+        "  }\n"
+        "}\n"
+        "check(5);"
+    )
+    with pytest.raises(ego.JavaScriptError) as caught:
+        await tab.evaluate(expression)
+    assert caught.value.name == "RangeError"
+    assert caught.value.js_message == "x is 5"
+    assert caught.value.line == 3
+    assert "check" in caught.value.stack
+
+
+async def test_thrown_non_error_value(tab: ego.Tab) -> None:
+    with pytest.raises(ego.JavaScriptError) as caught:
+        await tab.evaluate("throw 'x'")
+    assert caught.value.value == "x"
+    assert caught.value.js_message == "x"
+    assert caught.value.name == "Error"
+    assert caught.value.stack == ""
+
+
+async def test_rejected_promise_becomes_javascript_error(tab: ego.Tab) -> None:
+    with pytest.raises(ego.JavaScriptError) as caught:
+        await tab.evaluate("(async () => {\n  await 0;\n  throw new SyntaxError('nope');\n})()")
+    assert caught.value.name == "SyntaxError"
+    assert caught.value.js_message == "nope"
+    assert caught.value.line == 3
+
+    with pytest.raises(ego.JavaScriptError) as rejected:
+        await tab.evaluate("Promise.reject(42)")
+    assert rejected.value.value == 42
+    assert rejected.value.js_message == "42"
+
+
+async def test_syntax_error_in_expression(tab: ego.Tab) -> None:
+    with pytest.raises(ego.JavaScriptError) as caught:
+        await tab.evaluate("1 +* 2")
+    assert caught.value.name == "SyntaxError"
+
+
+# --- evaluate: interrupted calls ------------------------------------------------------------
+
+
+async def test_navigation_during_evaluate_raises_context_destroyed(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/ctx/first", "<title>first</title>"))
+    pending = await evaluate_pending(tab)
+    await tab.navigate(server.route("/ctx/second", "<title>second</title>"))
+    with pytest.raises(ego.ContextDestroyedError):
+        await asyncio.wait_for(pending, HANG)
+    assert await tab.evaluate("document.title") == "second"
+
+
+async def test_tab_closed_mid_evaluate_raises_tab_closed(browser: ego.Browser) -> None:
+    tab = await browser.new_tab()
+    pending = await evaluate_pending(tab)
+    await tab.close()
+    with pytest.raises(ego.TabClosedError):
+        await asyncio.wait_for(pending, HANG)
+    assert tab.closed
+    # Later calls fail the same way, not with a raw protocol error.
+    with pytest.raises(ego.TabClosedError):
+        await tab.evaluate("1")
+    with pytest.raises(ego.TabClosedError):
+        await tab.navigate("about:blank")
+    await tab.close()  # idempotent
+
+
+async def test_tab_closed_from_outside_mid_evaluate_raises_tab_closed(
+    browser: ego.Browser,
+) -> None:
+    tab = await browser.new_tab()
+    pending = await evaluate_pending(tab)
+    # Someone else (another client, the user) closes the tab; this Tab object is not told.
+    await browser.connection.send("Target.closeTarget", {"targetId": tab.target_id})
+    with pytest.raises(ego.TabClosedError):
+        await asyncio.wait_for(pending, HANG)
+    with pytest.raises(ego.TabClosedError):
+        await tab.evaluate("1")
+
+
+async def test_never_settling_promise_times_out_and_tab_stays_usable(tab: ego.Tab) -> None:
+    with pytest.raises(ego.CommandTimeoutError, match="still usable"):
+        await tab.evaluate(NEVER, timeout=0.5)
+    assert await tab.evaluate("'still here'") == "still here"
+    assert await tab.evaluate("Promise.resolve(7)") == 7
