@@ -1,6 +1,7 @@
 """Ends a Chrome when the Python process that started it is gone.
 
-Run as ``python -m ego._watchdog CHROME_PID [TEMP_PROFILE_DIR]`` with stdin a pipe whose only
+Run as ``python path/to/ego/_watchdog.py CHROME_PID [TEMP_PROFILE_DIR]`` (a script, so that
+the ego package and its dependencies are not imported) with stdin a pipe whose only
 write end belongs to the owner. Reading blocks until the owner closes it or dies (the kernel
 closes it then, even after SIGKILL); then the Chrome tree is ended and the temporary profile
 removed. Pid reuse is ruled out by comparing the process start time taken at startup.
@@ -13,6 +14,11 @@ import signal
 import sys
 
 import psutil
+
+try:
+    from ._proctree import kill_tree
+except ImportError:  # run as a script: the folder of this file is on sys.path
+    from _proctree import kill_tree  # type: ignore[import-not-found,no-redef]
 
 
 def main(argv: list[str]) -> int:
@@ -28,8 +34,6 @@ def main(argv: list[str]) -> int:
     while sys.stdin.buffer.read(65536):
         pass
     if create_time is not None:
-        from ego.chrome import kill_tree
-
         kill_tree(pid, create_time=create_time)
     if remove_dir:
         shutil.rmtree(remove_dir, ignore_errors=True)

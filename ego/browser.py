@@ -219,20 +219,23 @@ class Browser:
     async def close(self) -> None:
         """Disconnect; if ego started this Chrome, end it and its whole process tree.
 
-        A launched Chrome is asked to quit first, so that a persistent profile saves its
-        cookies and localStorage; whatever is still running after that is killed. A temporary
+        A launched Chrome is asked to quit first and given up to 10 s to do so, so that a
+        persistent profile saves its cookies and localStorage; that wait also applies when
+        Chrome is already quitting by itself (its window closed, or another client sent
+        ``Browser.close``). Whatever is still running after that is killed. A temporary
         profile is removed. An attached browser is left running. Idempotent.
         """
         if self._closing:
             return
         self._closing = True
         try:
-            if self.process is not None and not self.connection.closed:
-                try:
-                    await self.connection.send("Browser.close", timeout=5)
-                except (BrowserClosedError, ProtocolError, EgoError):
-                    pass  # the socket drops as Chrome quits; that is the expected answer
-                await self.process.wait_exit(5)
+            if self.process is not None:
+                if not self.connection.closed:
+                    try:
+                        await self.connection.send("Browser.close", timeout=5)
+                    except (BrowserClosedError, ProtocolError, EgoError):
+                        pass  # the socket drops as Chrome quits; that is the expected answer
+                await self.process.wait_exit(10)
         finally:
             await self.connection.close()
             if self.process is not None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 
+from ._proctree import kill_tree
 from .errors import ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
 
 __all__ = [
@@ -137,29 +138,6 @@ def _lock_owner(user_data_dir: Path) -> int | None:
     except psutil.Error:
         return None
     return pid
-
-
-def kill_tree(pid: int, *, create_time: float | None = None, grace: float = 2.0) -> None:
-    """End process ``pid`` and all its descendants: SIGTERM, then SIGKILL after ``grace``.
-
-    ``create_time`` guards against pid reuse: a process with the same pid but another start
-    time is left alone.
-    """
-    try:
-        root = psutil.Process(pid)
-        if create_time is not None and abs(root.create_time() - create_time) > 0.01:
-            return
-        processes = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            process.terminate()
-    _, alive = psutil.wait_procs(processes, timeout=grace)
-    for process in alive:
-        with contextlib.suppress(psutil.Error):
-            process.kill()
-    psutil.wait_procs(alive, timeout=grace)
 
 
 class ChromeProcess:
@@ -334,7 +312,9 @@ def _running_as_root() -> bool:
 
 
 def _start_watchdog(chrome_pid: int, remove_dir: Path | None) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "ego._watchdog", str(chrome_pid)]
+    # Run as a script, not with -m: -m would import the whole ego package (pydantic,
+    # websockets, ...) and that start-up would compete with Chrome's for the CPU.
+    command = [sys.executable, str(Path(__file__).with_name("_watchdog.py")), str(chrome_pid)]
     if remove_dir is not None:
         command.append(str(remove_dir))
     return subprocess.Popen(

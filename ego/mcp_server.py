@@ -221,6 +221,9 @@ def build_server(holder: BrowserHolder) -> MCPServer[Any]:
         return [request.as_dict() for request in await _call(tab.network)]
 
     _add_learning_tools(server, holder)
+    from .mcp_save import add_save_tools  # mcp_save builds on this module
+
+    add_save_tools(server, holder)
     return server
 
 

@@ -182,7 +182,7 @@ class Tab:
         *,
         await_promise: bool = True,
         timeout: float | None = None,
-        user_gesture: bool = True,
+        user_gesture: bool = False,
     ) -> Any:
         """Evaluate a JavaScript expression in the page and return its value.
 
@@ -194,7 +194,8 @@ class Tab:
             expression: JavaScript source; its completion value is the result.
             await_promise: if the value is a promise, wait for it and return what it resolves to.
             timeout: seconds to wait; the tab's default if omitted.
-            user_gesture: run as if the user had clicked (lets code open popups, play media).
+            user_gesture: run as if the user had clicked (lets code open popups, play
+                media). Off by default: it costs Chrome measurable work on every call.
 
         Raises:
             JavaScriptError: the code threw or the promise rejected; carries the JS message,
@@ -383,9 +384,9 @@ class Tab:
 
     async def _act(self, script: str, selector: str, extra: str, wait: float) -> dict[str, Any]:
         code = f"({page_script(script)})({embed_json(selector)}{extra})"
-        result: dict[str, Any] = await self.evaluate(code)
+        result: dict[str, Any] = await self.evaluate(code, user_gesture=True)
         if not result.get("found") and wait > 0 and await self._wait_for(selector, wait):
-            result = await self.evaluate(code)
+            result = await self.evaluate(code, user_gesture=True)
         if not result.get("found"):
             raise ElementNotFoundError(
                 f"no element matches {selector!r} on {self._url or 'the page'}"

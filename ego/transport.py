@@ -8,7 +8,6 @@ commands with :meth:`Connection.send` and listens with :meth:`Connection.subscri
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import itertools
 import logging
@@ -16,17 +15,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 import orjson
-from websockets.asyncio.client import ClientConnection
-from websockets.asyncio.client import connect as ws_connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from .errors import (
     BrowserClosedError,
     CommandTimeoutError,
-    ConnectionFailedError,
     ProtocolError,
     TabClosedError,
 )
+from .wire import Wire
 
 __all__ = ["ANY_SESSION", "Connection", "EventHandler", "Subscription"]
 
@@ -154,8 +150,8 @@ class Connection:
     Use :meth:`open` to create one.
     """
 
-    def __init__(self, websocket: ClientConnection, *, default_timeout: float = 30.0) -> None:
-        self._ws = websocket
+    def __init__(self, wire: Wire, *, default_timeout: float = 30.0) -> None:
+        self._wire = wire
         self.default_timeout = default_timeout
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
@@ -165,7 +161,7 @@ class Connection:
         self._detached: set[str] = set()
         self._close_callbacks: list[Callable[[], None]] = []
         self._loop = asyncio.get_running_loop()
-        self._reader = self._loop.create_task(self._read_loop())
+        wire.attach(self._on_message, self._on_wire_closed)
 
     @classmethod
     async def open(
@@ -188,43 +184,8 @@ class Connection:
             ConnectionFailedError: the endpoint is unreachable, refused the handshake (the
                 HTTP status is in the message, e.g. 401 for a wrong token), or timed out.
         """
-        try:
-            ws = await ws_connect(
-                url,
-                additional_headers=dict(headers) if headers else None,
-                # CDP results can be tens of megabytes; the library default (1 MiB) would
-                # close the connection with code 1009 on the first big result.
-                max_size=None,
-                max_queue=None,
-                compression=None,
-                # Chrome answers pings, but a busy renderer can delay the answer beyond the
-                # keepalive window and the library would drop a healthy connection.
-                ping_interval=None,
-                open_timeout=open_timeout,
-                close_timeout=2,
-                user_agent_header=None,
-            )
-        except InvalidStatus as exc:
-            status = exc.response.status_code
-            hint = (
-                "check the token or credentials in the URL or headers"
-                if status in (401, 403)
-                else "check the endpoint URL"
-            )
-            raise ConnectionFailedError(
-                f"{_redact(url)} refused the websocket with HTTP {status}: {hint}"
-            ) from None
-        except InvalidURI:
-            raise ConnectionFailedError(
-                f"{_redact(url)} is not a websocket URL: pass ws://host:port/... or "
-                "http://host:port"
-            ) from None
-        except (OSError, InvalidHandshake, TimeoutError) as exc:
-            raise ConnectionFailedError(
-                f"could not open a websocket to {_redact(url)} ({type(exc).__name__}: "
-                f"{exc}): is the browser running and reachable?"
-            ) from None
-        return cls(ws, default_timeout=default_timeout)
+        wire = await Wire.open(url, headers=headers, open_timeout=open_timeout)
+        return cls(wire, default_timeout=default_timeout)
 
     @property
     def closed(self) -> bool:
@@ -285,11 +246,9 @@ class Connection:
             else None
         )
         self._pending[message_id] = _Pending(future, method, session_id, timer)
-        try:
-            await self._ws.send(orjson.dumps(message), text=True)
-        except ConnectionClosed:
-            # The read loop sees the same close and fails the future with the reason.
-            pass
+        # When the wire is already closing, its close callback fails the future with the
+        # reason, so a refused send needs no handling here.
+        self._wire.send(orjson.dumps(message))
         try:
             return await future
         finally:
@@ -373,29 +332,34 @@ class Connection:
 
     async def close(self) -> None:
         """Close the socket and fail everything pending. Idempotent."""
-        await self._ws.close()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
+        await self._wire.close()
 
-    async def _read_loop(self) -> None:
-        reason = "the connection to the browser closed"
+    def _on_message(self, raw: bytes) -> None:
+        # Runs inside the socket's data_received: responses resolve their futures right
+        # here. Anything slow belongs in a Subscription's own task, never in this path.
         try:
-            while True:
-                raw = await self._ws.recv(decode=False)
-                self._dispatch(orjson.loads(raw))
-        except ConnectionClosed as exc:
-            if exc.rcvd is not None and exc.rcvd.code not in (1000, 1001):
-                reason += f" (code {exc.rcvd.code}: {exc.rcvd.reason or 'no reason'})"
+            message = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            reason = "the browser sent a frame that is not JSON; the connection was dropped"
-            logger.error(reason)
-            await self._ws.close(code=1002)
+            self._drop("the browser sent a frame that is not JSON")
+            return
+        if not isinstance(message, dict):
+            self._drop("the browser sent JSON that is not a CDP message")
+            return
+        try:
+            self._dispatch(message)
         except Exception as exc:  # a bug here must not leave callers hanging
-            reason = f"the connection failed: {type(exc).__name__}: {exc}"
-            logger.exception("CDP read loop failed")
-            await self._ws.close(code=1011)
-        finally:
-            self._shutdown(reason + "; launch or connect again")
+            logger.exception("CDP dispatch failed")
+            self._shutdown(f"the connection failed: {type(exc).__name__}: {exc}")
+            self._wire.fail(1011, "internal error")
+
+    def _drop(self, what: str) -> None:
+        reason = f"{what}; the connection was dropped"
+        logger.error(reason)
+        self._shutdown(reason + "; launch or connect again")
+        self._wire.fail(1002, "not a CDP message")
+
+    def _on_wire_closed(self, reason: str) -> None:
+        self._shutdown(reason + "; launch or connect again")
 
     def _dispatch(self, message: JSON) -> None:
         message_id = message.get("id")
@@ -506,15 +470,3 @@ def _protocol_error(method: str, error: JSON) -> ProtocolError:
     data = error.get("data")
     detail = f" ({data})" if data else ""
     return ProtocolError(f"{method} failed: {text}{detail}", method=method, code=code)
-
-
-def _redact(url: str) -> str:
-    """Hide a ``token=`` query value so that error messages never print a secret."""
-    head, sep, query = url.partition("?")
-    if not sep:
-        return url
-    parts = []
-    for part in query.split("&"):
-        key, eq, _ = part.partition("=")
-        parts.append(f"{key}=***" if eq and key.lower() in {"token", "apikey", "key"} else part)
-    return head + "?" + "&".join(parts)

@@ -222,7 +222,7 @@ async def test_close_ends_the_whole_tree_and_removes_the_temp_profile(
     try:
         await launched.new_tab(server.route("/tree", "<title>renderer</title>"))
         processes = tree(process.pid)
-        watchdogs = processes_mentioning(f"ego._watchdog {process.pid}")
+        watchdogs = processes_mentioning(f"_watchdog.py {process.pid}")
         assert len(processes) > 2  # the browser, zygotes, a renderer, ...
         assert len(watchdogs) == 1
         assert process.user_data_dir.is_dir()
@@ -272,7 +272,7 @@ async def test_sigkilled_owner_leaves_no_chrome_behind(tmp_path: Path) -> None:
         pid_text, profile = line.decode().split(maxsplit=1)
         profile = profile.strip()
         processes = tree(int(pid_text))
-        watchdogs = processes_mentioning(f"ego._watchdog {pid_text}")
+        watchdogs = processes_mentioning(f"_watchdog.py {pid_text}")
         assert len(watchdogs) == 1
         assert live(processes)
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import runpy
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,55 +17,23 @@ from .. import api
 from ..browser import Browser
 from ..errors import EgoError
 from ..learning.context import LearnContext, SiteSummary
-from ..learning.registry import Learnings
 from ..tab import Tab
-from .output import EXIT_OK, EXIT_TOOL, Output
+from .batch_command import batch
+from .common import (
+    Settings,
+    common,
+    endpoint_option,
+    json_option,
+    parse_args,
+    pass_settings,
+    run_async,
+)
+from .output import EXIT_OK, EXIT_TOOL
+from .save_commands import SAVE_COMMANDS
 
 __all__ = ["cli", "main"]
 
 T = TypeVar("T")
-
-
-class Settings:
-    """Options every command shares."""
-
-    def __init__(self, endpoint: str | None, json_mode: bool | None, workspace: str | None) -> None:
-        self.endpoint = endpoint
-        self.output = Output(json_mode)
-        self.workspace = workspace
-
-    def learnings(self) -> Learnings:
-        return Learnings(workspace=self.workspace)
-
-    @contextlib.asynccontextmanager
-    async def browser(
-        self, *, profile: str | None = None, headless: bool = True
-    ) -> AsyncIterator[Browser]:
-        """The browser to use: attached to ``--endpoint``, else a launched Chrome."""
-        learnings = self.learnings()
-        if self.endpoint:
-            with self.output.progress(f"connecting to {self.endpoint}"):
-                browser = await api.connect(self.endpoint, learnings=learnings)
-        else:
-            with self.output.progress("starting Chrome"):
-                browser = await api.launch(profile=profile, headless=headless, learnings=learnings)
-        try:
-            yield browser
-        finally:
-            await browser.close()
-
-
-def run_async(settings: Settings, coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; turn an ego error into one line and an exit code."""
-    try:
-        return asyncio.run(coroutine)
-    except EgoError as exc:
-        sys.exit(settings.output.error(exc))
-    except KeyboardInterrupt:
-        sys.exit(130)
-
-
-pass_settings = click.make_pass_decorator(Settings)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -96,42 +63,6 @@ def cli(
     ctx.obj = Settings(endpoint, json_mode, workspace)
 
 
-def endpoint_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``--endpoint`` on a subcommand too, so it reads naturally after the command name."""
-
-    def remember(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
-        if value:
-            ctx.ensure_object(Settings).endpoint = value
-
-    return click.option(
-        "--endpoint",
-        expose_value=False,
-        callback=remember,
-        help="Attach to this browser instead of launching one.",
-    )(function)
-
-
-def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``--json`` on a subcommand too."""
-
-    def remember(ctx: click.Context, _: click.Parameter, value: bool) -> None:
-        if value:
-            ctx.ensure_object(Settings).output = Output(True)
-
-    return click.option(
-        "--json",
-        "json_flag",
-        is_flag=True,
-        expose_value=False,
-        callback=remember,
-        help="Print JSON.",
-    )(function)
-
-
-def common(function: Callable[..., Any]) -> Callable[..., Any]:
-    return endpoint_option(json_option(function))
-
-
 # -- browser -----------------------------------------------------------------------------
 
 
@@ -156,9 +87,8 @@ def launch(settings: Settings, profile: str, headed: bool) -> None:
         with settings.output.progress("starting Chrome"):
             browser = await api.launch(profile=profile, headless=not headed)
         assert browser.process is not None
-        port = browser.endpoint.split(":")[2].split("/")[0]
         info = {
-            "endpoint": f"http://127.0.0.1:{port}",
+            "endpoint": _http_endpoint(browser),
             "websocket": browser.endpoint,
             "profile": str(browser.process.user_data_dir),
             "pid": browser.process.pid,
@@ -169,6 +99,7 @@ def launch(settings: Settings, profile: str, headed: bool) -> None:
                 f"Chrome is running (pid {data['pid']}, profile {data['profile']}).\n"
                 f"Attach with: --endpoint {data['endpoint']}\nPress Ctrl+C to stop it."
             ),
+            one_line=True,
         )
         sys.stdout.flush()
         try:
@@ -200,13 +131,26 @@ def login(settings: Settings, site_id: str, profile: str, url: str | None, headl
         async with settings.browser(profile=profile, headless=headless) as browser:
             tab = await browser.new_tab(start, wait_until="domcontentloaded")
             settings.output.result(
-                {"site": site_id, "url": start, "profile": profile, "tab": tab.target_id},
+                {
+                    "site": site_id,
+                    "url": start,
+                    "profile": profile,
+                    "tab": tab.target_id,
+                    "endpoint": settings.endpoint or _http_endpoint(browser),
+                },
                 f"Log in to {manifest.name} in the window, then close it (profile {profile}).",
+                one_line=True,
             )
             sys.stdout.flush()
             await _closed(browser)
 
     run_async(settings, go())
+
+
+def _http_endpoint(browser: Browser) -> str:
+    """``http://127.0.0.1:PORT`` of a launched browser (what ``--endpoint`` takes)."""
+    port = browser.endpoint.split(":")[2].split("/")[0]
+    return f"http://127.0.0.1:{port}"
 
 
 async def _closed(browser: Browser) -> None:
@@ -316,28 +260,6 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
         else:
             lines.append(f"{summary.site_id:16} INVALID: {'; '.join(summary.problems)}")
     return "\n".join(lines) or "no sites"
-
-
-def parse_args(args_json: str | None, pairs: tuple[str, ...]) -> dict[str, Any]:
-    """Tool args from ``--args JSON`` and ``--arg k=v`` (v is JSON when it parses, else text)."""
-    args: dict[str, Any] = {}
-    if args_json:
-        try:
-            loaded = orjson.loads(args_json)
-        except orjson.JSONDecodeError as exc:
-            raise click.BadParameter(f"not JSON: {exc}", param_hint="--args") from None
-        if not isinstance(loaded, dict):
-            raise click.BadParameter("must be a JSON object", param_hint="--args")
-        args.update(loaded)
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{pair!r} is not k=v", param_hint="--arg")
-        try:
-            args[key] = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            args[key] = value
-    return args
 
 
 @cli.command()
@@ -640,3 +562,8 @@ def main() -> None:
     """Console entry point."""
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     cli(prog_name="ego")
+
+
+cli.add_command(batch)
+for _command in SAVE_COMMANDS:
+    cli.add_command(_command)

@@ -58,9 +58,22 @@ class Output:
         self.json = (not self.tty) if json_mode is None else json_mode
         self.progress_enabled = sys.stderr.isatty() and not self.json
 
-    def result(self, data: Any, human: Callable[[Any], str] | str | None = None) -> None:
-        """Print ``data``: as JSON in JSON mode, else with ``human`` (or as pretty JSON)."""
-        if self.json or human is None:
+    def result(
+        self,
+        data: Any,
+        human: Callable[[Any], str] | str | None = None,
+        *,
+        one_line: bool = False,
+    ) -> None:
+        """Print ``data``: as JSON in JSON mode, else with ``human`` (or as pretty JSON).
+
+        ``one_line`` prints the JSON on a single line, for a command that keeps running after
+        it (``ego launch``, ``ego login``) so that a supervising process can read it with one
+        readline.
+        """
+        if self.json and one_line:
+            click.echo(orjson.dumps(data, default=_default).decode())
+        elif self.json or human is None:
             click.echo(_dumps(data))
         else:
             click.echo(human(data) if callable(human) else human)
@@ -103,7 +116,9 @@ class Output:
         message = str(exc).replace("\n", " ") or type(exc).__name__
         kind = type(exc).__name__ if isinstance(exc, EgoError) else "error"
         if self.json:
-            click.echo(_dumps({"error": message, "type": type(exc).__name__}), err=True)
+            # One line even in JSON mode: a caller reads the error with a single readline.
+            line = orjson.dumps({"error": message, "type": type(exc).__name__}).decode()
+            click.echo(line, err=True)
         else:
             click.echo(f"ego: {kind}: {message}", err=True)
         return exit_code_for(exc)

@@ -167,9 +167,11 @@ def archive_file(
 ) -> ToolVersion:
     """Keep a copy of ``file`` (a tool's current source) and its manifest ``entry``.
 
-    The copy goes to ``<site_dir>/browser-tools/.history/<tool>/<version>.js`` (or under
-    ``folder`` when given) and keeps the file's modification time as its ``saved_at``; the
-    record ``<version>.json`` is written after it.
+    When the newest kept version is this very source and entry (a save that failed after
+    keeping it), that version is returned and nothing is written. Otherwise the copy goes to
+    ``<site_dir>/browser-tools/.history/<tool>/<version>.js`` (or under ``folder`` when
+    given) and keeps the file's modification time as its ``saved_at``; the record
+    ``<version>.json`` is written after it.
 
     Raises:
         OSError: the file cannot be read or the copy cannot be written.
@@ -177,6 +179,10 @@ def archive_file(
     target = folder if folder is not None else history_folder(site_dir, tool)
     data = file.read_bytes()
     saved_ns = file.stat().st_mtime_ns
+    kept = _archived(target)
+    if kept and kept[0].entry == entry and kept[0].file.read_bytes() == data:
+        # Kept already by a save that then failed: do not keep it twice.
+        return kept[0]
     version = _new_version_id(target)
     source_path = target / f"{version}.js"
     write_atomic(source_path, data)

@@ -10,7 +10,8 @@ checked before a single byte is written:
 3. the args and returns schemas are valid JSON Schema and the resulting manifest passes the
    same validation as loading it;
 4. the source parses in the browser: ``Runtime.compileScript`` (``persistScript`` false) on
-   the wrapped source in a fresh about:blank tab, which compiles without running anything;
+   the wrapped source and on the form the cache evals, in a fresh about:blank tab, which
+   compiles without running anything;
 5. with ``try_args``, the tool runs once in the page (plain wrap, no cache) and must neither
    throw nor signal NEEDS_LOGIN or SKILL_BROKEN, and its result must fit ``returns``.
 
@@ -510,9 +511,16 @@ def workspace_root(learnings: Learnings) -> Path:
     """The learnings root saves go to: the workspace's ``learnings/``.
 
     Raises:
-        WorkspaceRequiredError: ``learnings`` has no workspace root.
+        WorkspaceRequiredError: ``learnings`` has no workspace root, or it is one of the
+            project roots too.
     """
     root = learnings.workspace_root
+    if root is not None and any(_same_folder(root, other) for other in learnings.roots[1:]):
+        raise WorkspaceRequiredError(
+            f"cannot save a learning: the workspace's learnings/ ({root}) is also a project "
+            "root, and built-in learnings are never modified; point EGO_WORKSPACE (or "
+            "--workspace, workspace=) at a folder of the agent's own"
+        )
     if root is None:
         searched = ", ".join(str(r) for r in learnings.roots) or "none"
         raise WorkspaceRequiredError(
@@ -522,6 +530,13 @@ def workspace_root(learnings: Learnings) -> Path:
             "project's own learnings/ are never modified"
         )
     return root
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 @dataclass
@@ -1004,9 +1019,12 @@ def write_tool(plan: ToolPlan) -> SavedTool:
     """
     data = plan.source.encode("utf-8")
     live = plan.entry["path"]
-    created = plan.base == "new"
-    shadowed = plan.base == "project"
-    if plan.base in ("new", "project"):
+    workspace_dir = plan.workspace / plan.site_id
+    if plan.base == "project" and plan.base_dir is not None:
+        unchanged = _unchanged(plan.base_dir, plan.tool, data, plan.manifest)
+        if unchanged is not None:
+            return unchanged  # the built-in version already is this: no copy needed
+    if plan.base in ("new", "project") and not workspace_dir.is_dir():
         kept: list[ToolVersion] = []
 
         def fill(staging: Path) -> None:
@@ -1018,21 +1036,54 @@ def write_tool(plan: ToolPlan) -> SavedTool:
             write_atomic(staging / live, data)
             write_atomic(staging / "manifest.json", _manifest_bytes(plan.manifest))
 
-        target = _assemble_and_rename(plan.site_id, plan.workspace, plan.base_dir, fill)
-        previous_id = kept[0].version if kept else None
-        return SavedTool(
-            site_id=plan.site_id,
-            tool=plan.tool,
-            file=target / live,
-            manifest=target / "manifest.json",
-            created_site=created,
-            shadowed=shadowed,
-            replaced=bool(kept),
-            previous_version=previous_id,
-            hash=content_hash(data),
-        )
-    assert plan.base_dir is not None
-    return _replace_in_workspace(plan.base_dir, plan.site_id, plan.tool, data, plan.manifest)
+        try:
+            target = _assemble_and_rename(plan.site_id, plan.workspace, plan.base_dir, fill)
+        except OSError:
+            if not (workspace_dir / "manifest.json").is_file():
+                raise
+            # Another save created the workspace site meanwhile: add the tool to it below.
+        else:
+            return SavedTool(
+                site_id=plan.site_id,
+                tool=plan.tool,
+                file=target / live,
+                manifest=target / "manifest.json",
+                created_site=plan.base == "new",
+                shadowed=plan.base == "project",
+                replaced=bool(kept),
+                previous_version=kept[0].version if kept else None,
+                hash=content_hash(data),
+            )
+    return _replace_in_workspace(workspace_dir, plan.site_id, plan.tool, data, plan.manifest)
+
+
+def _unchanged(
+    site_dir: Path, tool: str, data: bytes, manifest: dict[str, Any]
+) -> SavedTool | None:
+    """A SavedTool saying "nothing to do" when ``site_dir`` already holds this very tool."""
+    manifest_path = site_dir / "manifest.json"
+    try:
+        current = json.loads(manifest_path.read_text(encoding="utf-8"))
+        entry = _current_entry(current, tool)
+        if not isinstance(entry, dict) or current != manifest:
+            return None
+        file = site_dir / str(entry.get("path"))
+        if file.read_bytes() != data:
+            return None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return SavedTool(
+        site_id=site_dir.name,
+        tool=tool,
+        file=file,
+        manifest=manifest_path,
+        created_site=False,
+        shadowed=False,
+        replaced=False,
+        previous_version=None,
+        hash=content_hash(data),
+        unchanged=True,
+    )
 
 
 def _overlay(current: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
@@ -1059,22 +1110,10 @@ def _replace_in_workspace(
     merged["browserTools"] = tools
     if merged != manifest:
         _validate_candidate(site_id, tool, merged)
-    if isinstance(old_entry, dict) and old_entry == new_entry:
-        old_file = site_dir / str(old_entry.get("path"))
-        with contextlib.suppress(OSError):
-            if old_file.read_bytes() == data and merged == current:
-                return SavedTool(
-                    site_id=site_id,
-                    tool=tool,
-                    file=old_file,
-                    manifest=manifest_path,
-                    created_site=False,
-                    shadowed=False,
-                    replaced=False,
-                    previous_version=None,
-                    hash=content_hash(data),
-                    unchanged=True,
-                )
+    if merged == current:
+        unchanged = _unchanged(site_dir, tool, data, merged)
+        if unchanged is not None:
+            return unchanged
     previous = _archive_old(site_dir, tool, old_entry)
     if previous is not None and isinstance(old_entry, dict) and old_entry.get("path") == live:
         # Point the manifest at the kept copy, so that replacing the live file below never
@@ -1239,6 +1278,7 @@ def restore_tool(learnings: Learnings, site_id: str, tool: str, version: str) ->
     Raises:
         WorkspaceRequiredError: no workspace root.
         UnknownVersionError: no such kept version (the message lists them).
+        InvalidManifestError: the workspace site's manifest is broken (fix it first).
         SaveRefusedError: the restored manifest would be invalid.
         OSError: the write failed (the site stays consistent).
     """
@@ -1248,6 +1288,7 @@ def restore_tool(learnings: Learnings, site_id: str, tool: str, version: str) ->
     site_dir = root / site_id
     kept = load_version(Learnings(roots=[root]), site_id, tool, version)
     data = kept.file.read_bytes()
+    load_manifest(site_dir)  # a broken manifest is reported, not overwritten
     raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
     entry = {**kept.entry, "path": _live_path(tool)}
     tools = dict(raw.get("browserTools") or {})

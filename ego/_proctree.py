@@ -1,0 +1,32 @@
+"""Ending a process tree. Imports nothing but psutil: the watchdog runs it as a bare script."""
+
+from __future__ import annotations
+
+import contextlib
+
+import psutil
+
+__all__ = ["kill_tree"]
+
+
+def kill_tree(pid: int, *, create_time: float | None = None, grace: float = 2.0) -> None:
+    """End process ``pid`` and all its descendants: SIGTERM, then SIGKILL after ``grace``.
+
+    ``create_time`` guards against pid reuse: a process with the same pid but another start
+    time is left alone.
+    """
+    try:
+        root = psutil.Process(pid)
+        if create_time is not None and abs(root.create_time() - create_time) > 0.01:
+            return
+        processes = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, alive = psutil.wait_procs(processes, timeout=grace)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    psutil.wait_procs(alive, timeout=grace)

@@ -1,0 +1,272 @@
+"""``ego batch``: one tool over a JSONL file of inputs, resumable, through a browser pool.
+
+Registered on the ``ego`` group by ``cli.add_command(batch)``. The work is
+:func:`ego.batch.run_batch`; this module only turns options into a pool, shows progress and
+prints the summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..batch import BatchProgress, BatchSummary, run_batch
+from ..errors import EgoError
+from ..learning.registry import Learnings
+from ..pool import BrowserPool, Endpoint, pool
+from .output import EXIT_OTHER, Output
+
+__all__ = ["batch"]
+
+# Exit codes when a signal stopped the run (the shell's convention: 128 + signal number).
+_EXIT_SIGINT = 130
+_EXIT_SIGTERM = 143
+
+
+class _Progress:
+    """The progress display: a line rewritten in place on a terminal; plain lines at every
+    tenth of the work when stderr is not a terminal; nothing in JSON mode."""
+
+    def __init__(self, output: Output) -> None:
+        self.live = output.progress_enabled
+        self.plain = not output.json and not output.progress_enabled
+        self._shown = 0.0
+        self._step = -1
+
+    def __call__(self, state: BatchProgress) -> None:
+        todo = state.total - state.skipped
+        if self.live:
+            now = time.monotonic()
+            if now - self._shown < 0.1 and state.remaining:
+                return  # a terminal cannot show more than ~10 updates a second anyway
+            self._shown = now
+            sys.stderr.write("\r\033[K" + _progress_line(state))
+            sys.stderr.flush()
+        elif self.plain and todo:
+            step = state.done * 10 // todo
+            if step != self._step:
+                self._step = step
+                click.echo(_progress_line(state), err=True)
+
+    def finish(self) -> None:
+        if self.live and self._shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _progress_line(state: BatchProgress) -> str:
+    todo = state.total - state.skipped
+    eta = state.eta
+    left = _duration(eta) if eta is not None else "?"
+    return f"{state.done}/{todo} done, {state.failed} failed, {state.rate:.1f}/s, {left} left" + (
+        f" ({state.skipped} done before)" if state.skipped else ""
+    )
+
+
+def _duration(value: float) -> str:
+    seconds = round(value)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _summary_text(summary: BatchSummary) -> str:
+    parts = [f"{summary.total} inputs"]
+    if summary.skipped:
+        before = f" ({summary.failed_before} failed)" if summary.failed_before else ""
+        parts.append(f"{summary.skipped} done before{before}")
+    ran = f"{summary.ran} ran ({summary.ok} ok, {summary.failed} failed)"
+    if summary.interrupted:
+        ran += f", {summary.interrupted} cut short by an earlier stop"
+    parts.append(ran)
+    rate = f", {summary.rate:.1f}/s" if summary.ran else ""
+    return f"{', '.join(parts)} in {summary.seconds:.1f} s{rate} -> {summary.output}"
+
+
+def _headers(values: tuple[str, ...]) -> dict[str, str] | None:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{value!r} is not 'Name: value'", param_hint="--header")
+        headers[name.strip()] = content.strip()
+    return headers or None
+
+
+def _root_settings() -> Any:
+    """The ``ego`` group's settings object (endpoint, workspace, output), if any."""
+    context = click.get_current_context(silent=True)
+    return context.find_root().obj if context is not None else None
+
+
+@click.command()
+@click.argument("site_id")
+@click.argument("tool")
+@click.option(
+    "--input",
+    "input_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSONL: one JSON args object per line.",
+)
+@click.option(
+    "--output",
+    "output_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSONL results, appended; run again to continue an interrupted run.",
+)
+@click.option(
+    "--endpoint",
+    "endpoints",
+    multiple=True,
+    metavar="URL",
+    help="Attach to this browser or fleet (ws://host:3000?token=T); repeat for several hosts.",
+)
+@click.option(
+    "--header",
+    "header_values",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    help="Handshake header for every endpoint (auth behind a proxy).",
+)
+@click.option(
+    "--browsers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Local Chromes to launch [1]; with --endpoint, connections per endpoint [1].",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Calls in flight in total [4 per browser].",
+)
+@click.option("--url", help="Open this page for the site instead of its startUrl.")
+@click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
+@click.option("--timeout", type=float, help="Seconds each call may run.")
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Repeats of a read call whose browser died.",
+)
+@click.option(
+    "--replace-attempts",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Attempts to relaunch or reconnect a dead browser (waits 0, 0.5, 2, then 5 s).",
+)
+@click.option(
+    "--retry-failed", is_flag=True, help="Run the inputs whose earlier result failed again."
+)
+@click.option(
+    "--json/--no-json",
+    "json_flag",
+    default=None,
+    help="Print the summary (and errors) as JSON [the default when stdout is not a terminal].",
+)
+def batch(
+    site_id: str,
+    tool: str,
+    input_path: Path,
+    output_path: Path,
+    endpoints: tuple[str, ...],
+    header_values: tuple[str, ...],
+    browsers: int | None,
+    concurrency: int | None,
+    url: str | None,
+    confirm: bool,
+    timeout: float | None,
+    retries: int,
+    replace_attempts: int,
+    retry_failed: bool,
+    json_flag: bool | None,
+) -> None:
+    """Run TOOL of SITE_ID once per line of --input, over a pool of browsers.
+
+    Each result is appended to --output as one JSON line (index, args, ok, result or error,
+    ms) the moment it arrives, so a run stopped at any point loses nothing it finished, and
+    the same command run again skips what is done and continues. Exit code: 0 when every
+    input succeeded, 3 when some failed, 4 when a failure came from the browsers (or none
+    could be started or reached).
+    """
+    settings = _root_settings()
+    output: Output = getattr(settings, "output", None) or Output(None)
+    if json_flag is not None:
+        output = Output(json_flag)
+    if not endpoints and getattr(settings, "endpoint", None):
+        endpoints = (settings.endpoint,)
+    workspace = getattr(settings, "workspace", None)
+    learnings = Learnings(workspace=workspace)
+    headers = _headers(header_values)
+    count = browsers or 1
+    per_browser = 4
+    total = count * (len(endpoints) or 1)
+    if concurrency is not None:
+        # Spread the total over the browsers; the pool caps the sum at `concurrency`.
+        per_browser = max(1, -(-concurrency // total))
+    browser_pool: BrowserPool = pool(
+        launch=0 if endpoints else count,
+        endpoints=[Endpoint(e, headers, count) for e in endpoints],
+        per_browser=per_browser,
+        concurrency=concurrency,
+        retries=retries,
+        replace_attempts=replace_attempts,
+        learnings=learnings,
+    )
+    if url:
+        browser_pool.set_start_url(site_id, url)
+    progress = _Progress(output)
+
+    async def go() -> BatchSummary:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if task is not None:
+            # SIGTERM ends the run like Ctrl+C: calls are cancelled and the browsers closed;
+            # every finished result is already in the output.
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        return await run_batch(
+            browser_pool,
+            site_id,
+            tool,
+            input_path,
+            output_path,
+            confirm=confirm,
+            timeout=timeout,
+            retry_failed=retry_failed,
+            progress=progress,
+        )
+
+    try:
+        summary = asyncio.run(go())
+    except EgoError as exc:
+        progress.finish()
+        sys.exit(output.error(exc))
+    except KeyboardInterrupt:
+        progress.finish()
+        sys.exit(_EXIT_SIGINT)
+    except asyncio.CancelledError:
+        progress.finish()
+        sys.exit(_EXIT_SIGTERM)
+    except OSError as exc:
+        progress.finish()
+        output.error(exc)
+        sys.exit(EXIT_OTHER)
+    progress.finish()
+    output.result(summary.as_dict(), lambda _: _summary_text(summary))
+    sys.exit(summary.exit_code)
+
+
+if __name__ == "__main__":  # python -m ego.cli.batch_command, before `ego batch` is registered
+    batch(prog_name="ego batch")

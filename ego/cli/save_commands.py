@@ -1,0 +1,249 @@
+"""``ego save-tool``, ``ego save-note``, ``ego history``, ``ego restore``: the learning loop.
+
+Each command calls what an agent script calls (``site.save_browser_tool`` and friends); the
+checks and the writing live in :mod:`ego.learning.save`. Saves go to the agent workspace
+(``--workspace`` or ``$EGO_WORKSPACE``), never to the project's learnings.
+
+Registered on the ``ego`` group by ``ego.cli.app``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import click
+import orjson
+
+from ..errors import EgoError
+from ..learning import save as save_module
+from ..learning.history import list_versions
+from ..learning.save import Auth, SideEffect
+from .common import Settings, common, json_option, pass_settings, run_async
+
+__all__ = ["SAVE_COMMANDS", "history", "restore", "save_note", "save_tool"]
+
+T = TypeVar("T")
+
+
+def _run(settings: Settings, action: Callable[[], T]) -> T:
+    """Run a command that needs no browser; turn an ego or disk error into one line and a code."""
+    try:
+        return action()
+    except (EgoError, OSError) as exc:
+        sys.exit(settings.output.error(exc))
+
+
+def _read_text(path: str, what: str) -> str:
+    """The text of ``path`` (``-`` reads stdin)."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc}", param_hint=what) from None
+
+
+def _json_option(value: str | None, hint: str, *, kinds: tuple[type, ...] = (dict,)) -> Any:
+    if value is None:
+        return None
+    try:
+        loaded = orjson.loads(value)
+    except orjson.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint=hint) from None
+    if not isinstance(loaded, kinds):
+        raise click.BadParameter("must be a JSON object", param_hint=hint)
+    return loaded
+
+
+def _saved_text(data: dict[str, Any]) -> str:
+    what = "created site" if data["created_site"] else "saved"
+    if data.get("unchanged"):
+        return f"{data['site_id']}/{data['tool']} is unchanged ({data['hash']}); nothing written"
+    lines = [f"{what} {data['site_id']}/{data['tool']} -> {data['file']} ({data['hash']})"]
+    if data["shadowed"]:
+        lines.append(f"  copied the project's {data['site_id']} to the workspace (it shadows it)")
+    if data["previous_version"]:
+        lines.append(f"  previous version kept as {data['previous_version']} (ego history)")
+    if data.get("try_result") is not None:
+        lines.append("  try run returned: " + orjson.dumps(data["try_result"]).decode()[:300])
+    return "\n".join(lines)
+
+
+@click.command("save-tool")
+@click.argument("site_id")
+@click.argument("tool")
+@click.option(
+    "--file",
+    "file",
+    required=True,
+    metavar="PATH",
+    help="The tool's JavaScript (- reads stdin).",
+)
+@click.option("--description", required=True, help="What the tool does.")
+@click.option("--args", "args_json", help="Args schema: compact map or full JSON Schema.")
+@click.option("--returns", "returns_json", help="JSON Schema of the result.")
+@click.option(
+    "--side-effect",
+    type=click.Choice(["read", "write", "irreversible"]),
+    default="read",
+    show_default=True,
+)
+@click.option("--auth", type=click.Choice(["none", "session"]), default="none", show_default=True)
+@click.option("--try-args", "try_json", help="Run the tool once with these args before saving.")
+@click.option("--url", help="A page of the site: opened first; gives a new site its domain.")
+@click.option("--domain", "domains", multiple=True, help="A domain of the site (repeatable).")
+@click.option("--name", help="The site's display name (a new site defaults to its id).")
+@click.option("--profile", help="Persistent profile to launch with.")
+@common
+@pass_settings
+def save_tool(
+    settings: Settings,
+    site_id: str,
+    tool: str,
+    file: str,
+    description: str,
+    args_json: str | None,
+    returns_json: str | None,
+    side_effect: str,
+    auth: str,
+    try_json: str | None,
+    url: str | None,
+    domains: tuple[str, ...],
+    name: str | None,
+    profile: str | None,
+) -> None:
+    """Check TOOL's JavaScript and keep it in SITE_ID of the agent workspace's learnings.
+
+    The source must parse in the browser, use no snapshot refs or pixel coordinates, and
+    (with --try-args) run once without error. Nothing is written when a check fails. A
+    replaced version is kept: see `ego history SITE_ID TOOL`.
+    """
+    source = _read_text(file, "--file")
+    args = _json_option(args_json, "--args")
+    returns = _json_option(returns_json, "--returns", kinds=(dict, bool))
+    try_args = _json_option(try_json, "--try-args")
+
+    async def go() -> dict[str, Any]:
+        save_module.workspace_root(settings.learnings())  # fail before starting Chrome
+        async with settings.browser(profile=profile) as browser:
+            tab = None
+            if url:
+                with settings.output.progress(f"loading {url}"):
+                    tab = await browser.new_tab(url)
+            with settings.output.progress(f"checking {site_id}/{tool}"):
+                saved = await browser.site.save_browser_tool(
+                    site_id,
+                    tool,
+                    source,
+                    description,
+                    args,
+                    returns,
+                    cast(SideEffect, side_effect),
+                    auth=cast(Auth, auth),
+                    domains=list(domains) or None,
+                    tab=tab,
+                    try_args=try_args,
+                    name=name,
+                )
+            return saved.as_dict()
+
+    data = run_async(settings, go())
+    settings.output.result(data, _saved_text)
+
+
+@click.command("save-note")
+@click.argument("site_id")
+@click.argument("name")
+@click.option("--file", "file", required=True, metavar="PATH", help="The markdown (- for stdin).")
+@click.option("--url", help="A page of the site: gives a new site its domain and start URL.")
+@click.option("--domain", "domains", multiple=True, help="A domain of a new site (repeatable).")
+@click.option("--site-name", help="A new site's display name (defaults to its id).")
+@json_option
+@pass_settings
+def save_note(
+    settings: Settings,
+    site_id: str,
+    name: str,
+    file: str,
+    url: str | None,
+    domains: tuple[str, ...],
+    site_name: str | None,
+) -> None:
+    """Keep a note (markdown) as notes/NAME.md of SITE_ID in the agent workspace."""
+    text = _read_text(file, "--file")
+
+    def go() -> dict[str, Any]:
+        saved = save_module.save_note(
+            settings.learnings(),
+            site_id,
+            name,
+            text,
+            domains=list(domains) or None,
+            page_url=url,
+            site_name=site_name,
+        )
+        return saved.as_dict()
+
+    data = _run(settings, go)
+    settings.output.result(
+        data,
+        lambda d: (
+            f"saved note {d['site_id']}/{d['name']} -> {d['file']}"
+            + (f" (previous text kept in {d['previous_file']})" if d["previous_file"] else "")
+        ),
+    )
+
+
+@click.command("history")
+@click.argument("site_id")
+@click.argument("tool")
+@json_option
+@pass_settings
+def history(settings: Settings, site_id: str, tool: str) -> None:
+    """List TOOL's versions: the current one, then the kept ones, newest first."""
+
+    def go() -> list[dict[str, Any]]:
+        return [v.as_dict() for v in list_versions(settings.learnings(), site_id, tool)]
+
+    rows = _run(settings, go)
+
+    def text(data: list[dict[str, Any]]) -> str:
+        if not data:
+            return f"no versions of {site_id}/{tool}"
+        lines = [f"{'VERSION':26} {'SAVED':25} {'SIZE':>7}  HASH          DESCRIPTION"]
+        for row in data:
+            lines.append(
+                f"{row['version']:26} {row['saved_at']:25} {row['size']:>7}  {row['hash']}  "
+                f"{row['description'][:50]}"
+            )
+        return "\n".join(lines)
+
+    settings.output.result(rows, text)
+
+
+@click.command("restore")
+@click.argument("site_id")
+@click.argument("tool")
+@click.argument("version")
+@json_option
+@pass_settings
+def restore(settings: Settings, site_id: str, tool: str, version: str) -> None:
+    """Bring back VERSION of TOOL (from `ego history`); the current one is kept."""
+
+    def go() -> dict[str, Any]:
+        return save_module.restore_tool(settings.learnings(), site_id, tool, version).as_dict()
+
+    data = _run(settings, go)
+    settings.output.result(
+        data,
+        lambda d: (
+            f"restored {site_id}/{tool} ({d['hash']}); the version it replaced is kept as "
+            f"{d['previous_version']}"
+        ),
+    )
+
+
+#: The commands to add to the ``ego`` group.
+SAVE_COMMANDS: tuple[click.Command, ...] = (save_tool, save_note, history, restore)

@@ -1,0 +1,226 @@
+"""Helpers for the front-end tests: run ``ego`` as a real subprocess, find and await processes.
+
+Every wait here is bounded: a subprocess that outlives its timeout is killed and the test fails
+with what it printed so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The ``ego`` console script of the interpreter running the tests (``.venv/bin/ego``).
+EGO_SCRIPT = Path(sys.executable).with_name("ego")
+PYTHON_EGO = [sys.executable, "-m", "ego"]
+
+#: Environment variables of the developer's shell that would change what a command sees.
+_CLEARED = ("EGO_WORKSPACE", "EGO_ENDPOINT")
+
+
+def ego_env(profiles: Path, *, workspace: Path | None = None, **extra: str) -> dict[str, str]:
+    """The environment for an ``ego`` subprocess.
+
+    It inherits this test run's ``EGO_TEST_RUN`` marker (so the leak check sees its Chromes),
+    keeps profiles under ``profiles`` and learnings in the project unless ``workspace`` is set.
+    """
+    env = {key: value for key, value in os.environ.items() if key not in _CLEARED}
+    env["EGO_PROFILES_DIR"] = str(profiles)
+    env["PYTHONUNBUFFERED"] = "1"
+    if workspace is not None:
+        env["EGO_WORKSPACE"] = str(workspace)
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Result:
+    """What an ``ego`` subprocess did."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.stdout)
+        except json.JSONDecodeError as exc:
+            raise AssertionError(f"stdout is not JSON ({exc}):\n{self}") from None
+
+    def error_line(self) -> str:
+        """The one line the command printed on stderr (fails if there is not exactly one)."""
+        lines = [line for line in self.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, f"expected one error line on stderr, got {len(lines)}:\n{self}"
+        return lines[0]
+
+    def __str__(self) -> str:
+        return (
+            f"$ {' '.join(self.args)}\nexit {self.returncode}\n"
+            f"--- stdout\n{self.stdout[-4000:]}\n--- stderr\n{self.stderr[-4000:]}"
+        )
+
+
+def ego_sync(
+    *args: str,
+    env: Mapping[str, str],
+    timeout: float = 60,
+    command: list[str] | None = None,
+    cwd: Path | None = None,
+) -> Result:
+    """Run ``python -m ego ARGS`` (or ``command``) to completion, blocking."""
+    argv = [*(command or PYTHON_EGO), *args]
+    try:
+        done = subprocess.run(
+            argv,
+            env=dict(env),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(
+            f"$ {' '.join(argv)} did not finish within {timeout} s\n"
+            f"stdout: {exc.stdout!r}\nstderr: {exc.stderr!r}"
+        ) from None
+    return Result(argv, done.returncode, done.stdout, done.stderr)
+
+
+async def ego_async(
+    *args: str,
+    env: Mapping[str, str],
+    timeout: float = 60,
+    command: list[str] | None = None,
+    cwd: Path | None = None,
+) -> Result:
+    """Run ``python -m ego ARGS`` to completion without blocking the event loop."""
+    argv = [*(command or PYTHON_EGO), *args]
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        env=dict(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        process.kill()
+        out, err = await process.communicate()
+        raise AssertionError(
+            f"$ {' '.join(argv)} did not finish within {timeout} s\n"
+            f"stdout: {out.decode(errors='replace')}\nstderr: {err.decode(errors='replace')}"
+        ) from None
+    assert process.returncode is not None
+    return Result(argv, process.returncode, out.decode(), err.decode())
+
+
+async def read_json_line(stream: asyncio.StreamReader, timeout: float) -> Any:
+    """The first line of ``stream`` that is a JSON object (the Debian chromium wrapper may
+    print a stray line first); fails after ``timeout`` seconds or at end of stream."""
+    deadline = time.monotonic() + timeout
+    seen: list[str] = []
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"no JSON line within {timeout} s; got {seen!r}")
+        try:
+            raw = await asyncio.wait_for(stream.readline(), remaining)
+        except TimeoutError:
+            raise AssertionError(f"no JSON line within {timeout} s; got {seen!r}") from None
+        if not raw:
+            raise AssertionError(f"the process closed stdout before a JSON line; got {seen!r}")
+        line = raw.decode().strip()
+        seen.append(line)
+        if line.startswith("{"):
+            return json.loads(line)
+
+
+def free_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def http_endpoint(ws_url: str) -> str:
+    """``http://127.0.0.1:PORT`` from a browser websocket URL."""
+    port = ws_url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def is_chrome(process: psutil.Process) -> bool:
+    try:
+        cmdline = " ".join(process.cmdline())
+        return "chrom" in process.name().lower() or "--remote-debugging" in cmdline
+    except psutil.Error:
+        return False
+
+
+def process_tree(root: psutil.Process) -> list[psutil.Process]:
+    """``root``'s live descendants."""
+    with contextlib.suppress(psutil.Error):
+        return root.children(recursive=True)
+    return []
+
+
+def with_descendants(processes: Iterable[psutil.Process]) -> list[psutil.Process]:
+    found: dict[int, psutil.Process] = {}
+    for process in processes:
+        found[process.pid] = process
+        for child in process_tree(process):
+            found[child.pid] = child
+    return list(found.values())
+
+
+def alive(processes: Iterable[psutil.Process]) -> list[psutil.Process]:
+    """The processes still running (a zombie counts as gone: it is only waiting to be reaped)."""
+    living = []
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                living.append(process)
+    return living
+
+
+async def wait_gone(processes: Iterable[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait (bounded) until every process has exited; return those still alive at the end."""
+    pending = list(processes)
+    return await asyncio.to_thread(_wait_gone, pending, timeout)
+
+
+def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    deadline = time.monotonic() + timeout
+    remaining = alive(processes)
+    while remaining and time.monotonic() < deadline:
+        # psutil.wait_procs waits on each pid (children are reaped, others polled).
+        psutil.wait_procs(remaining, timeout=min(0.5, max(0.0, deadline - time.monotonic())))
+        remaining = alive(remaining)
+    return remaining
+
+
+def profile_pids(profile_dir: Path) -> list[psutil.Process]:
+    """Live Chrome processes whose command line names ``profile_dir``."""
+    needle = f"--user-data-dir={profile_dir}"
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        with contextlib.suppress(psutil.Error):
+            if any(part == needle for part in process.info["cmdline"] or []):
+                found.append(process)
+    return alive(found)

@@ -1,0 +1,1 @@
+async (args) => ({ args, origin: location.origin })

@@ -1,0 +1,272 @@
+"""``ego batch``: a real subprocess killed with SIGKILL half-way, then resumed.
+
+The batch runs against the demo shop served from this process; its Chromes are headless
+Chromium started by the subprocess. A write tool's journal is tested with the ``pool-test``
+site and the holding server of ``test_pool``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from click.testing import CliRunner
+
+from ego.batch import read_results
+from ego.cli.batch_command import batch
+from ego.demo import DemoServer
+from ego.errors import BatchFileError
+
+from .test_pool import POOL_LEARNINGS, HoldServer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def batch_command() -> list[str]:
+    """``python -m ego batch`` once the command is registered on the group."""
+    from ego.cli import cli
+
+    if "batch" in getattr(cli, "commands", {}):
+        return [sys.executable, "-m", "ego", "batch"]
+    return [sys.executable, "-m", "ego.cli.batch_command"]
+
+
+def start_batch(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*batch_command(), *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def run_batch_cli(
+    args: list[str], env: dict[str, str] | None = None, timeout: float = 120
+) -> tuple[int, str, str]:
+    process = start_batch(args, env)
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, out, err
+
+
+def count_lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def wait_for_lines(path: Path, wanted: int, process: subprocess.Popen[str]) -> int:
+    """Watch the output grow until it holds ``wanted`` lines (the trigger is the file)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        lines = count_lines(path)
+        if lines >= wanted:
+            return lines
+        if process.poll() is not None:
+            out, err = process.communicate()
+            pytest.fail(f"the batch ended first ({process.returncode}) at {lines}: {err}{out}")
+        time.sleep(0.005)  # polling the file; the trigger is its content, not the time
+    pytest.fail(f"the output never reached {wanted} lines")
+
+
+def descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def kill_and_check_chromes_end(process: subprocess.Popen[str]) -> list[psutil.Process]:
+    """SIGKILL the batch process; its Chromes (and watchdogs) must end by themselves."""
+    tree = descendants(process.pid)
+    assert any("chrom" in (p.name() or "").lower() for p in tree), tree
+    process.send_signal(signal.SIGKILL)
+    process.communicate()
+    assert process.returncode == -signal.SIGKILL
+    _, alive = psutil.wait_procs(tree, timeout=30)
+    alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"left running after the batch was killed: {alive}"
+    return tree
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def shop() -> Iterator[DemoServer]:
+    with DemoServer(port=0) as server:
+        yield server
+
+
+def product_inputs(shop: DemoServer, count: int) -> list[dict[str, Any]]:
+    ids = sorted(shop.state.products)
+    return [{"id": ids[i % len(ids)]} for i in range(count)]
+
+
+def write_jsonl(path: Path, items: list[Any]) -> None:
+    path.write_text("".join(json.dumps(item) + "\n" for item in items))
+
+
+def check_complete(shop: DemoServer, output: Path, inputs: list[dict[str, Any]]) -> None:
+    """Every input exactly once, each with the right product."""
+    lines = records(output)
+    counts = Counter(record["index"] for record in lines)
+    assert sorted(counts) == list(range(len(inputs)))
+    assert set(counts.values()) == {1}, [i for i, n in counts.items() if n > 1]
+    for record in lines:
+        assert record["ok"], record
+        assert record["args"] == inputs[record["index"]]
+        product = shop.state.products[record["args"]["id"]]
+        assert record["result"]["name"] == product["name"]
+        assert record["result"]["price"] == product["price"]
+        assert isinstance(record["ms"], float)
+
+
+def test_batch_killed_half_way_then_resumed(shop: DemoServer, tmp_path: Path) -> None:
+    inputs = product_inputs(shop, 300)
+    source, output = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
+    write_jsonl(source, inputs)
+    args = [
+        "demo-shop",
+        "get_product",
+        "--input",
+        str(source),
+        "--output",
+        str(output),
+        "--url",
+        shop.url,
+        "--browsers",
+        "2",
+        "--concurrency",
+        "8",
+    ]
+
+    first = start_batch(args)
+    wait_for_lines(output, 150, first)
+    kill_and_check_chromes_end(first)
+    done_before = output.read_bytes()
+    kept = done_before.count(b"\n")
+    assert 150 <= kept < 300, kept
+    # What a crash in the middle of a write would leave: a torn last line.
+    with open(output, "ab") as handle:
+        handle.write(b'{"index": 299, "args": {"id"')
+
+    code, out, err = run_batch_cli(args)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["skipped"] == kept
+    assert summary["ran"] == 300 - kept
+    assert summary["failed"] == summary["failed_before"] == 0
+    # The torn tail was cut off, and nothing written before the kill changed.
+    assert output.read_bytes().startswith(done_before)
+    check_complete(shop, output, inputs)
+
+    # A third run has nothing to do and starts no browser.
+    code, out, _ = run_batch_cli(args)
+    assert code == 0
+    assert json.loads(out)["ran"] == 0
+    check_complete(shop, output, inputs)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """An agent workspace whose learnings/ holds the pool-test site."""
+    folder = tmp_path / "workspace"
+    (folder / "learnings").mkdir(parents=True)
+    (folder / "learnings" / "pool-test").symlink_to(POOL_LEARNINGS / "pool-test")
+    return folder
+
+
+def test_a_write_cut_short_by_a_kill_is_not_run_again(tmp_path: Path, workspace: Path) -> None:
+    holder = HoldServer(hold_only={"b"})
+    try:
+        source, output = tmp_path / "writes.jsonl", tmp_path / "done.jsonl"
+        write_jsonl(source, [{"id": "a"}, {"id": "b"}, {"id": "c"}])
+        args = [
+            "pool-test",
+            "hold_write",
+            "--input",
+            str(source),
+            "--output",
+            str(output),
+            "--url",
+            holder.url(),
+            "--concurrency",
+            "1",
+        ]
+        env = {"EGO_WORKSPACE": str(workspace)}
+        first = start_batch(args, env)
+        assert holder.wait_arrived("b")  # a is done, b is in flight and held
+        kill_and_check_chromes_end(first)
+        assert [r["index"] for r in records(output)] == [0]
+        holder.release()
+
+        code, out, err = run_batch_cli(args, env)
+        assert code == 4, err  # a write was cut short: the file holds a browser-side failure
+        summary = json.loads(out)
+        assert summary["interrupted"] == 1
+        lines = {r["index"]: r for r in records(output)}
+        assert sorted(lines) == [0, 1, 2]
+        assert lines[1]["error"]["type"] == "NotRetriedError"
+        assert "may or may not have run" in lines[1]["error"]["message"]
+        assert holder.counts == Counter({"a": 1, "b": 1, "c": 1})
+
+        # Asked for explicitly, it runs again (and only it).
+        code, out, err = run_batch_cli([*args, "--retry-failed"], env)
+        assert code == 0, err
+        assert json.loads(out)["ran"] == 1
+        assert holder.counts == Counter({"a": 1, "b": 2, "c": 1})
+        lines = {r["index"]: r for r in records(output)}
+        assert sorted(lines) == [0, 1, 2]
+        assert all(r["ok"] for r in lines.values())
+        assert not (tmp_path / "done.jsonl.started").exists()
+    finally:
+        holder.close()
+
+
+def test_output_files_that_cannot_be_resumed_are_refused(tmp_path: Path) -> None:
+    source, output = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
+    write_jsonl(source, [{"id": 1}, {"id": 2}])
+    good = '{"index": 0, "args": {"id": 1}, "ok": true, "result": 1, "ms": 1.0}\n'
+
+    # A corrupt line in the middle is not a torn tail: refuse rather than guess.
+    output.write_text("not json\n" + good)
+    with pytest.raises(BatchFileError, match="line 1 is not a result line"):
+        read_results(output)
+
+    # A torn tail is dropped, and cut off with repair=True.
+    output.write_text(good + '{"index": 1, "ar')
+    assert list(read_results(output, repair=True)) == [0]
+    assert output.read_text() == good
+
+    # An output made from another input: one clear line, exit code 2, no browser started.
+    write_jsonl(source, [{"id": 5}, {"id": 2}])
+    result = CliRunner().invoke(
+        batch,
+        ["demo-shop", "get_product", "--input", str(source), "--output", str(output), "--no-json"],
+    )
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("ego: BatchFileError: ")
+    assert "does not belong to" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+    # An irreversible tool without --confirm is refused before anything starts.
+    result = CliRunner().invoke(
+        batch,
+        ["demo-shop", "post_review", "--input", str(source), "--output", str(tmp_path / "x")],
+    )
+    assert result.exit_code == 3
+    assert "--confirm" in result.output

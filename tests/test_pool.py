@@ -1,0 +1,310 @@
+"""ego.pool: calls spread over several real headless Chromes, one of them killed mid-run.
+
+The demo shop (``ego.demo.DemoServer``) answers the read tools; the ``pool-test`` site in
+``tests/pool_learnings`` has tools that POST to ``/hold`` on a small server of this module,
+which records the request and holds the answer until the test lets it go: so a write call is
+known to be in flight (the server saw it) when its browser is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import psutil
+import pytest
+
+from ego.demo import DemoServer
+from ego.errors import (
+    ChromeNotFoundError,
+    ConfirmationRequiredError,
+    InvalidArgsError,
+    NotRetriedError,
+    PoolExhaustedError,
+    UnknownToolError,
+)
+from ego.learning.registry import Learnings, project_learnings_dir
+from ego.pool import BrowserPool, MemberInfo, PoolResult, pool
+
+POOL_LEARNINGS = Path(__file__).resolve().parent / "pool_learnings"
+
+
+def pool_learnings() -> Learnings:
+    """The test site first, then the project's learnings (demo-shop)."""
+    return Learnings(roots=[POOL_LEARNINGS, project_learnings_dir()])
+
+
+class HoldServer:
+    """``/page`` is an empty page; ``POST /hold?id=X`` is counted and held until released.
+
+    ``wait_arrived(id)`` blocks until a request for ``id`` came in; ``release()`` lets every
+    held request (and later ones) answer. With ``hold_only``, other ids answer at once.
+    """
+
+    def __init__(self, hold_only: set[str] | None = None) -> None:
+        self.hold_only = hold_only
+        self.counts: Counter[str] = Counter()
+        self._arrived: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+        self.released = threading.Event()
+        holder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def _reply(self, status: int, body: bytes, kind: str) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", kind)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass  # the browser that asked was killed meanwhile
+
+            def do_GET(self) -> None:
+                self._reply(200, b"<!doctype html><title>pool test</title>", "text/html")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                parts = urlsplit(self.path)
+                if parts.path != "/hold":
+                    self._reply(404, b"not found", "text/plain")
+                    return
+                key = parse_qs(parts.query).get("id", [""])[0]
+                with holder._lock:
+                    holder.counts[key] += 1
+                    event = holder._arrived.setdefault(key, threading.Event())
+                event.set()
+                if holder.hold_only is None or key in holder.hold_only:
+                    holder.released.wait(60)
+                self._reply(200, b"released", "text/plain")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/page") -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+
+    def wait_arrived(self, key: str, timeout: float = 30) -> bool:
+        with self._lock:
+            event = self._arrived.setdefault(key, threading.Event())
+        return event.wait(timeout)
+
+    def release(self) -> None:
+        self.released.set()
+
+    def close(self) -> None:
+        self.released.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def shop() -> Iterator[DemoServer]:
+    with DemoServer(port=0) as server:
+        yield server
+
+
+@pytest.fixture
+def holder() -> Iterator[HoldServer]:
+    server = HoldServer()
+    yield server
+    server.close()
+
+
+@contextlib.asynccontextmanager
+async def started_pool(**options: Any) -> AsyncIterator[BrowserPool]:
+    async with pool(learnings=pool_learnings(), **options) as browsers:
+        yield browsers
+
+
+def kill_chrome(pid: int) -> list[psutil.Process]:
+    """SIGKILL a Chrome and its whole process tree, as a crash or the OOM killer would."""
+    root = psutil.Process(pid)
+    tree = [root, *root.children(recursive=True)]
+    for process in tree:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    return tree
+
+
+def alive(processes: list[psutil.Process]) -> list[psutil.Process]:
+    return [p for p in processes if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def expected_product(shop: DemoServer, product_id: int) -> dict[str, Any]:
+    product = shop.state.products[product_id]
+    return {"id": product_id, "name": product["name"], "price": product["price"]}
+
+
+def member_running(browsers: BrowserPool) -> MemberInfo:
+    busy = [member for member in browsers.members if member.in_flight]
+    assert len(busy) == 1, busy
+    return busy[0]
+
+
+async def test_three_browsers_300_calls_one_killed_half_way(
+    shop: DemoServer, holder: HoldServer
+) -> None:
+    async with started_pool(launch=3, per_browser=4) as browsers:
+        assert [m.state for m in browsers.members] == ["ready"] * 3
+        browsers.set_start_url("demo-shop", shop.url)
+        browsers.set_start_url("pool-test", holder.url())
+
+        # A write call, in flight on one browser (the server saw it) before any read starts.
+        write = asyncio.create_task(
+            browsers.run_browser_tool("pool-test", "hold_write", {"id": "w1"})
+        )
+        assert await asyncio.to_thread(holder.wait_arrived, "w1")
+        victim = member_running(browsers)
+        assert victim.pid is not None
+
+        ids = sorted(shop.state.products)
+        inputs = [{"id": ids[i % len(ids)]} for i in range(300)]
+        results: list[PoolResult] = []
+        killed: list[psutil.Process] = []
+        reads_cut = 0
+        async for item in browsers.map("demo-shop", "get_product", inputs, ordered=False):
+            results.append(item)
+            # Half-way, and while the victim also runs reads (the trigger is state, not time).
+            if not killed and len(results) >= 150:
+                in_flight = browsers.members[victim.index].in_flight
+                if in_flight >= 2:
+                    reads_cut = in_flight - 1
+                    killed = kill_chrome(victim.pid)
+
+        assert killed, "the victim never had a read in flight after 150 results"
+        assert len(results) == 300
+        assert sorted(item.index for item in results) == list(range(300))
+        for item in results:
+            assert item.ok, item.error
+            want = expected_product(shop, inputs[item.index]["id"])
+            assert {key: item.result[key] for key in want} == want
+        assert browsers.stats.retried >= reads_cut >= 1
+        assert any(item.attempts > 1 for item in results)
+
+        with pytest.raises(NotRetriedError) as caught:
+            await write
+        message = str(caught.value)
+        assert message.startswith(
+            "not retried: pool-test/hold_write is a write tool and the browser died mid-call"
+        )
+        assert "may or may not have run" in message
+        assert caught.value.side_effect == "write"
+        assert browsers.stats.not_retried == 1
+
+        # The dead browser was replaced by a new Chrome, and the old tree is gone.
+        await browsers.wait_ready(timeout=60)
+        replaced = browsers.members[victim.index]
+        assert replaced.state == "ready"
+        assert replaced.generation == 2
+        assert replaced.pid not in (None, victim.pid)
+        assert browsers.stats.replaced == 1
+        assert not alive(killed)
+        # The replacement works (and has the start URL overrides).
+        again = await browsers.run_browser_tool("demo-shop", "get_product", {"id": ids[0]})
+        assert again["name"] == shop.state.products[ids[0]]["name"]
+
+    holder.release()
+    # Released now, the held request could answer; nobody sent it again.
+    assert holder.counts["w1"] == 1
+
+
+async def test_irreversible_needs_confirm_and_is_not_retried_on_a_one_browser_pool(
+    holder: HoldServer,
+) -> None:
+    async with started_pool(launch=1, per_browser=2) as browsers:
+        browsers.set_start_url("pool-test", holder.url())
+        with pytest.raises(ConfirmationRequiredError):
+            await browsers.run_browser_tool("pool-test", "hold_irreversible", {"id": "i0"})
+        assert holder.counts["i0"] == 0
+
+        call = asyncio.create_task(
+            browsers.run_browser_tool("pool-test", "hold_irreversible", {"id": "i1"}, confirm=True)
+        )
+        assert await asyncio.to_thread(holder.wait_arrived, "i1")
+        # A read held on the same browser: it is retried once the browser is replaced.
+        read = asyncio.create_task(
+            browsers.run_browser_tool("pool-test", "hold_read", {"id": "r1"})
+        )
+        assert await asyncio.to_thread(holder.wait_arrived, "r1")
+        first = browsers.members[0]
+        assert first.in_flight == 2
+        assert first.pid is not None
+        kill_chrome(first.pid)
+
+        with pytest.raises(NotRetriedError, match=r"is an irreversible tool and the browser died"):
+            await call
+        holder.release()
+        result = await read  # waited for the replacement, then ran again there
+        assert result == {"id": "r1", "status": 200, "body": "released"}
+        assert browsers.members[0].generation == 2
+        assert holder.counts["i1"] == 1
+        assert holder.counts["r1"] == 2
+
+
+async def test_map_keeps_input_order_and_captures_item_errors(shop: DemoServer) -> None:
+    async with started_pool(launch=2, per_browser=3) as browsers:
+        browsers.set_start_url("demo-shop", shop.url)
+        inputs: list[dict[str, Any] | None] = [{"id": 1}, {"id": "x"}, {"id": 2}, {"id": 999}]
+        results = await browsers.map("demo-shop", "get_product", inputs)
+        assert [item.index for item in results] == [0, 1, 2, 3]
+        assert [item.ok for item in results] == [True, False, True, True]
+        assert isinstance(results[1].error, InvalidArgsError)
+        assert results[0].result["name"] == shop.state.products[1]["name"]
+        assert results[3].result == {"error": "not found: no product with id 999"}
+
+        # A Python tool runs through the pool too, with a pool tab as ctx.tab.
+        cheapest = await browsers.run_tool(
+            "demo-shop", "cheapest_in_category", {"category": "kitchen"}
+        )
+        assert cheapest["category"] == "kitchen"
+
+        with pytest.raises(UnknownToolError, match="declared tools"):
+            await browsers.run_browser_tool("demo-shop", "no_such_tool")
+
+        # Leaving early cancels the rest; the pool stays usable.
+        started = browsers.stats.calls
+        many = browsers.map("demo-shop", "get_product", ({"id": 1} for _ in range(10_000)))
+        async with many:
+            async for _ in many:
+                break
+        assert browsers.stats.calls - started < 100
+        assert all(m.in_flight == 0 for m in browsers.members)
+        assert (await browsers.run_browser_tool("demo-shop", "get_product", {"id": 2}))["id"] == 2
+
+
+async def test_a_pool_whose_browsers_cannot_be_replaced_says_so() -> None:
+    # Chrome that cannot start: the first attempt fails for every browser, so start() raises.
+    started = time.time()
+    # (ChromeProcess.start lets Popen's FileNotFoundError through for an explicit path.)
+    with pytest.raises((FileNotFoundError, ChromeNotFoundError)):
+        async with pool(launch=2, executable="/nonexistent/chrome", learnings=pool_learnings()):
+            pass
+    assert time.time() - started < 30
+
+    async with started_pool(launch=1, replace_attempts=0) as browsers:
+        first = browsers.members[0]
+        assert first.pid is not None
+        kill_chrome(first.pid)
+        # Whether the call meets the dead browser or finds it given up, it ends the same way.
+        with pytest.raises(PoolExhaustedError, match="all 1 browsers of the pool are gone"):
+            await browsers.run_browser_tool("pool-test", "echo", {})
+        assert browsers.members[0].state == "failed"
