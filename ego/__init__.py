@@ -1,47 +1,40 @@
-"""ego: drive a real Chrome over raw CDP and run site learnings inside the page."""
+"""ego: drive a real Chrome over raw CDP and run site learnings inside the page.
+
+    async with ego.launch() as browser:
+        ctx = await browser.site.learn_context(url)
+        result = await browser.site.run_browser_tool(site_id, tool, args)
+
+Every exception ego raises derives from :class:`EgoError`; see :mod:`ego.errors`.
+"""
 
 from __future__ import annotations
 
 from .api import BrowserStarter, connect, launch
 from .browser import Browser
 from .chrome import find_chrome
-from .errors import (
-    BrowserClosedError,
-    BrowserError,
-    ChromeLaunchError,
-    ChromeNotFoundError,
-    CommandTimeoutError,
-    ConnectionFailedError,
-    ContextDestroyedError,
-    EgoError,
-    JavaScriptError,
-    NavigationError,
-    ProfileInUseError,
-    ProtocolError,
-    TabClosedError,
-)
+from .errors import *  # noqa: F403  (the exception types are part of the top-level API)
+from .errors import __all__ as _error_names
+from .learning import LearnContext, Learnings, ToolInfo
+from .pool import BrowserPool, Endpoint, pool
+from .site import Site, ToolContext
 from .tab import Tab
 
 __all__ = [
     "Browser",
-    "BrowserClosedError",
-    "BrowserError",
+    "BrowserPool",
     "BrowserStarter",
-    "ChromeLaunchError",
-    "ChromeNotFoundError",
-    "CommandTimeoutError",
-    "ConnectionFailedError",
-    "ContextDestroyedError",
-    "EgoError",
-    "JavaScriptError",
-    "NavigationError",
-    "ProfileInUseError",
-    "ProtocolError",
+    "Endpoint",
+    "LearnContext",
+    "Learnings",
+    "Site",
     "Tab",
-    "TabClosedError",
+    "ToolContext",
+    "ToolInfo",
     "connect",
     "find_chrome",
     "launch",
+    "pool",
+    *_error_names,
 ]
 
 __version__ = "0.1.0"

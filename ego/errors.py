@@ -17,6 +17,7 @@ The tree::
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
+    │   ├── ElementNotFoundError      no element matches a selector given to click or type
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw

@@ -29,10 +29,12 @@ from .paths import check_relative, resolve_inside
 
 __all__ = [
     "WORKSPACE_ENV",
+    "FileStamp",
     "Learnings",
     "LoadedSource",
     "Note",
     "SiteEntry",
+    "file_stamp",
     "project_learnings_dir",
 ]
 
@@ -130,9 +132,9 @@ class Learnings:
                 found.append(Path(workspace) / "learnings")
             found.append(Path(project) if project is not None else project_learnings_dir())
             self.roots = found
-        self._manifests: dict[Path, tuple[tuple[int, int], SiteEntry]] = {}
-        self._sources: dict[Path, tuple[tuple[int, int], LoadedSource]] = {}
-        self._modules: dict[Path, tuple[tuple[int, int], ModuleType]] = {}
+        self._manifests: dict[Path, tuple[FileStamp, SiteEntry]] = {}
+        self._sources: dict[Path, tuple[FileStamp, LoadedSource]] = {}
+        self._modules: dict[Path, tuple[FileStamp, ModuleType]] = {}
         self._validators: dict[int, Any] = {}
 
     @property
@@ -142,11 +144,7 @@ class Learnings:
 
     def _entry(self, root: Path, directory: Path) -> SiteEntry:
         manifest_path = directory / "manifest.json"
-        try:
-            stat = manifest_path.stat()
-            stamp = (stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            stamp = (-1, -1)
+        stamp = file_stamp(manifest_path)
         cached = self._manifests.get(manifest_path)
         if cached is not None and cached[0] == stamp:
             return cached[1]
@@ -340,12 +338,27 @@ class Learnings:
         return found
 
 
-def _stamp(file: Path, what: str) -> tuple[int, int]:
+FileStamp = tuple[int, int, int, int]
+
+
+def file_stamp(path: Path) -> FileStamp:
+    """What tells a changed file from an unchanged one, without reading it.
+
+    Modification time alone misses a same-size rewrite within one timestamp tick; the inode
+    and change time catch an atomic replace (a new inode) and any write.
+    """
     try:
-        stat = file.stat()
+        stat = path.stat()
     except OSError:
-        raise ToolLoadError(f"{what}: the tool file {file} does not exist") from None
-    return (stat.st_mtime_ns, stat.st_size)
+        return (-1, -1, -1, -1)
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
+
+
+def _stamp(file: Path, what: str) -> FileStamp:
+    stamp = file_stamp(file)
+    if stamp[0] == -1:
+        raise ToolLoadError(f"{what}: the tool file {file} does not exist")
+    return stamp
 
 
 def _identifier(text: str) -> str:

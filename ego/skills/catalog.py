@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from ..errors import InvalidSkillError, UnknownSkillError
 from ..learning.context import ToolInfo, example_args, register_context_provider
 from ..learning.matching import match_domain
-from ..learning.registry import Learnings
+from ..learning.registry import FileStamp, Learnings, file_stamp
 from .format import EXTRACTOR_FILE, SKILL_FILE, Skill, is_kebab, is_site, load_skill
 
 __all__ = [
@@ -123,15 +123,7 @@ class SkillSummary(BaseModel):
         )
 
 
-Stamp = tuple[tuple[int, int], tuple[int, int]]
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    try:
-        stat = path.stat()
-    except OSError:
-        return (-1, -1)
-    return (stat.st_mtime_ns, stat.st_size)
+Stamp = tuple[FileStamp, FileStamp]
 
 
 class SkillCatalog:
@@ -146,7 +138,7 @@ class SkillCatalog:
         self._entries: dict[Path, tuple[Stamp, SkillEntry]] = {}
 
     def _entry(self, root: Path, directory: Path) -> SkillEntry:
-        stamp = (_stamp(directory / SKILL_FILE), _stamp(directory / EXTRACTOR_FILE))
+        stamp = (file_stamp(directory / SKILL_FILE), file_stamp(directory / EXTRACTOR_FILE))
         cached = self._entries.get(directory)
         if cached is not None and cached[0] == stamp:
             return cached[1]
