@@ -5,26 +5,30 @@ Run from the project root::
     .venv/bin/python bench/bench_pool.py [--inputs 1000] [--browsers 1,2,4] [--per-browser 4]
 
 Every call is the demo shop's ``get_product`` read tool (a ``fetch`` of its JSON API from the
-page) against ``ego.demo.DemoServer`` served from a thread of this script. Sections:
+page). The shop (``ego.demo.DemoServer``) runs in a process of its own, so that its request
+handling neither shares this process's GIL nor hides in its CPU time. Sections:
 
 1. **Scaling**: ``pool(launch=N, per_browser=P)`` for each N, ``pool.map`` over the inputs
-   after a warm-up that opens every tab and caches the tool; calls/s and the speed-up over
-   one browser.
+   after a warm-up that opens every tab and caches the tool; calls/s, the speed-up over one
+   browser, and the CPU time each call costs in ego (this process), in Chrome (every process
+   of the pool's Chromes) and in the shop. On a machine with few cores the CPU per call
+   bounds the throughput whatever the number of browsers: ``cores / CPU per call``.
 2. **browserless against direct** (when ``scripts/browserless install`` was run): a local
    browserless server started by this script, one pool browser attached to it against one
-   launched directly, same concurrency: throughput, and the median of sequential calls (one
-   in flight), whose difference is what browserless's websocket proxy adds to each call.
+   launched directly, same concurrency: throughput, the median of sequential calls (one in
+   flight) whose difference is what browserless's websocket proxy adds to each call, and the
+   CPU browserless's node process spends per call.
 
-The demo server's handler leaves Nagle's algorithm on, so each response's body waits for
-the client's delayed ACK of its headers (about 40 ms per fetch on Linux). That wait would
-dominate every figure here, so the script turns Nagle off for its server (``TCP_NODELAY``,
-as ``disable_nagle_algorithm = True`` on the handler does); ``--keep-nagle`` measures the
-server as shipped.
+The demo server's handler leaves Nagle's algorithm on, so each response's body waits for the
+client's delayed ACK of its headers (about 40 ms per fetch on Linux). That wait would dominate
+every figure here, so the script turns Nagle off in its shop process (``TCP_NODELAY``, as
+``disable_nagle_algorithm = True`` on the handler does); ``--keep-nagle`` measures the server
+as shipped.
 
-Each section runs in rounds whose order rotates (``--rounds``); the best and worst rounds are
-printed beside the median so that noise from other programs on the machine shows. The
-machine's load average before and after is printed too: on 2 cores, anything else running
-shows up directly in these figures.
+Each section runs in rounds whose order rotates (``--rounds``); the spread of the rounds is
+printed beside the median so that noise from other programs shows. The machine's load average
+before and after is printed too: on 2 cores, anything else running shows up directly in these
+figures. Every process started here is ended in a ``finally``.
 """
 
 from __future__ import annotations
@@ -43,42 +47,121 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from ego.demo import DemoServer
+from ego.demo import DemoState
 from ego.pool import BrowserPool, pool
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "browserless"
 INSTALL_DIR = Path(os.environ.get("EGO_BROWSERLESS_DIR") or ROOT / ".browserless")
 
+_SHOP = """
+import sys, threading
+import ego.demo.server as server
+if sys.argv[1] == "nodelay":
+    server._Handler.disable_nagle_algorithm = True
+shop = server.DemoServer(port=0).start()
+print(shop.url, flush=True)
+sys.stdin.read()  # until the benchmark closes our stdin (or dies)
+shop.close()
+"""
 
-def _inputs(server: DemoServer, count: int) -> list[dict[str, Any]]:
-    ids = sorted(server.state.products)
+
+@contextlib.contextmanager
+def shop_process(nodelay: bool) -> Iterator[tuple[str, psutil.Process]]:
+    """The demo shop in a child process: its URL and process."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SHOP, "nodelay" if nodelay else "nagle"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().strip()
+        if not url:
+            raise RuntimeError("the demo shop process did not start")
+        yield url, psutil.Process(child.pid)
+    finally:
+        if child.stdin is not None:
+            child.stdin.close()
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def _inputs(count: int) -> list[dict[str, Any]]:
+    ids = sorted(DemoState.load().products)
     return [{"id": ids[i % len(ids)]} for i in range(count)]
 
 
-async def _warm(browsers: BrowserPool, server: DemoServer) -> None:
+def _cpu(processes: Sequence[psutil.Process]) -> float:
+    total = 0.0
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def _chrome_trees(browsers: BrowserPool) -> list[psutil.Process]:
+    found: list[psutil.Process] = []
+    for member in browsers.members:
+        if member.pid is not None:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(member.pid)
+                found += [root, *root.children(recursive=True)]
+    return found
+
+
+@dataclass
+class Figures:
+    """One contender's rounds: calls/s, and CPU milliseconds per call by where it was spent."""
+
+    rates: list[float] = field(default_factory=list)
+    cpu_ms: dict[str, list[float]] = field(default_factory=dict)
+    sequential_ms: list[float] = field(default_factory=list)
+
+    def add_cpu(self, where: str, seconds: float, calls: int) -> None:
+        self.cpu_ms.setdefault(where, []).append(seconds * 1000 / calls)
+
+
+async def _warm(browsers: BrowserPool) -> None:
     # Open every slot's tab on the shop and store the tool in its localStorage first.
-    warm = _inputs(server, browsers.concurrency * 3)
-    results = await browsers.map("demo-shop", "get_product", warm)
+    results = await browsers.map("demo-shop", "get_product", _inputs(browsers.concurrency * 3))
     failed = [item.error for item in results if not item.ok]
     if failed:
         raise RuntimeError(f"warm-up failed: {failed[0]}")
 
 
-async def _throughput(browsers: BrowserPool, inputs: list[dict[str, Any]]) -> float:
+async def _measure(
+    browsers: BrowserPool,
+    inputs: list[dict[str, Any]],
+    figures: Figures,
+    watched: dict[str, list[psutil.Process]],
+) -> None:
+    # Chrome's process tree changes (renderers come and go): collect it at both ends.
+    watched = {**watched, "chrome": watched.get("chrome", []) + _chrome_trees(browsers)}
+    cpu_before = {where: _cpu(processes) for where, processes in watched.items()}
+    ego_before = time.process_time()
     started = time.perf_counter()
     results = await browsers.map("demo-shop", "get_product", inputs, ordered=False)
     elapsed = time.perf_counter() - started
+    figures.add_cpu("ego", time.process_time() - ego_before, len(inputs))
+    for where, processes in watched.items():
+        figures.add_cpu(where, _cpu(processes) - cpu_before[where], len(inputs))
     failed = [item.error for item in results if not item.ok]
     if failed:
         raise RuntimeError(f"{len(failed)} calls failed: {failed[0]}")
-    return len(inputs) / elapsed
+    figures.rates.append(len(inputs) / elapsed)
 
 
 async def _sequential_ms(browsers: BrowserPool, calls: int) -> float:
@@ -90,27 +173,29 @@ async def _sequential_ms(browsers: BrowserPool, calls: int) -> float:
     return statistics.median(times)
 
 
-async def scaling(args: argparse.Namespace, server: DemoServer) -> dict[int, list[float]]:
+async def scaling(args: argparse.Namespace, url: str, shop: psutil.Process) -> dict[int, Figures]:
     counts = [int(part) for part in args.browsers.split(",")]
-    inputs = _inputs(server, args.inputs)
-    rates: dict[int, list[float]] = {count: [] for count in counts}
+    inputs = _inputs(args.inputs)
+    figures = {count: Figures() for count in counts}
     pools: dict[int, BrowserPool] = {}
     async with contextlib.AsyncExitStack() as stack:
         for count in counts:
             browsers = await stack.enter_async_context(
                 pool(launch=count, per_browser=args.per_browser)
             )
-            browsers.set_start_url("demo-shop", server.url)
-            await _warm(browsers, server)
+            browsers.set_start_url("demo-shop", url)
+            await _warm(browsers)
             pools[count] = browsers
         for round_number in range(args.rounds):
-            order = counts[round_number % len(counts) :] + counts[: round_number % len(counts)]
-            for count in order:
-                rates[count].append(await _throughput(pools[count], inputs))
-    return rates
+            shift = round_number % len(counts)
+            for count in counts[shift:] + counts[:shift]:
+                await _measure(pools[count], inputs, figures[count], {"shop": [shop]})
+    return figures
 
 
 class _Browserless:
+    """A local browserless server started with ``scripts/browserless start``."""
+
     def __init__(self) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
@@ -128,7 +213,7 @@ class _Browserless:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True,  # its own group, ended as a whole in stop()
         )
         deadline = time.monotonic() + 90
         while True:
@@ -144,6 +229,23 @@ class _Browserless:
                 raise RuntimeError("browserless did not start (try scripts/browserless start)")
             time.sleep(0.1)
 
+    def node(self) -> list[psutil.Process]:
+        if self.process is None:
+            return []
+        with contextlib.suppress(psutil.Error):
+            script = psutil.Process(self.process.pid)
+            return [p for p in script.children() if p.name() == "node"]
+        return []
+
+    def chromes(self) -> list[psutil.Process]:
+        marker = str(INSTALL_DIR / "data" / str(self.port)) + "/"
+        found = []
+        for process in psutil.process_iter():
+            with contextlib.suppress(psutil.Error):
+                if marker in " ".join(process.cmdline()):
+                    found.append(process)
+        return found
+
     def stop(self) -> list[int]:
         """Stop the server; return the pids of whatever it left running (then killed)."""
         if self.process is None:
@@ -155,68 +257,85 @@ class _Browserless:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
-        marker = str(INSTALL_DIR / "data" / str(self.port)) + "/"
         left = []
-        for process in psutil.process_iter():
+        for process in self.chromes():
             with contextlib.suppress(psutil.Error):
-                if marker in " ".join(process.cmdline()):
-                    process.kill()
-                    left.append(process.pid)
+                process.kill()
+                left.append(process.pid)
         return left
 
 
 async def versus_browserless(
-    args: argparse.Namespace, server: DemoServer, url: str
-) -> dict[str, list[float]]:
-    inputs = _inputs(server, args.inputs)
-    figures: dict[str, list[float]] = {
-        "direct_rate": [],
-        "browserless_rate": [],
-        "direct_ms": [],
-        "browserless_ms": [],
-    }
+    args: argparse.Namespace, url: str, shop: psutil.Process, server: _Browserless
+) -> dict[str, Figures]:
+    inputs = _inputs(args.inputs)
+    figures = {"direct": Figures(), "browserless": Figures()}
     async with (
         pool(launch=1, per_browser=args.per_browser) as direct,
-        pool(endpoints=[url], per_browser=args.per_browser) as remote,
+        pool(endpoints=[server.url], per_browser=args.per_browser) as remote,
     ):
         pools = {"direct": direct, "browserless": remote}
         for browsers in pools.values():
-            browsers.set_start_url("demo-shop", server.url)
-            await _warm(browsers, server)
+            browsers.set_start_url("demo-shop", url)
+            await _warm(browsers)
         for round_number in range(args.rounds):
             names = ["direct", "browserless"][:: 1 if round_number % 2 == 0 else -1]
             for name in names:
-                figures[f"{name}_rate"].append(await _throughput(pools[name], inputs))
-                figures[f"{name}_ms"].append(await _sequential_ms(pools[name], args.latency_calls))
+                watched = {"shop": [shop]}
+                if name == "browserless":
+                    # Its Chromes are not ours: count them by their data folder.
+                    watched |= {"chrome": server.chromes(), "node": server.node()}
+                await _measure(pools[name], inputs, figures[name], watched)
+                figures[name].sequential_ms.append(
+                    await _sequential_ms(pools[name], args.latency_calls)
+                )
     return figures
 
 
-def _spread(values: list[float]) -> str:
-    return f"{statistics.median(values):8.1f}  ({min(values):.1f} .. {max(values):.1f})"
+def _spread(values: list[float], digits: int = 1) -> str:
+    median = statistics.median(values)
+    return f"{median:.{digits}f} ({min(values):.{digits}f}..{max(values):.{digits}f})"
+
+
+def _cpu_text(figures: Figures) -> str:
+    parts = [
+        f"{where} {statistics.median(values):.2f}"
+        for where, values in sorted(figures.cpu_ms.items())
+    ]
+    total = sum(statistics.median(values) for values in figures.cpu_ms.values())
+    return f"{total:.2f} = " + ", ".join(parts)
 
 
 def report(
     args: argparse.Namespace,
-    rates: dict[int, list[float]],
-    remote: dict[str, list[float]] | None,
+    scaled: dict[int, Figures],
+    remote: dict[str, Figures] | None,
     skipped: str,
 ) -> None:
-    print(f"\npool.map over {args.inputs} get_product calls, {args.per_browser} per browser")
-    print(f"{'browsers':>8}  {'calls/s median (min .. max)':>30}  speed-up")
-    base = statistics.median(rates[min(rates)])
-    for count, values in rates.items():
-        print(f"{count:>8}  {_spread(values):>30}  {statistics.median(values) / base:6.2f}x")
+    cores = os.cpu_count() or 1
+    print(f"\n1. pool.map over {args.inputs} get_product calls, {args.per_browser} per browser")
+    print(f"{'browsers':>8}  {'calls/s (min..max)':>24}  {'speed-up':>8}  CPU ms per call")
+    base = statistics.median(scaled[min(scaled)].rates)
+    for count, figures in scaled.items():
+        speedup = statistics.median(figures.rates) / base
+        print(f"{count:>8}  {_spread(figures.rates):>24}  {speedup:7.2f}x  {_cpu_text(figures)}")
+    one = scaled[min(scaled)]
+    per_call = sum(statistics.median(values) for values in one.cpu_ms.values())
+    print(f"CPU bound on {cores} cores: about {cores * 1000 / per_call:.0f} calls/s at most")
     if remote is None:
-        print(f"\nbrowserless: skipped ({skipped})")
+        print(f"\n2. browserless: skipped ({skipped})")
         return
-    print("\nbrowserless against direct, one browser each")
-    print(f"{'':12}  {'calls/s':>30}  {'sequential call, ms':>30}")
-    for name in ("direct", "browserless"):
-        rate, ms = remote[f"{name}_rate"], remote[f"{name}_ms"]
-        print(f"{name:12}  {_spread(rate):>30}  {_spread(ms):>30}")
-    overhead = statistics.median(remote["browserless_ms"]) - statistics.median(remote["direct_ms"])
-    ratio = statistics.median(remote["direct_rate"]) / statistics.median(remote["browserless_rate"])
-    print(f"per-call overhead of browserless (sequential medians): {overhead:+.2f} ms")
+    print("\n2. browserless against direct, one browser each")
+    print(f"{'':12}  {'calls/s (min..max)':>24}  {'sequential ms':>20}  CPU ms per call")
+    for name, figures in remote.items():
+        print(
+            f"{name:12}  {_spread(figures.rates):>24}  "
+            f"{_spread(figures.sequential_ms, 2):>20}  {_cpu_text(figures)}"
+        )
+    direct, through = remote["direct"], remote["browserless"]
+    overhead = statistics.median(through.sequential_ms) - statistics.median(direct.sequential_ms)
+    ratio = statistics.median(direct.rates) / statistics.median(through.rates)
+    print(f"per-call latency browserless adds (sequential medians): {overhead:+.2f} ms")
     print(f"throughput direct / browserless: {ratio:.2f}x")
 
 
@@ -235,39 +354,38 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    if not args.keep_nagle:
-        from ego.demo import server as demo_server
-
-        # See the module docstring: without this, each fetch waits ~40 ms for a delayed ACK.
-        demo_server._Handler.disable_nagle_algorithm = True
     load_before = os.getloadavg()[0]
     python = sys.version.split()[0]
     print(f"{os.cpu_count()} cores, load average {load_before:.1f}; python {python}")
-    server = DemoServer(port=0).start()
-    remote: dict[str, list[float]] | None = None
+    remote: dict[str, Figures] | None = None
     skipped = ""
-    browserless: _Browserless | None = None
-    try:
-        rates = asyncio.run(scaling(args, server))
-        if args.no_browserless:
-            skipped = "--no-browserless"
-        elif not (INSTALL_DIR / "node_modules" / "@browserless.io" / "browserless").is_dir():
-            skipped = f"not installed in {INSTALL_DIR}: run scripts/browserless install"
-        else:
-            browserless = _Browserless()
-            browserless.start()
-            remote = asyncio.run(versus_browserless(args, server, browserless.url))
-    finally:
-        left = browserless.stop() if browserless is not None else []
-        server.close()
-    report(args, rates, remote, skipped)
+    server: _Browserless | None = None
+    left: list[int] = []
+    with shop_process(nodelay=not args.keep_nagle) as (url, shop):
+        try:
+            scaled = asyncio.run(scaling(args, url, shop))
+            if args.no_browserless:
+                skipped = "--no-browserless"
+            elif not (INSTALL_DIR / "node_modules" / "@browserless.io" / "browserless").is_dir():
+                skipped = f"not installed in {INSTALL_DIR}: run scripts/browserless install"
+            else:
+                server = _Browserless()
+                server.start()
+                remote = asyncio.run(versus_browserless(args, url, shop, server))
+        finally:
+            if server is not None:
+                left = server.stop()
+    report(args, scaled, remote, skipped)
     print(f"\nload average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     if left:
         print(f"browserless left processes behind (killed): {left}")
     if args.json is not None:
-        args.json.write_text(
-            json.dumps({"scaling": rates, "browserless": remote, "inputs": args.inputs}, indent=2)
-        )
+        data = {
+            "inputs": args.inputs,
+            "scaling": {count: vars(figures) for count, figures in scaled.items()},
+            "browserless": {k: vars(v) for k, v in remote.items()} if remote else None,
+        }
+        args.json.write_text(json.dumps(data, indent=2))
     return 0
 
 

@@ -15,7 +15,7 @@ from .chrome import find_chrome
 from .errors import *  # noqa: F403  (the exception types are part of the top-level API)
 from .errors import __all__ as _error_names
 from .learning import LearnContext, Learnings, ToolInfo
-from .pool import BrowserPool, Endpoint, pool
+from .pool import BrowserPool, Endpoint, PoolResult, pool
 from .site import Site, ToolContext
 from .tab import Tab
 
@@ -25,6 +25,7 @@ __all__ = [
     "BrowserStarter",
     "Endpoint",
     "LearnContext",
+    "PoolResult",
     "Learnings",
     "Site",
     "Tab",

@@ -16,6 +16,7 @@ from .chrome import ChromeProcess
 from .errors import BrowserClosedError, ConnectionFailedError, EgoError, ProtocolError
 from .tab import Tab, WaitUntil
 from .transport import Connection
+from .wire import redact
 
 if TYPE_CHECKING:
     from .site import Site
@@ -269,18 +270,24 @@ async def resolve_endpoint(
         raise ConnectionFailedError(
             f"endpoint {endpoint!r} must start with http://, https://, ws:// or wss://"
         )
-    base = endpoint.rstrip("/")
-    version_url = base if base.endswith("/json/version") else base + "/json/version"
+    # A fleet may want its token on every request (``http://host:port?token=T``): keep the
+    # query on the /json/version request and on the websocket URL.
+    path = parts.path.rstrip("/")
+    if not path.endswith("/json/version"):
+        path += "/json/version"
+    version_url = urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
     body = await asyncio.to_thread(_http_get, version_url, dict(headers or {}), timeout)
     try:
         ws_url = str(orjson.loads(body)["webSocketDebuggerUrl"])
     except (orjson.JSONDecodeError, KeyError, TypeError):
         raise ConnectionFailedError(
-            f"{version_url} did not answer with a webSocketDebuggerUrl: is it a DevTools endpoint?"
+            f"{redact(version_url)} did not answer with a webSocketDebuggerUrl: is it a DevTools "
+            "endpoint?"
         ) from None
     ws_parts = urlsplit(ws_url)
     scheme = "wss" if parts.scheme == "https" else "ws"
-    return urlunsplit((scheme, parts.netloc, ws_parts.path, ws_parts.query, ""))
+    query = ws_parts.query or parts.query
+    return urlunsplit((scheme, parts.netloc, ws_parts.path, query, ""))
 
 
 def _http_get(url: str, headers: dict[str, str], timeout: float) -> bytes:
@@ -293,10 +300,10 @@ def _http_get(url: str, headers: dict[str, str], timeout: float) -> bytes:
             return bytes(response.read())
     except urllib.error.HTTPError as exc:
         hint = "check the token or credentials" if exc.code in (401, 403) else "check the URL"
-        raise ConnectionFailedError(f"{url} answered HTTP {exc.code}: {hint}") from None
+        raise ConnectionFailedError(f"{redact(url)} answered HTTP {exc.code}: {hint}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         raise ConnectionFailedError(
-            f"could not reach {url} ({reason}): is Chrome running with "
+            f"could not reach {redact(url)} ({reason}): is Chrome running with "
             "--remote-debugging-port, and is the address right?"
         ) from None

@@ -98,6 +98,16 @@ def find_chrome() -> str:
     raise ChromeNotFoundError(f"no Chrome or Chromium found on PATH: {_INSTALL_HINT}")
 
 
+def _checked_executable(executable: str) -> str:
+    path = shutil.which(executable)
+    if path is None:
+        raise ChromeNotFoundError(
+            f"executable={executable!r} is not an executable file: fix the path or leave it "
+            f"out to use {CHROME_ENV} or PATH"
+        )
+    return path
+
+
 def profiles_root() -> Path:
     """The folder that holds persistent profiles: ``$EGO_PROFILES_DIR`` or ./chrome_profiles."""
     configured = os.environ.get(PROFILES_ENV)
@@ -196,7 +206,7 @@ class ChromeProcess:
             ProfileInUseError: a running Chrome holds the profile folder.
             ChromeLaunchError: Chrome exited early or did not offer an endpoint in time.
         """
-        binary = executable or find_chrome()
+        binary = find_chrome() if executable is None else _checked_executable(executable)
         if user_data_dir is not None:
             data_dir, temporary = Path(user_data_dir).absolute(), False
         elif profile is not None:
