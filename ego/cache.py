@@ -77,7 +77,8 @@ def call_snippet(key: str, version: str, arguments: str) -> str:
     Answers ``{__ego_cache__: "NEEDS_STORE"}`` when the stored source is missing, stale,
     unparsable or not a function; ``"NO_STORAGE"`` when localStorage throws; ``"NO_EVAL"``
     when eval is blocked. Otherwise it answers whatever the function returns (a promise is
-    awaited by the evaluate). The eval happens synchronously on entry.
+    awaited by the evaluate). The eval happens synchronously on entry, and indirectly (in
+    the global scope) so that the tool sees the page's globals, never the snippet's locals.
     """
     k = embed_json(key)
     v = embed_json(version)
@@ -86,7 +87,7 @@ def call_snippet(key: str, version: str, arguments: str) -> str:
         "try{s=localStorage.getItem(K);"
         f"if(!s||localStorage.getItem(K+':ver')!==V)return S('{_NEEDS_STORE}')}}"
         f"catch(e){{return S('{_NO_STORAGE}')}}"
-        "try{f=eval('('+s+'\\n)')}"
+        "try{f=(0,eval)('('+s+'\\n)')}"
         f"catch(e){{return S(e instanceof EvalError?'{_NO_EVAL}':'{_NEEDS_STORE}')}}"
         f"if(typeof f!=='function')return S('{_NEEDS_STORE}');"
         f"return f({arguments})}})()"

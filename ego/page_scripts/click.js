@@ -5,6 +5,8 @@
   if (!el) return { found: false };
   el.scrollIntoView({ block: "center", inline: "center" });
   if (typeof el.focus === "function") el.focus();
-  el.click();
+  // SVG and MathML elements have no click(): dispatch the event a click would fire.
+  if (typeof el.click === "function") el.click();
+  else el.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true, composed: true, view: window }));
   return { found: true, tag: el.localName };
 }

@@ -8,6 +8,15 @@
   el.focus();
   if (el.isContentEditable) {
     if (clear) { document.execCommand("selectAll", false); document.execCommand("delete", false); }
+    else {
+      // focus() puts the caret at the start: move it to the end so that the text is appended.
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      range.collapse(false);
+      const selection = getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    }
     document.execCommand("insertText", false, value);
     return { found: true, value: el.textContent };
   }
