@@ -119,8 +119,11 @@ class Browser:
         return self.connection.closed
 
     def _on_detached(self, params: dict[str, Any]) -> None:
-        tab = self._tabs.pop(params.get("targetId", ""), None)
-        if tab is not None:
+        # Only the tab's own session detaching means the tab is gone: another session on the
+        # same target (a recorder's, say) may come and go.
+        tab = self._tabs.get(params.get("targetId", ""))
+        if tab is not None and params.get("sessionId") in (tab.session_id, None):
+            self._tabs.pop(tab.target_id, None)
             tab._mark_closed()
 
     def _tab(self, info: Mapping[str, Any]) -> Tab:

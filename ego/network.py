@@ -61,22 +61,35 @@ class NetworkLog:
     _subscriptions: list[Subscription] = field(default_factory=list)
 
     def attach(self, connection: Connection, session_id: str) -> None:
-        """Start listening on ``session_id``. Call before ``Network.enable``."""
+        """Start listening on ``session_id``. Call before ``Network.enable``.
+
+        One subscription for every method keeps Chrome's order: a response is never handled
+        before its request, nor a request before the navigation that started its page.
+        """
         handlers = {
             "Network.requestWillBeSent": self._on_request,
             "Network.responseReceived": self._on_response,
             "Network.loadingFailed": self._on_failed,
             "Network.requestServedFromCache": self._on_cached,
+            "Page.frameNavigated": self._on_frame_navigated,
         }
+
+        def handle(method: str, params: dict[str, Any]) -> None:
+            handlers[method](params)
+
         self._subscriptions = [
-            connection.subscribe(method, handler, session_id=session_id)
-            for method, handler in handlers.items()
+            connection.subscribe_all(list(handlers), handle, session_id=session_id)
         ]
 
     def close(self) -> None:
         for subscription in self._subscriptions:
             subscription.close()
         self._subscriptions = []
+
+    def _on_frame_navigated(self, params: dict[str, Any]) -> None:
+        frame = params.get("frame", {})
+        if not frame.get("parentId"):
+            self.set_main_loader(frame.get("loaderId", ""))
 
     def _on_request(self, params: dict[str, Any]) -> None:
         request = params.get("request", {})

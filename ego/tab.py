@@ -94,6 +94,12 @@ class Tab:
         return self._closed
 
     @property
+    def connection(self) -> Connection:
+        """The browser's CDP connection (to subscribe to this tab's events with
+        ``session_id=tab.session_id``)."""
+        return self._connection
+
+    @property
     def session_id(self) -> str | None:
         """The flattened CDP session id, once attached."""
         return self._session_id
@@ -354,7 +360,6 @@ class Tab:
         frame = params.get("frame", {})
         if not frame.get("parentId"):
             self._url = frame.get("url", self._url)
-            self._network.set_main_loader(frame.get("loaderId", ""))
 
     # -- the catalog's capabilities besides navigate and evaluate -------------------------
 

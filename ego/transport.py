@@ -11,7 +11,7 @@ import asyncio
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 import orjson
@@ -54,34 +54,41 @@ class Subscription:
     def __init__(
         self,
         connection: Connection,
-        method: str,
+        methods: tuple[str, ...],
         session_id: str | _AnySession | None,
-        handler: EventHandler,
+        handler: Callable[..., Awaitable[None] | None],
+        *,
+        with_method: bool = False,
     ) -> None:
         self._connection = connection
-        self.method = method
+        self.methods = methods
+        self.method = methods[0]
         self.session_id = session_id
         self._handler = handler
-        self._queue: asyncio.Queue[JSON | None] = asyncio.Queue()
+        self._with_method = with_method
+        self._queue: asyncio.Queue[tuple[str, JSON] | None] = asyncio.Queue()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def _matches(self, session_id: str | None) -> bool:
         return self.session_id is ANY_SESSION or self.session_id == session_id
 
-    def _push(self, params: JSON | None) -> None:
-        self._queue.put_nowait(params)
+    def _push(self, item: tuple[str, JSON] | None) -> None:
+        self._queue.put_nowait(item)
 
     async def _run(self) -> None:
         while True:
-            params = await self._queue.get()
+            item = await self._queue.get()
             try:
-                if params is None:
+                if item is None:
                     return
-                result = self._handler(params)
+                method, params = item
+                result = (
+                    self._handler(method, params) if self._with_method else self._handler(params)
+                )
                 if inspect.isawaitable(result):
                     await result
             except Exception:
-                logger.exception("event handler for %s failed", self.method)
+                logger.exception("event handler for %s failed", ", ".join(self.methods))
             finally:
                 self._queue.task_done()
 
@@ -280,14 +287,32 @@ class Connection:
         event from every session. ``handler`` may be a function or a coroutine function.
         Handlers run in their own task in arrival order; see :class:`Subscription`.
         """
-        subscription = Subscription(self, method, session_id, handler)
+        subscription = Subscription(self, (method,), session_id, handler)
         self._subscriptions.setdefault(method, []).append(subscription)
         return subscription
 
+    def subscribe_all(
+        self,
+        methods: Sequence[str],
+        handler: Callable[[str, JSON], Awaitable[None] | None],
+        *,
+        session_id: str | _AnySession | None = None,
+    ) -> Subscription:
+        """Call ``handler(method, params)`` for every event of any of ``methods``.
+
+        Unlike separate subscriptions, one subscription sees its events in the order Chrome
+        sent them, across methods (a response after its request, say).
+        """
+        subscription = Subscription(self, tuple(methods), session_id, handler, with_method=True)
+        for method in subscription.methods:
+            self._subscriptions.setdefault(method, []).append(subscription)
+        return subscription
+
     def _unsubscribe(self, subscription: Subscription) -> None:
-        subscriptions = self._subscriptions.get(subscription.method)
-        if subscriptions and subscription in subscriptions:
-            subscriptions.remove(subscription)
+        for method in subscription.methods:
+            subscriptions = self._subscriptions.get(method)
+            if subscriptions and subscription in subscriptions:
+                subscriptions.remove(subscription)
 
     def expect(
         self,
@@ -387,7 +412,7 @@ class Connection:
             self._fail_session(params.get("sessionId"), params.get("targetId"))
         for subscription in self._subscriptions.get(method, ()):
             if subscription._matches(session_id):
-                subscription._push(params)
+                subscription._push((method, params))
         waiters = self._waiters.get(method)
         if waiters:
             self._resolve_waiters(waiters, params, session_id)

@@ -29,6 +29,7 @@ from .common import (
     run_async,
 )
 from .output import EXIT_OK, EXIT_TOOL
+from .replay_commands import REPLAY_COMMANDS
 from .save_commands import SAVE_COMMANDS
 
 __all__ = ["cli", "main"]
@@ -565,5 +566,5 @@ def main() -> None:
 
 
 cli.add_command(batch)
-for _command in SAVE_COMMANDS:
+for _command in (*SAVE_COMMANDS, *REPLAY_COMMANDS):
     cli.add_command(_command)

@@ -75,7 +75,8 @@ async (args) => {
         likes: count(article.querySelector('[data-testid="like"], [data-testid="unlike"]')),
         views: count(article.querySelector('a[href$="/analytics"]')),
       },
-      social_context: social ? social.textContent.trim() : null,
+      // Names in the repost header carry emoji as <img alt> like the author's name does.
+      social_context: social ? textOf(social).trim() : null,
       has_media: !!article.querySelector('[data-testid="tweetPhoto"], [data-testid="videoPlayer"], [data-testid="videoComponent"]'),
       promoted: !time, // ads carry no timestamp
     };

@@ -61,7 +61,8 @@ async function (args) {
           handle: u.screen_name,
           name: u.name,
           verified: !!(u.verified || u.is_blue_verified || u.ext_is_blue_verified),
-          protected: !!u.protected,
+          // typeahead.json users carry v1.1's is_protected (not the REST user's protected).
+          protected: !!(u.is_protected || u.protected),
           avatar: u.profile_image_url_https || null,
           url: "https://x.com/" + u.screen_name,
           bio: null,
