@@ -25,13 +25,10 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import http.server
-import importlib.metadata
 import os
 import platform
 import statistics
 import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,10 +36,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-import psutil
-from websockets.asyncio.client import ClientConnection
-from websockets.asyncio.client import connect as ws_connect
-from websockets.exceptions import ConnectionClosed
+from _common import (
+    Call,
+    ChromeTracker,
+    PageServer,
+    RawCDP,
+    chrome_args_for_playwright,
+    closed_errors,
+    latency_stats,
+    rotated,
+    split,
+    timed_calls,
+    verdict,
+    version_of,
+)
 
 import ego
 
@@ -51,171 +58,10 @@ if TYPE_CHECKING:
 
 EXPRESSION = "1+1"
 EXPECTED = 2
-PAGE = (
-    b"<!doctype html><html><head><meta charset='utf-8'><title>ego bench</title></head>"
-    b"<body><p>ego bench page</p></body></html>"
-)
-
 # The targets from the issue.
 TARGET_EGO_OVER_RAW = 1.3  # ego median latency at most 1.3x the raw loop's
 TARGET_PW_OVER_EGO = 2.0  # Playwright median latency at least 2x ego's
 TARGET_THROUGHPUT = 4.0  # ego calls/s with M in flight at least 4x Playwright's
-
-Call = Callable[[], Awaitable[Any]]
-
-
-# --------------------------------------------------------------------------- the page
-
-
-class _PageHandler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        if self.path.split("?", 1)[0] in ("/", "/index.html"):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(PAGE)))
-            self.end_headers()
-            self.wfile.write(PAGE)
-        else:
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # keep the benchmark output clean
-
-
-class PageServer:
-    """A tiny HTML page on 127.0.0.1, served from a daemon thread."""
-
-    def __init__(self) -> None:
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/"
-
-    def __enter__(self) -> PageServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-
-# --------------------------------------------------------------------------- raw CDP client
-
-
-class RawCDP:
-    """The minimal CDP client: one websocket, orjson, one flattened session.
-
-    Sequential calls send and then read until the matching id, with nothing in between.
-    For concurrent calls :meth:`start_reader` runs a reader task that resolves futures by id.
-    """
-
-    def __init__(self, ws: ClientConnection) -> None:
-        self._ws = ws
-        self._next_id = 0
-        self.session_id = ""
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self._reader: asyncio.Task[None] | None = None
-
-    @classmethod
-    async def attach(cls, ws_url: str, target_id: str) -> RawCDP:
-        ws = await ws_connect(
-            ws_url, max_size=None, compression=None, ping_interval=None, user_agent_header=None
-        )
-        client = cls(ws)
-        try:
-            result = await client._call_direct(
-                {
-                    "method": "Target.attachToTarget",
-                    "params": {"targetId": target_id, "flatten": True},
-                }
-            )
-            client.session_id = result["result"]["sessionId"]
-        except BaseException:
-            await ws.close()
-            raise
-        return client
-
-    async def _call_direct(self, message: dict[str, Any]) -> dict[str, Any]:
-        self._next_id += 1
-        message_id = self._next_id
-        message["id"] = message_id
-        await self._ws.send(orjson.dumps(message), text=True)
-        while True:
-            answer: dict[str, Any] = orjson.loads(await self._ws.recv(decode=False))
-            if answer.get("id") == message_id:
-                if "error" in answer:
-                    raise RuntimeError(f"raw CDP error: {answer['error']}")
-                return answer
-
-    async def evaluate(self, expression: str) -> Any:
-        """Sequential: send Runtime.evaluate, read frames until the matching id."""
-        self._next_id += 1
-        message_id = self._next_id
-        await self._ws.send(
-            orjson.dumps(
-                {
-                    "id": message_id,
-                    "method": "Runtime.evaluate",
-                    "sessionId": self.session_id,
-                    "params": {"expression": expression, "returnByValue": True},
-                }
-            ),
-            text=True,
-        )
-        while True:
-            answer = orjson.loads(await self._ws.recv(decode=False))
-            if answer.get("id") == message_id:
-                return answer["result"]["result"].get("value")
-
-    async def start_reader(self) -> None:
-        self._reader = asyncio.get_running_loop().create_task(self._read_loop())
-
-    async def stop_reader(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-            self._reader = None
-
-    async def _read_loop(self) -> None:
-        while True:
-            answer = orjson.loads(await self._ws.recv(decode=False))
-            future = self._pending.pop(answer.get("id", -1), None)
-            if future is not None and not future.done():
-                future.set_result(answer)
-
-    async def evaluate_concurrent(self, expression: str) -> Any:
-        """Concurrent: register a future by id; the reader task resolves it."""
-        self._next_id += 1
-        message_id = self._next_id
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[message_id] = future
-        await self._ws.send(
-            orjson.dumps(
-                {
-                    "id": message_id,
-                    "method": "Runtime.evaluate",
-                    "sessionId": self.session_id,
-                    "params": {"expression": expression, "returnByValue": True},
-                }
-            ),
-            text=True,
-        )
-        answer = await future
-        return answer["result"]["result"].get("value")
-
-    async def close(self) -> None:
-        await self.stop_reader()
-        await self._ws.close()
-
 
 # --------------------------------------------------------------------------- measurement
 
@@ -230,25 +76,6 @@ class Contender:
     latencies_ns: list[int] = field(default_factory=list)
     stream_seconds: list[float] = field(default_factory=list)
     stream_calls: list[int] = field(default_factory=list)
-
-
-def rotated(items: Sequence[Contender], shift: int) -> list[Contender]:
-    shift %= len(items)
-    return [*items[shift:], *items[:shift]]
-
-
-def split(total: int, parts: int) -> list[int]:
-    parts = max(1, min(parts, total))
-    base, extra = divmod(total, parts)
-    return [base + (1 if i < extra else 0) for i in range(parts)]
-
-
-async def timed_calls(call: Call, count: int, into: list[int]) -> None:
-    clock = time.perf_counter_ns
-    for _ in range(count):
-        start = clock()
-        await call()
-        into.append(clock() - start)
 
 
 async def stream(call: Call, total: int, inflight: int) -> float:
@@ -340,30 +167,7 @@ async def playwright_start(pw: Playwright, chrome: str, tracker: ChromeTracker) 
     return elapsed
 
 
-def chrome_args_for_playwright() -> list[str]:
-    running_as_root = hasattr(os, "geteuid") and os.geteuid() == 0
-    return ["--no-sandbox"] if running_as_root else []
-
-
 # --------------------------------------------------------------------------- reporting
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
-    return ordered[rank - 1]
-
-
-def latency_stats(latencies_ns: Sequence[int]) -> dict[str, float]:
-    micros = [value / 1000 for value in latencies_ns]
-    return {
-        "calls": len(micros),
-        "median_us": statistics.median(micros),
-        "p99_us": percentile(micros, 0.99),
-        "mean_us": statistics.fmean(micros),
-        "min_us": min(micros),
-    }
 
 
 def throughput_stats(contender: Contender) -> dict[str, float]:
@@ -375,79 +179,6 @@ def throughput_stats(contender: Contender) -> dict[str, float]:
         "round_min_calls_per_s": min(rates),
         "round_max_calls_per_s": max(rates),
     }
-
-
-def verdict(ok: bool | None) -> str:
-    return "SKIP" if ok is None else ("PASS" if ok else "MISS")
-
-
-def _is_chromium(process: psutil.Process) -> bool:
-    try:
-        return "chrom" in process.name().lower()
-    except psutil.Error:
-        return False
-
-
-class ChromeTracker:
-    """Remembers every Chromium process this run started, to check that none outlives it.
-
-    Other programs on the machine may run their own Chromes, so a before/after diff of
-    ``pgrep chromium`` is not enough: the tracker records (pid, start time) of the process
-    trees of the Chromes started here (ego's, and Playwright's under its node driver).
-    """
-
-    def __init__(self) -> None:
-        self._seen: dict[int, float] = {}
-
-    def _add(self, processes: Sequence[psutil.Process]) -> None:
-        for process in processes:
-            with contextlib.suppress(psutil.Error):
-                if _is_chromium(process):
-                    self._seen[process.pid] = process.create_time()
-
-    def note_ego(self, browser: ego.Browser) -> None:
-        if browser.process is None:
-            return
-        with contextlib.suppress(psutil.Error):
-            root = psutil.Process(browser.process.pid)
-            self._add([root, *root.children(recursive=True)])
-
-    def note_playwright(self) -> None:
-        """Chromes under this process: Playwright's driver starts them as its children."""
-        self._add(psutil.Process().children(recursive=True))
-
-    @property
-    def count(self) -> int:
-        return len(self._seen)
-
-    def leftovers(self, wait: float = 5.0) -> list[str]:
-        """Tracked processes still alive after up to ``wait`` seconds, described."""
-        deadline = time.monotonic() + wait
-        while True:
-            alive = []
-            for pid, created in self._seen.items():
-                with contextlib.suppress(psutil.Error):
-                    process = psutil.Process(pid)
-                    if process.create_time() == created and process.status() not in (
-                        psutil.STATUS_ZOMBIE,
-                        psutil.STATUS_DEAD,
-                    ):
-                        alive.append(process)
-            if not alive or time.monotonic() >= deadline:
-                break
-            time.sleep(0.1)
-        described = []
-        for process in alive:
-            with contextlib.suppress(psutil.Error):
-                described.append(f"{process.pid} {' '.join(process.cmdline())[:120]}")
-        return described
-
-
-def version_of(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
 
 
 # --------------------------------------------------------------------------- main
@@ -706,22 +437,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     return args
-
-
-def closed_errors() -> tuple[type[BaseException], ...]:
-    """The errors that mean a browser or its connection went away under the benchmark."""
-    errors: list[type[BaseException]] = [
-        ego.BrowserClosedError,
-        ego.TabClosedError,
-        ConnectionClosed,
-    ]
-    try:
-        from playwright.async_api import Error as PlaywrightError
-    except ImportError:
-        pass
-    else:
-        errors.append(PlaywrightError)
-    return tuple(errors)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

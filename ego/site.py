@@ -182,7 +182,7 @@ class Site:
             raise _wrong_kind(site_id, tool, "a Python tool", "run_tool")
         checked = self.learnings.check_args(site_id, spec, args)
         self._confirm(site_id, spec, confirm)
-        loaded = self.learnings.browser_source(site_id, spec)
+        loaded = self.learnings.browser_source(site_id, spec, entry)
         target = await self._tab_for(entry.require(), tab)
         result = await self.execute(
             target, loaded, embed_json(checked), timeout=timeout or spec.timeout, cache=cache

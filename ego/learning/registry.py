@@ -135,7 +135,8 @@ class Learnings:
         self._manifests: dict[Path, tuple[FileStamp, SiteEntry]] = {}
         self._sources: dict[Path, tuple[FileStamp, LoadedSource]] = {}
         self._modules: dict[Path, tuple[FileStamp, ModuleType]] = {}
-        self._validators: dict[int, Any] = {}
+        self._validators: dict[int, tuple[dict[str, Any], Any]] = {}
+        self._checked: dict[tuple[Path, str], tuple[FileStamp, LoadedSource]] = {}
 
     @property
     def workspace_root(self) -> Path | None:
@@ -238,11 +239,19 @@ class Learnings:
                 f"not {type(args).__name__}",
                 field="(args)",
             )
-        validator = self._validators.get(id(spec.args))
-        if validator is None:
-            validator = jsonschema.validators.validator_for(spec.args)(spec.args)
-            self._validators[id(spec.args)] = validator
-        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+        cached = self._validators.get(id(spec.args))
+        # The schema object itself is kept with its validator: an id alone could be reused by
+        # a new schema once a reloaded manifest frees the old one.
+        if cached is None or cached[0] is not spec.args:
+            cached = (spec.args, jsonschema.validators.validator_for(spec.args)(spec.args))
+            self._validators[id(spec.args)] = cached
+        validator = cached[1]
+        # is_valid is the cheap path; the best error is only worth building on a failure.
+        error = (
+            None
+            if validator.is_valid(args)
+            else jsonschema.exceptions.best_match(validator.iter_errors(args))
+        )
         if error is not None:
             field = _failing_field(error, args)
             raise InvalidArgsError(
@@ -260,20 +269,32 @@ class Learnings:
             ) from None
         return args
 
-    def browser_source(self, site_id: str, spec: BrowserToolSpec) -> LoadedSource:
-        """Read a browser tool's file (cached by mtime) and normalise it.
+    def browser_source(
+        self, site_id: str, spec: BrowserToolSpec, entry: SiteEntry | None = None
+    ) -> LoadedSource:
+        """Read a browser tool's file (cached by its stat stamp) and normalise it.
+
+        ``entry`` is the site as :meth:`tool` returned it, to save looking it up again.
 
         Raises:
             UnsafePathError: the declared path leaves the site folder.
             ToolLoadError: the file is missing, unreadable, or empty.
         """
-        entry = self.find(site_id)
+        if entry is None:
+            entry = self.find(site_id)
+        # The hot path: one stat of the declared path. It follows links, so a link switched
+        # to another file changes the inode in the stamp and takes the checked path below.
+        key = (entry.directory, spec.path)
+        hit = self._checked.get(key)
+        if hit is not None and hit[0] == file_stamp(entry.directory / spec.path):
+            return hit[1]
         what = f"{site_id}/{spec.name}"
         check_relative(spec.path, what=what)
         file = resolve_inside(entry.directory, spec.path, what=what)
         stamp = _stamp(file, what)
         cached = self._sources.get(file)
         if cached is not None and cached[0] == stamp:
+            self._checked[key] = cached
             return cached[1]
         try:
             text = file.read_text(encoding="utf-8")
@@ -284,6 +305,7 @@ class Learnings:
         digest = hashlib.sha256((url + "\n" + expression).encode()).hexdigest()[:16]
         loaded = LoadedSource(site_id, spec.name, file, url, expression, digest)
         self._sources[file] = (stamp, loaded)
+        self._checked[key] = (stamp, loaded)
         return loaded
 
     def python_callable(self, site_id: str, spec: PythonToolSpec) -> Callable[..., Any]:
