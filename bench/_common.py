@@ -12,9 +12,10 @@ import http.server
 import importlib.metadata
 import os
 import statistics
+import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -335,3 +336,53 @@ def closed_errors() -> tuple[type[BaseException], ...]:
     else:
         errors.append(PlaywrightError)
     return tuple(errors)
+
+
+def run_benchmark(
+    args: Any,
+    benchmark: Callable[[Any, ChromeTracker], Coroutine[Any, Any, dict[str, Any]]],
+    add_ratios_and_targets: Callable[[dict[str, Any]], None],
+    report: Callable[[dict[str, Any]], str],
+    *,
+    record_processes: bool = False,
+) -> int:
+    """Run ``benchmark``, check that every Chrome it started is gone, print and save results.
+
+    Returns the exit code: 2 when a benchmark Chrome went away mid-run, else 0.
+    """
+    tracker = ChromeTracker()
+    load_before = os.getloadavg()
+    finished = False
+    try:
+        results = asyncio.run(benchmark(args, tracker))
+        finished = True
+    except closed_errors() as exc:
+        # Seen on shared machines: a test suite's clean-up that kills every Chrome started
+        # with --remote-debugging-port=0 (or a pipe) on the machine also kills these ones.
+        print(
+            f"\nA benchmark Chrome went away mid-run ({type(exc).__name__}: {exc}).\n"
+            "Did another program on this machine end it (a test suite killing 'leftover' "
+            "Chromes, an OOM kill)? Run again when the machine is quiet.",
+            file=sys.stderr,
+        )
+        return 2
+    finally:
+        leftovers = tracker.leftovers()
+        if leftovers:
+            print("WARNING: Chromium processes left behind:", *leftovers, sep="\n  ")
+        elif not finished:
+            print(f"Chromium processes started by this run: {tracker.count}, none left running")
+    results["environment"]["loadavg_1m_before_after"] = [load_before[0], os.getloadavg()[0]]
+    results["chromium_processes_started"] = tracker.count
+    if record_processes:
+        results["chromium_started"] = tracker.processes
+    results["leftover_chromium"] = leftovers
+    add_ratios_and_targets(results)
+    print()
+    print(report(results))
+    verdict_text = "none left running" if not leftovers else f"{len(leftovers)} LEFT RUNNING"
+    print(f"\nChromium processes started by this run: {tracker.count}, {verdict_text}")
+    if args.json is not None:
+        args.json.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2) + b"\n")
+        print(f"results written to {args.json}")
+    return 0

@@ -35,16 +35,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from _common import (
     Call,
     ChromeTracker,
     PageServer,
     RawCDP,
     chrome_args_for_playwright,
-    closed_errors,
     latency_stats,
     rotated,
+    run_benchmark,
     split,
     timed_calls,
     verdict,
@@ -440,41 +439,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    tracker = ChromeTracker()
-    load_before = os.getloadavg()
-    finished = False
-    try:
-        results = asyncio.run(benchmark(args, tracker))
-        finished = True
-    except closed_errors() as exc:
-        # Seen on shared machines: a test suite's clean-up that kills every Chrome started
-        # with --remote-debugging-port=0 (or a pipe) on the machine also kills these ones.
-        print(
-            f"\nA benchmark Chrome went away mid-run ({type(exc).__name__}: {exc}).\n"
-            "Did another program on this machine end it (a test suite killing 'leftover' "
-            "Chromes, an OOM kill)? Run again when the machine is quiet.",
-            file=sys.stderr,
-        )
-        return 2
-    finally:
-        leftovers = tracker.leftovers()
-        if leftovers:
-            print("WARNING: Chromium processes left behind:", *leftovers, sep="\n  ")
-        elif not finished:
-            print(f"Chromium processes started by this run: {tracker.count}, none left running")
-    results["environment"]["loadavg_1m_before_after"] = [load_before[0], os.getloadavg()[0]]
-    results["chromium_processes_started"] = tracker.count
-    results["leftover_chromium"] = leftovers
-    add_ratios_and_targets(results)
-    print()
-    print(report(results))
-    verdict_text = "none left running" if not leftovers else f"{len(leftovers)} LEFT RUNNING"
-    print(f"\nChromium processes started by this run: {tracker.count}, {verdict_text}")
-    if args.json is not None:
-        args.json.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2) + b"\n")
-        print(f"results written to {args.json}")
-    return 0
+    return run_benchmark(parse_args(argv), benchmark, add_ratios_and_targets, report)
 
 
 if __name__ == "__main__":
