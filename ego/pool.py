@@ -22,11 +22,13 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import os
 import time
 from collections.abc import (
+    AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
     Awaitable,
@@ -46,6 +48,7 @@ from .errors import (
     BrowserClosedError,
     ConfirmationRequiredError,
     ContextDestroyedError,
+    EgoError,
     NoTabError,
     NotRetriedError,
     PoolExhaustedError,
@@ -74,6 +77,7 @@ MemberState = Literal["starting", "ready", "replacing", "failed", "closed"]
 # Seconds to wait between attempts to replace a dead browser: a fleet host that restarts
 # needs a moment, a local Chrome does not (the first attempt is immediate).
 _REPLACE_BACKOFF = (0.0, 0.5, 2.0, 5.0)
+_TAB_CLOSE_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -184,12 +188,15 @@ class _Member:
 
 
 class _Lease:
-    __slots__ = ("generation", "member", "tab")
+    __slots__ = ("discard", "generation", "member", "tab")
 
     def __init__(self, member: _Member, generation: int) -> None:
         self.member = member
         self.generation = generation
         self.tab: Tab | None = None
+        # Set when the call ended in a way that leaves the tab in an unknown state (cancelled,
+        # or failed while being navigated): the tab is closed instead of being reused.
+        self.discard = False
 
 
 def pool(
@@ -336,8 +343,8 @@ class BrowserPool:
     ``async with`` starts every browser (at once) and closes them all at the end, however the
     block ends. Calls may come from any number of tasks at once: each waits for a free slot
     (``per_browser`` on a browser, ``concurrency`` in total), runs in that slot's tab, and
-    frees the slot. Cancelling a call frees its slot at once; JavaScript already sent keeps
-    running in the page, and the tab is reused.
+    frees the slot. Cancelling a call frees its slot at once; JavaScript already sent may
+    keep running in the page, so that tab is closed (in the background) rather than reused.
     """
 
     def __init__(
@@ -368,6 +375,8 @@ class BrowserPool:
         self._closing = False
         # Calls waiting for a browser; releases only wake the condition when there are some.
         self._waiting = 0
+        # Background closes of discarded tabs, awaited by close().
+        self._closers: set[asyncio.Task[None]] = set()
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -514,7 +523,7 @@ class BrowserPool:
         tasks = [member.task for member in self._members if member.task is not None]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, *self._closers, return_exceptions=True)
         browsers = [member.browser for member in self._members if member.browser is not None]
         for member in self._members:
             member.state = "closed"
@@ -749,7 +758,12 @@ class BrowserPool:
             member = lease.member
             sent = False
             try:
-                tab = await self._tab(lease, manifest)
+                try:
+                    tab = await self._tab(lease, manifest)
+                except BaseException:
+                    # A navigation cut short may still land later and abort the next one.
+                    lease.discard = True
+                    raise
                 site = member.site
                 if site is None or member.generation != lease.generation:
                     raise BrowserClosedError(f"pool browser {member.index} went away")
@@ -802,6 +816,11 @@ class BrowserPool:
                     exc,
                 )
                 continue
+            except asyncio.CancelledError:
+                # The tool may still be running in the page: that tab is not reused.
+                lease.discard = True
+                self._count(ok=False)
+                raise
             except BaseException:
                 self._count(ok=False)
                 raise
@@ -887,16 +906,26 @@ class BrowserPool:
         member = lease.member
         member.in_flight -= 1
         tab = lease.tab
-        if (
-            tab is not None
-            and not tab.closed
-            and member.state == "ready"
-            and member.generation == lease.generation
-        ):
-            member.free_tabs.append(tab)
+        if tab is not None and not tab.closed:
+            if lease.discard:
+                self._close_later(tab)
+            elif member.state == "ready" and member.generation == lease.generation:
+                member.free_tabs.append(tab)
         assert self._slots is not None
         self._slots.release()
         self._notify()
+
+    def _close_later(self, tab: Tab) -> None:
+        async def close() -> None:
+            try:
+                await asyncio.wait_for(tab.close(), _TAB_CLOSE_TIMEOUT)
+            except (EgoError, TimeoutError) as exc:
+                logger.info("closing a discarded pool tab failed: %s", exc)
+
+        # _release runs in finally blocks, also of cancelled calls: it cannot await.
+        task = asyncio.get_running_loop().create_task(close())
+        self._closers.add(task)
+        task.add_done_callback(self._closers.discard)
 
 
 def _not_retried(site_id: str, tool: str, spec: ToolSpec, exc: BaseException) -> NotRetriedError:
@@ -909,13 +938,6 @@ def _not_retried(site_id: str, tool: str, spec: ToolSpec, exc: BaseException) ->
         tool=tool,
         side_effect=spec.side_effect,
     )
-
-
-class _Fatal:
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
 
 
 class PoolMap:
@@ -944,7 +966,8 @@ class PoolMap:
         self._options = options
         self._on_send = on_send
         self._iterator: AsyncIterator[PoolResult] | None = None
-        self._workers: list[asyncio.Task[None]] = []
+        # The calls running now; aclose() cancels them even if the iterator cannot be closed.
+        self._tasks: set[asyncio.Task[PoolResult]] = set()
 
     def __aiter__(self) -> AsyncIterator[PoolResult]:
         if self._iterator is not None:
@@ -975,13 +998,14 @@ class PoolMap:
         close = getattr(self._iterator, "aclose", None)
         if close is not None:
             await close()
-        await self._stop_workers()
+        await self._stop_tasks()
 
-    async def _stop_workers(self) -> None:
-        for task in self._workers:
+    async def _stop_tasks(self) -> None:
+        tasks = list(self._tasks)
+        self._tasks.clear()
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
-        self._workers = []
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _one(self, index: int, args: Any) -> PoolResult:
         started = time.perf_counter()
@@ -1031,83 +1055,85 @@ class PoolMap:
                 f"{self._site_id}/{self._tool} is irreversible (it publishes or sends for "
                 "real): pass confirm=True to run it for every input"
             )
+        # One task per call and one for reading the next input, all owned by this generator
+        # and waited on together. There is no lock or condition shared between tasks: a
+        # cancelled waiter that must re-acquire a shared asyncio lock is how an early exit
+        # used to deadlock.
+        loop = asyncio.get_running_loop()
         source = _as_async_iterator(self._inputs)
         ordered = self._ordered
-        window = 4 * self._pool.concurrency
-        queue: asyncio.Queue[PoolResult | _Fatal | None] = asyncio.Queue()
-        gate = asyncio.Condition()
-        issued = 0
-        next_out = 0
-
-        async def pull() -> tuple[int, Any] | None:
-            nonlocal issued
-            async with gate:
-                if ordered:
-                    # Bounded reorder buffer: do not run far ahead of a slow item.
-                    await gate.wait_for(lambda: issued - next_out < window)
-                try:
-                    args = await source.__anext__()
-                except StopAsyncIteration:
-                    return None
-                index = issued
-                issued += 1
-                return index, args
-
-        async def worker() -> None:
-            try:
-                while True:
-                    item = await pull()
-                    if item is None:
-                        return
-                    queue.put_nowait(await self._one(*item))
-            except asyncio.CancelledError:
-                raise
-            except BaseException as exc:
-                queue.put_nowait(_Fatal(exc))
-            finally:
-                queue.put_nowait(None)
-
-        loop = asyncio.get_running_loop()
-        self._workers = [loop.create_task(worker()) for _ in range(self._pool.concurrency)]
-        active = len(self._workers)
+        limit = owner.concurrency
+        window = 4 * limit
+        calls = self._tasks
+        reading: asyncio.Task[Any] | None = None
+        exhausted = False
+        issued = next_out = 0
         buffer: dict[int, PoolResult] = {}
         try:
-            while active:
-                message = await queue.get()
-                if message is None:
-                    active -= 1
-                    continue
-                if isinstance(message, _Fatal):
-                    # Yield what finished before the failure, then raise it.
-                    while not queue.empty():
-                        extra = queue.get_nowait()
-                        if isinstance(extra, PoolResult):
-                            buffer[extra.index] = extra
-                    for index in sorted(buffer):
-                        if not ordered or index == next_out:
-                            yield buffer.pop(index)
-                            next_out = index + 1
-                    raise message.error
+            while True:
+                # Bounded reorder buffer: an ordered map does not run far ahead of a slow item.
+                room = not ordered or issued - next_out < window
+                if reading is None and not exhausted and len(calls) < limit and room:
+                    reading = loop.create_task(_next_input(source))
+                pending: set[asyncio.Task[Any]] = set(calls)
+                if reading is not None:
+                    pending.add(reading)
+                if not pending:
+                    break
+                done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                if reading is not None and reading in done:
+                    done.discard(reading)
+                    item = reading.result()  # whatever reading the inputs raised
+                    reading = None
+                    if item is _END:
+                        exhausted = True
+                    else:
+                        calls.add(loop.create_task(self._one(issued, item)))
+                        issued += 1
+                finished: list[PoolResult] = []
+                fatal: BaseException | None = None
+                for task in done:
+                    calls.discard(task)
+                    error = task.exception()
+                    if error is not None:
+                        fatal = fatal or error
+                    else:
+                        finished.append(task.result())
                 if not ordered:
-                    yield message
-                    continue
-                buffer[message.index] = message
-                while next_out in buffer:
-                    yield buffer.pop(next_out)
-                    next_out += 1
-                    async with gate:
-                        gate.notify_all()
-            if ordered:
-                # Results left only when the input iterator ended; nothing should remain.
-                for index in sorted(buffer):
-                    yield buffer.pop(index)
+                    for result in finished:
+                        yield result
+                else:
+                    for result in finished:
+                        buffer[result.index] = result
+                    while next_out in buffer:
+                        yield buffer.pop(next_out)
+                        next_out += 1
+                if fatal is not None:
+                    raise fatal
         finally:
-            await self._stop_workers()
+            if reading is not None:
+                reading.cancel()
+                await asyncio.gather(reading, return_exceptions=True)
+            await self._stop_tasks()
+            with contextlib.suppress(Exception):
+                await source.aclose()
+
+
+_END = object()
+
+
+async def _next_input(source: AsyncGenerator[Any, None]) -> Any:
+    try:
+        return await source.__anext__()
+    except StopAsyncIteration:
+        # A sentinel, not the exception: StopAsyncIteration re-raised inside the map's own
+        # async generator would turn into a RuntimeError (PEP 525).
+        return _END
 
 
 async def _as_async_iterator(
     inputs: Iterable[Mapping[str, Any] | None] | AsyncIterable[Mapping[str, Any] | None],
-) -> AsyncIterator[Mapping[str, Any] | None]:
+) -> AsyncGenerator[Mapping[str, Any] | None, None]:
     if isinstance(inputs, AsyncIterable):
         async for item in inputs:
             yield item

@@ -21,6 +21,8 @@ import pytest
 
 import ego
 
+pytest_plugins = ["tests.hang_guard"]
+
 ROOT = Path(__file__).resolve().parent.parent
 _SESSION_START = time.time()
 

@@ -46,11 +46,13 @@ class HoldServer:
     """``/page`` is an empty page; ``POST /hold?id=X`` is counted and held until released.
 
     ``wait_arrived(id)`` blocks until a request for ``id`` came in; ``release()`` lets every
-    held request (and later ones) answer. With ``hold_only``, other ids answer at once.
+    held request (and later ones) answer. With ``hold_only``, other ids answer after ``delay``
+    seconds instead (at once by default).
     """
 
-    def __init__(self, hold_only: set[str] | None = None) -> None:
+    def __init__(self, hold_only: set[str] | None = None, delay: float = 0.0) -> None:
         self.hold_only = hold_only
+        self.delay = delay
         self.counts: Counter[str] = Counter()
         self._arrived: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
@@ -92,6 +94,8 @@ class HoldServer:
                 event.set()
                 if holder.hold_only is None or key in holder.hold_only:
                     holder.released.wait(60)
+                elif holder.delay:
+                    time.sleep(holder.delay)  # a slow server, not synchronisation
                 self._reply(200, b"released", "text/plain")
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -160,71 +164,89 @@ def member_running(browsers: BrowserPool) -> MemberInfo:
     return busy[0]
 
 
-async def test_three_browsers_300_calls_one_killed_half_way(
-    shop: DemoServer, holder: HoldServer
-) -> None:
-    async with started_pool(launch=3, per_browser=4) as browsers:
-        assert [m.state for m in browsers.members] == ["ready"] * 3
-        browsers.set_start_url("demo-shop", shop.url)
-        browsers.set_start_url("pool-test", holder.url())
+async def test_three_browsers_300_calls_one_killed_half_way(shop: DemoServer) -> None:
+    holds = [f"h{i}" for i in range(6)]
+    # The write and the h* reads are held until released; the 300 reads answer after 50 ms.
+    holder = HoldServer(hold_only={"w1", *holds}, delay=0.05)
+    try:
+        async with started_pool(launch=3, per_browser=4) as browsers:
+            assert [m.state for m in browsers.members] == ["ready"] * 3
+            browsers.set_start_url("demo-shop", shop.url)
+            browsers.set_start_url("pool-test", holder.url())
 
-        # A write call, in flight on one browser (the server saw it) before any read starts.
-        write = asyncio.create_task(
-            browsers.run_browser_tool("pool-test", "hold_write", {"id": "w1"})
-        )
-        assert await asyncio.to_thread(holder.wait_arrived, "w1")
-        victim = member_running(browsers)
-        assert victim.pid is not None
+            # A write call, in flight on one browser (the server saw it) before any read.
+            write = asyncio.create_task(
+                browsers.run_browser_tool("pool-test", "hold_write", {"id": "w1"})
+            )
+            assert await asyncio.to_thread(holder.wait_arrived, "w1")
+            victim = member_running(browsers)
+            assert victim.pid is not None
 
-        ids = sorted(shop.state.products)
-        inputs = [{"id": ids[i % len(ids)]} for i in range(300)]
-        results: list[PoolResult] = []
-        killed: list[psutil.Process] = []
-        reads_cut = 0
-        async for item in browsers.map("demo-shop", "get_product", inputs, ordered=False):
-            results.append(item)
-            # Half-way, and while the victim also runs reads (the trigger is state, not time).
-            if not killed and len(results) >= 150:
-                in_flight = browsers.members[victim.index].in_flight
-                if in_flight >= 2:
-                    reads_cut = in_flight - 1
-                    killed = kill_chrome(victim.pid)
+            # Held reads until one is on the victim: the pool picks the least loaded browser,
+            # so the victim gets one at the latest once the others hold two each.
+            held: dict[str, asyncio.Task[Any]] = {}
+            cut_read = ""
+            for key in holds:
+                held[key] = asyncio.create_task(
+                    browsers.run_browser_tool("pool-test", "hold_read", {"id": key})
+                )
+                assert await asyncio.to_thread(holder.wait_arrived, key)
+                if browsers.members[victim.index].in_flight == 2:
+                    cut_read = key
+                    break
+            assert cut_read, [m.in_flight for m in browsers.members]
 
-        assert killed, "the victim never had a read in flight after 150 results"
-        assert len(results) == 300
-        assert sorted(item.index for item in results) == list(range(300))
-        for item in results:
-            assert item.ok, item.error
-            want = expected_product(shop, inputs[item.index]["id"])
-            assert {key: item.result[key] for key in want} == want
-        assert browsers.stats.retried >= reads_cut >= 1
-        assert any(item.attempts > 1 for item in results)
+            inputs = [{"id": f"r{i}"} for i in range(300)]
+            results: list[PoolResult] = []
+            killed: list[psutil.Process] = []
+            async for item in browsers.map("pool-test", "hold_read", inputs, ordered=False):
+                results.append(item)
+                if not killed and len(results) >= 150:
+                    killed = kill_chrome(victim.pid)  # half-way through the map
 
-        with pytest.raises(NotRetriedError) as caught:
-            await write
-        message = str(caught.value)
-        assert message.startswith(
-            "not retried: pool-test/hold_write is a write tool and the browser died mid-call"
-        )
-        assert "may or may not have run" in message
-        assert caught.value.side_effect == "write"
-        assert browsers.stats.not_retried == 1
+            assert killed
+            assert len(results) == 300
+            assert sorted(item.index for item in results) == list(range(300))
+            for item in results:
+                assert item.ok, item.error
+                assert item.result == {"id": f"r{item.index}", "status": 200, "body": "released"}
 
-        # The dead browser was replaced by a new Chrome, and the old tree is gone.
-        await browsers.wait_ready(timeout=60)
-        replaced = browsers.members[victim.index]
-        assert replaced.state == "ready"
-        assert replaced.generation == 2
-        assert replaced.pid not in (None, victim.pid)
-        assert browsers.stats.replaced == 1
-        assert not alive(killed)
-        # The replacement works (and has the start URL overrides).
-        again = await browsers.run_browser_tool("demo-shop", "get_product", {"id": ids[0]})
-        assert again["name"] == shop.state.products[ids[0]]["name"]
+            # The held read on the victim ran again on another browser and answers now.
+            holder.release()
+            for key, task in held.items():
+                assert await task == {"id": key, "status": 200, "body": "released"}
+                assert holder.counts[key] == (2 if key == cut_read else 1)
+            # Reads of the map the kill cut short were retried too; the stats count each.
+            repeated = sum(item.attempts - 1 for item in results)
+            assert browsers.stats.retried == repeated + 1
 
-    holder.release()
-    # Released now, the held request could answer; nobody sent it again.
-    assert holder.counts["w1"] == 1
+            with pytest.raises(NotRetriedError) as caught:
+                await write
+            message = str(caught.value)
+            assert message.startswith(
+                "not retried: pool-test/hold_write is a write tool and the browser died mid-call"
+            )
+            assert "may or may not have run" in message
+            assert caught.value.side_effect == "write"
+            assert browsers.stats.not_retried == 1
+
+            # The dead browser was replaced by a new Chrome, and the old tree is gone.
+            await browsers.wait_ready(timeout=60)
+            replaced = browsers.members[victim.index]
+            assert replaced.state == "ready"
+            assert replaced.generation == 2
+            assert replaced.pid not in (None, victim.pid)
+            assert browsers.stats.replaced == 1
+            assert not alive(killed)
+            # The pool works on a site it has not used yet (with its start URL override).
+            ids = sorted(shop.state.products)
+            again = await browsers.run_browser_tool("demo-shop", "get_product", {"id": ids[0]})
+            assert again == {**again, **expected_product(shop, ids[0])}
+
+        # The write could have answered once released; nobody sent it again.
+        assert holder.counts["w1"] == 1
+    finally:
+        holder.close()
 
 
 async def test_irreversible_needs_confirm_and_is_not_retried_on_a_one_browser_pool(
