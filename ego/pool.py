@@ -369,12 +369,12 @@ class BrowserPool:
         self.stats = PoolStats()
         self._start_urls: dict[str, str] = {}
         self._slots: asyncio.Semaphore | None = None
-        self._changed: asyncio.Condition | None = None
+        # Set (and replaced by a fresh one) whenever a browser or slot changes state. An
+        # event rather than a condition: waiters hold no lock, so cancelling one is safe.
+        self._changed: asyncio.Event | None = None
         self._rotation = itertools.count()
         self._started = False
         self._closing = False
-        # Calls waiting for a browser; releases only wake the condition when there are some.
-        self._waiting = 0
         # Background closes of discarded tabs, awaited by close().
         self._closers: set[asyncio.Task[None]] = set()
 
@@ -407,7 +407,7 @@ class BrowserPool:
             raise RuntimeError("this pool was started already; make a new one with ego.pool()")
         self._started = True
         self._slots = asyncio.Semaphore(self.concurrency)
-        self._changed = asyncio.Condition()
+        self._changed = asyncio.Event()
         try:
             outcomes = await asyncio.gather(
                 *(self._open(member) for member in self._members), return_exceptions=True
@@ -501,16 +501,9 @@ class BrowserPool:
 
     def _notify(self) -> None:
         changed = self._changed
-        if changed is None or not self._waiting:
-            return
-
-        async def wake() -> None:
-            async with changed:
-                changed.notify_all()
-
-        # The condition's lock can only be taken in a coroutine; callbacks (on_close) are
-        # synchronous, so the wake-up runs as a task of its own.
-        asyncio.get_running_loop().create_task(wake())
+        if changed is not None:
+            self._changed = asyncio.Event()
+            changed.set()
 
     async def close(self) -> None:
         """Close every browser (a launched Chrome ends; an attached one is disconnected).
@@ -551,18 +544,11 @@ class BrowserPool:
         """
         if self._changed is None:
             raise RuntimeError("start the pool first: async with ego.pool(...) as pool:")
-        changed = self._changed
-
-        def settled() -> bool:
-            return all(m.state not in ("starting", "replacing") for m in self._members)
 
         async def wait() -> None:
-            async with changed:
-                self._waiting += 1
-                try:
-                    await changed.wait_for(settled)
-                finally:
-                    self._waiting -= 1
+            while any(m.state in ("starting", "replacing") for m in self._members):
+                assert self._changed is not None
+                await self._changed.wait()
 
         await asyncio.wait_for(wait(), timeout)
 
@@ -841,24 +827,19 @@ class BrowserPool:
         if not self._started:
             raise RuntimeError("start the pool first: async with ego.pool(...) as pool:")
         assert self._slots is not None
-        assert self._changed is not None
         await self._slots.acquire()
         try:
-            async with self._changed:
-                while True:
-                    if self._closing:
-                        raise BrowserClosedError("the pool is closed")
-                    member = self._pick(avoid)
-                    if member is not None:
-                        member.in_flight += 1
-                        return _Lease(member, member.generation)
-                    if all(m.state == "failed" for m in self._members):
-                        raise self._exhausted()
-                    self._waiting += 1
-                    try:
-                        await self._changed.wait()
-                    finally:
-                        self._waiting -= 1
+            while True:
+                if self._closing:
+                    raise BrowserClosedError("the pool is closed")
+                member = self._pick(avoid)
+                if member is not None:
+                    member.in_flight += 1
+                    return _Lease(member, member.generation)
+                if all(m.state == "failed" for m in self._members):
+                    raise self._exhausted()
+                assert self._changed is not None
+                await self._changed.wait()
         except BaseException:
             self._slots.release()
             raise
