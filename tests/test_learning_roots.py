@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,22 @@ async def test_the_workspace_tool_is_the_one_that_runs(
     assert await from_env.run_browser_tool("both", "which", tab=tab) == "workspace"
     project_only = Site(browser, Learnings(roots=[project]))
     assert await project_only.run_browser_tool("both", "which", tab=tab) == "project"
+
+
+def test_a_site_found_once_is_looked_up_again_when_the_roots_change(tmp_path: Path) -> None:
+    workspace, project = tmp_path / "workspace", tmp_path / "project"
+    make_site(project, "later", domains=["later.test"], name="From project")
+    learnings = Learnings(workspace=workspace, project=project)
+    assert learnings.site("later").name == "From project"
+    assert learnings.site("later").name == "From project"  # the quick path
+
+    # The workspace gains the site: it shadows the project's copy from the next call on.
+    make_site(workspace / "learnings", "later", domains=["later.test"], name="From workspace")
+    assert learnings.find("later").root == workspace / "learnings"
+    assert learnings.site("later").name == "From workspace"
+
+    # Both copies gone: the site is unknown again, not served from memory.
+    for root in (workspace / "learnings", project):
+        shutil.rmtree(root / "later")
+    with pytest.raises(UnknownSiteError):
+        learnings.find("later")

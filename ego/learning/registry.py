@@ -26,6 +26,7 @@ from ..errors import (
 from ..js import embed_json, normalize_source, source_url
 from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
 from .paths import check_relative, resolve_inside
+from .quickcheck import quick_check
 
 __all__ = [
     "WORKSPACE_ENV",
@@ -135,8 +136,11 @@ class Learnings:
         self._manifests: dict[Path, tuple[FileStamp, SiteEntry]] = {}
         self._sources: dict[Path, tuple[FileStamp, LoadedSource]] = {}
         self._modules: dict[Path, tuple[FileStamp, ModuleType]] = {}
-        self._validators: dict[int, tuple[dict[str, Any], Any]] = {}
-        self._checked: dict[tuple[Path, str], tuple[FileStamp, LoadedSource]] = {}
+        self._validators: dict[int, tuple[dict[str, Any], Any, Any]] = {}
+        # Per site id: the same folder in earlier roots (which must stay absent, or it would
+        # shadow this one), the manifest's path and stamp, and the entry. One stat per call.
+        self._found: dict[str, tuple[tuple[str, ...], str, FileStamp, SiteEntry]] = {}
+        self._checked: dict[tuple[Path, str], tuple[FileStamp, LoadedSource, str]] = {}
 
     @property
     def workspace_root(self) -> Path | None:
@@ -177,11 +181,22 @@ class Learnings:
         Raises:
             UnknownSiteError: no root has it (the message lists the roots searched).
         """
+        hit = self._found.get(site_id)
+        if hit is not None:
+            shadows, manifest_path, stamp, entry = hit
+            if file_stamp(manifest_path) == stamp and not any(map(os.path.isdir, shadows)):
+                return entry
         if _SITE_ID.match(site_id) and not site_id.startswith(("_", ".")):
-            for root in self.roots:
+            for index, root in enumerate(self.roots):
                 directory = root / site_id
                 if directory.is_dir():
-                    return self._entry(root, directory)
+                    entry = self._entry(root, directory)
+                    manifest_path = str(directory / "manifest.json")
+                    cached = self._manifests.get(Path(manifest_path))
+                    if cached is not None and cached[0][0] != -1:
+                        shadows = tuple(str(other / site_id) for other in self.roots[:index])
+                        self._found[site_id] = (shadows, manifest_path, cached[0], entry)
+                    return entry
         searched = ", ".join(str(root) for root in self.roots) or "no roots"
         known = ", ".join(entry.site_id for entry in self.sites()) or "none"
         raise UnknownSiteError(
@@ -243,15 +258,16 @@ class Learnings:
         # The schema object itself is kept with its validator: an id alone could be reused by
         # a new schema once a reloaded manifest frees the old one.
         if cached is None or cached[0] is not spec.args:
-            cached = (spec.args, jsonschema.validators.validator_for(spec.args)(spec.args))
+            validator_class = jsonschema.validators.validator_for(spec.args)
+            cached = (spec.args, validator_class(spec.args), quick_check(spec.args))
             self._validators[id(spec.args)] = cached
-        validator = cached[1]
-        # is_valid is the cheap path; the best error is only worth building on a failure.
-        error = (
-            None
-            if validator.is_valid(args)
-            else jsonschema.exceptions.best_match(validator.iter_errors(args))
-        )
+        _, validator, quick = cached
+        # The quick check settles plain valid args without jsonschema; is_valid is the next
+        # cheapest; the best error is only worth building on a failure.
+        if (quick is not None and quick(args)) or validator.is_valid(args):
+            error = None
+        else:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(args))
         if error is not None:
             field = _failing_field(error, args)
             raise InvalidArgsError(
@@ -286,15 +302,16 @@ class Learnings:
         # to another file changes the inode in the stamp and takes the checked path below.
         key = (entry.directory, spec.path)
         hit = self._checked.get(key)
-        if hit is not None and hit[0] == file_stamp(entry.directory / spec.path):
+        if hit is not None and hit[0] == file_stamp(hit[2]):
             return hit[1]
         what = f"{site_id}/{spec.name}"
         check_relative(spec.path, what=what)
         file = resolve_inside(entry.directory, spec.path, what=what)
         stamp = _stamp(file, what)
         cached = self._sources.get(file)
+        declared = str(entry.directory / spec.path)
         if cached is not None and cached[0] == stamp:
-            self._checked[key] = cached
+            self._checked[key] = (stamp, cached[1], declared)
             return cached[1]
         try:
             text = file.read_text(encoding="utf-8")
@@ -305,7 +322,7 @@ class Learnings:
         digest = hashlib.sha256((url + "\n" + expression).encode()).hexdigest()[:16]
         loaded = LoadedSource(site_id, spec.name, file, url, expression, digest)
         self._sources[file] = (stamp, loaded)
-        self._checked[key] = (stamp, loaded)
+        self._checked[key] = (stamp, loaded, declared)
         return loaded
 
     def python_callable(self, site_id: str, spec: PythonToolSpec) -> Callable[..., Any]:
@@ -363,14 +380,14 @@ class Learnings:
 FileStamp = tuple[int, int, int, int]
 
 
-def file_stamp(path: Path) -> FileStamp:
+def file_stamp(path: str | os.PathLike[str]) -> FileStamp:
     """What tells a changed file from an unchanged one, without reading it.
 
     Modification time alone misses a same-size rewrite within one timestamp tick; the inode
     and change time catch an atomic replace (a new inode) and any write.
     """
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except OSError:
         return (-1, -1, -1, -1)
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
