@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import itertools
 import logging
+import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -125,19 +126,19 @@ class _Waiter:
 
 
 class _Pending:
-    __slots__ = ("future", "method", "session_id", "timer")
+    __slots__ = ("deadline", "future", "method", "session_id")
 
     def __init__(
         self,
         future: asyncio.Future[Any],
         method: str,
         session_id: str | None,
-        timer: asyncio.TimerHandle | None,
+        deadline: float | None,
     ) -> None:
         self.future = future
         self.method = method
         self.session_id = session_id
-        self.timer = timer
+        self.deadline = deadline
 
 
 class Connection:
@@ -162,6 +163,11 @@ class Connection:
         self.default_timeout = default_timeout
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
+        # One timer for all commands, due at the earliest deadline pending. A timer per
+        # command (armed, then cancelled on nearly every answer) cost a fifth of the CPU
+        # of a busy connection in heap upkeep.
+        self._sweep: asyncio.TimerHandle | None = None
+        self._sweep_at = math.inf
         self._subscriptions: dict[str, list[Subscription]] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
         self._closed_error: BrowserClosedError | None = None
@@ -247,12 +253,12 @@ class Connection:
             message["sessionId"] = session_id
         future: asyncio.Future[JSON] = self._loop.create_future()
         seconds = self.default_timeout if timeout is _DEFAULT else timeout
-        timer = (
-            self._loop.call_later(seconds, self._expire, message_id)  # type: ignore[arg-type]
-            if seconds is not None
-            else None
-        )
-        self._pending[message_id] = _Pending(future, method, session_id, timer)
+        deadline = None
+        if seconds is not None:
+            deadline = self._loop.time() + seconds  # type: ignore[operator]
+            if deadline < self._sweep_at:
+                self._arm_sweep(deadline)
+        self._pending[message_id] = _Pending(future, method, session_id, deadline)
         # When the wire is already closing, its close callback fails the future with the
         # reason, so a refused send needs no handling here.
         self._wire.send(orjson.dumps(message))
@@ -260,19 +266,38 @@ class Connection:
             return await future
         finally:
             # Covers cancellation by the caller: the id must not linger in _pending.
-            entry = self._pending.pop(message_id, None)
-            if entry is not None and entry.timer is not None:
-                entry.timer.cancel()
+            self._pending.pop(message_id, None)
 
-    def _expire(self, message_id: int) -> None:
-        entry = self._pending.pop(message_id, None)
-        if entry is not None and not entry.future.done():
-            entry.future.set_exception(
-                CommandTimeoutError(
-                    f"{entry.method} got no answer in time; the call was abandoned and the "
-                    "connection is still usable (raise the timeout if the page is slow)"
-                )
-            )
+    def _arm_sweep(self, when: float) -> None:
+        if self._sweep is not None:
+            self._sweep.cancel()
+        self._sweep_at = when
+        self._sweep = self._loop.call_at(when, self._expire_due)
+
+    def _expire_due(self) -> None:
+        self._sweep = None
+        self._sweep_at = math.inf
+        # The loop may run a timer a hair before its time; a millisecond early is on time.
+        now = self._loop.time() + 0.001
+        earliest = math.inf
+        for message_id, entry in list(self._pending.items()):
+            deadline = entry.deadline
+            if deadline is None:
+                continue
+            if deadline <= now:
+                del self._pending[message_id]
+                if not entry.future.done():
+                    entry.future.set_exception(
+                        CommandTimeoutError(
+                            f"{entry.method} got no answer in time; the call was abandoned and "
+                            "the connection is still usable (raise the timeout if the page is "
+                            "slow)"
+                        )
+                    )
+            elif deadline < earliest:
+                earliest = deadline
+        if earliest < math.inf:
+            self._arm_sweep(earliest)
 
     def subscribe(
         self,
@@ -392,8 +417,6 @@ class Connection:
             entry = self._pending.pop(message_id, None)
             if entry is None:
                 return  # timed out or cancelled earlier
-            if entry.timer is not None:
-                entry.timer.cancel()
             if entry.future.done():
                 return
             error = message.get("error")
@@ -443,8 +466,6 @@ class Connection:
         for message_id, entry in list(self._pending.items()):
             if entry.session_id == session_id and not entry.future.done():
                 del self._pending[message_id]
-                if entry.timer is not None:
-                    entry.timer.cancel()
                 entry.future.set_exception(
                     TabClosedError(
                         f"{entry.method} was cut short: the tab {target_id or session_id} "
@@ -466,9 +487,10 @@ class Connection:
         if self._closed_error is not None:
             return
         self._closed_error = BrowserClosedError(reason)
+        if self._sweep is not None:
+            self._sweep.cancel()
+            self._sweep = None
         for entry in self._pending.values():
-            if entry.timer is not None:
-                entry.timer.cancel()
             if not entry.future.done():
                 entry.future.set_exception(BrowserClosedError(reason))
         self._pending.clear()

@@ -281,6 +281,48 @@ async def test_timed_out_command_does_not_poison_the_connection(
     assert (await browser.version())["product"].startswith(("Chrome/", "HeadlessChrome/"))
 
 
+async def test_mixed_timeouts_each_expire_on_their_own_deadline(
+    browser: ego.Browser, tab: ego.Tab
+) -> None:
+    # One timer serves every deadline: a long one armed first must not delay a short one
+    # sent later, and the short one expiring must leave the long ones pending.
+    connection = await Connection.open(browser.endpoint, default_timeout=HANG)
+    try:
+        session_id = await attach(connection, tab.target_id)
+        never = evaluate_params(NEVER)
+        long_wait = asyncio.create_task(
+            connection.send("Runtime.evaluate", never, session_id=session_id)
+        )
+        unbounded = asyncio.create_task(
+            connection.send("Runtime.evaluate", never, session_id=session_id, timeout=None)
+        )
+        shorter = asyncio.create_task(
+            connection.send("Runtime.evaluate", never, session_id=session_id, timeout=0.4)
+        )
+        short = asyncio.create_task(
+            connection.send("Runtime.evaluate", never, session_id=session_id, timeout=0.2)
+        )
+        done, _ = await asyncio.wait(
+            [short, shorter, long_wait, unbounded],
+            timeout=HANG,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        assert done == {short}
+        with pytest.raises(ego.CommandTimeoutError):
+            short.result()
+        with pytest.raises(ego.CommandTimeoutError):
+            await shorter
+        assert not long_wait.done()
+        assert not unbounded.done()
+        # The connection still answers while those two wait.
+        assert (await connection.send("Browser.getVersion"))["product"]
+    finally:
+        await connection.close()
+    for task in (long_wait, unbounded):
+        with pytest.raises(ego.BrowserClosedError):
+            await task
+
+
 async def test_wait_for_times_out_without_closing(browser: ego.Browser, tab: ego.Tab) -> None:
     with pytest.raises(ego.CommandTimeoutError, match=r"Page\.frameNavigated"):
         await browser.connection.wait_for(
