@@ -513,6 +513,8 @@ class BrowserPool:
         if self._closing:
             return
         self._closing = True
+        # Callers waiting for a browser see the pool closing now, even if this is cancelled.
+        self._notify()
         tasks = [member.task for member in self._members if member.task is not None]
         for task in tasks:
             task.cancel()
@@ -746,9 +748,11 @@ class BrowserPool:
             try:
                 try:
                     tab = await self._tab(lease, manifest)
-                except BaseException:
-                    # A navigation cut short may still land later and abort the next one.
-                    lease.discard = True
+                except (asyncio.CancelledError, EgoError) as exc:
+                    # A navigation cut short may still land later and abort the next one;
+                    # a missing start URL says nothing about the tab.
+                    if not isinstance(exc, NoTabError):
+                        lease.discard = True
                     raise
                 site = member.site
                 if site is None or member.generation != lease.generation:
@@ -897,10 +901,13 @@ class BrowserPool:
         self._notify()
 
     def _close_later(self, tab: Tab) -> None:
+        if self._closing:
+            return  # its browser is being closed or disconnected anyway
+
         async def close() -> None:
             try:
                 await asyncio.wait_for(tab.close(), _TAB_CLOSE_TIMEOUT)
-            except (EgoError, TimeoutError) as exc:
+            except Exception as exc:
                 logger.info("closing a discarded pool tab failed: %s", exc)
 
         # _release runs in finally blocks, also of cancelled calls: it cannot await.
@@ -949,6 +956,8 @@ class PoolMap:
         self._iterator: AsyncIterator[PoolResult] | None = None
         # The calls running now; aclose() cancels them even if the iterator cannot be closed.
         self._tasks: set[asyncio.Task[PoolResult]] = set()
+        self._reading: asyncio.Task[Any] | None = None
+        self._stopped = False
 
     def __aiter__(self) -> AsyncIterator[PoolResult]:
         if self._iterator is not None:
@@ -976,14 +985,23 @@ class PoolMap:
 
     async def aclose(self) -> None:
         """Stop: cancel the calls still running. Idempotent."""
+        self._stopped = True
         close = getattr(self._iterator, "aclose", None)
-        if close is not None:
-            await close()
-        await self._stop_tasks()
+        try:
+            if close is not None:
+                await close()
+        except RuntimeError:
+            # Another task is inside the iteration right now: the generator cannot be
+            # closed from here, but its calls can be cancelled, which ends that iteration.
+            pass
+        finally:
+            await self._stop_tasks()
 
     async def _stop_tasks(self) -> None:
-        tasks = list(self._tasks)
+        tasks: list[asyncio.Task[Any]] = list(self._tasks)
         self._tasks.clear()
+        if self._reading is not None:
+            tasks.append(self._reading)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -1046,7 +1064,6 @@ class PoolMap:
         limit = owner.concurrency
         window = 4 * limit
         calls = self._tasks
-        reading: asyncio.Task[Any] | None = None
         exhausted = False
         issued = next_out = 0
         buffer: dict[int, PoolResult] = {}
@@ -1054,32 +1071,42 @@ class PoolMap:
             while True:
                 # Bounded reorder buffer: an ordered map does not run far ahead of a slow item.
                 room = not ordered or issued - next_out < window
+                reading = self._reading
                 if reading is None and not exhausted and len(calls) < limit and room:
-                    reading = loop.create_task(_next_input(source))
+                    reading = self._reading = loop.create_task(_next_input(source))
                 pending: set[asyncio.Task[Any]] = set(calls)
                 if reading is not None:
                     pending.add(reading)
                 if not pending:
                     break
                 done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                if reading is not None and reading in done:
-                    done.discard(reading)
-                    item = reading.result()  # whatever reading the inputs raised
-                    reading = None
-                    if item is _END:
-                        exhausted = True
-                    else:
-                        calls.add(loop.create_task(self._one(issued, item)))
-                        issued += 1
+                if self._stopped:
+                    return  # aclose() from another task while this one waited
                 finished: list[PoolResult] = []
                 fatal: BaseException | None = None
                 for task in done:
+                    if task is reading:
+                        continue
                     calls.discard(task)
+                    if task.cancelled():
+                        continue  # stopped by aclose() from another task
                     error = task.exception()
                     if error is not None:
                         fatal = fatal or error
                     else:
                         finished.append(task.result())
+                if reading is not None and reading in done:
+                    read, self._reading = reading, None
+                    # An error reading the inputs comes after the results that finished
+                    # with it, as a failing call does.
+                    error = None if read.cancelled() else read.exception()
+                    if error is not None:
+                        fatal = fatal or error
+                    elif read.cancelled() or read.result() is _END:
+                        exhausted = True
+                    elif fatal is None:
+                        calls.add(loop.create_task(self._one(issued, read.result())))
+                        issued += 1
                 if not ordered:
                     for result in finished:
                         yield result
@@ -1092,9 +1119,6 @@ class PoolMap:
                 if fatal is not None:
                     raise fatal
         finally:
-            if reading is not None:
-                reading.cancel()
-                await asyncio.gather(reading, return_exceptions=True)
             await self._stop_tasks()
             with contextlib.suppress(Exception):
                 await source.aclose()

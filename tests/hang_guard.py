@@ -66,7 +66,7 @@ class _Guard:
         name = getattr(self.item, "originalname", self.item.name)
         if loop is not None and loop.is_running():
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(_dump_and_cancel, loop, name, out)
+                loop.call_soon_threadsafe(_dump_and_cancel, loop, name, out, self._done)
         if self._done.wait(GRACE):
             return
         # pytest's capture would be lost with the process: write to the real stderr now.
@@ -81,7 +81,11 @@ class _Guard:
         os._exit(3)
 
 
-def _dump_and_cancel(loop: asyncio.AbstractEventLoop, test_name: str, out: TextIO) -> None:
+def _dump_and_cancel(
+    loop: asyncio.AbstractEventLoop, test_name: str, out: TextIO, finished: threading.Event
+) -> None:
+    if finished.is_set():
+        return  # the test ended meanwhile; a task of that name now is another test's
     for task in asyncio.all_tasks(loop):
         print(f"--- {task!r}", file=out)
         task.print_stack(file=out)

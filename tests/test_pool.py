@@ -330,3 +330,31 @@ async def test_a_pool_whose_browsers_cannot_be_replaced_says_so() -> None:
         with pytest.raises(PoolExhaustedError, match="all 1 browsers of the pool are gone"):
             await browsers.run_browser_tool("pool-test", "echo", {})
         assert browsers.members[0].state == "failed"
+
+
+async def test_a_map_stopped_from_another_task_ends_its_iteration(shop: DemoServer) -> None:
+    async with started_pool(launch=1, per_browser=3) as browsers:
+        browsers.set_start_url("demo-shop", shop.url)
+        many = browsers.map("demo-shop", "get_product", ({"id": 1} for _ in range(10_000)))
+        five = asyncio.Event()
+        seen = 0
+
+        async def consume() -> None:
+            nonlocal seen
+            async for _ in many:
+                seen += 1
+                if seen == 5:
+                    five.set()
+
+        consumer = asyncio.create_task(consume())
+        await asyncio.wait_for(five.wait(), 30)
+        started = browsers.stats.calls
+        # The consumer is inside the iteration: the generator cannot be closed from here,
+        # but stopping cancels its calls and its loop ends without an error.
+        await many.aclose()
+        await asyncio.wait_for(consumer, 30)
+        assert seen < 10_000
+        assert browsers.stats.calls - started < 10
+        assert all(m.in_flight == 0 for m in browsers.members)
+        result = await browsers.run_browser_tool("demo-shop", "get_product", {"id": 2})
+        assert result["id"] == 2
