@@ -234,6 +234,7 @@ class Connection:
             CommandTimeoutError: no answer within ``timeout``; the connection stays usable.
             TabClosedError: the session detached (the tab closed) before the answer.
             BrowserClosedError: the connection is closed or closed while waiting.
+            TypeError: ``params`` cannot be serialised as JSON; nothing was sent.
 
         Cancelling the caller abandons the command: Chrome still runs it, and its answer is
         dropped when it arrives.
@@ -251,6 +252,7 @@ class Connection:
             message["params"] = params
         if session_id is not None:
             message["sessionId"] = session_id
+        data = orjson.dumps(message)  # a TypeError here leaves nothing pending behind
         future: asyncio.Future[JSON] = self._loop.create_future()
         seconds = self.default_timeout if timeout is _DEFAULT else timeout
         deadline = None
@@ -261,7 +263,7 @@ class Connection:
         self._pending[message_id] = _Pending(future, method, session_id, deadline)
         # When the wire is already closing, its close callback fails the future with the
         # reason, so a refused send needs no handling here.
-        self._wire.send(orjson.dumps(message))
+        self._wire.send(data)
         try:
             return await future
         finally:
