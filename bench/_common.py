@@ -11,6 +11,7 @@ import contextlib
 import http.server
 import importlib.metadata
 import os
+import platform
 import statistics
 import sys
 import threading
@@ -320,6 +321,20 @@ def version_of(package: str) -> str:
         return importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
+
+
+def environment(chrome: str) -> dict[str, Any]:
+    """What a benchmark's figures depend on, for the ``environment`` part of its JSON."""
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "chrome_binary": chrome,
+        "ego": ego.__version__,
+        "playwright": version_of("playwright"),
+        "websockets": version_of("websockets"),
+        "orjson": version_of("orjson"),
+    }
 
 
 def closed_errors() -> tuple[type[BaseException], ...]:

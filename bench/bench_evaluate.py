@@ -25,8 +25,6 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import os
-import platform
 import statistics
 import sys
 import time
@@ -41,13 +39,13 @@ from _common import (
     PageServer,
     RawCDP,
     chrome_args_for_playwright,
+    environment,
     latency_stats,
     rotated,
     run_benchmark,
     split,
     timed_calls,
     verdict,
-    version_of,
 )
 
 import ego
@@ -192,16 +190,7 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
         print("playwright is not installed (pip install -e '.[bench]'): its columns are skipped")
 
     results: dict[str, Any] = {
-        "environment": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "chrome_binary": chrome,
-            "ego": ego.__version__,
-            "playwright": version_of("playwright"),
-            "websockets": version_of("websockets"),
-            "orjson": version_of("orjson"),
-        },
+        "environment": environment(chrome),
         "config": {
             "expression": EXPRESSION,
             "calls": args.calls,

@@ -36,8 +36,6 @@ import gc
 import hashlib
 import itertools
 import json
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -54,12 +52,12 @@ from _common import (
     PageServer,
     RawCDP,
     chrome_args_for_playwright,
+    environment,
     latency_stats,
     rotated,
     run_benchmark,
     split,
     verdict,
-    version_of,
 )
 
 import ego
@@ -471,16 +469,7 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
         print("playwright is not installed (pip install -e '.[bench]'): its columns are skipped")
 
     results: dict[str, Any] = {
-        "environment": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "chrome_binary": chrome,
-            "ego": ego.__version__,
-            "playwright": version_of("playwright"),
-            "websockets": version_of("websockets"),
-            "orjson": version_of("orjson"),
-        },
+        "environment": environment(chrome),
         "config": {
             "calls": args.calls,
             "warmup": args.warmup,
