@@ -380,6 +380,14 @@ async def isolated_tab(browser: Browser, *, timeout: float = 10.0) -> AsyncItera
     """
     connection = browser.connection
     context_id: str | None = None
+
+    async def dispose(context: str) -> None:
+        await _quietly(
+            connection.send(
+                "Target.disposeBrowserContext", {"browserContextId": context}, timeout=timeout
+            )
+        )
+
     try:
         created = await connection.send(
             "Target.createBrowserContext", {"disposeOnDetach": True}, timeout=timeout
@@ -398,13 +406,7 @@ async def isolated_tab(browser: Browser, *, timeout: float = 10.0) -> AsyncItera
         )
     except ProtocolError:
         if context_id is not None:
-            await _quietly(
-                connection.send(
-                    "Target.disposeBrowserContext",
-                    {"browserContextId": context_id},
-                    timeout=timeout,
-                )
-            )
+            await dispose(context_id)
         context_id = None
         tab = await browser.new_tab()
     try:
@@ -412,13 +414,7 @@ async def isolated_tab(browser: Browser, *, timeout: float = 10.0) -> AsyncItera
     finally:
         await _quietly(asyncio.wait_for(tab.close(), timeout))
         if context_id is not None:
-            await _quietly(
-                connection.send(
-                    "Target.disposeBrowserContext",
-                    {"browserContextId": context_id},
-                    timeout=timeout,
-                )
-            )
+            await dispose(context_id)
 
 
 async def _quietly(awaitable: Any) -> None:
