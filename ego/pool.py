@@ -48,7 +48,6 @@ from .errors import (
     BrowserClosedError,
     ConfirmationRequiredError,
     ContextDestroyedError,
-    EgoError,
     NoTabError,
     NotRetriedError,
     PoolExhaustedError,
@@ -746,14 +745,7 @@ class BrowserPool:
             member = lease.member
             sent = False
             try:
-                try:
-                    tab = await self._tab(lease, manifest)
-                except (asyncio.CancelledError, EgoError) as exc:
-                    # A navigation cut short may still land later and abort the next one;
-                    # a missing start URL says nothing about the tab.
-                    if not isinstance(exc, NoTabError):
-                        lease.discard = True
-                    raise
+                tab = await self._tab(lease, manifest)
                 site = member.site
                 if site is None or member.generation != lease.generation:
                     raise BrowserClosedError(f"pool browser {member.index} went away")
@@ -884,7 +876,12 @@ class BrowserPool:
                     f"site {manifest.id!r} has no startUrl for the pool to open: call "
                     f"pool.set_start_url({manifest.id!r}, url)"
                 )
-            await tab.navigate(start)
+            try:
+                await tab.navigate(start)
+            except BaseException:
+                # A navigation cut short may still land later and abort the next one.
+                lease.discard = True
+                raise
         return tab
 
     def _release(self, lease: _Lease) -> None:
@@ -1084,9 +1081,7 @@ class PoolMap:
                     return  # aclose() from another task while this one waited
                 finished: list[PoolResult] = []
                 fatal: BaseException | None = None
-                for task in done:
-                    if task is reading:
-                        continue
+                for task in done - {reading}:
                     calls.discard(task)
                     if task.cancelled():
                         continue  # stopped by aclose() from another task
@@ -1096,16 +1091,17 @@ class PoolMap:
                     else:
                         finished.append(task.result())
                 if reading is not None and reading in done:
-                    read, self._reading = reading, None
+                    self._reading = None
                     # An error reading the inputs comes after the results that finished
-                    # with it, as a failing call does.
-                    error = None if read.cancelled() else read.exception()
+                    # with it, as a failing call does. (Only aclose() cancels this task,
+                    # and then the loop has returned above.)
+                    error = reading.exception()
                     if error is not None:
                         fatal = fatal or error
-                    elif read.cancelled() or read.result() is _END:
+                    elif reading.result() is _END:
                         exhausted = True
                     elif fatal is None:
-                        calls.add(loop.create_task(self._one(issued, read.result())))
+                        calls.add(loop.create_task(self._one(issued, reading.result())))
                         issued += 1
                 if not ordered:
                     for result in finished:
