@@ -191,11 +191,12 @@ class Learnings:
                 directory = root / site_id
                 if directory.is_dir():
                     entry = self._entry(root, directory)
-                    manifest_path = str(directory / "manifest.json")
-                    cached = self._manifests.get(Path(manifest_path))
-                    if cached is not None and cached[0][0] != -1:
+                    # _entry just stamped the manifest; a missing one is never remembered.
+                    manifest_path = directory / "manifest.json"
+                    stamp = self._manifests[manifest_path][0]
+                    if stamp[0] != -1:
                         shadows = tuple(str(other / site_id) for other in self.roots[:index])
-                        self._found[site_id] = (shadows, manifest_path, cached[0], entry)
+                        self._found[site_id] = (shadows, str(manifest_path), stamp, entry)
                     return entry
         searched = ", ".join(str(root) for root in self.roots) or "no roots"
         known = ", ".join(entry.site_id for entry in self.sites()) or "none"
