@@ -192,11 +192,11 @@ class Learnings:
                 if directory.is_dir():
                     entry = self._entry(root, directory)
                     # _entry just stamped the manifest; a missing one is never remembered.
-                    manifest_path = directory / "manifest.json"
-                    stamp = self._manifests[manifest_path][0]
+                    manifest_file = directory / "manifest.json"
+                    stamp = self._manifests[manifest_file][0]
                     if stamp[0] != -1:
                         shadows = tuple(str(other / site_id) for other in self.roots[:index])
-                        self._found[site_id] = (shadows, str(manifest_path), stamp, entry)
+                        self._found[site_id] = (shadows, str(manifest_file), stamp, entry)
                     return entry
         searched = ", ".join(str(root) for root in self.roots) or "no roots"
         known = ", ".join(entry.site_id for entry in self.sites()) or "none"
