@@ -16,7 +16,7 @@ import faulthandler
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator, Generator
 from typing import TextIO
 
 import pytest
@@ -37,10 +37,9 @@ async def _remember_loop() -> AsyncIterator[None]:
 
 
 class _Guard:
-    def __init__(self, item: pytest.Item, on_exit: Callable[[], None]) -> None:
+    def __init__(self, item: pytest.Item) -> None:
         self.item = item
         self.fired = False
-        self._on_exit = on_exit
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="hang-guard", daemon=True)
 
@@ -77,7 +76,7 @@ class _Guard:
         out = sys.__stderr__ or sys.stderr
         print(f"\nHANG: {self.item.nodeid} did not unwind; ending the run", file=out, flush=True)
         faulthandler.dump_traceback(file=out, all_threads=True)
-        self._on_exit()
+        _kill_run_chromes()
         os._exit(3)
 
 
@@ -106,7 +105,7 @@ def _kill_run_chromes() -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
-    with _Guard(item, _kill_run_chromes) as guard:
+    with _Guard(item) as guard:
         item.stash[_GUARD] = guard
         return (yield)
 
