@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.demo import CSP, SESSION_COOKIE, SITE_DIR, DemoServer
+from ego.demo import CSP, SESSION_COOKIE, SITE_DIR, DemoServer, pages
 from ego.errors import ConfirmationRequiredError, NeedsLoginError
 from tests.conftest import PageServer
 
@@ -163,6 +163,22 @@ def test_server_urls_lifecycle_and_package_files() -> None:
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
     server.close()  # idempotent
+
+
+def test_pages_come_from_templates_and_escape_every_value(demo: DemoServer) -> None:
+    """Page bodies are templates/*.html; inserted values are escaped, rendered markup is not."""
+    assert (pages.TEMPLATES_DIR / "product.html").is_file()
+    body = pages.login(next_url='/x"><script>', error="<b>&</b>")
+    assert 'value="/x&quot;&gt;&lt;script&gt;"' in body
+    assert '<p class="error" data-testid="login-error">&lt;b&gt;&amp;&lt;/b&gt;</p>' in body
+    markup = pages.render("card_list", testid='"t"', cards=pages.Html("<li>x</li>"))
+    assert markup == '<ul class="product-list" data-testid="&quot;t&quot;"><li>x</li></ul>'
+    status, _, raw = http(demo.local_url_for("/search?q=%3Cb%3E%22x%22"))
+    assert status == 200
+    page = raw.decode("utf-8")
+    assert '<h1 data-testid="page-title">0 results for “&lt;b&gt;&quot;x&quot;”</h1>' in page
+    assert 'value="&lt;b&gt;&quot;x&quot;"' in page
+    assert "<b>" not in page
 
 
 async def test_async_context_manager() -> None:

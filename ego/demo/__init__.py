@@ -7,6 +7,8 @@ own that Chrome resolves to loopback by itself); ``learnings/demo-shop/`` holds 
 
 from __future__ import annotations
 
-from .server import CART_COOKIE, CSP, SESSION_COOKIE, SITE_DIR, DemoServer, DemoState
+from .handler import CART_COOKIE, CSP, SESSION_COOKIE
+from .server import DemoServer
+from .state import SITE_DIR, DemoState
 
 __all__ = ["CART_COOKIE", "CSP", "SESSION_COOKIE", "SITE_DIR", "DemoServer", "DemoState"]

@@ -10,7 +10,7 @@ from ..errors import ConfirmationRequiredError, EgoError, NeedsLoginError
 from ..learning.context import LearnContext
 
 if TYPE_CHECKING:
-    from ..browser import Browser
+    from ..api import Browser
 
 __all__ = ["SITE_ID", "Step", "tour"]
 
