@@ -1,8 +1,9 @@
 """``ego save-tool``, ``ego save-note``, ``ego history``, ``ego restore``: the learning loop.
 
-Each command calls what an agent script calls (``site.save_browser_tool`` and friends); the
-checks and the writing live in :mod:`ego.learning.save`. Saves go to the agent workspace
-(``--workspace`` or ``$EGO_WORKSPACE``), never to the project's learnings.
+Each command calls what an agent script calls (``site.save_tool`` and friends); the checks
+and the writing live in :mod:`ego.learning` (:mod:`ego.learning.save` orders them). Saves go
+to the agent workspace (``--workspace`` or ``$EGO_WORKSPACE``), never to the project's
+learnings.
 
 Registered on the ``ego`` group by ``ego.cli.app``."""
 
@@ -17,9 +18,11 @@ import click
 import orjson
 
 from ..errors import EgoError
-from ..learning import save as save_module
+from ..learning import notes
+from ..learning.draft import Auth, SideEffect, ToolDraft
 from ..learning.history import list_versions
-from ..learning.save import Auth, SideEffect
+from ..learning.save_plan import workspace_root
+from ..learning.store import restore_tool
 from .common import Settings, common, json_option, pass_settings, run_async
 
 __all__ = ["SAVE_COMMANDS", "history", "restore", "save_note", "save_tool"]
@@ -121,32 +124,29 @@ def save_tool(
     replaced version is kept: see `ego history SITE_ID TOOL`.
     """
     source = _read_text(file, "--file")
-    args = _json_option(args_json, "--args")
-    returns = _json_option(returns_json, "--returns", kinds=(dict, bool))
-    try_args = _json_option(try_json, "--try-args")
+    draft = ToolDraft(
+        site_id=site_id,
+        tool=tool,
+        source=source,
+        description=description,
+        args=_json_option(args_json, "--args"),
+        returns=_json_option(returns_json, "--returns", kinds=(dict, bool)),
+        side_effect=cast(SideEffect, side_effect),
+        auth=cast(Auth, auth),
+        domains=list(domains) or None,
+        try_args=_json_option(try_json, "--try-args"),
+        name=name,
+    )
 
     async def go() -> dict[str, Any]:
-        save_module.workspace_root(settings.learnings())  # fail before starting Chrome
+        workspace_root(settings.learnings())  # fail before starting Chrome
         async with settings.browser(profile=profile) as browser:
             tab = None
             if url:
                 with settings.output.progress(f"loading {url}"):
                     tab = await browser.new_tab(url)
             with settings.output.progress(f"checking {site_id}/{tool}"):
-                saved = await browser.site.save_browser_tool(
-                    site_id,
-                    tool,
-                    source,
-                    description,
-                    args,
-                    returns,
-                    cast(SideEffect, side_effect),
-                    auth=cast(Auth, auth),
-                    domains=list(domains) or None,
-                    tab=tab,
-                    try_args=try_args,
-                    name=name,
-                )
+                saved = await browser.site.save_tool(draft, tab=tab)
             return saved.as_dict()
 
     data = run_async(settings, go())
@@ -175,7 +175,7 @@ def save_note(
     text = _read_text(file, "--file")
 
     def go() -> dict[str, Any]:
-        saved = save_module.save_note(
+        saved = notes.save_note(
             settings.learnings(),
             site_id,
             name,
@@ -233,7 +233,7 @@ def restore(settings: Settings, site_id: str, tool: str, version: str) -> None:
     """Bring back VERSION of TOOL (from `ego history`); the current one is kept."""
 
     def go() -> dict[str, Any]:
-        return save_module.restore_tool(settings.learnings(), site_id, tool, version).as_dict()
+        return restore_tool(settings.learnings(), site_id, tool, version).as_dict()
 
     data = _run(settings, go)
     settings.output.result(

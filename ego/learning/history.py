@@ -10,7 +10,8 @@ Every write here goes to a temporary file in the same folder which is then ``os.
 over the target, so a reader sees the old file or the new one, never half of one. A rewritten
 file always gets a newer modification time than the file it replaces (bumped when the clock
 did not move on), so :class:`~ego.learning.registry.Learnings`, which re-reads files when
-their modification time or size changes, never keeps a stale copy.
+their modification time or size changes, never keeps a stale copy. :func:`json_fields`
+turns these records (and the save results built on them) into JSON-ready dicts.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,9 @@ __all__ = [
     "ToolVersion",
     "archive_file",
     "content_hash",
+    "fsync_dir",
     "history_folder",
+    "json_fields",
     "list_versions",
     "load_version",
     "write_atomic",
@@ -51,7 +54,8 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:12]
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Flush ``folder``'s entries to disk, so a rename into it survives a crash."""
     # Makes the rename itself durable on POSIX; not possible (nor needed) everywhere.
     with contextlib.suppress(OSError, AttributeError):
         fd = os.open(folder, os.O_RDONLY)
@@ -88,9 +92,18 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     if before is not None:
         _ensure_newer(path, before)
+
+
+def json_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``dict_factory`` for :func:`dataclasses.asdict` that makes paths strings.
+
+    The records a save returns (:class:`ToolVersion`, ``SavedTool``, ``SavedNote``) become
+    JSON-ready this way for the CLI and MCP; every other value is already JSON data.
+    """
+    return {key: str(value) if isinstance(value, Path) else value for key, value in pairs}
 
 
 def _ensure_newer(path: Path, before: os.stat_result) -> None:
@@ -149,17 +162,10 @@ class ToolVersion:
     entry: dict[str, Any] = field(repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        """The version as JSON-ready data (for the CLI and MCP)."""
-        return {
-            "version": self.version,
-            "current": self.current,
-            "saved_at": self.saved_at,
-            "replaced_at": self.replaced_at,
-            "size": self.size,
-            "hash": self.hash,
-            "description": self.description,
-            "file": str(self.file),
-        }
+        """The version as JSON-ready data (for the CLI and MCP); ``entry`` is left out."""
+        data = asdict(self, dict_factory=json_fields)
+        del data["entry"]
+        return data
 
 
 def archive_file(

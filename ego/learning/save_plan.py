@@ -1,0 +1,375 @@
+"""Planning a save: the manifest it would write, validated before a byte is written.
+
+Saves go to the agent workspace's learnings root (:func:`workspace_root`), never to the
+project's. :func:`find_base` says where a site stands now (new, only in a project root, or in
+the workspace), :func:`candidate_manifest` is its manifest after the save, and
+:func:`validate_candidate` checks it exactly as loading would. :func:`plan_browser_tool`
+runs every check of a browser tool save that needs no browser and returns a
+:class:`ToolPlan` that the browser checks (:mod:`ego.learning.save_checks`) and the writer
+(:mod:`ego.learning.store`) take.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import jsonschema
+
+from ..errors import InvalidManifestError, WorkspaceRequiredError
+from ..js import source_url
+from ..schemas import validator
+from .draft import ToolDraft
+from .jslint import check_source
+from .manifest import Manifest, args_schema, load_manifest
+from .matching import match_domain, normalize_host
+from .naming import check_site_id, check_tool_name, live_path, refuse
+from .registry import Learnings
+
+__all__ = [
+    "SiteBase",
+    "ToolPlan",
+    "candidate_manifest",
+    "check_schemas",
+    "find_base",
+    "plan_browser_tool",
+    "validate_candidate",
+    "workspace_root",
+]
+
+
+def check_schemas(draft: ToolDraft) -> dict[str, Any]:
+    """The draft's args as a full JSON Schema, after checking its args and returns schemas.
+
+    Raises:
+        SaveRefusedError: args or returns is not a valid JSON Schema, or args is not an
+            object schema (reason ``"args schema"``; ``problems`` lists each).
+    """
+    site_id, tool, args, returns = draft.site_id, draft.tool, draft.args, draft.returns
+    problems = []
+    schema: dict[str, Any] = {}
+    if args is not None and not isinstance(args, dict):
+        problems.append(f"args must be a JSON object (a schema), not {type(args).__name__}")
+    else:
+        try:
+            schema = args_schema(args)
+        except ValueError as exc:
+            problems.append(f"args: {exc}")
+        else:
+            if schema.get("type") != "object":
+                problems.append('args: a full JSON Schema must have "type": "object"')
+            else:
+                try:
+                    validator(schema).check_schema(schema)
+                except jsonschema.SchemaError as exc:
+                    where = "/".join(str(p) for p in exc.path)
+                    problems.append(
+                        f"args is not a valid JSON Schema: {exc.message}"
+                        + (f" (at {where})" if where else "")
+                    )
+    if returns is not None:
+        if not isinstance(returns, (dict, bool)):
+            problems.append(f"returns must be a JSON Schema object, not {type(returns).__name__}")
+        else:
+            try:
+                validator(returns).check_schema(returns)
+            except jsonschema.SchemaError as exc:
+                problems.append(f"returns is not a valid JSON Schema: {exc.message}")
+    if problems:
+        raise refuse(site_id, tool, "args schema", problems)
+    return schema
+
+
+def workspace_root(learnings: Learnings) -> Path:
+    """The learnings root saves go to: the workspace's ``learnings/``.
+
+    Raises:
+        WorkspaceRequiredError: ``learnings`` has no workspace root, or it is one of the
+            project roots too.
+    """
+    root = learnings.workspace_root
+    if root is not None and any(_same_folder(root, other) for other in learnings.roots[1:]):
+        raise WorkspaceRequiredError(
+            f"cannot save a learning: the workspace's learnings/ ({root}) is also a project "
+            "root, and built-in learnings are never modified; point EGO_WORKSPACE (or "
+            "--workspace, workspace=) at a folder of the agent's own"
+        )
+    if root is None:
+        searched = ", ".join(str(r) for r in learnings.roots) or "none"
+        raise WorkspaceRequiredError(
+            "cannot save a learning: no agent workspace is set (roots: "
+            f"{searched}); set EGO_WORKSPACE (or --workspace), or pass workspace= to "
+            "ego.launch()/Learnings(): learnings are saved into <workspace>/learnings/, the "
+            "project's own learnings/ are never modified"
+        )
+    return root
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+@dataclass
+class SiteBase:
+    """Where a site stands before a save: new, only in another root, or in the workspace."""
+
+    kind: Literal["new", "project", "workspace"]
+    directory: Path | None
+    raw: dict[str, Any]
+
+
+def find_base(learnings: Learnings, site_id: str, name: str) -> SiteBase:
+    """Where ``site_id`` stands now: in the workspace, only in a project root, or new.
+
+    Args:
+        learnings: the roots; the workspace root is looked at first.
+        site_id: the site.
+        name: the tool or note being saved (for the refusal message).
+
+    Raises:
+        WorkspaceRequiredError: no workspace root.
+        SaveRefusedError: the site's manifest is broken (reason ``"site"``).
+    """
+    root = workspace_root(learnings)
+    for index, candidate_root in enumerate([root, *learnings.roots[1:]]):
+        directory = candidate_root / site_id
+        if not directory.is_dir():
+            continue
+        kind: Literal["project", "workspace"] = "workspace" if index == 0 else "project"
+        try:
+            load_manifest(directory)
+            raw = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+        except InvalidManifestError as exc:
+            raise refuse(
+                site_id,
+                name,
+                "site",
+                [f"the site's manifest ({directory}) is broken: {p}" for p in exc.problems],
+                lead=f"site {site_id!r} in {candidate_root} has a broken manifest: "
+                f"{exc.problems[0]}; fix it (ego validate) or remove the folder",
+            ) from None
+        return SiteBase(kind, directory, raw)
+    return SiteBase("new", None, {})
+
+
+def _host_of(url: str | None) -> str | None:
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return normalize_host(parts.hostname)
+
+
+def _start_url(url: str | None) -> str | None:
+    if not url or _host_of(url) is None:
+        return None
+    return url.split("#", 1)[0]
+
+
+def candidate_manifest(
+    base: SiteBase,
+    site_id: str,
+    what: str,
+    *,
+    domains: Sequence[str] | None,
+    page_url: str | None,
+    site_name: str | None,
+) -> dict[str, Any]:
+    """The site's manifest after the save (raw JSON data), before the tool or note is put in.
+
+    A new site gets ``domains`` (else the host of ``page_url``) and a start URL; an existing
+    one keeps its manifest, with ``site_name`` and any new ``domains`` applied.
+
+    Args:
+        base: where the site stands now (:func:`find_base`).
+        site_id: the site.
+        what: the tool or note being saved (for the refusal message).
+        domains, page_url, site_name: as the save was given them.
+
+    Raises:
+        SaveRefusedError: the site is new and no domain is known (reason ``"domains"``).
+    """
+    if base.kind == "new":
+        chosen = list(domains) if domains else []
+        if not chosen:
+            host = _host_of(page_url)
+            if host is None:
+                raise refuse(
+                    site_id,
+                    what,
+                    "domains",
+                    [
+                        f"site {site_id!r} is new and no domains are known: pass domains= "
+                        "(e.g. ['x.com']) or run it with a tab on the site (tab=, or --url)"
+                    ],
+                )
+            chosen = [host]
+        raw: dict[str, Any] = {"id": site_id, "name": site_name or site_id, "domains": chosen}
+        start = _start_url(page_url)
+        if start is not None and match_domain(start, chosen):
+            raw["startUrl"] = start
+        return raw
+    raw = copy.deepcopy(base.raw)
+    if site_name:
+        raw["name"] = site_name
+    if domains:
+        known = list(raw.get("domains") or [])
+        raw["domains"] = known + [d for d in domains if d not in known]
+    return raw
+
+
+def validate_candidate(site_id: str, what: str, raw: dict[str, Any]) -> Manifest:
+    """Validate a manifest that is not on disk yet, with exactly the checks loading applies.
+
+    Raises:
+        SaveRefusedError: the manifest would be invalid (reason ``"manifest"``).
+    """
+    with tempfile.TemporaryDirectory(prefix="ego-manifest-check-") as folder:
+        site_dir = Path(folder) / site_id
+        site_dir.mkdir()
+        (site_dir / "manifest.json").write_text(json.dumps(raw), encoding="utf-8")
+        try:
+            return load_manifest(site_dir)
+        except InvalidManifestError as exc:
+            raise refuse(
+                site_id,
+                what,
+                "manifest",
+                [f"the manifest would be invalid: {p}" for p in exc.problems],
+            ) from None
+
+
+@dataclass(frozen=True)
+class ToolPlan:
+    """A browser tool save that passed every check that needs no browser.
+
+    Attributes:
+        site_id, tool: what is saved.
+        source: the tool file's text as given.
+        expression: the source normalised to one expression (see :func:`ego.js.normalize_source`).
+        entry: the manifest entry to write.
+        manifest: the whole manifest to write (raw JSON data).
+        parsed: ``manifest`` parsed and validated.
+        base: ``"new"`` (no such site yet), ``"project"`` (only in another root: it will be
+            copied to the workspace) or ``"workspace"``.
+        base_dir: the site folder that exists now (None for a new site).
+        workspace: the workspace learnings root.
+    """
+
+    site_id: str
+    tool: str
+    source: str
+    expression: str
+    entry: dict[str, Any]
+    manifest: dict[str, Any]
+    parsed: Manifest
+    base: Literal["new", "project", "workspace"]
+    base_dir: Path | None
+    workspace: Path
+
+    @property
+    def url(self) -> str:
+        """The sourceURL the saved tool will run under."""
+        return source_url(self.site_id, self.entry["path"])
+
+    @property
+    def args_schema(self) -> dict[str, Any]:
+        """The tool's args as a full JSON Schema."""
+        return self.parsed.browser_tools[self.tool].args
+
+
+def plan_browser_tool(
+    learnings: Learnings, draft: ToolDraft, *, page_url: str | None = None
+) -> ToolPlan:
+    """Check a browser tool save as far as possible without a browser, and plan its writes.
+
+    Args:
+        learnings: the roots; the save goes to their workspace root.
+        draft: what to save (its ``try_args`` are not looked at here).
+        page_url: the URL of the page the tool was found on; gives a new site its domain and
+            start URL.
+
+    Raises:
+        WorkspaceRequiredError: no workspace root.
+        SaveRefusedError: a check failed (``reason`` says which); SnapshotReferenceError for
+            snapshot-only references.
+    """
+    site_id, tool, description, side_effect = (
+        draft.site_id,
+        draft.tool,
+        draft.description,
+        draft.side_effect,
+    )
+    check_site_id(site_id, name=str(tool))
+    check_tool_name(site_id, tool)
+    expression = check_source(site_id, tool, draft.source)
+    check_schemas(draft)
+    if not isinstance(description, str) or not description.strip():
+        raise refuse(
+            site_id, tool, "manifest", ["the description is empty: say what the tool does"]
+        )
+    if side_effect not in ("read", "write", "irreversible"):
+        raise refuse(
+            site_id,
+            tool,
+            "manifest",
+            [f"side_effect {side_effect!r} must be 'read', 'write' or 'irreversible'"],
+        )
+    base = find_base(learnings, site_id, tool)
+    raw = candidate_manifest(
+        base, site_id, tool, domains=draft.domains, page_url=page_url, site_name=draft.name
+    )
+    python_tools = raw.get("pythonTools") or {}
+    if isinstance(python_tools, dict) and tool in python_tools:
+        raise refuse(
+            site_id,
+            tool,
+            "name",
+            [f"site {site_id!r} already has a Python tool {tool!r}: pick another name"],
+        )
+    browser_tools = dict(raw.get("browserTools") or {})
+    old = browser_tools.get(tool)
+    entry: dict[str, Any] = {}
+    if isinstance(old, dict):
+        # Keys this API does not set (timeout, anything a person added) stay.
+        known = {"description", "path", "args", "returns", "sideEffect", "auth"}
+        entry.update({k: v for k, v in old.items() if k not in known})
+    entry.update(
+        {
+            "description": description.strip(),
+            "path": live_path(tool),
+            "args": draft.args if draft.args is not None else {},
+            "sideEffect": side_effect,
+            "auth": draft.auth,
+        }
+    )
+    if draft.returns is not None:
+        entry["returns"] = draft.returns
+    browser_tools[tool] = entry
+    raw["browserTools"] = browser_tools
+    parsed = validate_candidate(site_id, tool, raw)
+    return ToolPlan(
+        site_id=site_id,
+        tool=tool,
+        source=draft.source,
+        expression=expression,
+        entry=entry,
+        manifest=raw,
+        parsed=parsed,
+        base=base.kind,
+        base_dir=base.directory,
+        workspace=workspace_root(learnings),
+    )
