@@ -10,6 +10,7 @@ import psutil
 import pytest
 
 import ego
+from ego.browser import BrowserContext
 from tests.conftest import PageServer
 from tests.fake_cdp import BROWSER_PATH, FakeCDP
 from tests.test_tab import HANG, evaluate_pending, free_port
@@ -115,6 +116,64 @@ async def test_new_tab_that_fails_to_load_is_not_left_open(browser: ego.Browser)
     with pytest.raises(ego.NavigationError):
         await browser.new_tab(f"http://127.0.0.1:{free_port()}/refused")
     assert {t.target_id for t in await browser.tabs()} == before
+
+
+# --- isolated contexts ----------------------------------------------------------------------
+
+STORAGE = "[localStorage.getItem('who'), document.cookie]"
+
+
+async def test_isolated_contexts_share_no_storage_and_are_disposed_after(
+    browser: ego.Browser, server: PageServer
+) -> None:
+    url = server.route("/isolated/page", "<title>isolated</title>")
+    default = await browser.new_tab(url)
+    try:
+        await default.evaluate("localStorage.setItem('who', 'default'); document.cookie = 'c=d'")
+        async with browser.isolated_context() as first, browser.isolated_context() as second:
+            assert first.isolated
+            assert first.context_id != second.context_id
+            one = await first.new_tab(url)
+            other = await second.new_tab(url)
+            assert await one.evaluate(STORAGE) == [None, ""]
+            await one.evaluate("localStorage.setItem('who', 'first'); document.cookie = 'c=1'")
+            # A second tab of the same context shares it; another context does not.
+            same = await first.new_tab(url)
+            assert await same.evaluate(STORAGE) == ["first", "c=1"]
+            assert await other.evaluate(STORAGE) == [None, ""]
+            assert first.tabs == [one, same]
+        assert await default.evaluate(STORAGE) == ["default", "c=d"]
+    finally:
+        await default.close()
+
+    # The block closed the tabs and disposed both contexts.
+    assert one.closed
+    assert same.closed
+    assert other.closed
+    assert first.disposed
+    listed = await browser.connection.send("Target.getBrowserContexts")
+    assert first.context_id not in listed["browserContextIds"]
+    assert second.context_id not in listed["browserContextIds"]
+    open_ids = {t.target_id for t in await browser.tabs()}
+    assert not open_ids & {one.target_id, same.target_id, other.target_id}
+    with pytest.raises(ego.TabClosedError, match="disposed"):
+        await first.new_tab()
+
+
+async def test_isolated_context_is_disposed_when_the_block_fails(browser: ego.Browser) -> None:
+    opened: list[tuple[BrowserContext, ego.Tab]] = []
+
+    async def fails() -> None:
+        async with browser.isolated_context() as context:
+            opened.append((context, await context.new_tab()))
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        await fails()
+    [(context, tab)] = opened
+    assert tab.closed
+    listed = await browser.connection.send("Target.getBrowserContexts")
+    assert context.context_id not in listed["browserContextIds"]
 
 
 # --- connect --------------------------------------------------------------------------------

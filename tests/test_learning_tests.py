@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import ego
+from ego.casetests import load_cases, run_learning_tests
 from ego.errors import InvalidCasesError
 from ego.learning.registry import Learnings, project_learnings_dir
-from ego.learning.testing import load_cases, run_learning_tests
 from ego.replay import Har, build_entry
 from tests.learning_fixtures import make_site, tool
 

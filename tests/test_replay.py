@@ -7,6 +7,7 @@ escaped to the network it would fail on DNS, so a passing test proves the HAR an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,7 +18,6 @@ import pytest
 import ego
 from ego.errors import NavigationError, UnmatchedRequestError
 from ego.learning.registry import Learnings
-from ego.learning.testing import isolated_tab
 from ego.replay import Har, Recorder, build_entry, record, replay
 from ego.replay.matching import Matcher
 from ego.site import Site
@@ -63,6 +63,13 @@ def shop_har(origin: str) -> Har:
             build_entry(f"{origin}/app.js", APP_JS, headers={"content-type": "text/javascript"}),
         ]
     )
+
+
+@contextlib.asynccontextmanager
+async def isolated_tab(browser: ego.Browser) -> AsyncIterator[ego.Tab]:
+    """A tab in a browser context of its own, closed (and the context disposed) after."""
+    async with browser.isolated_context() as context:
+        yield await context.new_tab()
 
 
 @pytest.fixture

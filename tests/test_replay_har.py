@@ -11,8 +11,8 @@ import pytest
 
 from ego.errors import HarFormatError
 from ego.replay import Har, Matcher, Recorder, build_entry, is_secret_header, strip_har
+from ego.replay.answers import fulfill_params
 from ego.replay.har import Entry, Header
-from ego.replay.replayer import fulfill_params
 
 # What Chrome DevTools' "Save all as HAR" writes, trimmed: a text body, a base64 body, a failed
 # request (status 0, _error), custom fields, and fields the spec calls required left out.

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.transport import ANY_SESSION
+from ego.protocol.transport import ANY_SESSION
 from tests.conftest import PageServer
 
 #: Turns a hang into a failure. Never a timing assertion: healthy calls end far sooner.
@@ -98,6 +98,27 @@ async def test_navigation_to_refused_port_raises_navigation_error(tab: ego.Tab) 
     url = f"http://127.0.0.1:{free_port()}/nothing-here"
     with pytest.raises(ego.NavigationError, match="ERR_CONNECTION_REFUSED"):
         await asyncio.wait_for(tab.navigate(url), HANG)
+
+
+async def test_reload_on_a_fragment_url_runs_the_page_again(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    # Navigating to the same URL with a #fragment is a same-document navigation: a reload
+    # must not be one, or the page's state would survive it.
+    url = server.route("/reload/page", "<script>window.counter = 0</script>") + "#frag"
+    await tab.navigate(url)
+    assert await tab.evaluate("window.counter = 5") == 5
+
+    await asyncio.wait_for(tab.reload(), HANG)
+    assert await tab.evaluate("[window.counter, document.readyState, location.hash]") == [
+        0,
+        "complete",
+        "#frag",
+    ]
+
+    await asyncio.wait_for(tab.reload(wait_until="commit"), HANG)
+    with pytest.raises(ValueError, match="wait_until"):
+        await tab.reload(wait_until="idle")  # type: ignore[arg-type]
 
 
 async def test_navigate_rejects_unknown_wait_until(tab: ego.Tab) -> None:

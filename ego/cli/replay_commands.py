@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..learning.testing import LearningTestReport, run_learning_tests
+from ..casetests import LearningTestReport, run_learning_tests
 from ..replay import record as record_har
 from .common import Settings, common, pass_settings, run_async
 from .output import EXIT_OK, EXIT_TOOL

@@ -1,31 +1,62 @@
-"""HAR 1.2: the archive format browsers and Playwright read and write, as Python objects.
+"""HAR 1.2: the archive format browsers and Playwright read and write, as pydantic models.
 
 Reading is tolerant of what real tools write: Chrome DevTools (``_resourceType``, bodies as
 plain text or ``content.encoding: "base64"``, status 0 with ``_error`` for a failed request),
 Playwright (``content._file`` next to the HAR, ``postData.params`` without ``text``), and files
 that leave out fields the spec calls required (``cookies``, ``timings``, ``headersSize``...).
-Unknown fields, including ``_custom`` ones, are kept and written back unchanged.
+Unknown fields, including ``_custom`` ones, are kept (``extra``) and written back unchanged.
 
-Writing produces a spec-complete HAR 1.2 file that Chrome and Playwright can import.
+Writing produces a spec-complete HAR 1.2 file that Chrome and Playwright can import. Python
+names are snake_case; the JSON names are HAR's camelCase (``mimeType``, ``redirectURL``).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import codecs
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from pydantic import (
+    BeforeValidator,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    model_validator,
+)
+
 from ..errors import HarFormatError
+from .har_fields import (
+    DEFAULT_TIMINGS,
+    HarModel,
+    Header,
+    JSONObject,
+    Objects,
+    OptionalText,
+    Pairs,
+    Size,
+    Text,
+    TruthyText,
+    charset_of,
+    dump,
+    har_error,
+    header_value,
+    lenient_int,
+    nested,
+    object_or,
+    text_or,
+    unusable,
+)
 
 __all__ = [
+    "CREATOR",
     "Content",
     "Entry",
     "Har",
@@ -42,53 +73,13 @@ __all__ = [
 #: Written as ``log.creator``.
 CREATOR: dict[str, Any] = {"name": "ego", "version": "0.1.0"}
 
-JSONObject = dict[str, Any]
 
-
-@dataclass
-class Header:
-    """A ``{name, value}`` pair: a header, a query parameter or a form field."""
-
-    name: str
-    value: str
-
-    def to_dict(self) -> JSONObject:
-        """This object as HAR 1.2 JSON (unknown fields it was read with included)."""
-        return {"name": self.name, "value": self.value}
-
-
-def header_value(headers: Iterable[Header], name: str) -> str | None:
-    """The value of the first header called ``name`` (case-insensitive), or None."""
-    wanted = name.lower()
-    for header in headers:
-        if header.name.lower() == wanted:
-            return header.value
-    return None
-
-
-def charset_of(content_type: str | None) -> str | None:
-    """The ``charset=`` of a Content-Type, if Python knows that codec; else None."""
-    if not content_type:
-        return None
-    for part in content_type.split(";")[1:]:
-        key, _, value = part.strip().partition("=")
-        if key.strip().lower() == "charset":
-            name = value.strip().strip("\"'")
-            try:
-                return codecs.lookup(name).name
-            except LookupError:
-                return None
-    return None
-
-
-@dataclass
-class PostData:
+class PostData(HarModel):
     """A request body: ``text``, or form ``params`` (Playwright may write only those)."""
 
-    mime_type: str = ""
-    text: str | None = None
-    params: list[JSONObject] = field(default_factory=list)
-    extra: JSONObject = field(default_factory=dict)
+    mime_type: Text = ""
+    params: Objects = Field(default_factory=list)
+    text: OptionalText = None
 
     def body(self) -> bytes:
         """The body as bytes: ``text`` (UTF-8), else the params URL-encoded."""
@@ -97,114 +88,87 @@ class PostData:
         pairs = [(str(p.get("name", "")), str(p.get("value", ""))) for p in self.params]
         return urlencode(pairs).encode("ascii")
 
-    def to_dict(self) -> JSONObject:
-        """This object as HAR 1.2 JSON (unknown fields it was read with included)."""
-        data: JSONObject = {**self.extra, "mimeType": self.mime_type}
-        if self.params:
-            data["params"] = self.params
-        data["text"] = self.text if self.text is not None else self.body().decode("latin-1")
-        return data
+    @field_serializer("text")
+    def _text_always(self, text: str | None) -> str:
+        # The spec requires text: a params-only body is written as its encoded form too.
+        return text if text is not None else self.body().decode("latin-1")
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> PostData:
-        """Read from HAR JSON, defaulting whatever is missing; unknown fields kept."""
-        known = {"mimeType", "text", "params"}
-        params = data.get("params")
-        text = data.get("text")
-        return cls(
-            mime_type=str(data.get("mimeType") or ""),
-            text=str(text) if text is not None else None,
-            params=[dict(p) for p in params if isinstance(p, Mapping)]
-            if isinstance(params, list)
-            else [],
-            extra={k: v for k, v in data.items() if k not in known},
-        )
+    def _absent(self) -> Iterable[str]:
+        return () if self.params else ("params",)
 
 
-@dataclass
-class HarRequest:
+class HarRequest(HarModel):
     """``entry.request``."""
 
-    method: str
+    method: Annotated[str, BeforeValidator(lambda v: str(v or "GET").upper())] = "GET"
     url: str
-    http_version: str = "HTTP/1.1"
-    headers: list[Header] = field(default_factory=list)
-    query_string: list[Header] = field(default_factory=list)
-    cookies: list[JSONObject] = field(default_factory=list)
-    post_data: PostData | None = None
-    headers_size: int = -1
-    body_size: int = -1
-    extra: JSONObject = field(default_factory=dict)
+    http_version: Annotated[str, text_or("HTTP/1.1")] = "HTTP/1.1"
+    cookies: Objects = Field(default_factory=list)
+    headers: Pairs = Field(default_factory=list)
+    query_string: Pairs = Field(default_factory=list)
+    headers_size: Size = -1
+    body_size: Size = -1
+    post_data: Annotated[PostData | None, nested(PostData, lambda: None)] = None
 
-    def to_dict(self) -> JSONObject:
-        """This object as HAR 1.2 JSON (unknown fields it was read with included)."""
-        query = self.query_string or [
-            Header(name, value)
-            for name, value in parse_qsl(urlsplit(self.url).query, keep_blank_values=True)
-        ]
-        data: JSONObject = {
-            **self.extra,
-            "method": self.method,
-            "url": self.url,
-            "httpVersion": self.http_version,
-            "cookies": self.cookies,
-            "headers": [h.to_dict() for h in self.headers],
-            "queryString": [q.to_dict() for q in query],
-            "headersSize": self.headers_size,
-            "bodySize": self.body_size
-            if self.body_size >= 0 or self.post_data is None
-            else len(self.post_data.body()),
-        }
-        if self.post_data is not None:
-            data["postData"] = self.post_data.to_dict()
+    @model_validator(mode="before")
+    @classmethod
+    def _has_url(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            url = data.get("url")
+            if not isinstance(url, str) or not url:
+                raise unusable("request.url is missing")
         return data
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str) -> HarRequest:
-        """Read from HAR JSON, defaulting whatever is missing; unknown fields kept in ``extra``.
+    @field_serializer("query_string")
+    def _query(self, query: list[Header]) -> list[JSONObject]:
+        # A hand-built entry gives only the URL: the spec wants its query listed as well.
+        if not query:
+            query = [
+                Header(name, value)
+                for name, value in parse_qsl(urlsplit(self.url).query, keep_blank_values=True)
+            ]
+        return [{"name": pair.name, "value": pair.value} for pair in query]
 
-        Raises:
-            HarFormatError: what is there cannot be used (no URL, bad ``_file``).
-        """
-        url = data.get("url")
-        if not isinstance(url, str) or not url:
-            raise HarFormatError(f"{where}: request.url is missing")
-        known = {
-            "method",
-            "url",
-            "httpVersion",
-            "headers",
-            "queryString",
-            "cookies",
-            "postData",
-            "headersSize",
-            "bodySize",
-        }
-        post = data.get("postData")
-        return cls(
-            method=str(data.get("method") or "GET").upper(),
-            url=url,
-            http_version=str(data.get("httpVersion") or "HTTP/1.1"),
-            headers=_pairs(data.get("headers")),
-            query_string=_pairs(data.get("queryString")),
-            cookies=_objects(data.get("cookies")),
-            post_data=PostData.from_dict(post) if isinstance(post, Mapping) else None,
-            headers_size=_int(data.get("headersSize"), -1),
-            body_size=_int(data.get("bodySize"), -1),
-            extra={k: v for k, v in data.items() if k not in known},
-        )
+    @field_serializer("body_size")
+    def _body_size(self, size: int) -> int:
+        if size >= 0 or self.post_data is None:
+            return size
+        return len(self.post_data.body())
+
+    def _absent(self) -> Iterable[str]:
+        return ("post_data",) if self.post_data is None else ()
 
 
-@dataclass
-class Content:
+class Content(HarModel):
     """``response.content``: the decoded body as ``text``, base64 when ``encoding`` says so."""
 
-    mime_type: str = ""
-    text: str | None = None
-    encoding: str | None = None
-    size: int = -1
-    compression: int | None = None
-    extra: JSONObject = field(default_factory=dict)
+    size: Size = -1
+    mime_type: Text = ""
+    compression: Annotated[
+        int | None, BeforeValidator(lambda v: None if v is None else lenient_int(v, 0))
+    ] = None
+    text: OptionalText = None
+    encoding: TruthyText = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _attached_body(cls, data: Any, info: ValidationInfo) -> Any:
+        # Playwright's "attach" mode keeps bodies in files beside the HAR.
+        base_dir = (info.context or {}).get("base_dir")
+        if not isinstance(data, Mapping) or base_dir is None or data.get("text") is not None:
+            return data
+        attached = data.get("_file")
+        if not isinstance(attached, str):
+            return data
+        file = (base_dir / attached).resolve()
+        if base_dir.resolve() not in file.parents:
+            raise unusable(f"content._file {attached!r} leaves the HAR folder")
+        try:
+            raw = file.read_bytes()
+        except OSError as exc:
+            raise unusable(f"cannot read content._file {attached!r}: {exc}") from None
+        read = {key: value for key, value in data.items() if key != "_file"}
+        return {**read, "text": base64.b64encode(raw).decode("ascii"), "encoding": "base64"}
 
     def body(self, content_type: str | None = None) -> bytes:
         """The body bytes.
@@ -233,8 +197,7 @@ class Content:
     @classmethod
     def from_body(cls, body: bytes, mime_type: str = "") -> Content:
         """Content holding ``body``: as text when it is UTF-8 text, else base64."""
-        textual = _is_textual(mime_type)
-        if textual:
+        if _is_textual(mime_type):
             try:
                 return cls(mime_type=mime_type, text=body.decode("utf-8"), size=len(body))
             except UnicodeDecodeError:
@@ -246,142 +209,65 @@ class Content:
             size=len(body),
         )
 
-    def to_dict(self) -> JSONObject:
-        """This object as HAR 1.2 JSON (unknown fields it was read with included)."""
-        data: JSONObject = {**self.extra, "size": self.size, "mimeType": self.mime_type}
-        if self.size < 0:
-            data["size"] = len(self.body()) if self.text is not None else 0
-        if self.compression is not None:
-            data["compression"] = self.compression
-        if self.text is not None:
-            data["text"] = self.text
-        if self.encoding:
-            data["encoding"] = self.encoding
-        return data
+    @field_serializer("size")
+    def _size(self, size: int) -> int:
+        if size >= 0:
+            return size
+        return len(self.body()) if self.text is not None else 0
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str, base_dir: Path | None) -> Content:
-        """Read from HAR JSON, defaulting whatever is missing; unknown fields kept in ``extra``.
-
-        Raises:
-            HarFormatError: what is there cannot be used (no URL, bad ``_file``).
-        """
-        known = {"size", "mimeType", "text", "encoding", "compression"}
-        text = data.get("text")
-        encoding = data.get("encoding")
-        extra = {k: v for k, v in data.items() if k not in known}
-        attached = data.get("_file")
-        if text is None and isinstance(attached, str) and base_dir is not None:
-            # Playwright's "attach" mode keeps bodies in files beside the HAR.
-            file = (base_dir / attached).resolve()
-            if base_dir.resolve() not in file.parents:
-                raise HarFormatError(f"{where}: content._file {attached!r} leaves the HAR folder")
-            try:
-                raw = file.read_bytes()
-            except OSError as exc:
-                raise HarFormatError(
-                    f"{where}: cannot read content._file {attached!r}: {exc}"
-                ) from None
-            text, encoding = base64.b64encode(raw).decode("ascii"), "base64"
-            extra.pop("_file")
-        compression = data.get("compression")
-        return cls(
-            mime_type=str(data.get("mimeType") or ""),
-            text=str(text) if text is not None else None,
-            encoding=str(encoding) if encoding else None,
-            size=_int(data.get("size"), -1),
-            compression=_int(compression, 0) if compression is not None else None,
-            extra=extra,
-        )
+    def _absent(self) -> Iterable[str]:
+        absent = [name for name in ("compression", "text") if getattr(self, name) is None]
+        return [*absent, "encoding"] if not self.encoding else absent
 
 
-@dataclass
-class HarResponse:
+class HarResponse(HarModel):
     """``entry.response``."""
 
-    status: int
-    status_text: str = ""
-    http_version: str = "HTTP/1.1"
-    headers: list[Header] = field(default_factory=list)
-    cookies: list[JSONObject] = field(default_factory=list)
-    content: Content = field(default_factory=Content)
-    redirect_url: str = ""
-    headers_size: int = -1
-    body_size: int = -1
-    extra: JSONObject = field(default_factory=dict)
+    status: Annotated[int, BeforeValidator(lambda v: lenient_int(v, 0))] = 0
+    status_text: Text = ""
+    http_version: Annotated[str, text_or("HTTP/1.1")] = "HTTP/1.1"
+    cookies: Objects = Field(default_factory=list)
+    headers: Pairs = Field(default_factory=list)
+    content: Annotated[Content, nested(Content, Content)] = Field(default_factory=Content)
+    redirect_url: Text = ""
+    headers_size: Size = -1
+    body_size: Size = -1
 
     def body(self) -> bytes:
         """The decoded body (see :meth:`Content.body`)."""
         return self.content.body(header_value(self.headers, "content-type"))
 
-    def to_dict(self) -> JSONObject:
-        """This object as HAR 1.2 JSON (unknown fields it was read with included)."""
-        return {
-            **self.extra,
-            "status": self.status,
-            "statusText": self.status_text,
-            "httpVersion": self.http_version,
-            "cookies": self.cookies,
-            "headers": [h.to_dict() for h in self.headers],
-            "content": self.content.to_dict(),
-            "redirectURL": self.redirect_url,
-            "headersSize": self.headers_size,
-            "bodySize": self.body_size,
-        }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str, base_dir: Path | None) -> HarResponse:
-        """Read from HAR JSON, defaulting whatever is missing; unknown fields kept in ``extra``.
+class Entry(HarModel):
+    """One request and its response (``log.entries[i]``).
 
-        Raises:
-            HarFormatError: what is there cannot be used (no URL, bad ``_file``).
-        """
-        known = {
-            "status",
-            "statusText",
-            "httpVersion",
-            "headers",
-            "cookies",
-            "content",
-            "redirectURL",
-            "headersSize",
-            "bodySize",
-        }
-        content = data.get("content")
-        return cls(
-            status=_int(data.get("status"), 0),
-            status_text=str(data.get("statusText") or ""),
-            http_version=str(data.get("httpVersion") or "HTTP/1.1"),
-            headers=_pairs(data.get("headers")),
-            cookies=_objects(data.get("cookies")),
-            content=Content.from_dict(content, where, base_dir)
-            if isinstance(content, Mapping)
-            else Content(),
-            redirect_url=str(data.get("redirectURL") or ""),
-            headers_size=_int(data.get("headersSize"), -1),
-            body_size=_int(data.get("bodySize"), -1),
-            extra={k: v for k, v in data.items() if k not in known},
-        )
+    Attributes:
+        resource_type: Chrome's resource type (``_resourceType``: document, script, fetch,
+            xhr, ...), if known.
+    """
 
-
-_DEFAULT_TIMINGS: JSONObject = {"send": 0, "wait": 0, "receive": 0}
-
-
-@dataclass
-class Entry:
-    """One request and its response (``log.entries[i]``)."""
-
+    pageref: OptionalText = None
+    started_date_time: Text = ""
+    time: Annotated[
+        float, BeforeValidator(lambda v: float(v) if isinstance(v, int | float) else 0.0)
+    ] = 0.0
     request: HarRequest
-    response: HarResponse
-    started_date_time: str = ""
-    time: float = 0.0
-    timings: JSONObject = field(default_factory=lambda: dict(_DEFAULT_TIMINGS))
-    cache: JSONObject = field(default_factory=dict)
-    pageref: str | None = None
-    server_ip_address: str | None = None
-    #: Chrome's resource type (``_resourceType``: document, script, fetch, xhr, ...), if known.
-    resource_type: str | None = None
-    extra: JSONObject = field(default_factory=dict)
+    response: Annotated[HarResponse, nested(HarResponse, lambda: HarResponse(status=0))] = Field(
+        default_factory=lambda: HarResponse(status=0)
+    )
+    cache: Annotated[JSONObject, object_or({})] = Field(default_factory=dict)
+    timings: Annotated[JSONObject, object_or(DEFAULT_TIMINGS)] = Field(
+        default_factory=lambda: dict(DEFAULT_TIMINGS)
+    )
+    server_ip_address: TruthyText = None
+    resource_type: TruthyText = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _has_request(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and not isinstance(data.get("request"), Mapping | HarRequest):
+            raise unusable("no request object")
+        return data
 
     @property
     def failed(self) -> str | None:
@@ -391,106 +277,35 @@ class Entry:
         error = self.response.extra.get("_error") or self.extra.get("_error")
         return str(error) if error else "failed"
 
-    def to_dict(self) -> JSONObject:
-        """This object as HAR 1.2 JSON (unknown fields it was read with included)."""
-        data: JSONObject = {**self.extra}
-        if self.pageref is not None:
-            data["pageref"] = self.pageref
-        data.update(
-            {
-                "startedDateTime": self.started_date_time or _now(),
-                "time": self.time,
-                "request": self.request.to_dict(),
-                "response": self.response.to_dict(),
-                "cache": self.cache,
-                "timings": self.timings,
-            }
-        )
-        if self.server_ip_address is not None:
-            data["serverIPAddress"] = self.server_ip_address
-        if self.resource_type is not None:
-            data["_resourceType"] = self.resource_type
-        return data
+    @field_serializer("started_date_time")
+    def _started(self, started: str) -> str:
+        return started or _now()
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str, base_dir: Path | None) -> Entry:
-        """Read from HAR JSON, defaulting whatever is missing; unknown fields kept in ``extra``.
-
-        Raises:
-            HarFormatError: what is there cannot be used (no URL, bad ``_file``).
-        """
-        request = data.get("request")
-        response = data.get("response")
-        if not isinstance(request, Mapping):
-            raise HarFormatError(f"{where}: no request object")
-        known = {
-            "pageref",
-            "startedDateTime",
-            "time",
-            "request",
-            "response",
-            "cache",
-            "timings",
-            "serverIPAddress",
-            "_resourceType",
-        }
-        timings = data.get("timings")
-        cache = data.get("cache")
-        resource_type = data.get("_resourceType")
-        time = data.get("time")
-        return cls(
-            request=HarRequest.from_dict(request, where),
-            response=HarResponse.from_dict(response, where, base_dir)
-            if isinstance(response, Mapping)
-            else HarResponse(status=0),
-            started_date_time=str(data.get("startedDateTime") or ""),
-            time=float(time) if isinstance(time, int | float) else 0.0,
-            timings=dict(timings) if isinstance(timings, Mapping) else dict(_DEFAULT_TIMINGS),
-            cache=dict(cache) if isinstance(cache, Mapping) else {},
-            pageref=str(data["pageref"]) if data.get("pageref") is not None else None,
-            server_ip_address=str(data["serverIPAddress"]) if data.get("serverIPAddress") else None,
-            resource_type=str(resource_type) if resource_type else None,
-            extra={k: v for k, v in data.items() if k not in known},
-        )
+    def _absent(self) -> Iterable[str]:
+        return [
+            name
+            for name in ("pageref", "server_ip_address", "resource_type")
+            if getattr(self, name) is None
+        ]
 
 
-@dataclass
-class Page:
+class Page(HarModel):
     """``log.pages[i]``: a page that entries may refer to by ``pageref``."""
 
-    id: str
-    title: str = ""
-    started_date_time: str = ""
-    page_timings: JSONObject = field(default_factory=dict)
-    extra: JSONObject = field(default_factory=dict)
+    started_date_time: Text = ""
+    id: Text = ""
+    title: Text = ""
+    page_timings: Annotated[JSONObject, object_or({})] = Field(default_factory=dict)
 
-    def to_dict(self) -> JSONObject:
-        """This object as HAR 1.2 JSON (unknown fields it was read with included)."""
-        return {
-            **self.extra,
-            "startedDateTime": self.started_date_time or _now(),
-            "id": self.id,
-            "title": self.title,
-            "pageTimings": self.page_timings,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Page:
-        """Read from HAR JSON, defaulting whatever is missing; unknown fields kept."""
-        known = {"startedDateTime", "id", "title", "pageTimings"}
-        timings = data.get("pageTimings")
-        return cls(
-            id=str(data.get("id") or ""),
-            title=str(data.get("title") or ""),
-            started_date_time=str(data.get("startedDateTime") or ""),
-            page_timings=dict(timings) if isinstance(timings, Mapping) else {},
-            extra={k: v for k, v in data.items() if k not in known},
-        )
+    @field_serializer("started_date_time")
+    def _started(self, started: str) -> str:
+        return started or _now()
 
 
-@dataclass
-class Har:
+class Har(HarModel):
     """A whole HAR file: ``log.entries`` in recorded order, plus pages and metadata.
+
+    The model is the ``log`` object; :meth:`to_dict` wraps it as ``{"log": {...}}``.
 
     Attributes:
         entries: the requests, in the order they were made.
@@ -498,17 +313,35 @@ class Har:
         creator: ``log.creator``; ego writes its own name when it records.
         browser: ``log.browser``, if any.
         comment: ``log.comment``, if any.
-        source: the file this HAR was loaded from, if any (for messages).
+        source: the file this HAR was loaded from, if any (for messages; never written).
     """
 
-    entries: list[Entry] = field(default_factory=list)
-    pages: list[Page] = field(default_factory=list)
-    creator: JSONObject = field(default_factory=lambda: dict(CREATOR))
-    browser: JSONObject | None = None
-    comment: str | None = None
-    version: str = "1.2"
-    extra: JSONObject = field(default_factory=dict)
-    source: Path | None = None
+    version: Annotated[str, text_or("1.2")] = "1.2"
+    creator: Annotated[JSONObject, object_or(CREATOR)] = Field(
+        default_factory=lambda: dict(CREATOR)
+    )
+    browser: Annotated[JSONObject | None, object_or(None)] = None
+    pages: Annotated[
+        list[Page],
+        BeforeValidator(
+            lambda v: [p for p in v if isinstance(p, Mapping | Page)] if isinstance(v, list) else []
+        ),
+    ] = Field(default_factory=list)
+    entries: list[Entry] = Field(default_factory=list)
+    comment: OptionalText = None
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file this HAR was loaded from, if any."""
+        return self._source
+
+    @source.setter
+    def source(self, path: Path | None) -> None:
+        self._source = path
+
+    def _absent(self) -> Iterable[str]:
+        return [name for name in ("browser", "comment") if getattr(self, name) is None]
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Har:
@@ -550,8 +383,13 @@ class Har:
     def from_dict(cls, data: Any, *, base_dir: str | os.PathLike[str] | None = None) -> Har:
         """Build from parsed JSON: ``{"log": {...}}``, or a bare log object.
 
+        Args:
+            data: the parsed JSON.
+            base_dir: where ``content._file`` bodies are; they are not read when None.
+
         Raises:
-            HarFormatError: there is no ``entries`` list, or an entry has no request URL.
+            HarFormatError: there is no ``entries`` list, an entry is not an object or has no
+                request URL, or an attached body cannot be read.
         """
         if not isinstance(data, Mapping):
             raise HarFormatError("a HAR is a JSON object with a log")
@@ -559,37 +397,18 @@ class Har:
         if not isinstance(log, Mapping) or not isinstance(log.get("entries"), list):
             raise HarFormatError('not a HAR: no "log.entries" list')
         folder = Path(base_dir) if base_dir is not None else None
-        entries = []
-        for index, raw in enumerate(log["entries"]):
-            if not isinstance(raw, Mapping):
-                raise HarFormatError(f"log.entries[{index}] is not an object")
-            entries.append(Entry.from_dict(raw, f"log.entries[{index}]", folder))
-        known = {"version", "creator", "browser", "pages", "entries", "comment"}
-        pages = log.get("pages")
-        creator = log.get("creator")
-        browser = log.get("browser")
-        return cls(
-            entries=entries,
-            pages=[Page.from_dict(p) for p in pages if isinstance(p, Mapping)]
-            if isinstance(pages, list)
-            else [],
-            creator=dict(creator) if isinstance(creator, Mapping) else dict(CREATOR),
-            browser=dict(browser) if isinstance(browser, Mapping) else None,
-            comment=str(log["comment"]) if log.get("comment") is not None else None,
-            version=str(log.get("version") or "1.2"),
-            extra={k: v for k, v in log.items() if k not in known},
-        )
+        try:
+            return cls.model_validate(dict(log), context={"base_dir": folder})
+        except ValidationError as exc:
+            raise har_error(exc) from None
 
     def to_dict(self) -> JSONObject:
-        """The HAR as JSON-ready data (``{"log": {...}}``)."""
-        log: JSONObject = {**self.extra, "version": self.version, "creator": self.creator}
-        if self.browser is not None:
-            log["browser"] = self.browser
-        log["pages"] = [page.to_dict() for page in self.pages]
-        log["entries"] = [entry.to_dict() for entry in self.entries]
-        if self.comment is not None:
-            log["comment"] = self.comment
-        return {"log": log}
+        """The HAR as JSON-ready data (``{"log": {...}}``).
+
+        Raises:
+            HarFormatError: a body whose size must be computed is not valid base64.
+        """
+        return {"log": dump(self)}
 
     def dumps(self, *, indent: int | None = 2) -> str:
         """The HAR as JSON text."""
@@ -693,39 +512,3 @@ def _is_textual(mime_type: str) -> bool:
         or mime.endswith(("+json", "+xml", "/json", "/xml", "/javascript", "/ecmascript"))
         or mime in ("application/x-www-form-urlencoded", "image/svg+xml", "application/manifest")
     )
-
-
-def _pairs(value: Any) -> list[Header]:
-    # The spec says a list of {name, value}; a plain {name: value} object is accepted too.
-    if isinstance(value, Mapping):
-        return [Header(str(k), str(v)) for k, v in value.items()]
-    if not isinstance(value, list):
-        return []
-    found = []
-    for item in value:
-        if isinstance(item, Mapping) and "name" in item:
-            found.append(Header(str(item["name"]), str(item.get("value", ""))))
-    return found
-
-
-def _objects(value: Any) -> list[JSONObject]:
-    return (
-        [dict(item) for item in value if isinstance(item, Mapping)]
-        if isinstance(value, list)
-        else []
-    )
-
-
-def _int(value: Any, default: int) -> int:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return default
-    return default

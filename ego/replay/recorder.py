@@ -11,9 +11,9 @@ cache bypass and ``Network.disable`` never touch what the tab's main session (or
 else using it) has set up.
 
 Each event kind is delivered by its own subscription task, so a request's
-``loadingFinished`` may be handled before its ``responseReceived``. The recorder therefore
-files every event under its request id as it comes and puts the entries together only when
-the HAR is built; nothing depends on the order in which handlers run.
+``loadingFinished`` may be handled before its ``responseReceived``: the events are filed
+per request id in a :class:`~ego.replay.capture.Capture` and put together only when the HAR
+is built, so nothing depends on the order in which handlers run.
 
 By default the recording keeps no session: see :mod:`ego.replay.secrets`.
 """
@@ -22,58 +22,28 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import fnmatch
 import logging
 import os
 import time
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..browser import Browser
 from ..errors import BrowserClosedError, EgoError, TabClosedError
-from .har import Content, Entry, Har, HarRequest, HarResponse, Header, Page, PostData
-from .replayer import DEFAULT_IGNORE, _connection_of
+from .capture import Capture, Outcome, iso_time
+from .har import Har, Page
+from .replayer import DEFAULT_IGNORE
 from .secrets import strip_har
 
 if TYPE_CHECKING:
+    from ..protocol.transport import Connection, Subscription
     from ..tab import Tab, WaitUntil
-    from ..transport import Connection, Subscription
 
 __all__ = ["Recorder", "record"]
 
 logger = logging.getLogger("ego.replay")
-
-
-@dataclass
-class _Hop:
-    """One request on the wire; a request id covers several hops when it redirects."""
-
-    request_id: str
-    index: int  # 0 for the first request of the id, then one more per redirect
-    order: int  # position among all hops, in the order the page made them
-    request: dict[str, Any]
-    resource_type: str
-    wall_time: float
-    timestamp: float
-    redirect_response: dict[str, Any] | None = None  # set when the next hop's event came
-    redirected_at: float | None = None
-
-
-@dataclass
-class _Outcome:
-    """How a request id ended, whatever order its events were handled in."""
-
-    response: dict[str, Any] | None = None
-    response_type: str | None = None
-    finished: float | None = None
-    error: str | None = None
-    body: bytes | None = None
-    truncated: bool = False
-    post_data: bytes | None = None
 
 
 class Recorder:
@@ -121,13 +91,9 @@ class Recorder:
         self._connection: Connection | None = None
         self._session_id: str | None = None
         self._subscriptions: list[Subscription] = []
-        self._hops: dict[str, list[_Hop]] = {}
-        self._outcomes: dict[str, _Outcome] = {}
-        self._extra_requests: dict[str, list[dict[str, Any]]] = {}
-        self._extra_responses: dict[str, list[dict[str, Any]]] = {}
+        self._capture = Capture()
         self._tasks: set[asyncio.Task[None]] = set()
         self._activity = asyncio.Event()
-        self._order = 0
         self._running = False
         self._har: Har | None = None
         self._started_at = ""
@@ -140,24 +106,13 @@ class Recorder:
     @property
     def in_flight(self) -> int:
         """Requests started and not yet finished (body read) or failed, ``ignore``d ones aside."""
-        return len(self._open_ids()) + len(self._tasks)
-
-    def _open_ids(self) -> list[str]:
-        found = []
-        for request_id, hops in self._hops.items():
-            outcome = self._outcomes.get(request_id)
-            if outcome is not None and (outcome.finished is not None or outcome.error):
-                continue
-            url = str(hops[-1].request.get("url", "")).split("?", 1)[0]
-            if not any(fnmatch.fnmatchcase(url, pattern) for pattern in self.ignore):
-                found.append(request_id)
-        return found
+        return len(self._capture.open_ids(self.ignore)) + len(self._tasks)
 
     def pending(self) -> list[str]:
         """``"METHOD URL"`` of the requests still in flight (started, not finished or failed)."""
         found = []
-        for request_id in self._open_ids():
-            request = self._hops[request_id][-1].request
+        for request_id in self._capture.open_ids(self.ignore):
+            request = self._capture.hops[request_id][-1].request
             found.append(f"{request.get('method', 'GET')} {request.get('url', '')}")
         return found + [f"(reading the {task.get_name()})" for task in self._tasks]
 
@@ -192,7 +147,7 @@ class Recorder:
         if self._running:
             return self
         await self.tab.session()  # fails early, with the tab's own message, if it is closed
-        connection = _connection_of(self.tab)
+        connection = self.tab.connection
         # A session of our own: Network.enable/disable and the cache bypass stay ours.
         attached = await connection.send(
             "Target.attachToTarget",
@@ -228,7 +183,7 @@ class Recorder:
         except BaseException:
             self._close_subscriptions()
             raise
-        self._started_at = _iso(time.time())
+        self._started_at = iso_time(time.time())
         self._running = True
         return self
 
@@ -305,42 +260,24 @@ class Recorder:
         self._activity.set()
 
     def _on_request(self, params: dict[str, Any]) -> None:
-        request = params.get("request") or {}
-        url = str(request.get("url", ""))
-        if not url.startswith(("http://", "https://")):
-            return  # data:, blob:, chrome-extension: never go to the network
-        request_id = str(params.get("requestId", ""))
-        hops = self._hops.setdefault(request_id, [])
-        redirect = params.get("redirectResponse")
-        if hops and isinstance(redirect, dict):
-            # The same id again: the previous hop ended in this redirect. (One subscription
-            # delivers these in order, so hops of one id never swap.)
-            hops[-1].redirect_response = redirect
-            hops[-1].redirected_at = float(params.get("timestamp", hops[-1].timestamp))
-        self._order += 1
-        hops.append(
-            _Hop(
-                request_id=request_id,
-                index=len(hops),
-                order=self._order,
-                request=request,
-                resource_type=str(params.get("type", "Other")),
-                wall_time=float(params.get("wallTime", time.time())),
-                timestamp=float(params.get("timestamp", 0.0)),
-            )
-        )
-        if request.get("hasPostData") and "postData" not in request:
-            self._spawn(self._read_post_data(request_id), f"post data of {url}")
+        hop = self._capture.add_request(params)
+        if hop is None:
+            return
+        if hop.request.get("hasPostData") and "postData" not in hop.request:
+            url = hop.request.get("url", "")
+            self._spawn(self._read_post_data(hop.request_id), f"post data of {url}")
         self._touch()
 
-    def _outcome(self, params: dict[str, Any]) -> _Outcome:
-        return self._outcomes.setdefault(str(params.get("requestId", "")), _Outcome())
+    def _outcome(self, params: dict[str, Any]) -> Outcome:
+        return self._capture.outcome(str(params.get("requestId", "")))
 
     def _on_request_extra(self, params: dict[str, Any]) -> None:
-        self._extra_requests.setdefault(str(params.get("requestId", "")), []).append(params)
+        extra = self._capture.extra_requests
+        extra.setdefault(str(params.get("requestId", "")), []).append(params)
 
     def _on_response_extra(self, params: dict[str, Any]) -> None:
-        self._extra_responses.setdefault(str(params.get("requestId", "")), []).append(params)
+        extra = self._capture.extra_responses
+        extra.setdefault(str(params.get("requestId", "")), []).append(params)
 
     def _on_response(self, params: dict[str, Any]) -> None:
         outcome = self._outcome(params)
@@ -396,7 +333,7 @@ class Recorder:
             return
         body = str(result.get("body", ""))
         data = base64.b64decode(body) if result.get("base64Encoded") else body.encode("utf-8")
-        self._outcomes.setdefault(request_id, _Outcome()).body = data
+        self._capture.outcome(request_id).body = data
 
     async def _read_post_data(self, request_id: str) -> None:
         try:
@@ -405,7 +342,7 @@ class Recorder:
             logger.debug("record: no post data for request %s: %s", request_id, exc)
             return
         post = str(result.get("postData", "")).encode("utf-8")
-        self._outcomes.setdefault(request_id, _Outcome()).post_data = post
+        self._capture.outcome(request_id).post_data = post
 
     def _close_subscriptions(self) -> None:
         for subscription in self._subscriptions:
@@ -420,113 +357,10 @@ class Recorder:
             pages=[Page(id=page_id, title=self.tab.url, started_date_time=self._started_at)],
             comment="recorded by ego" + (" (secrets stripped)" if self.strip_secrets else ""),
         )
-        hops = sorted((hop for hops in self._hops.values() for hop in hops), key=lambda h: h.order)
-        for hop in hops:
-            har.entries.append(self._entry(hop, page_id))
+        har.entries.extend(self._capture.entries(page_id))
         if self.strip_secrets:
             strip_har(har)
         return har
-
-    def _entry(self, hop: _Hop, page_id: str) -> Entry:
-        last = hop.index == len(self._hops[hop.request_id]) - 1
-        outcome = self._outcomes.get(hop.request_id) or _Outcome()
-        request = hop.request
-        # Redirect hops end with the response that redirected; the last hop with the final one.
-        response = (outcome.response if last else hop.redirect_response) or {}
-        extra_requests = self._extra_requests.get(hop.request_id, [])
-        extra_responses = self._extra_responses.get(hop.request_id, [])
-        request_extra = extra_requests[hop.index] if hop.index < len(extra_requests) else {}
-        response_extra = extra_responses[hop.index] if hop.index < len(extra_responses) else {}
-        # ExtraInfo headers are what went over the wire (Cookie included); the plain event's
-        # are what the page asked for. The raw ones win when Chrome sent them.
-        request_headers = request_extra.get("headers") or request.get("headers") or {}
-        response_headers = response_extra.get("headers") or response.get("headers") or {}
-        post = _post_data(outcome.post_data if hop.index == 0 else None, request)
-        body = (outcome.body or b"") if last else b""
-        mime = str(response.get("mimeType", ""))
-        content_type = next(
-            (str(v) for k, v in response_headers.items() if k.lower() == "content-type"), mime
-        )
-        har_response = HarResponse(
-            status=int(response.get("status", 0)),
-            status_text=str(response.get("statusText", "")),
-            http_version=_protocol(response),
-            headers=_headers(response_headers),
-            content=Content.from_body(body, content_type or mime),
-            redirect_url=next(
-                (str(v) for k, v in response_headers.items() if k.lower() == "location"), ""
-            ),
-            body_size=len(body),
-        )
-        if not response:
-            har_response.extra["_error"] = (last and outcome.error) or "not finished"
-        if last and outcome.truncated:
-            har_response.extra["_bodyTruncated"] = True
-        ended = outcome.finished if last else hop.redirected_at
-        elapsed = max(0.0, ((ended or hop.timestamp) - hop.timestamp) * 1000)
-        return Entry(
-            request=HarRequest(
-                method=str(request.get("method", "GET")),
-                url=str(request.get("url", "")) + str(request.get("urlFragment", "")),
-                http_version=_protocol(response),
-                headers=_headers(request_headers),
-                post_data=post,
-                body_size=len(post.body()) if post is not None else 0,
-            ),
-            response=har_response,
-            started_date_time=_iso(hop.wall_time),
-            time=round(elapsed, 3),
-            # Only the total is known per hop; HAR wants the phases, so it all counts as wait.
-            timings={"send": 0, "wait": round(elapsed, 3), "receive": 0},
-            pageref=page_id,
-            server_ip_address=str(response["remoteIPAddress"])
-            if response.get("remoteIPAddress")
-            else None,
-            resource_type=((last and outcome.response_type) or hop.resource_type).lower(),
-        )
-
-
-def _headers(raw: Any) -> list[Header]:
-    if not isinstance(raw, dict):
-        return []
-    found = []
-    for name, value in raw.items():
-        # Chrome joins repeated headers with "\n"; HAR lists each one.
-        for line in str(value).split("\n"):
-            found.append(Header(str(name), line))
-    return found
-
-
-def _post_data(read: bytes | None, request: dict[str, Any]) -> PostData | None:
-    raw = read
-    if raw is None:
-        entries = request.get("postDataEntries")
-        if isinstance(entries, list) and entries:
-            raw = b"".join(
-                base64.b64decode(e["bytes"])
-                for e in entries
-                if isinstance(e, dict) and "bytes" in e
-            )
-        elif isinstance(request.get("postData"), str):
-            raw = str(request["postData"]).encode("utf-8")
-    if raw is None:
-        return None
-    headers = request.get("headers") or {}
-    mime = next((str(v) for k, v in headers.items() if k.lower() == "content-type"), "")
-    return PostData(mime_type=mime, text=raw.decode("utf-8", "surrogateescape"))
-
-
-def _protocol(response: dict[str, Any] | None) -> str:
-    protocol = str((response or {}).get("protocol", "")).lower()
-    return {"h2": "HTTP/2", "h3": "HTTP/3", "http/1.0": "HTTP/1.0"}.get(protocol, "HTTP/1.1")
-
-
-def _iso(seconds: float) -> str:
-    return (
-        datetime.fromtimestamp(seconds, UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
 
 
 async def record(

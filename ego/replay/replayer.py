@@ -20,9 +20,7 @@ entry, a header Chrome refuses), that request is failed instead and the problem 
 from __future__ import annotations
 
 import asyncio
-import base64
 import fnmatch
-import http
 import logging
 import os
 from collections.abc import Collection, Coroutine, Generator, Sequence
@@ -39,12 +37,13 @@ from ..errors import (
     TabClosedError,
     UnmatchedRequestError,
 )
-from .har import Entry, Har, Header
+from .answers import failure_reason, fulfill_params, request_body
+from .har import Entry, Har
 from .matching import Matcher, QueryMode, request_content_type
 
 if TYPE_CHECKING:
+    from ..protocol.transport import Connection, Subscription
     from ..tab import Tab
-    from ..transport import Connection, Subscription
 
 __all__ = [
     "DEFAULT_IGNORE",
@@ -86,41 +85,8 @@ ERROR_REASONS: Final = frozenset(
 #: browser asks for a favicon on its own, so no page can be blamed for it.
 DEFAULT_IGNORE: Final = ("*/favicon.ico",)
 
-# Hop-by-hop headers describe one connection, not the resource. Content-Encoding and
-# Content-Length describe the bytes on the wire, but a HAR keeps the decoded body: sent
-# along, they would make Chrome try to gunzip plain text or cut the body short.
-_DROPPED: Final = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "trailers",
-        "transfer-encoding",
-        "upgrade",
-        "content-encoding",
-        "content-length",
-    }
-)
-
 # Chrome's answers to an answer that came too late: the request is no longer paused.
 _GONE: Final = ("Invalid InterceptionId", "Invalid state", "Fetch domain is not enabled")
-
-# Chrome's HAR error text (``_error``) for a recorded failure, mapped to a failRequest reason.
-_RECORDED_ERRORS: Final = {
-    "net::ERR_NAME_NOT_RESOLVED": "NameNotResolved",
-    "net::ERR_INTERNET_DISCONNECTED": "InternetDisconnected",
-    "net::ERR_CONNECTION_REFUSED": "ConnectionRefused",
-    "net::ERR_CONNECTION_RESET": "ConnectionReset",
-    "net::ERR_CONNECTION_CLOSED": "ConnectionClosed",
-    "net::ERR_TIMED_OUT": "TimedOut",
-    "net::ERR_ABORTED": "Aborted",
-    "net::ERR_BLOCKED_BY_CLIENT": "BlockedByClient",
-    "net::ERR_BLOCKED_BY_RESPONSE": "BlockedByResponse",
-    "net::ERR_ACCESS_DENIED": "AccessDenied",
-}
 
 
 @dataclass(frozen=True)
@@ -261,7 +227,7 @@ class Replayer:
         if self._running:
             return self
         session_id = await self.tab.session()
-        connection = _connection_of(self.tab)
+        connection = self.tab.connection
         # Known before the first event can arrive: answers are sent with these.
         self._connection = connection
         self._session_id = session_id
@@ -363,7 +329,7 @@ class Replayer:
         url = str(request.get("url", ""))
         kind = str(params.get("resourceType", "Other"))
         try:
-            body = _request_body(request)
+            body = request_body(request)
             found = self._matcher.match(
                 method, url, body, request_content_type(request.get("headers") or {})
             )
@@ -377,7 +343,7 @@ class Replayer:
             recorded_error = entry.failed
             if recorded_error is not None:
                 self._record(method, url, kind, "failed", entry=index)
-                reason = _RECORDED_ERRORS.get(recorded_error.split(" ")[0], "Failed")
+                reason = failure_reason(recorded_error)
                 self._spawn(self._fail(request_id, reason))
                 return
             self._record(method, url, kind, "fulfilled", status=entry.response.status, entry=index)
@@ -458,71 +424,6 @@ class Replayer:
             logger.warning("replay: %s failed: %s", method, exc)
             return False
         return True
-
-
-def fulfill_params(entry: Entry) -> dict[str, Any]:
-    """The ``Fetch.fulfillRequest`` parameters (all but ``requestId``) that replay ``entry``.
-
-    Raises:
-        HarFormatError: the entry's body is not decodable.
-    """
-    response = entry.response
-    headers = [
-        {"name": name, "value": value}
-        for header in response.headers
-        for name, value in _header_lines(header)
-        if not name.startswith(":") and name.lower() not in _DROPPED
-    ]
-    names = {h["name"].lower() for h in headers}
-    if "content-type" not in names and response.content.mime_type:
-        headers.append({"name": "Content-Type", "value": response.content.mime_type})
-    if 300 <= response.status < 400 and "location" not in names and response.redirect_url:
-        headers.append({"name": "Location", "value": response.redirect_url})
-    params: dict[str, Any] = {
-        "responseCode": response.status,
-        "responseHeaders": headers,
-        "body": base64.b64encode(response.body()).decode("ascii"),
-    }
-    phrase = _phrase(response.status, response.status_text)
-    if phrase:
-        params["responsePhrase"] = phrase
-    return params
-
-
-def _header_lines(header: Header) -> list[tuple[str, str]]:
-    # Chrome joins repeated headers (Set-Cookie) with newlines in one value; a newline in a
-    # header value is refused by fulfillRequest, so they become separate headers again.
-    return [(header.name, line) for line in header.value.split("\n") if line.strip()]
-
-
-def _phrase(status: int, recorded: str) -> str:
-    if recorded and recorded.isascii() and recorded.isprintable():
-        return recorded
-    try:
-        return http.HTTPStatus(status).phrase
-    except ValueError:
-        return ""
-
-
-def _request_body(request: dict[str, Any]) -> bytes | None:
-    entries = request.get("postDataEntries")
-    if isinstance(entries, list) and entries:
-        chunks = [
-            base64.b64decode(e["bytes"]) for e in entries if isinstance(e, dict) and "bytes" in e
-        ]
-        if chunks:
-            return b"".join(chunks)
-    text = request.get("postData")
-    if isinstance(text, str):
-        return text.encode("utf-8")
-    return None
-
-
-def _connection_of(tab: Tab) -> Connection:
-    # Events are only heard through the connection, and Tab offers neither a public
-    # connection nor a subscribe() of its own.
-    connection: Connection = tab._connection
-    return connection
 
 
 def replay(

@@ -1,0 +1,34 @@
+"""Learning tests: run a site's tools against recorded pages, offline, and report per case.
+
+A site folder may carry ``tests/``: one or more HAR files and ``tests/cases.json``. Each case
+runs in a fresh tab of its own browser context, with its HAR replayed in strict mode, and its
+result is judged against what the case expects. This package sits above the site layer: it
+runs tools through :class:`ego.site.Site`, like any other front end.
+
+- :mod:`.cases`: the ``cases.json`` schema and loading (:func:`load_cases`).
+- :mod:`.judge`: comparing a result or an error with the case's expectations.
+- :mod:`.runner`: running cases against replayed pages (:func:`run_learning_tests`).
+- :mod:`.report`: :class:`CaseResult` and :class:`LearningTestReport`.
+
+See ``docs/replay.md``.
+"""
+
+from __future__ import annotations
+
+from .cases import CASES_FILE, CASES_SCHEMA, ERROR_KINDS, LearningCase, load_cases
+from .judge import judge
+from .report import CaseResult, LearningTestReport
+from .runner import run_case, run_learning_tests
+
+__all__ = [
+    "CASES_FILE",
+    "CASES_SCHEMA",
+    "ERROR_KINDS",
+    "CaseResult",
+    "LearningCase",
+    "LearningTestReport",
+    "judge",
+    "load_cases",
+    "run_case",
+    "run_learning_tests",
+]
