@@ -8,7 +8,7 @@ Every call is the demo shop's ``get_product`` read tool (a ``fetch`` of its JSON
 page). The shop (``ego.demo.DemoServer``) runs in a process of its own, so that its request
 handling neither shares this process's GIL nor hides in its CPU time. Sections:
 
-1. **Scaling**: ``pool(launch=N, per_browser=P)`` for each N, ``pool.map`` over the inputs
+1. **Scaling**: ``BrowserPool(launch=N, per_browser=P)`` for each N, ``pool.map`` over the inputs
    after a warm-up that opens every tab and caches the tool; calls/s, the speed-up over one
    browser, and the CPU time each call costs in ego (this process), in Chrome (every process
    of the pool's Chromes) and in the shop. On a machine with few cores the CPU per call
@@ -55,7 +55,7 @@ from typing import Any
 import psutil
 
 from ego.demo import DemoState
-from ego.pool import BrowserPool, pool
+from ego.pool import BrowserPool
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "browserless"
@@ -181,7 +181,7 @@ async def scaling(args: argparse.Namespace, url: str, shop: psutil.Process) -> d
     async with contextlib.AsyncExitStack() as stack:
         for count in counts:
             browsers = await stack.enter_async_context(
-                pool(launch=count, per_browser=args.per_browser)
+                BrowserPool(launch=count, per_browser=args.per_browser)
             )
             browsers.set_start_url("demo-shop", url)
             await _warm(browsers)
@@ -271,8 +271,8 @@ async def versus_browserless(
     inputs = _inputs(args.inputs)
     figures = {"direct": Figures(), "browserless": Figures()}
     async with (
-        pool(launch=1, per_browser=args.per_browser) as direct,
-        pool(endpoints=[server.url], per_browser=args.per_browser) as remote,
+        BrowserPool(launch=1, per_browser=args.per_browser) as direct,
+        BrowserPool(endpoints=[server.url], per_browser=args.per_browser) as remote,
     ):
         pools = {"direct": direct, "browserless": remote}
         for browsers in pools.values():

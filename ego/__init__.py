@@ -9,13 +9,12 @@ Every exception ego raises derives from :class:`EgoError`; see :mod:`ego.errors`
 
 from __future__ import annotations
 
-from .api import BrowserStarter, connect, launch
-from .browser import Browser
-from .chrome import find_chrome
+from .api import Browser, BrowserStarter, connect, launch
 from .errors import *  # noqa: F403  (the exception types are part of the top-level API)
 from .errors import __all__ as _error_names
 from .learning import LearnContext, Learnings, ToolInfo
-from .pool import BrowserPool, Endpoint, PoolResult, pool
+from .pool import BrowserPool, Endpoint, PoolResult
+from .protocol.chrome import find_chrome
 from .site import Site, ToolContext
 from .tab import Tab
 
@@ -34,7 +33,6 @@ __all__ = [
     "connect",
     "find_chrome",
     "launch",
-    "pool",
     *_error_names,
 ]
 

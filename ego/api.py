@@ -1,4 +1,10 @@
-"""``ego.launch`` and ``ego.connect``: the two ways to get a :class:`~ego.browser.Browser`."""
+"""The front door: ``ego.launch`` and ``ego.connect``, and the :class:`Browser` they give.
+
+:class:`Browser` is the protocol-level :class:`ego.browser.Browser` with the learnings facade
+on it (``browser.site``); it lives here, above the site layer, so that the browser layer
+never names the site layer. ``Browser.launch()``, ``Browser.connect()``, ``ego.launch()`` and
+``ego.connect()`` all give one.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,37 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from .browser import Browser
+from . import browser as _browser
 from .learning.registry import Learnings
+from .protocol.chrome import ChromeProcess, LaunchOptions
+from .protocol.transport import Connection
 from .site import Site
 
-__all__ = ["BrowserStarter", "connect", "launch"]
+__all__ = ["Browser", "BrowserStarter", "connect", "launch"]
+
+
+class Browser(_browser.Browser):
+    """A connected browser with its learnings: ``browser.site`` runs their tools.
+
+    Everything :class:`ego.browser.Browser` offers, plus :attr:`site`.
+
+    Attributes:
+        site: the learnings facade (:class:`ego.site.Site`), on the default learnings roots
+            until :func:`launch` or :func:`connect` gives others.
+    """
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        endpoint: str,
+        process: ChromeProcess | None = None,
+        default_timeout: float = 30.0,
+    ) -> None:
+        super().__init__(
+            connection, endpoint=endpoint, process=process, default_timeout=default_timeout
+        )
+        self.site = Site(self)
 
 
 class BrowserStarter:
@@ -33,7 +65,8 @@ class BrowserStarter:
 
     async def _start(self) -> Browser:
         browser = await self._factory()
-        browser.site = Site(browser, self._learnings)
+        if self._learnings is not None:
+            browser.site = Site(browser, self._learnings)
         return browser
 
     async def __aenter__(self) -> Browser:
@@ -88,16 +121,12 @@ def launch(
     way, SIGKILL included (a watchdog process sees to that).
     """
 
+    options = LaunchOptions(
+        profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
+    )
+
     async def factory() -> Browser:
-        return await Browser.launch(
-            profile=profile,
-            user_data_dir=user_data_dir,
-            headless=headless,
-            executable=executable,
-            args=args,
-            timeout=timeout,
-            default_timeout=default_timeout,
-        )
+        return await Browser.launch_with(options)
 
     return BrowserStarter(factory, _learnings(workspace, learnings))
 

@@ -27,14 +27,15 @@ import contextlib
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .errors import BatchFileError, BrowserError, ConfirmationRequiredError, InvalidArgsError
+from .calls import CallOptions, ToolCall, bind, resolve
+from .errors import BatchFileError, BrowserError, LearningError
 from .pool import BrowserPool, PoolResult
 
 __all__ = [
@@ -371,7 +372,7 @@ async def run_batch(
     tool exist, an irreversible tool has ``confirm``, and the output belongs to this input.
 
     Args:
-        pool: a pool from :func:`ego.pool.pool`, not started yet.
+        pool: a :class:`~ego.pool.BrowserPool`, not started yet.
         site_id, tool: the tool to run (browser or Python).
         input_path: JSONL, one args object per line.
         output_path: JSONL results, appended to (created when missing).
@@ -393,12 +394,8 @@ async def run_batch(
     Cancelling (Ctrl+C) stops the calls; every result already written stays.
     """
     source, output = Path(input_path), Path(output_path)
-    _, spec = pool.learnings.tool(site_id, tool)
-    if spec.side_effect == "irreversible" and not confirm:
-        raise ConfirmationRequiredError(
-            f"{site_id}/{tool} is irreversible (it publishes or sends for real): pass "
-            "--confirm (confirm=True) to run it for every input"
-        )
+    ref = resolve(pool.learnings, site_id, tool, CallOptions(timeout=timeout, confirm=confirm))
+    spec = ref.spec
     journaled = spec.side_effect != "read"
     items = read_inputs(source)
     by_index = {item.index: item for item in items}
@@ -437,13 +434,16 @@ async def run_batch(
     journal_fd: int | None = None
     try:
         runnable: list[InputItem] = []
+        calls: list[ToolCall] = []
         for item in pending:
             problem = {"type": "InvalidInputError", "message": item.problem}
+            call: ToolCall | None = None
             if not item.problem:
-                # Args that fail the schema fail here, without starting a browser for them.
+                # Args that fail the schema fail here, without starting a browser for them;
+                # the call prepared here is the one the pool runs.
                 try:
-                    pool.learnings.check_args(site_id, spec, item.args)
-                except InvalidArgsError as exc:
+                    call = bind(pool.learnings, ref, item.args)
+                except LearningError as exc:
                     problem = _error_record(exc)
             if problem["message"]:
                 log.append(
@@ -480,7 +480,9 @@ async def run_batch(
                 if progress is not None:
                     progress(state)
             else:
+                assert call is not None
                 runnable.append(item)
+                calls.append(call)
         if runnable:
             if journaled:
                 journal_fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -496,17 +498,11 @@ async def run_batch(
             async with pool:
                 # The rate and time left count from here, not from Chrome's start.
                 state.started = time.monotonic()
-                calls = pool.map(
-                    site_id,
-                    tool,
-                    _args_of(runnable),
-                    ordered=False,
-                    confirm=confirm,
-                    timeout=timeout,
-                    on_send=on_send if journaled else None,
+                results_of = pool.map_calls(
+                    calls, ordered=False, on_send=on_send if journaled else None
                 )
-                async with calls:
-                    async for result in calls:
+                async with results_of:
+                    async for result in results_of:
                         item = runnable[result.index]
                         record = _record(item, result)
                         try:
@@ -540,11 +536,6 @@ async def run_batch(
         # Every input has its line: the journal has nothing left to protect.
         journal.unlink(missing_ok=True)
     return summary
-
-
-def _args_of(items: list[InputItem]) -> Iterator[dict[str, Any]]:
-    for item in items:
-        yield item.args
 
 
 def _record(item: InputItem, result: PoolResult) -> dict[str, Any]:

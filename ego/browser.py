@@ -3,25 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from .chrome import ChromeProcess
-from .errors import BrowserClosedError, ConnectionFailedError, EgoError, ProtocolError
+from .errors import (
+    BrowserClosedError,
+    ConnectionFailedError,
+    EgoError,
+    ProtocolError,
+    TabClosedError,
+)
+from .protocol.chrome import ChromeProcess, LaunchOptions
+from .protocol.transport import Connection
+from .protocol.wire import redact
 from .tab import Tab, WaitUntil
-from .transport import Connection
-from .wire import redact
 
-if TYPE_CHECKING:
-    from .site import Site
-
-__all__ = ["Browser"]
+__all__ = ["Browser", "BrowserContext"]
 
 logger = logging.getLogger("ego.browser")
 
@@ -33,10 +37,6 @@ class Browser:
     :func:`ego.connect` (ego attaches to a Chrome that runs elsewhere and only disconnects on
     close). Use it as an async context manager, or call :meth:`close`.
     """
-
-    #: The learnings facade (:class:`ego.site.Site`); set by :func:`ego.launch` and
-    #: :func:`ego.connect`.
-    site: Site
 
     def __init__(
         self,
@@ -65,25 +65,36 @@ class Browser:
         args: Sequence[str] = (),
         timeout: float = 30.0,
         default_timeout: float = 30.0,
-    ) -> Browser:
+    ) -> Self:
         """Start a local Chrome and connect to it. See :func:`ego.launch`."""
-        process = await ChromeProcess.start(
-            executable=executable,
-            profile=profile,
-            user_data_dir=user_data_dir,
-            headless=headless,
-            args=args,
-            timeout=timeout,
+        return await cls.launch_with(
+            LaunchOptions(
+                profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
+            )
         )
+
+    @classmethod
+    async def launch_with(cls, options: LaunchOptions) -> Self:
+        """Start a local Chrome as ``options`` say and connect to it.
+
+        Raises:
+            ChromeNotFoundError, ProfileInUseError, ChromeLaunchError: as :func:`ego.launch`.
+        """
+        process = await ChromeProcess.start(options)
         try:
             connection = await Connection.open(
-                process.ws_url, open_timeout=timeout, default_timeout=default_timeout
+                process.ws_url,
+                open_timeout=options.timeout,
+                default_timeout=options.default_timeout,
             )
         except BaseException:
             await process.terminate()
             raise
         return cls(
-            connection, endpoint=process.ws_url, process=process, default_timeout=default_timeout
+            connection,
+            endpoint=process.ws_url,
+            process=process,
+            default_timeout=options.default_timeout,
         )
 
     @classmethod
@@ -94,7 +105,7 @@ class Browser:
         headers: Mapping[str, str] | None = None,
         timeout: float = 10.0,
         default_timeout: float = 30.0,
-    ) -> Browser:
+    ) -> Self:
         """Attach to a running browser. See :func:`ego.connect`."""
         ws_url = await resolve_endpoint(endpoint, headers=headers, timeout=timeout)
         connection = await Connection.open(
@@ -178,8 +189,23 @@ class Browser:
                 again so that no half-loaded tab is left behind.
             BrowserClosedError: the connection is closed.
         """
+        return await self._open_tab(url, wait_until, timeout, {"background": background})
+
+    async def _open_tab(
+        self,
+        url: str,
+        wait_until: WaitUntil,
+        timeout: float | None,
+        target: Mapping[str, Any],
+        *,
+        command_timeout: float | None = None,
+    ) -> Tab:
+        # Open at about:blank and navigate after: navigate() waits for the load, createTarget
+        # would not. ``target`` adds Target.createTarget parameters (background, context).
         result = await self.connection.send(
-            "Target.createTarget", {"url": "about:blank", "background": background}
+            "Target.createTarget",
+            {"url": "about:blank", **target},
+            timeout=self.connection.default_timeout if command_timeout is None else command_timeout,
         )
         tab = self._tab({"targetId": result["targetId"], "url": "about:blank"})
         if url != "about:blank":
@@ -191,6 +217,48 @@ class Browser:
         else:
             await tab.session()
         return tab
+
+    @contextlib.asynccontextmanager
+    async def isolated_context(
+        self, *, timeout: float = 10.0, fallback: bool = False
+    ) -> AsyncIterator[BrowserContext]:
+        """A browser context of its own for the ``async with`` block: tabs opened in it share
+        cookies, localStorage and HTTP cache with each other and with no other tab.
+
+        ::
+
+            async with browser.isolated_context() as context:
+                tab = await context.new_tab("https://example.org/")
+
+        However the block ends (normally, by an error, by cancellation), the context's tabs
+        are closed and the context is disposed, each step bounded by ``timeout``; a failure
+        while cleaning up never replaces the block's own outcome.
+
+        Args:
+            timeout: seconds each CDP command that creates, closes or disposes may take.
+            fallback: where the browser refuses new contexts (some remote endpoints do), open
+                the tabs in the default context instead of raising; they are still closed
+                after the block. :attr:`BrowserContext.isolated` tells which happened.
+
+        Raises:
+            ProtocolError: the browser refused a new context and ``fallback`` is False.
+            CommandTimeoutError: no context within ``timeout``.
+            BrowserClosedError: the connection is closed.
+        """
+        context_id: str | None = None
+        try:
+            created = await self.connection.send(
+                "Target.createBrowserContext", {"disposeOnDetach": True}, timeout=timeout
+            )
+            context_id = str(created["browserContextId"])
+        except ProtocolError:
+            if not fallback:
+                raise
+        context = BrowserContext(self, context_id, timeout=timeout)
+        try:
+            yield context
+        finally:
+            await context._dispose()
 
     async def find_tab(
         self,
@@ -247,6 +315,91 @@ class Browser:
             for tab in self._tabs.values():
                 tab._mark_closed()
             self._tabs.clear()
+
+
+class BrowserContext:
+    """Tabs isolated from every other tab of the browser: made by
+    :meth:`Browser.isolated_context`, usable inside its ``async with`` block only.
+
+    Attributes:
+        browser: the browser the context belongs to.
+        context_id: Chrome's ``browserContextId``; None when the browser refused a new
+            context and the tabs open in its default one (``fallback``).
+        timeout: seconds each CDP command that opens or closes a tab may take.
+    """
+
+    def __init__(self, browser: Browser, context_id: str | None, *, timeout: float) -> None:
+        self.browser = browser
+        self.context_id = context_id
+        self.timeout = timeout
+        self._tabs: list[Tab] = []
+        self._disposed = False
+
+    def __repr__(self) -> str:
+        state = "disposed" if self._disposed else f"{len(self._tabs)} tab(s)"
+        return f"<BrowserContext {self.context_id or '(default)'} {state}>"
+
+    @property
+    def isolated(self) -> bool:
+        """True when the tabs have a context of their own (False after a ``fallback``)."""
+        return self.context_id is not None
+
+    @property
+    def disposed(self) -> bool:
+        """True once the ``async with`` block has ended."""
+        return self._disposed
+
+    @property
+    def tabs(self) -> list[Tab]:
+        """The tabs opened through :meth:`new_tab` that are still open."""
+        return [tab for tab in self._tabs if not tab.closed]
+
+    async def new_tab(
+        self,
+        url: str = "about:blank",
+        *,
+        wait_until: WaitUntil = "load",
+        timeout: float | None = None,
+    ) -> Tab:
+        """Open a tab in this context and, unless ``url`` is about:blank, navigate it and wait.
+
+        Args:
+            url: where the tab goes first.
+            wait_until: as :meth:`Tab.navigate`.
+            timeout: seconds for the navigation; the browser's default if omitted.
+
+        Raises:
+            TabClosedError: the context was already disposed (its block ended).
+            NavigationError, CommandTimeoutError: as :meth:`Tab.navigate`; the tab is closed
+                again so that no half-loaded tab is left behind.
+            BrowserClosedError: the connection is closed.
+        """
+        if self._disposed:
+            raise TabClosedError(
+                f"browser context {self.context_id or '(default)'} is disposed: open tabs "
+                "inside its async with block"
+            )
+        target = {} if self.context_id is None else {"browserContextId": self.context_id}
+        tab = await self.browser._open_tab(
+            url, wait_until, timeout, target, command_timeout=self.timeout
+        )
+        self._tabs.append(tab)
+        return tab
+
+    async def _dispose(self) -> None:
+        self._disposed = True
+        # Cleanup must never replace the block's own outcome with a cleanup error; Chrome
+        # disposes a context left behind once this client detaches anyway.
+        for tab in self._tabs:
+            with contextlib.suppress(EgoError, TimeoutError):
+                await asyncio.wait_for(tab.close(), self.timeout)
+        if self.context_id is not None and not self.browser.closed:
+            with contextlib.suppress(EgoError, TimeoutError):
+                await self.browser.connection.send(
+                    "Target.disposeBrowserContext",
+                    {"browserContextId": self.context_id},
+                    timeout=self.timeout,
+                )
 
 
 def _url_matches(actual: str, wanted: str) -> bool:

@@ -260,7 +260,26 @@ class ReturnsMismatchError(LearningError):
 
 
 class ConfirmationRequiredError(LearningError):
-    """An ``irreversible`` tool (it posts, sends, pays) was called without ``confirm=True``."""
+    """An ``irreversible`` tool (it posts, sends, pays) was called without ``confirm=True``.
+
+    The message words the fix in Python; front ends word it their own way from ``subject``.
+
+    Attributes:
+        subject: what was refused, e.g. ``"demo-shop/place_order"`` or ``"skill a.com/post"``.
+    """
+
+    def __init__(self, subject: str) -> None:
+        super().__init__(
+            f"{subject} is irreversible (it publishes or sends for real): call it again with "
+            "confirm=True if that is what you want"
+        )
+        self.subject = subject
+
+    @classmethod
+    def check(cls, subject: str, side_effect: str, confirm: bool) -> None:
+        """Raise for an ``irreversible`` ``side_effect`` unless ``confirm``."""
+        if side_effect == "irreversible" and not confirm:
+            raise cls(subject)
 
 
 class NeedsLoginError(LearningError):

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .transport import Connection, Subscription
+    from .protocol.transport import Connection, Subscription
 
 __all__ = ["NetworkLog", "Request"]
 

@@ -9,33 +9,41 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import jsonschema
-
 from .cache import RunStats, cache_key, run_cached
+from .calls import DEFAULTS, CallOptions, ToolCall, prepare
+from .contract import signal_in_exception, signal_in_result
 from .errors import (
     BrowserToolError,
-    ConfirmationRequiredError,
     JavaScriptError,
     NoTabError,
     ReturnsMismatchError,
-    ToolLoadError,
 )
 from .js import embed_json
+from .learning import notes as _notes
 from .learning import save as _save
+from .learning import store as _store
 from .learning.context import LearnContext, SiteSummary, build_context, summarize_site
+from .learning.draft import ToolDraft
 from .learning.history import ToolVersion, list_versions
-from .learning.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
+from .learning.manifest import Manifest
 from .learning.matching import match_domain
 from .learning.registry import Learnings, LoadedSource
-from .signals import signal_in_exception, signal_in_result
-from .skills import SkillSummary, catalog_for
-from .skills import run_skill as _run_skill
+from .schemas import mismatch
+from .skills import (
+    SkillSummary,
+    catalog_for,
+    loaded_source,
+    prepare_skill,
+    skill_tab,
+    skills_for_url,
+)
+from .skills import check_returns as check_skill_returns
 
 if TYPE_CHECKING:
     from .browser import Browser
     from .tab import Tab
 
-__all__ = ["Site", "ToolContext"]
+__all__ = ["Site", "ToolContext", "context_for", "tool_error"]
 
 logger = logging.getLogger("ego.site")
 
@@ -97,7 +105,7 @@ class Site:
         ready-to-paste example call. Sites with a broken manifest are left out (see
         :meth:`sites`). Reads only local files; the browser is not involved.
         """
-        return build_context(self.learnings, url)
+        return context_for(self.learnings, url)
 
     async def tab_for(self, site_id: str, tab: Tab | None = None) -> Tab:
         """The tab to run ``site_id``'s tools in.
@@ -118,20 +126,84 @@ class Site:
         for candidate in await self.browser.tabs():
             if match_domain(candidate.url, manifest.domains):
                 return candidate
+        return await self.browser.new_tab(self.start_url(manifest))
+
+    def start_url(self, manifest: Manifest) -> str:
+        """Where a tab for ``manifest``'s site opens: :meth:`set_start_url`'s, else ``startUrl``.
+
+        Raises:
+            NoTabError: neither is set.
+        """
         start = self._start_urls.get(manifest.id) or manifest.start_url
         if not start:
             raise NoTabError(
                 f"no open tab on {', '.join(manifest.domains)} for site {manifest.id!r}, and "
-                "its manifest has no startUrl: open one (browser.new_tab(url)) and pass tab="
+                "its manifest has no startUrl: open one (browser.new_tab(url)) and pass tab=, "
+                f"or call set_start_url({manifest.id!r}, url)"
             )
-        return await self.browser.new_tab(start)
+        return start
 
-    def _confirm(self, site_id: str, spec: ToolSpec, confirm: bool) -> None:
-        if spec.side_effect == "irreversible" and not confirm:
-            raise ConfirmationRequiredError(
-                f"{site_id}/{spec.name} is irreversible (it publishes or sends for real): "
-                "call it again with confirm=True if that is what you want"
+    async def visit(self, tab: Tab, manifest: Manifest) -> None:
+        """Load the site's start URL in ``tab`` unless it is on the site's domains already.
+
+        Raises:
+            NoTabError: the tab is elsewhere and the site has no start URL.
+            NavigationError, CommandTimeoutError: as :meth:`ego.Tab.navigate`.
+        """
+        if match_domain(tab.url, manifest.domains) is None:
+            await tab.navigate(self.start_url(manifest))
+
+    def prepare(
+        self,
+        site_id: str,
+        tool: str,
+        args: Any = None,
+        options: CallOptions = DEFAULTS,
+        *,
+        browser_only: bool = False,
+    ) -> ToolCall:
+        """Check a call without a browser: site, tool, confirmation, args, the tool's code.
+
+        Raises:
+            Everything :meth:`run_tool` raises before anything is sent.
+        """
+        return prepare(self.learnings, site_id, tool, args, options, browser_only=browser_only)
+
+    async def run_call(self, call: ToolCall, tab: Tab | None = None) -> Any:
+        """Run a prepared call (see :meth:`prepare`) and return its result.
+
+        The one path every tool call takes, whichever front end made it: the tab (``tab``,
+        else a matching open tab, else the start URL), then a browser tool through the cache
+        layer and the error contract, or a Python tool's ``run(ctx, args)``; then the
+        ``returns`` check when the options ask for it.
+
+        Raises:
+            Everything :meth:`run_browser_tool` raises from the tab choice on.
+        """
+        ref = call.ref
+        options = ref.options
+        target = await self._tab_for(ref.manifest, tab)
+        if call.source is not None:
+            result = await self._run_source(
+                target,
+                call.source,
+                embed_json(call.args),
+                timeout=options.timeout or ref.spec.timeout,
+                cache=options.cache,
             )
+        else:
+            assert call.function is not None
+            context = ToolContext(self, self.browser, target, ref.site_id, ref.tool)
+            result = call.function(context, call.args)
+            if inspect.isawaitable(result):
+                result = await result
+        if options.check_returns and ref.spec.returns is not None:
+            problem = mismatch(ref.spec.returns, result)
+            if problem:
+                raise ReturnsMismatchError(
+                    f"{ref.subject} returned data that does not match its returns schema {problem}"
+                )
+        return result
 
     async def run_browser_tool(
         self,
@@ -165,10 +237,10 @@ class Site:
             UnknownSiteError: no such site (lists the roots searched).
             InvalidManifestError: the site's manifest is broken.
             UnknownToolError: the tool is not declared (lists the declared tools); no file read.
+            ToolLoadError: the tool is a Python tool, or its file is missing or empty.
+            ConfirmationRequiredError: an irreversible tool without ``confirm=True``.
             InvalidArgsError: the args fail the schema (names the field); nothing sent.
             UnsafePathError: the tool's path leaves the site folder.
-            ToolLoadError: the tool file is missing or empty.
-            ConfirmationRequiredError: an irreversible tool without ``confirm=True``.
             NoTabError: no tab to run in and no start URL.
             NeedsLoginError: the tool signalled NEEDS_LOGIN (log in by hand, then retry).
             SkillBrokenError: the tool signalled SKILL_BROKEN (it needs a new version).
@@ -177,21 +249,35 @@ class Site:
             CommandTimeoutError, ContextDestroyedError, TabClosedError, BrowserClosedError:
                 as :meth:`ego.Tab.evaluate`.
         """
-        entry, spec = self.learnings.tool(site_id, tool)
-        if not isinstance(spec, BrowserToolSpec):
-            raise _wrong_kind(site_id, tool, "a Python tool", "run_tool")
-        checked = self.learnings.check_args(site_id, spec, args)
-        self._confirm(site_id, spec, confirm)
-        loaded = self.learnings.browser_source(site_id, spec, entry)
-        target = await self._tab_for(entry.require(), tab)
-        result = await self.execute(
-            target, loaded, embed_json(checked), timeout=timeout or spec.timeout, cache=cache
-        )
-        if check_returns:
-            _check_returns(site_id, spec, result)
-        return result
+        options = CallOptions(timeout, confirm, check_returns, cache)
+        call = prepare(self.learnings, site_id, tool, args, options, browser_only=True)
+        return await self.run_call(call, tab)
 
-    async def execute(
+    async def run_tool(
+        self,
+        site_id: str,
+        tool: str,
+        args: dict[str, Any] | None = None,
+        *,
+        tab: Tab | None = None,
+        timeout: float | None = None,
+        confirm: bool = False,
+        check_returns: bool = False,
+        cache: bool = True,
+    ) -> Any:
+        """Run any declared tool: a Python-side tool here, a browser tool in the page.
+
+        A Python tool's ``run(ctx, args)`` gets a :class:`ToolContext` whose ``tab`` is chosen
+        as for browser tools. Exceptions it raises propagate unchanged.
+
+        Raises:
+            Everything :meth:`run_browser_tool` raises, and ToolLoadError when the Python
+            file fails to import or has no ``run``.
+        """
+        options = CallOptions(timeout, confirm, check_returns, cache)
+        return await self.run_call(prepare(self.learnings, site_id, tool, args, options), tab)
+
+    async def _run_source(
         self,
         tab: Tab,
         loaded: LoadedSource,
@@ -203,7 +289,7 @@ class Site:
         """Run loaded code through the cache layer and apply the error contract.
 
         ``arguments`` is the JavaScript argument list (``embed_json(args)`` for a tool).
-        Skills share this path with browser tools.
+        Skills share this step with browser tools.
 
         Raises:
             NeedsLoginError, SkillBrokenError, BrowserToolError: as :meth:`run_browser_tool`.
@@ -278,18 +364,23 @@ class Site:
             NavigationError, CommandTimeoutError, ContextDestroyedError, TabClosedError,
                 BrowserClosedError: as :meth:`ego.Tab.navigate` and :meth:`ego.Tab.evaluate`.
         """
-        return await _run_skill(
-            self.browser,
+        skill, arguments = prepare_skill(
             catalog_for(self.learnings),
-            self.execute,
             skill_id,
             params,
-            tab=tab,
+            tab_type=type(tab) if tab is not None else None,
             confirm=confirm,
-            cache=cache,
-            timeout=timeout,
-            start_urls=self._start_urls,
         )
+        target = await skill_tab(self.browser, skill, tab, self._start_urls)
+        result = await self._run_source(
+            target,
+            loaded_source(skill),
+            arguments,
+            timeout=timeout or skill.timeout,
+            cache=cache,
+        )
+        check_skill_returns(skill, result)
+        return result
 
     @property
     def profile_description(self) -> str:
@@ -303,52 +394,6 @@ class Site:
                 "profile=NAME or `ego login SITE --profile NAME`)"
             )
         return f"the Chrome profile {process.user_data_dir.name!r} ({process.user_data_dir})"
-
-    async def run_tool(
-        self,
-        site_id: str,
-        tool: str,
-        args: dict[str, Any] | None = None,
-        *,
-        tab: Tab | None = None,
-        timeout: float | None = None,
-        confirm: bool = False,
-        check_returns: bool = False,
-        cache: bool = True,
-    ) -> Any:
-        """Run any declared tool: a Python-side tool here, a browser tool in the page.
-
-        A Python tool's ``run(ctx, args)`` gets a :class:`ToolContext` whose ``tab`` is chosen
-        as for browser tools. Exceptions it raises propagate unchanged.
-
-        Raises:
-            Everything :meth:`run_browser_tool` raises, and ToolLoadError when the Python
-            file fails to import or has no ``run``.
-        """
-        entry, spec = self.learnings.tool(site_id, tool)
-        if isinstance(spec, BrowserToolSpec):
-            return await self.run_browser_tool(
-                site_id,
-                tool,
-                args,
-                tab=tab,
-                timeout=timeout,
-                confirm=confirm,
-                check_returns=check_returns,
-                cache=cache,
-            )
-        assert isinstance(spec, PythonToolSpec)
-        checked = self.learnings.check_args(site_id, spec, args)
-        self._confirm(site_id, spec, confirm)
-        run = self.learnings.python_callable(site_id, spec)
-        target = await self._tab_for(entry.require(), tab)
-        context = ToolContext(self, self.browser, target, site_id, tool)
-        result = run(context, checked)
-        if inspect.isawaitable(result):
-            result = await result
-        if check_returns:
-            _check_returns(site_id, spec, result)
-        return result
 
     async def save_browser_tool(
         self,
@@ -365,7 +410,7 @@ class Site:
         tab: Tab | None = None,
         try_args: dict[str, Any] | None = None,
         name: str | None = None,
-    ) -> _save.SavedTool:
+    ) -> _store.SavedTool:
         """Keep a browser tool that worked, in the agent workspace's learnings.
 
         Nothing is written unless every check passes: valid site id and tool name, no
@@ -405,22 +450,43 @@ class Site:
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
-        return await _save.save_browser_tool(
-            self.learnings,
-            self.browser,
-            site_id,
-            tool,
-            source,
-            description,
-            args,
-            returns,
-            side_effect,
+        draft = ToolDraft(
+            site_id=site_id,
+            tool=tool,
+            source=source,
+            description=description,
+            args=args,
+            returns=returns,
+            side_effect=side_effect,
             auth=auth,
             domains=domains,
-            tab=tab,
             try_args=try_args,
             name=name,
-            profile=self.profile_description,
+        )
+        return await self.save_tool(draft, tab=tab)
+
+    async def save_tool(self, draft: ToolDraft, *, tab: Tab | None = None) -> _store.SavedTool:
+        """Keep a browser tool described by a ready :class:`~ego.learning.draft.ToolDraft`.
+
+        The same save as :meth:`save_browser_tool`, for a front end that built the draft.
+
+        Args:
+            draft: what to save.
+            tab: the tab the tool was found in; ``draft.try_args`` runs there. By default an
+                open tab on the site's domains.
+
+        Returns:
+            What was written.
+
+        Raises:
+            WorkspaceRequiredError: no workspace (set EGO_WORKSPACE or pass workspace=).
+            SaveRefusedError: a check failed; nothing was written (``reason``, ``problems``).
+            SnapshotReferenceError: the source uses snapshot refs or pixel coordinates.
+            BrowserError: the browser failed during the checks; nothing was written.
+            OSError: the write failed; the site stays consistent.
+        """
+        return await _save.save_browser_tool(
+            self.learnings, self.browser, draft, tab=tab, profile=self.profile_description
         )
 
     async def save_note(
@@ -432,7 +498,7 @@ class Site:
         domains: Sequence[str] | None = None,
         tab: Tab | None = None,
         site_name: str | None = None,
-    ) -> _save.SavedNote:
+    ) -> _notes.SavedNote:
         """Keep a note (markdown for agents) as ``notes/<name>.md`` in the workspace's site.
 
         Args:
@@ -450,7 +516,7 @@ class Site:
             OSError: the write failed; the site stays consistent.
         """
         url = await _save.current_url(tab)
-        return _save.save_note(
+        return _notes.save_note(
             self.learnings,
             site_id,
             name,
@@ -467,7 +533,7 @@ class Site:
         """
         return list_versions(self.learnings, site_id, tool)
 
-    def restore_tool(self, site_id: str, tool: str, version: str) -> _save.SavedTool:
+    def restore_tool(self, site_id: str, tool: str, version: str) -> _store.SavedTool:
         """Bring back a kept version of a tool (from :meth:`tool_history`); keep the current.
 
         Raises:
@@ -476,7 +542,12 @@ class Site:
             SaveRefusedError: the restored manifest would be invalid.
             OSError: the write failed; the site stays consistent.
         """
-        return _save.restore_tool(self.learnings, site_id, tool, version)
+        return _store.restore_tool(self.learnings, site_id, tool, version)
+
+
+def context_for(learnings: Learnings, url: str) -> LearnContext:
+    """What :meth:`Site.learn_context` answers, from ``learnings`` alone (no browser needed)."""
+    return build_context(learnings, url, skills_for_url(learnings, url))
 
 
 def tool_error(loaded: LoadedSource, exc: JavaScriptError) -> BrowserToolError:
@@ -504,20 +575,3 @@ def _display_path(file: Path) -> str:
         return str(file.relative_to(Path.cwd()))
     except ValueError:
         return str(file)
-
-
-def _wrong_kind(site_id: str, tool: str, kind: str, method: str) -> ToolLoadError:
-    return ToolLoadError(f"{site_id}/{tool} is {kind}: call site.{method}() for it")
-
-
-def _check_returns(site_id: str, spec: ToolSpec, result: Any) -> None:
-    if spec.returns is None:
-        return
-    validator = jsonschema.validators.validator_for(spec.returns)(spec.returns)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(result))
-    if error is not None:
-        where = "/".join(str(part) for part in error.absolute_path) or "(result)"
-        raise ReturnsMismatchError(
-            f"{site_id}/{spec.name} returned data that does not match its returns schema at "
-            f"{where}: {error.message}"
-        )

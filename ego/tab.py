@@ -19,10 +19,10 @@ from .errors import (
 from .js import embed_json
 from .network import NetworkLog, Request
 from .page_scripts import page_script
-from .values import javascript_error, python_value
+from .protocol.remote_values import javascript_error, python_value
 
 if TYPE_CHECKING:
-    from .transport import Connection
+    from .protocol.transport import Connection
 
 __all__ = ["Tab", "WaitUntil"]
 
@@ -172,7 +172,7 @@ class Tab:
 
         Raises:
             ProtocolError, CommandTimeoutError, TabClosedError, BrowserClosedError: as
-            :meth:`ego.transport.Connection.send`.
+            :meth:`ego.protocol.transport.Connection.send`.
         """
         session_id = await self.session()
         return await self._connection.send(
@@ -327,10 +327,67 @@ class Tab:
                 waiter.cancel()
 
     async def reload(self, *, wait_until: WaitUntil = "load", timeout: float | None = None) -> None:
-        """Reload the page and wait like :meth:`navigate`."""
-        await self.navigate(
-            await self.evaluate("location.href"), wait_until=wait_until, timeout=timeout
+        """Reload the page and wait until the new document reaches ``wait_until``.
+
+        A real reload (``Page.reload``): the page is fetched and run again even when its URL
+        has a ``#fragment``, where navigating to the same URL would only scroll.
+
+        Args:
+            wait_until: as :meth:`navigate` (``"commit"``: the new document started).
+            timeout: seconds for the whole reload; the tab's default if omitted.
+
+        Raises:
+            CommandTimeoutError: ``wait_until`` was not reached in time.
+            TabClosedError: the tab closed meanwhile.
+        """
+        if wait_until not in ("commit", *_LIFECYCLE):
+            raise ValueError(
+                f"wait_until={wait_until!r}: use commit, domcontentloaded, load or networkidle"
+            )
+        seconds = self.default_timeout if timeout is None else timeout
+        deadline = time.monotonic() + seconds
+        session_id = await self.session()
+        tree = await self._connection.send(
+            "Page.getFrameTree", session_id=session_id, timeout=seconds
         )
+        main_frame = tree["frameTree"]["frame"]["id"]
+        # Page.reload answers without a loader id: the new document's "init" lifecycle event
+        # names it, and only that loader's events count (not the old page's late ones).
+        lifecycle = _LIFECYCLE.get(wait_until, "init")
+        loader: list[str] = []
+
+        def reached(params: dict[str, Any]) -> bool:
+            if params.get("frameId") != main_frame:
+                return False
+            if not loader:
+                if params.get("name") != "init":
+                    return False
+                loader.append(str(params.get("loaderId", "")))
+            return params.get("loaderId") == loader[0] and params.get("name") == lifecycle
+
+        waiter = self._connection.expect(
+            "Page.lifecycleEvent", session_id=session_id, predicate=reached
+        )
+        try:
+            try:
+                await self._connection.send(
+                    "Page.reload", {}, session_id=session_id, timeout=seconds
+                )
+            except CommandTimeoutError:
+                raise CommandTimeoutError(
+                    f"reload of {self._url} got no response within {seconds:g} s"
+                ) from None
+            remaining = max(0.0, deadline - time.monotonic())
+            try:
+                await asyncio.wait_for(asyncio.shield(waiter), remaining)
+            except TimeoutError:
+                raise CommandTimeoutError(
+                    f"reload of {self._url} did not reach {wait_until!r} within {seconds:g} s; "
+                    "pass a larger timeout or an earlier wait_until"
+                ) from None
+        finally:
+            if not waiter.done():
+                waiter.cancel()
 
     async def activate(self) -> None:
         """Bring the tab to the front (matters for a headed browser).

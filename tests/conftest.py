@@ -1,5 +1,8 @@
 """Shared fixtures: one headless Chrome for the session, a fresh tab per test, a local server.
 
+Tests that need a real Chrome are marked ``chrome`` (see :func:`pytest_collection_modifyitems`);
+``pytest -m "not chrome"`` is the fast tier that needs none.
+
 Every Chrome a test starts must be gone when the session ends: :func:`pytest_sessionfinish`
 fails the run if a Chrome started during it is still alive.
 """
@@ -137,6 +140,38 @@ async def tab(browser: ego.Browser) -> AsyncIterator[ego.Tab]:
     yield fresh
     if not browser.closed:
         await fresh.close()
+
+
+#: Fixtures that give a test a real Chrome: a test using one (directly or through another
+#: fixture) is marked ``chrome``. Besides this module's, ``own_chrome`` (test_browser.py) and
+#: ``named`` (test_learning_run.py) launch a Chrome of their module's own.
+CHROME_FIXTURES = frozenset({"browser", "tab", "own_chrome", "named"})
+
+#: Tests that launch Chrome themselves in modules whose other tests need none (a module
+#: whose tests mostly launch Chrome says ``pytestmark = pytest.mark.chrome`` instead).
+CHROME_TESTS = frozenset(
+    {
+        ("test_browser.py", "test_chrome_killed_mid_call_fails_within_two_seconds"),
+        ("test_transport.py", "test_chrome_dying_fails_every_pending_call_and_later_sends"),
+        ("test_save_cli.py", "test_save_tool_command_checks_saves_and_tries"),
+        ("test_save_cli.py", "test_save_tool_through_a_real_subprocess"),
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``chrome`` every test that uses a real-browser fixture or is in CHROME_TESTS.
+
+    Modules whose tests launch Chrome themselves (``ego.launch``, a pool, a CLI subprocess)
+    say so with ``pytestmark = pytest.mark.chrome``; ``pytest -m "not chrome"`` then runs
+    only the tests that need no browser.
+    """
+    for item in items:
+        name = getattr(item, "originalname", item.name)
+        if (item.path.name, name) in CHROME_TESTS or CHROME_FIXTURES.intersection(
+            getattr(item, "fixturenames", ())
+        ):
+            item.add_marker(pytest.mark.chrome)
 
 
 def ego_chromes(since: float = _SESSION_START) -> list[psutil.Process]:

@@ -2,8 +2,8 @@
 
 A real Chrome never sends a frame that is not JSON, never drops its socket in the middle of a
 call while staying alive, and never answers a handshake with HTTP 401. :class:`FakeCDP` does
-those things on demand so that the tests can check how :mod:`ego.transport` reacts. Anything
-about how a browser *behaves* is tested against the real Chromium instead.
+those things on demand so that the tests can check how :mod:`ego.protocol.transport` reacts.
+Anything about how a browser *behaves* is tested against the real Chromium instead.
 
     async with FakeCDP(on_command=garble) as fake:
         connection = await Connection.open(fake.ws_url)

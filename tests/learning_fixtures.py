@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ego.transport import Connection
+from ego.protocol.transport import Connection
 
 __all__ = [
     "ECHO",

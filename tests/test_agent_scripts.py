@@ -9,6 +9,8 @@ import pytest
 
 from tests.conftest import ROOT, ego_chromes
 
+pytestmark = pytest.mark.chrome  # the agent scripts launch Chrome
+
 SCRIPTS = ROOT / "agent_scripts"
 
 

@@ -29,6 +29,8 @@ from ego.errors import BatchFileError
 
 from .test_pool import POOL_LEARNINGS, HoldServer
 
+pytestmark = pytest.mark.chrome  # these tests run `ego batch` over real Chromes
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

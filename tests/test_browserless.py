@@ -28,7 +28,7 @@ import pytest
 import ego
 from ego.demo import DemoServer
 from ego.errors import ConnectionFailedError
-from ego.pool import pool
+from ego.pool import BrowserPool
 
 from .test_batch import (
     check_complete,
@@ -45,10 +45,13 @@ SCRIPT = ROOT / "scripts" / "browserless"
 INSTALL_DIR = Path(os.environ.get("EGO_BROWSERLESS_DIR") or ROOT / ".browserless")
 INSTALLED = (INSTALL_DIR / "node_modules" / "@browserless.io" / "browserless").is_dir()
 
-pytestmark = pytest.mark.skipif(
-    not INSTALLED,
-    reason=f"browserless is not installed in {INSTALL_DIR}: run scripts/browserless install",
-)
+pytestmark = [
+    pytest.mark.chrome,  # browserless runs real Chromes
+    pytest.mark.skipif(
+        not INSTALLED,
+        reason=f"browserless is not installed in {INSTALL_DIR}: run scripts/browserless install",
+    ),
+]
 
 
 @dataclass
@@ -169,7 +172,7 @@ async def test_connect_and_pool_through_browserless(
         assert len(browserless.chromes()) == 1
 
     # Two pool browsers on one endpoint: browserless gives each connection its own Chrome.
-    async with pool(endpoints=[browserless.url()], browsers_per_endpoint=2) as browsers:
+    async with BrowserPool(endpoints=[browserless.url()], browsers_per_endpoint=2) as browsers:
         browsers.set_start_url("demo-shop", shop.url)
         assert len(browserless.chromes()) == 2
         inputs = product_inputs(shop, 40)

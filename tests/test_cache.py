@@ -19,8 +19,8 @@ import ego
 from ego.cache import SIGNAL_KEY, RunStats, cache_key, call_snippet, run_cached
 from ego.js import embed_json
 from ego.learning.registry import Learnings
+from ego.protocol.remote_values import javascript_error, python_value
 from ego.site import Site
-from ego.values import javascript_error, python_value
 from tests.conftest import PageServer
 from tests.learning_fixtures import make_site, tool
 

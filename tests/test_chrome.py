@@ -15,10 +15,12 @@ import psutil
 import pytest
 
 import ego
-import ego.chrome
-from ego.chrome import find_chrome
+import ego.protocol.chrome
+from ego.protocol.chrome import find_chrome
 from tests.conftest import ROOT, PageServer
 from tests.test_tab import HANG
+
+pytestmark = pytest.mark.chrome  # launching and ending Chrome is what this module tests
 
 CHROMIUM = "/usr/bin/chromium"
 linux_only = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
@@ -53,7 +55,7 @@ def processes_mentioning(text: str) -> list[psutil.Process]:
     return live(found)
 
 
-def launched_process(browser: ego.Browser) -> ego.chrome.ChromeProcess:
+def launched_process(browser: ego.Browser) -> ego.protocol.chrome.ChromeProcess:
     assert browser.process is not None
     return browser.process
 
@@ -117,7 +119,7 @@ async def test_no_sandbox_only_when_root(browser: ego.Browser) -> None:
 async def test_launch_without_the_root_flag_leaves_no_sandbox_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(ego.chrome, "_running_as_root", lambda: False)
+    monkeypatch.setattr(ego.protocol.chrome, "_running_as_root", lambda: False)
     if os.geteuid() == 0:
         # As root, Chrome refuses to run without --no-sandbox: the flag really was left out,
         # and the launch fails with Chrome's own reason instead of hanging.
@@ -205,10 +207,10 @@ async def test_second_chrome_on_a_profile_in_use_is_refused(
 
 def test_profile_names_must_be_plain(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("EGO_PROFILES_DIR", str(tmp_path))
-    assert ego.chrome.profile_dir("work") == tmp_path / "work"
+    assert ego.protocol.chrome.profile_dir("work") == tmp_path / "work"
     for bad in ("", "..", "a/b", "a\\b"):
         with pytest.raises(ValueError, match="plain folder name"):
-            ego.chrome.profile_dir(bad)
+            ego.protocol.chrome.profile_dir(bad)
 
 
 # --- ending Chrome --------------------------------------------------------------------------
@@ -290,4 +292,4 @@ async def test_sigkilled_owner_leaves_no_chrome_behind(tmp_path: Path) -> None:
             child.wait()
         child.stdout.close()
         for process in live(processes):
-            ego.chrome.kill_tree(process.pid)
+            ego.protocol.chrome.kill_tree(process.pid)

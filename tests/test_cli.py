@@ -25,9 +25,9 @@ import pytest
 import yaml
 
 import ego
-from ego.chrome import find_chrome
 from ego.demo import SESSION_COOKIE, DemoServer
 from ego.errors import EgoError
+from ego.protocol.chrome import find_chrome
 from tests.cli_helpers import (
     EGO_SCRIPT,
     PYTHON_EGO,
@@ -44,6 +44,9 @@ from tests.cli_helpers import (
     wait_gone,
     with_descendants,
 )
+
+# The commands under test launch Chrome, or attach to this module's own.
+pytestmark = pytest.mark.chrome
 
 DEMO_TOOLS = {
     "list_products",

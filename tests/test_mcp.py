@@ -24,6 +24,8 @@ from mcp.types import CallToolResult, TextContent, Tool
 from ego.demo import DemoServer
 from tests.cli_helpers import alive, ego_env, is_chrome, process_tree, wait_gone
 
+pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
+
 CORE_TOOLS = {
     "learn_context",
     "run_browser_tool",

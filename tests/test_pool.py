@@ -32,7 +32,9 @@ from ego.errors import (
     UnknownToolError,
 )
 from ego.learning.registry import Learnings, project_learnings_dir
-from ego.pool import BrowserPool, MemberInfo, PoolResult, pool
+from ego.pool import BrowserPool, MemberInfo, PoolResult
+
+pytestmark = pytest.mark.chrome  # these tests launch pools of real Chromes
 
 POOL_LEARNINGS = Path(__file__).resolve().parent / "pool_learnings"
 
@@ -135,7 +137,7 @@ def holder() -> Iterator[HoldServer]:
 
 @contextlib.asynccontextmanager
 async def started_pool(**options: Any) -> AsyncIterator[BrowserPool]:
-    async with pool(learnings=pool_learnings(), **options) as browsers:
+    async with BrowserPool(learnings=pool_learnings(), **options) as browsers:
         yield browsers
 
 
@@ -318,7 +320,9 @@ async def test_a_pool_whose_browsers_cannot_be_replaced_says_so() -> None:
     started = time.time()
     # (ChromeProcess.start lets Popen's FileNotFoundError through for an explicit path.)
     with pytest.raises((FileNotFoundError, ChromeNotFoundError)):
-        async with pool(launch=2, executable="/nonexistent/chrome", learnings=pool_learnings()):
+        async with BrowserPool(
+            launch=2, executable="/nonexistent/chrome", learnings=pool_learnings()
+        ):
             pass
     assert time.time() - started < 30
 

@@ -3,7 +3,7 @@
 The server is the real ``python -m ego mcp`` over stdio, driven by the MCP SDK's own client;
 its Chrome is headless and its workspace is a temporary folder. The test skips (saying why)
 only when the server does not list ``save_browser_tool``, i.e. before
-``ego.mcp_save.add_save_tools`` is wired into ``ego.mcp_server.build_server``.
+``ego.mcp.save_tools.add_save_tools`` is wired into ``ego.mcp.build_server``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ego.demo import DemoServer
+
+pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,11 +71,7 @@ async def test_an_mcp_client_saves_a_tool_and_calls_it_in_the_same_session(
         ClientSession(read, write) as session,
     ):
         wired = await drive(session, demo, workspace, site_id)
-    if not wired:
-        pytest.skip(
-            "`ego mcp` does not list save_browser_tool yet: build_server in "
-            "ego/mcp_server.py must call ego.mcp_save.add_save_tools(server, holder)"
-        )
+    assert wired, "`ego mcp` does not list save_browser_tool"
 
 
 async def drive(session: ClientSession, demo: DemoServer, workspace: Path, site_id: str) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from websockets.asyncio.server import ServerConnection
 
 import ego
-from ego.transport import ANY_SESSION, Connection, Subscription
+from ego.protocol.transport import ANY_SESSION, Connection, Subscription
 from tests.conftest import PageServer
 from tests.fake_cdp import FakeCDP, drop, garble, silent
 from tests.test_tab import HANG, NEVER, evaluate_pending

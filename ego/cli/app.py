@@ -14,9 +14,10 @@ import click
 import orjson
 
 from .. import api
-from ..browser import Browser
+from ..api import Browser
 from ..errors import EgoError
 from ..learning.context import LearnContext, SiteSummary
+from ..site import context_for
 from ..tab import Tab
 from .batch_command import batch
 from .common import (
@@ -199,14 +200,8 @@ def _tab_row(tab: Tab) -> dict[str, str]:
 @pass_settings
 def tools(settings: Settings, url: str) -> None:
     """What learn_context says for URL: matching sites, notes and tools."""
-    context = build_context_for(settings, url)
+    context = context_for(settings.learnings(), url)
     settings.output.result(context.model_dump(mode="json"), lambda _: _context_text(context))
-
-
-def build_context_for(settings: Settings, url: str) -> LearnContext:
-    from ..learning.context import build_context
-
-    return build_context(settings.learnings(), url)
 
 
 def _context_text(context: LearnContext) -> str:
@@ -415,7 +410,7 @@ def validate(settings: Settings, path: Path | None) -> None:
     PATH may be a site folder, a learnings folder, or a workspace holding learnings/ (and
     skills/). Without PATH every root is checked. Exits 3 when anything is wrong.
     """
-    from ..validation import validate_path
+    from ..checks import validate_path
 
     problems = validate_path(path, workspace=settings.workspace)
     lines = [str(problem) for problem in problems]
@@ -466,7 +461,7 @@ def script(settings: Settings, file: Path, url: str | None, profile: str | None)
 @pass_settings
 def doctor(settings: Settings) -> None:
     """Say what Chrome was found, its version, whether it starts here, and where things live."""
-    from ..chrome import find_chrome, profiles_root
+    from ..protocol.chrome import find_chrome, profiles_root
 
     report: dict[str, Any] = {"python": sys.version.split()[0]}
     learnings = settings.learnings()
@@ -546,7 +541,7 @@ def mcp(settings: Settings, profile: str | None, headed: bool) -> None:
     Chrome starts on the first tool call (or --endpoint is attached) and ends when the
     client disconnects.
     """
-    from ..mcp_server import serve
+    from ..mcp import serve
 
     run_async(
         settings,

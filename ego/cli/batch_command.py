@@ -20,7 +20,7 @@ import click
 from ..batch import BatchProgress, BatchSummary, run_batch
 from ..errors import EgoError
 from ..learning.registry import Learnings
-from ..pool import BrowserPool, Endpoint, pool
+from ..pool import BrowserPool, Endpoint
 from .output import EXIT_OTHER, Output
 
 __all__ = ["batch"]
@@ -215,7 +215,7 @@ def batch(
     if concurrency is not None:
         # Spread the total over the browsers; the pool caps the sum at `concurrency`.
         per_browser = max(1, -(-concurrency // total))
-    browser_pool: BrowserPool = pool(
+    browser_pool = BrowserPool(
         launch=0 if endpoints else count,
         endpoints=[Endpoint(e, headers, count) for e in endpoints],
         per_browser=per_browser,

@@ -12,7 +12,7 @@ import click
 import orjson
 
 from .. import api
-from ..browser import Browser
+from ..api import Browser
 from ..errors import EgoError
 from ..learning.registry import Learnings
 from .output import Output

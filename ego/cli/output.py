@@ -12,7 +12,13 @@ from typing import Any
 import click
 import orjson
 
-from ..errors import BrowserError, EgoError, JavaScriptError, LearningError
+from ..errors import (
+    BrowserError,
+    ConfirmationRequiredError,
+    EgoError,
+    JavaScriptError,
+    LearningError,
+)
 
 __all__ = [
     "EXIT_BROWSER",
@@ -114,6 +120,12 @@ class Output:
     def error(self, exc: BaseException) -> int:
         """Print an error as one line on stderr and return its exit code."""
         message = str(exc).replace("\n", " ") or type(exc).__name__
+        if isinstance(exc, ConfirmationRequiredError):
+            # The exception words its fix in Python; here it is a flag.
+            message = (
+                f"{exc.subject} is irreversible (it publishes or sends for real): run it again "
+                "with --confirm if that is what you want"
+            )
         kind = type(exc).__name__ if isinstance(exc, EgoError) else "error"
         if self.json:
             # One line even in JSON mode: a caller reads the error with a single readline.

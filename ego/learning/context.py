@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -12,7 +12,6 @@ from .matching import match_domain
 from .registry import Learnings, SiteEntry
 
 __all__ = [
-    "ContextProvider",
     "LearnContext",
     "NoteInfo",
     "SiteContext",
@@ -21,7 +20,6 @@ __all__ = [
     "build_context",
     "example_args",
     "example_call",
-    "register_context_provider",
     "summarize_site",
     "tool_info",
 ]
@@ -189,30 +187,14 @@ def _site_context(learnings: Learnings, manifest: Manifest, matched: str) -> Sit
     )
 
 
-#: Something that adds tools for a URL from a layer above this one (the SKILL.md catalog).
-ContextProvider = Callable[[Learnings, str], list[ToolInfo]]
-
-_PROVIDERS: list[ContextProvider] = []
-
-
-def register_context_provider(provider: ContextProvider) -> None:
-    """Have :func:`build_context` add ``provider(learnings, url)``'s tools (once per provider).
-
-    This is how :mod:`ego.skills` lists skills in ``learn_context`` without the learning
-    layer importing the layer above it.
-
-    Args:
-        provider: called with the learnings and the URL; returns the tools to add.
-    """
-    if provider not in _PROVIDERS:
-        _PROVIDERS.append(provider)
-
-
-def build_context(learnings: Learnings, url: str) -> LearnContext:
+def build_context(learnings: Learnings, url: str, skills: Sequence[ToolInfo] = ()) -> LearnContext:
     """Everything the learnings offer for ``url``: every valid site whose domains match.
 
-    Skills (and whatever else a registered :data:`ContextProvider` adds) come in ``skills``
-    and at the end of ``tools``.
+    Args:
+        learnings: where sites are found.
+        url: the page.
+        skills: the SKILL.md skills for ``url``, described as tools by the layer that knows
+            them; they come in ``skills`` and at the end of ``tools``.
     """
     sites = []
     for entry in learnings.sites():
@@ -221,7 +203,7 @@ def build_context(learnings: Learnings, url: str) -> LearnContext:
         matched = match_domain(url, entry.manifest.domains)
         if matched is not None:
             sites.append(_site_context(learnings, entry.manifest, matched))
-    skills = [tool for provider in _PROVIDERS for tool in provider(learnings, url)]
+    skills = list(skills)
     return LearnContext(
         url=url,
         matched=bool(sites or skills),

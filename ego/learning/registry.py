@@ -13,8 +13,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import jsonschema
-
 from ..errors import (
     InvalidArgsError,
     InvalidManifestError,
@@ -24,6 +22,7 @@ from ..errors import (
     UnsafePathError,
 )
 from ..js import embed_json, normalize_source, source_url
+from ..schemas import failing_field, first_error, validator
 from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
 from .paths import check_relative, resolve_inside
 from .quickcheck import quick_check
@@ -259,18 +258,17 @@ class Learnings:
         # The schema object itself is kept with its validator: an id alone could be reused by
         # a new schema once a reloaded manifest frees the old one.
         if cached is None or cached[0] is not spec.args:
-            validator_class = jsonschema.validators.validator_for(spec.args)
-            cached = (spec.args, validator_class(spec.args), quick_check(spec.args))
+            cached = (spec.args, validator(spec.args), quick_check(spec.args))
             self._validators[id(spec.args)] = cached
-        _, validator, quick = cached
+        _, checker, quick = cached
         # The quick check settles plain valid args without jsonschema; is_valid is the next
         # cheapest; the best error is only worth building on a failure.
-        if (quick is not None and quick(args)) or validator.is_valid(args):
+        if (quick is not None and quick(args)) or checker.is_valid(args):
             error = None
         else:
-            error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+            error = first_error(checker, args)
         if error is not None:
-            field = _failing_field(error, args)
+            field = failing_field(error, "(args)")
             raise InvalidArgsError(
                 f"{site_id}/{spec.name} ({spec.path}): bad args at {field!r}: {error.message}; "
                 f"nothing was sent to the browser",
@@ -410,17 +408,3 @@ def _title(text: str, path: str) -> str:
         if line.startswith("# "):
             return line[2:].strip()
     return Path(path).stem.replace("-", " ").replace("_", " ")
-
-
-def _failing_field(error: jsonschema.ValidationError, args: dict[str, Any]) -> str:
-    path = "/".join(str(part) for part in error.absolute_path)
-    if error.validator == "required" and isinstance(error.validator_value, list):
-        missing = [name for name in error.validator_value if name not in error.instance]
-        name = missing[0] if missing else ""
-        return f"{path}/{name}" if path else name
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
-        extra = [name for name in error.instance if name not in allowed]
-        name = extra[0] if extra else ""
-        return f"{path}/{name}" if path else name
-    return path or "(args)"

@@ -15,18 +15,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
+from ..errors import ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
 from ._proctree import kill_tree
-from .errors import ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
 
 __all__ = [
     "CHROME_ENV",
     "PROFILES_ENV",
     "ChromeProcess",
+    "LaunchOptions",
     "find_chrome",
     "kill_tree",
     "profile_dir",
@@ -36,6 +37,31 @@ __all__ = [
 CHROME_ENV = "EGO_CHROME"
 #: Environment variable naming the folder that holds persistent profiles.
 PROFILES_ENV = "EGO_PROFILES_DIR"
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """How to start a local Chrome, decided once and passed down whole.
+
+    Attributes:
+        profile: a persistent profile under ``chrome_profiles/<profile>`` (or
+            ``$EGO_PROFILES_DIR``); a throwaway one when neither this nor ``user_data_dir``.
+        user_data_dir: an explicit profile folder (wins over ``profile``).
+        headless: run without a window.
+        executable: the Chrome binary; :func:`find_chrome` decides when None.
+        args: extra command-line flags.
+        timeout: seconds Chrome may take to start and accept the connection.
+        default_timeout: seconds every CDP command may take unless a call says otherwise.
+    """
+
+    profile: str | None = None
+    user_data_dir: str | os.PathLike[str] | None = None
+    headless: bool = True
+    executable: str | None = None
+    args: tuple[str, ...] = ()
+    timeout: float = 30.0
+    default_timeout: float = 30.0
+
 
 _CANDIDATES = (
     "chromium",
@@ -181,31 +207,24 @@ class ChromeProcess:
         self._create_time = psutil.Process(process.pid).create_time()
 
     @classmethod
-    async def start(
-        cls,
-        *,
-        executable: str | None = None,
-        profile: str | None = None,
-        user_data_dir: str | os.PathLike[str] | None = None,
-        headless: bool = True,
-        args: Sequence[str] = (),
-        timeout: float = 30.0,
-    ) -> ChromeProcess:
+    async def start(cls, options: LaunchOptions | None = None) -> ChromeProcess:
         """Start Chrome and wait until its debugging endpoint is up.
 
         Args:
-            executable: the Chrome binary; :func:`find_chrome` decides when omitted.
-            profile: name of a persistent profile under ``chrome_profiles/``.
-            user_data_dir: an explicit profile folder (wins over ``profile``).
-            headless: run without a window.
-            args: extra command-line flags.
-            timeout: seconds Chrome may take to offer its endpoint.
+            options: how to start it (the defaults: headless, a throwaway profile).
 
         Raises:
             ChromeNotFoundError: no binary.
             ProfileInUseError: a running Chrome holds the profile folder.
             ChromeLaunchError: Chrome exited early or did not offer an endpoint in time.
         """
+        options = options if options is not None else LaunchOptions()
+        executable, profile, user_data_dir = (
+            options.executable,
+            options.profile,
+            options.user_data_dir,
+        )
+        headless, args, timeout = options.headless, options.args, options.timeout
         binary = find_chrome() if executable is None else _checked_executable(executable)
         if user_data_dir is not None:
             data_dir, temporary = Path(user_data_dir).absolute(), False

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from .errors import JavaScriptError
+from ..errors import JavaScriptError
 
 __all__ = ["javascript_error", "python_value"]
 

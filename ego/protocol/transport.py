@@ -13,11 +13,11 @@ import itertools
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import orjson
 
-from .errors import (
+from ..errors import (
     BrowserClosedError,
     CommandTimeoutError,
     ProtocolError,
@@ -25,12 +25,37 @@ from .errors import (
 )
 from .wire import Wire
 
-__all__ = ["ANY_SESSION", "Connection", "EventHandler", "Subscription"]
+__all__ = ["ANY_SESSION", "Channel", "Connection", "EventHandler", "Subscription"]
 
 logger = logging.getLogger("ego.transport")
 
 JSON = dict[str, Any]
 EventHandler = Callable[[JSON], Awaitable[None] | None]
+
+
+class Channel(Protocol):
+    """What a :class:`Connection` talks through: a :class:`~ego.protocol.wire.Wire`, or
+    anything else that carries CDP messages the same way (an in-process fake in tests).
+
+    Messages go out with :meth:`send` and come in, whole and in order, through the
+    ``on_message`` handler given to :meth:`attach`; ``on_close`` is called once, with a
+    reason, when the channel is gone, whoever closed it.
+    """
+
+    def attach(self, on_message: Callable[[bytes], None], on_close: Callable[[str], None]) -> None:
+        """Start delivering messages (and any that arrived before) to the handlers."""
+
+    def send(self, message: bytes) -> bool:
+        """Send one message; False when the channel is no longer open (nothing was sent)."""
+
+    def fail(self, code: int, reason: str) -> None:
+        """Close because of a protocol problem on our side (``code`` is a websocket code)."""
+
+    async def close(self) -> None:
+        """Close in an orderly way and wait until closed."""
+
+    def abort(self) -> None:
+        """Drop the channel at once."""
 
 
 class _AnySession:
@@ -155,10 +180,11 @@ class Connection:
     reports that a session detached, the commands pending on that session fail with
     :class:`~ego.errors.TabClosedError`, and so does every later command sent to it.
 
-    Use :meth:`open` to create one.
+    Use :meth:`open` to create one over a websocket; ``Connection(channel)`` takes any other
+    :class:`Channel`.
     """
 
-    def __init__(self, wire: Wire, *, default_timeout: float = 30.0) -> None:
+    def __init__(self, wire: Channel, *, default_timeout: float = 30.0) -> None:
         self._wire = wire
         self.default_timeout = default_timeout
         self._ids = itertools.count(1)

@@ -23,7 +23,7 @@ from websockets.http11 import Response
 from websockets.protocol import State
 from websockets.uri import parse_uri
 
-from .errors import ConnectionFailedError
+from ..errors import ConnectionFailedError
 
 __all__ = ["Wire", "redact"]
 
@@ -260,12 +260,22 @@ class Wire(asyncio.Protocol):
 
 
 def redact(url: str) -> str:
-    """Hide a ``token=`` query value so that error messages never print a secret."""
-    head, sep, query = url.partition("?")
+    """``url`` with the value of every ``token``, ``apikey`` or ``key`` query parameter shown
+    as ``***``, so that error messages and logs never print a secret.
+
+    Everything else (other parameters, their order and encoding, a ``#fragment``) is kept
+    as given.
+    """
+    head, sep, rest = url.partition("?")
     if not sep:
         return url
+    query, hash_sign, fragment = rest.partition("#")
     parts = []
     for part in query.split("&"):
         key, eq, _ = part.partition("=")
-        parts.append(f"{key}=***" if eq and key.lower() in {"token", "apikey", "key"} else part)
-    return head + "?" + "&".join(parts)
+        parts.append(f"{key}=***" if eq and key.lower() in _SECRET_KEYS else part)
+    return head + "?" + "&".join(parts) + hash_sign + fragment
+
+
+#: Query parameters whose values are credentials (browserless ``token``, vendors' API keys).
+_SECRET_KEYS: Final = frozenset({"token", "apikey", "key"})

@@ -18,6 +18,7 @@ from .catalog import (
     catalog_for,
     skill_example,
     skill_tool_info,
+    skills_for_url,
     skills_roots,
 )
 from .format import (
@@ -41,8 +42,9 @@ from .runner import (
     check_params,
     check_returns,
     loaded_source,
+    prepare_skill,
     provided_capabilities,
-    run_skill,
+    skill_tab,
     skill_url,
 )
 
@@ -69,13 +71,15 @@ __all__ = [
     "load_skill",
     "loaded_source",
     "parse_document",
+    "prepare_skill",
     "provided_capabilities",
-    "run_skill",
     "skill_example",
     "skill_markdown",
     "skill_problems",
     "skill_schema",
+    "skill_tab",
     "skill_tool_info",
     "skill_url",
+    "skills_for_url",
     "skills_roots",
 ]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InvalidSkillError, UnknownSkillError
-from ..learning.context import ToolInfo, example_args, register_context_provider
+from ..learning.context import ToolInfo, example_args
 from ..learning.matching import match_domain
 from ..learning.registry import FileStamp, Learnings, file_stamp
 from .format import EXTRACTOR_FILE, SKILL_FILE, Skill, is_kebab, is_site, load_skill
@@ -32,6 +32,7 @@ __all__ = [
     "catalog_for",
     "skill_example",
     "skill_tool_info",
+    "skills_for_url",
     "skills_roots",
 ]
 
@@ -271,8 +272,6 @@ def skill_tool_info(skill: Skill) -> ToolInfo:
     )
 
 
-def _context_skills(learnings: Learnings, url: str) -> list[ToolInfo]:
+def skills_for_url(learnings: Learnings, url: str) -> list[ToolInfo]:
+    """The skills for ``url`` (its host or a parent domain), described as tools."""
     return [skill_tool_info(skill) for skill in catalog_for(learnings).for_url(url)]
-
-
-register_context_provider(_context_skills)

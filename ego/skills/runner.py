@@ -1,4 +1,4 @@
-"""Running a skill: params, needs, confirmation, the tab, the session page, the extractor, returns.
+"""Preparing a skill run: params, needs, confirmation, the tab, the session page, returns.
 
 Every check that needs no browser happens before anything is sent: the skill must exist and be
 valid, the params must fit its schema, the harness must provide every capability it ``needs``,
@@ -10,12 +10,10 @@ exception; a successful result is checked against ``returns``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
-
-import jsonschema
 
 from ..errors import (
     ConfirmationRequiredError,
@@ -27,6 +25,7 @@ from ..errors import (
 from ..js import embed_json
 from ..learning.matching import match_domain
 from ..learning.registry import LoadedSource
+from ..schemas import failing_field, first_error, mismatch, validator
 from .catalog import SkillCatalog
 from .format import CAPABILITIES, EXTRACTOR_FILE, NAMESPACE, Skill
 
@@ -35,29 +34,15 @@ if TYPE_CHECKING:
     from ..tab import Tab
 
 __all__ = [
-    "Executor",
     "check_needs",
     "check_params",
     "check_returns",
     "loaded_source",
+    "prepare_skill",
     "provided_capabilities",
-    "run_skill",
+    "skill_tab",
     "skill_url",
 ]
-
-
-class Executor(Protocol):
-    """What runs loaded code through the cache layer and the error contract (Site.execute)."""
-
-    def __call__(
-        self,
-        tab: Tab,
-        loaded: LoadedSource,
-        arguments: str,
-        *,
-        timeout: float | None = None,
-        cache: bool = True,
-    ) -> Awaitable[Any]: ...
 
 
 def provided_capabilities(tab_type: type[Any] | None = None) -> frozenset[str]:
@@ -111,30 +96,15 @@ def check_params(skill: Skill, params: Any) -> dict[str, Any]:
             "nothing was sent to the browser",
             field="(params)",
         )
-    validator = jsonschema.validators.validator_for(skill.params)(skill.params)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(params))
+    error = first_error(validator(skill.params), params)
     if error is not None:
-        field = _failing_field(error)
+        field = failing_field(error, "(params)")
         raise InvalidArgsError(
             f"skill {skill.id}: bad params at {field!r}: {error.message}; nothing was sent to "
             "the browser",
             field=field,
         )
     return params
-
-
-def _failing_field(error: jsonschema.ValidationError) -> str:
-    path = "/".join(str(part) for part in error.absolute_path)
-    name = ""
-    instance = error.instance if isinstance(error.instance, dict) else {}
-    if error.validator == "required" and isinstance(error.validator_value, list):
-        name = next((key for key in error.validator_value if key not in instance), "")
-    elif error.validator == "additionalProperties" and isinstance(error.schema, dict):
-        allowed = error.schema.get("properties", {})
-        name = next((key for key in instance if key not in allowed), "")
-    if name:
-        return f"{path}/{name}" if path else name
-    return path or "(params)"
 
 
 def check_returns(skill: Skill, result: Any) -> None:
@@ -152,14 +122,11 @@ def check_returns(skill: Skill, result: Any) -> None:
     """
     if isinstance(result, dict) and isinstance(result.get("error"), str):
         return
-    schema = skill.returns
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(result))
-    if error is not None:
-        where = "/".join(str(part) for part in error.absolute_path) or "(result)"
+    problem = mismatch(skill.returns, result)
+    if problem:
         raise ReturnsMismatchError(
-            f"skill {skill.id} returned data that fails its success assertion (returns) at "
-            f"{where}: {error.message}; the site may have changed (SKILL_BROKEN?)"
+            f"skill {skill.id} returned data that fails its success assertion (returns) "
+            f"{problem}; the site may have changed (SKILL_BROKEN?)"
         )
 
 
@@ -233,55 +200,28 @@ async def _live_url(tab: Tab) -> str:
     return href if isinstance(href, str) else tab.url
 
 
-async def run_skill(
+async def skill_tab(
     browser: Browser,
-    catalog: SkillCatalog,
-    execute: Executor,
-    skill_id: str,
-    params: dict[str, Any] | None = None,
-    *,
+    skill: Skill,
     tab: Tab | None = None,
-    confirm: bool = False,
-    cache: bool = True,
-    timeout: float | None = None,
     start_urls: Mapping[str, str] | None = None,
-) -> Any:
-    """Run a skill and return its checked result (what :meth:`ego.site.Site.run_skill` does).
+) -> Tab:
+    """The tab ``skill`` runs in, on the right page.
+
+    ``tab``, else an open tab on the site (its host or a subdomain), else a new one at the
+    skill's url. An ``auth: session`` skill has its url loaded first unless the tab is on
+    that origin already; any other skill has it loaded when the tab is off the site.
 
     Args:
         browser: where tabs are found or opened.
-        catalog: where the skill is found.
-        execute: runs the extractor through the cache layer and the error contract.
-        skill_id: ``<domain>/<task>``.
-        params: the skill's params; checked against its schema before anything is sent.
-        tab: where to run; by default an open tab on the site, else a new one at its url.
-        confirm: must be True for an ``irreversible`` skill.
-        cache: False runs the plain wrap and leaves localStorage alone.
-        timeout: seconds the extractor may run (default: the skill's ``timeout``, else the
-            tab's default).
+        skill: the skill.
+        tab: where to run.
         start_urls: ``{domain: url}``; a url here replaces the scheme, host and port of the
             skill's url (tests serve the site on a random port).
 
     Raises:
-        UnknownSkillError: no such skill (lists the known ones).
-        InvalidSkillError: the skill is broken (``problems`` lists why).
-        InvalidArgsError: the params fail the schema; nothing sent.
-        MissingCapabilityError: the skill needs a capability the harness lacks; nothing sent.
-        ConfirmationRequiredError: an irreversible skill without ``confirm=True``.
         NavigationError, CommandTimeoutError: the site's page could not be loaded.
-        NeedsLoginError: the extractor signalled NEEDS_LOGIN (log in by hand, then retry).
-        SkillBrokenError: the extractor signalled SKILL_BROKEN (it needs a new version).
-        BrowserToolError: the extractor threw; names the skill, file and line.
-        ReturnsMismatchError: a successful result fails the skill's ``returns``.
     """
-    skill = catalog.skill(skill_id)
-    checked = check_params(skill, params)
-    check_needs(skill, provided_capabilities(type(tab) if tab is not None else None))
-    if skill.side_effect == "irreversible" and not confirm:
-        raise ConfirmationRequiredError(
-            f"skill {skill.id} is irreversible (it publishes or sends for real): call it again "
-            "with confirm=True if that is what you want"
-        )
     override = (start_urls or {}).get(skill.site)
     url = skill_url(skill, override)
     if tab is None:
@@ -295,9 +235,35 @@ async def run_skill(
             await tab.navigate(url)
     elif not _on_site(current, skill.site):
         await tab.navigate(url)
-    arguments = "document, " + embed_json(checked)
-    result = await execute(
-        tab, loaded_source(skill), arguments, timeout=timeout or skill.timeout, cache=cache
-    )
-    check_returns(skill, result)
-    return result
+    return tab
+
+
+def prepare_skill(
+    catalog: SkillCatalog,
+    skill_id: str,
+    params: Any,
+    *,
+    tab_type: type[Any] | None = None,
+    confirm: bool = False,
+) -> tuple[Skill, str]:
+    """Every check of a skill run that needs no browser; the skill and its argument list.
+
+    Args:
+        catalog: where the skill is found.
+        skill_id: ``<domain>/<task>``.
+        params: the skill's params; checked against its schema.
+        tab_type: the class of the tab it will run in, for its ``needs``.
+        confirm: must be True for an ``irreversible`` skill.
+
+    Raises:
+        UnknownSkillError: no such skill (lists the known ones).
+        InvalidSkillError: the skill is broken (``problems`` lists why).
+        InvalidArgsError: the params fail the schema.
+        MissingCapabilityError: the skill needs a capability the harness lacks.
+        ConfirmationRequiredError: an irreversible skill without ``confirm=True``.
+    """
+    skill = catalog.skill(skill_id)
+    checked = check_params(skill, params)
+    check_needs(skill, provided_capabilities(tab_type))
+    ConfirmationRequiredError.check(f"skill {skill.id}", skill.side_effect, confirm)
+    return skill, "document, " + embed_json(checked)

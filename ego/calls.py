@@ -1,0 +1,140 @@
+"""Preparing a tool call: every check that needs no browser, done once, in one place.
+
+A call is prepared in two steps so that work over many inputs (a pool's map, a batch) checks
+what all inputs share once: :func:`resolve` finds the site and the declared tool and checks
+the confirmation; :func:`bind` checks one input's args and loads the tool's code. The result,
+a :class:`ToolCall`, is what :meth:`ego.site.Site.run_call` runs; nothing in a front end
+repeats any of these steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ConfirmationRequiredError, ToolLoadError
+from .learning.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
+from .learning.registry import Learnings, LoadedSource, SiteEntry
+
+__all__ = ["CallOptions", "ToolCall", "ToolRef", "bind", "prepare", "resolve"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """How a tool call runs.
+
+    Attributes:
+        timeout: seconds the tool may run (the manifest's ``timeout``, else the tab's).
+        confirm: must be True for a tool whose side effect is ``irreversible``.
+        check_returns: validate the result against the manifest's ``returns`` schema.
+        cache: False runs the plain wrap and leaves localStorage alone.
+    """
+
+    timeout: float | None = None
+    confirm: bool = False
+    check_returns: bool = False
+    cache: bool = True
+
+
+#: The options of a call that names none.
+DEFAULTS = CallOptions()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRef:
+    """A declared tool that may run with ``options`` (site found, tool declared, confirmed)."""
+
+    site_id: str
+    tool: str
+    entry: SiteEntry
+    manifest: Manifest
+    spec: ToolSpec
+    options: CallOptions
+
+    @property
+    def subject(self) -> str:
+        """``site/tool``, as messages name the tool."""
+        return f"{self.site_id}/{self.tool}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call that passed every check that needs no browser, ready to run in a tab.
+
+    Attributes:
+        ref: the tool and the options.
+        args: the checked args.
+        source: a browser tool's code, loaded and normalised.
+        function: a Python tool's ``run``.
+    """
+
+    ref: ToolRef
+    args: dict[str, Any]
+    source: LoadedSource | None
+    function: Callable[..., Any] | None
+
+
+def resolve(
+    learnings: Learnings,
+    site_id: str,
+    tool: str,
+    options: CallOptions = DEFAULTS,
+    *,
+    browser_only: bool = False,
+) -> ToolRef:
+    """Find ``site_id``/``tool`` and check that it may run with ``options``. Reads no tool file.
+
+    Args:
+        learnings: where the site is found.
+        site_id: the site's id.
+        tool: a tool the manifest declares.
+        options: how the call runs.
+        browser_only: refuse a Python tool (for ``run_browser_tool``).
+
+    Raises:
+        UnknownSiteError, InvalidManifestError, UnknownToolError: no such usable tool.
+        ToolLoadError: ``browser_only`` and the tool is a Python tool.
+        ConfirmationRequiredError: an irreversible tool without ``confirm``.
+    """
+    entry, spec = learnings.tool(site_id, tool)
+    if browser_only and not isinstance(spec, BrowserToolSpec):
+        raise ToolLoadError(f"{site_id}/{tool} is a Python tool: call site.run_tool() for it")
+    ref = ToolRef(site_id, tool, entry, entry.require(), spec, options)
+    ConfirmationRequiredError.check(ref.subject, spec.side_effect, options.confirm)
+    return ref
+
+
+def bind(learnings: Learnings, ref: ToolRef, args: Any) -> ToolCall:
+    """Check ``args`` (a JSON object, None for ``{}``) against ``ref``'s schema; load the code.
+
+    Raises:
+        InvalidArgsError: the args fail the schema (names the field); nothing is sent.
+        UnsafePathError: the tool's path leaves the site folder.
+        ToolLoadError: the tool file is missing, empty, or (Python) fails to import.
+    """
+    spec = ref.spec
+    checked = learnings.check_args(ref.site_id, spec, args)
+    if isinstance(spec, BrowserToolSpec):
+        return ToolCall(ref, checked, learnings.browser_source(ref.site_id, spec, ref.entry), None)
+    assert isinstance(spec, PythonToolSpec)
+    return ToolCall(ref, checked, None, learnings.python_callable(ref.site_id, spec))
+
+
+def prepare(
+    learnings: Learnings,
+    site_id: str,
+    tool: str,
+    args: Any,
+    options: CallOptions = DEFAULTS,
+    *,
+    browser_only: bool = False,
+) -> ToolCall:
+    """:func:`resolve` then :func:`bind`: one call, every browser-free check done.
+
+    Raises:
+        Everything :func:`resolve` and :func:`bind` raise.
+    """
+    return bind(
+        learnings, resolve(learnings, site_id, tool, options, browser_only=browser_only), args
+    )

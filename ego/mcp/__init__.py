@@ -1,0 +1,8 @@
+"""ego as an MCP server: learnings as typed tools plus the generic browser verbs (``ego mcp``)."""
+
+from __future__ import annotations
+
+from .holder import BrowserHolder
+from .server import build_server, serve
+
+__all__ = ["BrowserHolder", "build_server", "serve"]

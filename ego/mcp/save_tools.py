@@ -1,0 +1,158 @@
+"""MCP tools of the learning loop: ``save_browser_tool`` and ``save_note``.
+
+An agent in an MCP client that found a way to do something on a page keeps it, and can call
+it at once in the same session: through ``run_browser_tool`` (site id and tool name), and as
+its own MCP tool ``<site>__<tool>``, added (or replaced) right after the save, with a
+tools/list_changed notification. Everything is checked before it is kept (see
+:mod:`ego.learning.save`); a refused save is an MCP tool error that says why.
+
+``build_server`` adds these tools with ``add_save_tools(server, holder)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from ..errors import LearningError
+from ..learning.draft import ToolDraft
+from ..learning.matching import match_domain
+from ..learning.save import current_url
+from ..tab import Tab
+from .holder import BrowserHolder, call
+from .learning_tools import add_learning_tool, mcp_name
+
+__all__ = ["add_save_tools"]
+
+logger = logging.getLogger("ego.mcp")
+
+T = TypeVar("T")
+
+#: Writes only to the agent workspace; a replaced version is kept, so nothing is destroyed.
+SAVES_LEARNING = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+async def _tab_for_save(
+    holder: BrowserHolder, site_id: str, domains: list[str] | None
+) -> Tab | None:
+    """The current tab when it is on the site (or on any web page, for a new site), else None.
+
+    With None, the save looks for an open tab on the site's domains itself.
+    """
+    tab = await holder.tab()
+    url = await current_url(tab) or ""
+    wanted = list(domains or [])
+    if not wanted:
+        with contextlib.suppress(LearningError):
+            wanted = list(holder.learnings.site(site_id).domains)
+    if wanted:
+        return tab if match_domain(url, wanted) else None
+    return tab if url.startswith(("http://", "https://")) else None
+
+
+def _register(server: MCPServer[Any], holder: BrowserHolder, site_id: str, tool: str) -> bool:
+    """Add (or replace) the saved tool's own MCP tool; True when it was added or replaced."""
+    try:
+        _, spec = holder.learnings.tool(site_id, tool)
+    except LearningError:
+        return False
+    name = mcp_name(site_id, tool)
+    with contextlib.suppress(ToolError):
+        server.remove_tool(name)
+    add_learning_tool(server, holder, site_id, spec)
+    return True
+
+
+async def _notify(ctx: Context[Any, Any] | None) -> None:
+    if ctx is None:
+        return
+    try:
+        await ctx.notify_tools_changed()
+    except Exception as exc:  # a client that does not listen is not an error
+        logger.debug("tools/list_changed not sent: %s", exc)
+
+
+def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
+    """Register the MCP tools ``save_browser_tool`` and ``save_note`` on ``server``.
+
+    Args:
+        server: the server :func:`ego.mcp.build_server` builds.
+        holder: its browser holder; saves go to ``holder.learnings``' workspace root.
+    """
+
+    @server.tool(annotations=SAVES_LEARNING)
+    async def save_browser_tool(
+        site_id: str,
+        tool: str,
+        source: str,
+        description: str,
+        args: dict[str, Any] | None = None,
+        returns: dict[str, Any] | None = None,
+        side_effect: Literal["read", "write", "irreversible"] = "read",
+        auth: Literal["none", "session"] = "none",
+        domains: list[str] | None = None,
+        try_args: dict[str, Any] | None = None,
+        name: str | None = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Keep JavaScript that worked on this site as a reusable browser tool (a learning).
+
+        source is an async function of one args object, e.g.
+        "async ({q}) => { const r = await fetch('/api/search?q=' + q); return r.json(); }".
+        Use stable selectors or the site's own API: element refs from a snapshot (ref=e12)
+        and pixel coordinates are refused. args: {name: {type, required, description}} or
+        a JSON Schema. It must parse in the browser; with try_args it runs once in the
+        current tab first and must not throw. Nothing is written when a check fails. A new
+        site takes its domain from the current tab. Then call it with run_browser_tool (or
+        its own tool <site_id>__<tool>); learn_context lists it at once.
+        """
+        draft = ToolDraft(
+            site_id=site_id,
+            tool=tool,
+            source=source,
+            description=description,
+            args=args,
+            returns=returns,
+            side_effect=side_effect,
+            auth=auth,
+            domains=domains,
+            try_args=try_args,
+            name=name,
+        )
+        browser = await holder.browser()
+        tab = await call(lambda: _tab_for_save(holder, site_id, domains))
+        saved = await call(lambda: browser.site.save_tool(draft, tab=tab))
+        data = saved.as_dict()
+        data["mcp_tool"] = (
+            mcp_name(site_id, tool) if _register(server, holder, site_id, tool) else None
+        )
+        await _notify(ctx)
+        return data
+
+    @server.tool(annotations=SAVES_LEARNING)
+    async def save_note(
+        site_id: str,
+        name: str,
+        text: str,
+        domains: list[str] | None = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Keep what you learned about a site as a markdown note (notes/<name>.md).
+
+        learn_context shows notes to every later agent on the site. Start the text with a
+        "# Title" line. A new site takes its domain from the current tab unless domains are
+        given.
+        """
+        browser = await holder.browser()
+        tab = await call(lambda: _tab_for_save(holder, site_id, domains))
+        saved = await call(
+            lambda: browser.site.save_note(site_id, name, text, domains=domains, tab=tab)
+        )
+        return saved.as_dict()

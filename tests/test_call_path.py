@@ -1,0 +1,95 @@
+"""The one call path: every front end prepares a call once and runs it through the site layer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ego
+from ego import calls
+from ego.calls import CallOptions
+from ego.errors import ConfirmationRequiredError, InvalidArgsError, ToolLoadError
+from ego.learning.registry import Learnings
+
+from .conftest import PageServer
+
+pytestmark = pytest.mark.chrome
+
+MANIFEST = """{
+  "id": "counted",
+  "name": "Counted",
+  "domains": ["127.0.0.1"],
+  "browserTools": {
+    "echo": {"description": "echo", "path": "browser-tools/echo.js",
+             "args": {"q": {"type": "string", "required": true}}},
+    "post": {"description": "post", "path": "browser-tools/echo.js",
+             "sideEffect": "irreversible"}
+  },
+  "pythonTools": {
+    "twice": {"description": "twice", "path": "tools/twice.py"}
+  }
+}
+"""
+
+
+@pytest.fixture
+def learnings(tmp_path: Path) -> Learnings:
+    site = tmp_path / "counted"
+    (site / "browser-tools").mkdir(parents=True)
+    (site / "tools").mkdir()
+    (site / "manifest.json").write_text(MANIFEST)
+    (site / "browser-tools" / "echo.js").write_text("async (args) => ({echo: args.q})\n")
+    (site / "tools" / "twice.py").write_text("async def run(ctx, args):\n    return 2\n")
+    return Learnings(roots=[tmp_path])
+
+
+class CountingLearnings(Learnings):
+    """Learnings that count how often args are checked."""
+
+    checks = 0
+
+    def check_args(self, site_id: str, spec: Any, args: Any) -> dict[str, Any]:
+        type(self).checks += 1
+        return super().check_args(site_id, spec, args)
+
+
+def test_prepare_checks_everything_before_a_browser(learnings: Learnings) -> None:
+    with pytest.raises(ConfirmationRequiredError) as info:
+        calls.prepare(learnings, "counted", "post", {})
+    assert info.value.subject == "counted/post"
+    assert "confirm=True" in str(info.value)
+    with pytest.raises(InvalidArgsError):
+        calls.prepare(learnings, "counted", "echo", {"q": 1})
+    with pytest.raises(ToolLoadError, match="Python tool"):
+        calls.prepare(learnings, "counted", "twice", {}, browser_only=True)
+    call = calls.prepare(learnings, "counted", "echo", {"q": "x"}, CallOptions(timeout=5))
+    assert call.args == {"q": "x"}
+    assert call.source is not None
+    assert call.function is None
+    assert call.ref.options.timeout == 5
+
+
+async def test_each_check_runs_once_per_call(
+    browser: ego.Browser, server: PageServer, tmp_path: Path, learnings: Learnings
+) -> None:
+    counting = CountingLearnings(roots=learnings.roots)
+    site = ego.Site(browser, counting)
+    tab = await browser.new_tab(server.url("/"))
+    try:
+        CountingLearnings.checks = 0
+        assert await site.run_browser_tool("counted", "echo", {"q": "a"}, tab=tab) == {"echo": "a"}
+        assert await site.run_tool("counted", "twice", {}, tab=tab) == 2
+        assert CountingLearnings.checks == 2
+    finally:
+        await tab.close()
+
+
+async def test_browser_launch_gives_a_browser_with_its_site() -> None:
+    browser = await ego.Browser.launch()
+    try:
+        assert isinstance(browser.site, ego.Site)
+        assert browser.site.browser is browser
+    finally:
+        await browser.close()

@@ -1,0 +1,591 @@
+"""ego.pool without Chrome: the pool's rules over mock browsers (tests/cdp_mock.py).
+
+Every pool browser here is a real :class:`ego.api.Browser` on a :class:`MockChannel`, so the
+whole call path runs (slots, tabs, navigation, the site layer, the error contract) and only
+the page is Python. The ``pool-test`` site's tools are answered by :class:`Fleet`: an id
+starting with ``h`` is held in flight until the test releases it, ``boom`` throws, anything
+else answers at once. Nothing waits on the clock: tests wait for what the mock saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib
+import types
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ego
+from ego.api import Browser
+from ego.errors import (
+    BrowserClosedError,
+    BrowserToolError,
+    ConfirmationRequiredError,
+    ConnectionFailedError,
+    InvalidArgsError,
+    NotRetriedError,
+    PoolExhaustedError,
+    UnknownToolError,
+)
+from ego.learning.registry import Learnings
+from ego.pool import BrowserPool, MemberFactory, MemberInfo, PoolResult
+from ego.pool.sources import member_specs
+from ego.protocol.chrome import LaunchOptions
+from ego.protocol.wire import redact
+
+from .cdp_mock import Evaluation, MockChannel, PageError, mock_browser
+
+POOL_LEARNINGS = Path(__file__).resolve().parent / "pool_learnings"
+START = "http://127.0.0.1:1/page"
+#: A bound on every wait, so that a broken pool fails the test instead of hanging it.
+WAIT = 10.0
+
+
+class Fleet:
+    """Mock browsers for a pool, and the page side of the ``pool-test`` tools.
+
+    Attributes:
+        channels: every channel started, replacements included.
+        arrivals: (id, channel) for each tool call the pages received, in order.
+        counts: calls received per id.
+        completed: ids whose call returned, in order.
+        peak_total, peak_member: the most calls running at once in all and on one browser.
+        refuse: when True, starting a browser fails (a host that is down).
+        starts: when set to an event, starting a browser waits for it (a slow host).
+    """
+
+    def __init__(self) -> None:
+        self.channels: list[MockChannel] = []
+        self.member_of: dict[MockChannel, int] = {}
+        self.arrivals: list[tuple[str, MockChannel]] = []
+        self.counts: Counter[str] = Counter()
+        self.completed: list[str] = []
+        self.running: Counter[int] = Counter()
+        self.peak_total = 0
+        self.peak_member = 0
+        self.refuse = False
+        self.starts: asyncio.Event | None = None
+        self._gates: dict[str, asyncio.Event] = {}
+        self._all_released = False
+        self._browsers: dict[int, MockChannel] = {}
+        self._changed = asyncio.Event()
+
+    # -- the pool's side -------------------------------------------------------------------
+
+    def factory(self, index: int) -> MemberFactory:
+        async def start() -> Browser:
+            if self.starts is not None:
+                await self.starts.wait()
+            if self.refuse:
+                raise ConnectionFailedError(f"mock browser {index} refused to start")
+            channel = MockChannel(self.evaluate, name=f"b{index}g{len(self.channels)}")
+            self.channels.append(channel)
+            self.member_of[channel] = index
+            browser = mock_browser(channel)
+            self._browsers[id(browser)] = channel
+            return browser
+
+        return start
+
+    def pool(self, browsers: int, **options: Any) -> BrowserPool:
+        specs = [(f"mock://{index}", self.factory(index)) for index in range(browsers)]
+        made = BrowserPool.from_factories(
+            specs, learnings=Learnings(roots=[POOL_LEARNINGS]), **options
+        )
+        made.set_start_url("pool-test", START)
+        return made
+
+    def channel_of(self, member: MemberInfo) -> MockChannel:
+        assert member.browser is not None
+        return self._browsers[id(member.browser)]
+
+    # -- the page's side -------------------------------------------------------------------
+
+    async def evaluate(self, evaluation: Evaluation) -> Any:
+        assert evaluation.tool_url is not None, evaluation.expression[:80]
+        args = evaluation.tool_args
+        if evaluation.tool_url.endswith("echo.js"):
+            return {"args": args, "origin": "http://127.0.0.1:1"}
+        key = str(args["id"])
+        member = self.member_of[evaluation.channel]
+        self.counts[key] += 1
+        self.arrivals.append((key, evaluation.channel))
+        self.running[member] += 1
+        self.peak_total = max(self.peak_total, self.total_running)
+        self.peak_member = max(self.peak_member, self.running[member])
+        self._notify()
+        try:
+            if key == "boom":
+                raise PageError("the page broke", "TypeError")
+            if key.startswith("h"):
+                await self._gate(key).wait()
+            self.completed.append(key)
+            return {"id": key, "status": 200, "body": "released"}
+        finally:
+            self.running[member] -= 1
+            self._notify()
+
+    @property
+    def total_running(self) -> int:
+        return sum(self.running.values())
+
+    def where(self, key: str) -> MockChannel:
+        """The channel of ``key``'s latest arrival."""
+        return next(channel for seen, channel in reversed(self.arrivals) if seen == key)
+
+    def release(self, key: str) -> None:
+        self._gate(key).set()
+
+    def release_all(self) -> None:
+        self._all_released = True
+        for gate in self._gates.values():
+            gate.set()
+
+    async def until(self, predicate: Callable[[], bool]) -> None:
+        """Wait until ``predicate()`` holds; it is checked whenever a page call starts or ends."""
+
+        async def wait() -> None:
+            while not predicate():
+                await self._changed.wait()
+
+        await asyncio.wait_for(wait(), WAIT)
+
+    async def arrived(self, key: str, times: int = 1) -> None:
+        """Wait until the pages received ``key``'s call ``times`` times."""
+        await self.until(lambda: self.counts[key] >= times)
+
+    async def finished(self, key: str) -> None:
+        """Wait until ``key``'s call returned in the page."""
+        await self.until(lambda: key in self.completed)
+
+    def _gate(self, key: str) -> asyncio.Event:
+        gate = self._gates.setdefault(key, asyncio.Event())
+        if self._all_released:
+            gate.set()
+        return gate
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+
+@pytest.fixture
+def fleet() -> Iterator[Fleet]:
+    made = Fleet()
+    yield made
+    made.release_all()
+
+
+def product(key: str) -> dict[str, Any]:
+    return {"id": key, "status": 200, "body": "released"}
+
+
+def hold(pool: BrowserPool, key: str, tool: str = "hold_read", **options: Any) -> asyncio.Task[Any]:
+    return asyncio.create_task(pool.run_browser_tool("pool-test", tool, {"id": key}, **options))
+
+
+# -- the package and its constructor -------------------------------------------------------
+
+
+def test_import_ego_pool_gives_the_module() -> None:
+    module = importlib.import_module("ego.pool")
+    assert isinstance(module, types.ModuleType)
+    assert ego.pool is module
+    assert module.BrowserPool is ego.BrowserPool
+    assert not hasattr(module, "pool")
+    assert "pool" not in ego.__all__
+
+
+def test_the_constructor_turns_keywords_into_one_launch_options_and_endpoints() -> None:
+    made = BrowserPool(
+        launch=2,
+        profiles=["a", "b"],
+        headless=False,
+        args=["--x"],
+        endpoints=["ws://fleet:3000/?token=SECRET", ego.Endpoint("http://h:9222", {"A": "1"}, 2)],
+        launch_timeout=7.0,
+        default_timeout=9.0,
+        per_browser=3,
+    )
+    assert [member.source for member in made.members] == [
+        "launch",
+        "launch",
+        "ws://fleet:3000/?token=***",
+        "http://h:9222",
+        "http://h:9222",
+    ]
+    assert made.size == 5
+    assert made.concurrency == 15
+    assert all(member.state == "starting" for member in made.members)
+
+    base = LaunchOptions(headless=False, args=("--x",), timeout=7.0, default_timeout=9.0)
+    specs = member_specs(
+        launch=2,
+        endpoints=["ws://e/?token=T"],
+        headers={"H": "v"},
+        browsers_per_endpoint=1,
+        profiles=["a", "b"],
+        options=base,
+        connect_timeout=4.0,
+    )
+    launched = [factory.args[0] for _, factory in specs[:2]]  # type: ignore[attr-defined]
+    assert launched == [dataclasses.replace(base, profile=name) for name in ("a", "b")]
+    _, connect = specs[2]
+    assert connect.args == ("ws://e/?token=T",)  # type: ignore[attr-defined]
+    assert connect.keywords == {  # type: ignore[attr-defined]
+        "headers": {"H": "v"},
+        "timeout": 4.0,
+        "default_timeout": 9.0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({}, "a pool needs browsers"),
+        ({"launch": 1, "profiles": ["a", "b"]}, "profiles names 2 profiles for launch=1"),
+        ({"launch": 1, "per_browser": 0}, "per_browser must be >= 1"),
+        ({"launch": 1, "concurrency": 0}, "concurrency must be >= 1"),
+        ({"launch": -1}, "launch must be >= 0"),
+        ({"endpoints": [ego.Endpoint("ws://x/?key=K", browsers=0)]}, r"ws://x/\?key=\*\*\*"),
+    ],
+)
+def test_the_constructor_refuses_what_cannot_work(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        BrowserPool(**options)
+
+
+def test_redact_hides_credentials_and_keeps_the_rest() -> None:
+    assert redact("wss://h/x?a=1&token=T&ApiKey=K&key=&b=2#frag") == (
+        "wss://h/x?a=1&token=***&ApiKey=***&key=***&b=2#frag"
+    )
+    assert redact("ws://h:1/devtools/browser/abc") == "ws://h:1/devtools/browser/abc"
+
+
+async def test_a_pool_must_be_started_before_calls() -> None:
+    made = Fleet().pool(1)
+    with pytest.raises(RuntimeError, match="start the pool first"):
+        made.map("pool-test", "echo", [{}])
+    with pytest.raises(RuntimeError, match="start the pool first"):
+        await made.run_browser_tool("pool-test", "echo", {})
+    async with made:
+        with pytest.raises(RuntimeError, match="started already"):
+            await made.start()
+    assert made.closed
+    assert [member.state for member in made.members] == ["closed"]
+
+
+# -- scheduling ----------------------------------------------------------------------------
+
+
+async def test_calls_go_to_the_least_loaded_browser_and_reuse_its_tabs(fleet: Fleet) -> None:
+    async with fleet.pool(3, per_browser=3) as pool:
+        calls: dict[str, asyncio.Task[Any]] = {}
+        for number in range(6):
+            key = f"h{number}"
+            calls[key] = hold(pool, key)
+            await fleet.arrived(key)
+            loads = [member.in_flight for member in pool.members]
+            assert max(loads) - min(loads) <= 1, loads
+        assert [member.in_flight for member in pool.members] == [2, 2, 2]
+
+        # Free browser 1: the next two calls go there, in the tabs it already has.
+        on_one = [key for key in calls if fleet.member_of[fleet.where(key)] == 1]
+        assert len(on_one) == 2
+        for key in on_one:
+            fleet.release(key)
+            assert await calls.pop(key) == product(key)
+        assert pool.members[1].in_flight == 0
+        channel = fleet.channel_of(pool.members[1])
+        tabs = set(channel.targets)
+        for key in ("h6", "h7"):
+            calls[key] = hold(pool, key)
+            await fleet.arrived(key)
+            assert fleet.where(key) is channel
+        assert set(channel.targets) == tabs
+        assert [member.in_flight for member in pool.members] == [2, 2, 2]
+
+        fleet.release_all()
+        for key, task in calls.items():
+            assert await task == product(key)
+        assert pool.stats.calls == pool.stats.succeeded == 8
+        assert sum(member.calls for member in pool.members) == 8
+
+
+@pytest.mark.parametrize(("concurrency", "peak"), [(None, 6), (4, 4)])
+async def test_per_browser_and_concurrency_bound_the_calls_in_flight(
+    fleet: Fleet, concurrency: int | None, peak: int
+) -> None:
+    async with fleet.pool(3, per_browser=2, concurrency=concurrency) as pool:
+        assert pool.concurrency == peak
+        inputs = [{"id": f"h{number}"} for number in range(20)]
+        results = asyncio.create_task(collect(pool.map("pool-test", "hold_read", inputs)))
+        await fleet.until(lambda: fleet.total_running == peak)
+        loads = [member.in_flight for member in pool.members]
+        assert sum(loads) == peak
+        assert max(loads) <= 2
+        fleet.release_all()
+        done = await results
+        assert [item.result for item in done] == [product(f"h{n}") for n in range(20)]
+    # Never more than the bounds at any moment of the run, as the pages saw it.
+    assert fleet.peak_total == peak
+    assert fleet.peak_member == 2
+
+
+async def test_a_browser_never_runs_more_than_per_browser(fleet: Fleet) -> None:
+    async with fleet.pool(2, per_browser=2) as pool:
+        # Browser 0 dies and its replacement is slow: meanwhile browser 1 alone takes calls,
+        # and no more than its own two.
+        fleet.starts = asyncio.Event()
+        fleet.channel_of(pool.members[0]).kill()
+        inputs = [{"id": f"h{number}"} for number in range(6)]
+        results = asyncio.create_task(collect(pool.map("pool-test", "hold_read", inputs)))
+        await fleet.until(lambda: fleet.total_running == 2)
+        assert [member.in_flight for member in pool.members] == [0, 2]
+        fleet.starts.set()
+        await fleet.until(lambda: fleet.total_running == 4)
+        assert [member.in_flight for member in pool.members] == [2, 2]
+        fleet.release_all()
+        assert all(item.ok for item in await results)
+    assert fleet.peak_member == 2
+    assert fleet.peak_total == 4
+
+
+# -- retries -------------------------------------------------------------------------------
+
+
+async def test_a_read_is_retried_on_another_browser_after_a_kill(fleet: Fleet) -> None:
+    async with fleet.pool(2, per_browser=2) as pool:
+        call = hold(pool, "h1")
+        await fleet.arrived("h1")
+        first = fleet.where("h1")
+        first.kill()
+        await fleet.arrived("h1", 2)
+        second = fleet.where("h1")
+        assert second is not first
+        assert not second.closed
+        fleet.release_all()
+        assert await call == product("h1")
+        assert pool.stats.retried == 1
+        assert pool.stats.succeeded == 1
+
+
+async def test_a_write_cut_short_is_not_retried(fleet: Fleet) -> None:
+    async with fleet.pool(2) as pool:
+        with pytest.raises(ConfirmationRequiredError):
+            await pool.run_browser_tool("pool-test", "hold_irreversible", {"id": "h-i"})
+        assert fleet.counts["h-i"] == 0
+
+        # The browser dies under a write.
+        call = hold(pool, "h-w1", "hold_write")
+        await fleet.arrived("h-w1")
+        fleet.where("h-w1").kill()
+        with pytest.raises(NotRetriedError) as caught:
+            await call
+        assert str(caught.value).startswith(
+            "not retried: pool-test/hold_write is a write tool and the browser died mid-call"
+        )
+        assert caught.value.side_effect == "write"
+
+        # The tab closes under an irreversible call.
+        call = hold(pool, "h-i2", "hold_irreversible", confirm=True)
+        await fleet.arrived("h-i2")
+        evaluation = next(
+            e for e in fleet.where("h-i2").evaluations if e.tool_args == {"id": "h-i2"}
+        )
+        evaluation.channel.close_target(evaluation.target.target_id)
+        with pytest.raises(NotRetriedError, match="is an irreversible tool and its tab closed"):
+            await call
+
+        assert fleet.counts["h-w1"] == fleet.counts["h-i2"] == 1
+        assert pool.stats.not_retried == 2
+        assert pool.stats.retried == 0
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+async def test_retries_bound_the_attempts_of_a_read(fleet: Fleet, retries: int) -> None:
+    async with fleet.pool(2, retries=retries) as pool:
+        call = hold(pool, "h-r")
+        for attempt in range(1, retries + 2):
+            await fleet.arrived("h-r", attempt)
+            fleet.where("h-r").kill()
+        with pytest.raises(
+            BrowserClosedError, match=rf"gave up after {retries + 1} attempts \(retries={retries}\)"
+        ):
+            await call
+        assert fleet.counts["h-r"] == retries + 1
+        assert pool.stats.retried == retries
+        assert pool.stats.failed == 1
+
+
+# -- replacement ---------------------------------------------------------------------------
+
+
+async def test_a_killed_browser_is_replaced(fleet: Fleet) -> None:
+    async with fleet.pool(2) as pool:
+        before = pool.members[0]
+        fleet.channel_of(before).kill()
+        assert pool.members[0].state == "replacing"  # noticed at once, no call in flight
+        await pool.wait_ready(timeout=WAIT)
+        after = pool.members[0]
+        assert after.state == "ready"
+        assert after.generation == 2
+        assert after.browser is not before.browser
+        assert pool.stats.replaced == 1
+        assert len(fleet.channels) == 3
+        echo = await pool.run_browser_tool("pool-test", "echo", {"n": 1})
+        assert echo == {"args": {"n": 1}, "origin": "http://127.0.0.1:1"}
+    assert all(channel.closed for channel in fleet.channels)
+
+
+async def test_a_browser_that_cannot_be_replaced_is_given_up(fleet: Fleet) -> None:
+    async with fleet.pool(1, replace_attempts=1) as pool:
+        fleet.refuse = True
+        fleet.channel_of(pool.members[0]).kill()
+        with pytest.raises(PoolExhaustedError, match="all 1 browsers of the pool are gone"):
+            await pool.run_browser_tool("pool-test", "echo", {})
+        member = pool.members[0]
+        assert member.state == "failed"
+        assert "refused to start" in member.last_error
+
+    # No browser starts at all: start() raises the first error and leaves nothing behind.
+    with pytest.raises(ConnectionFailedError, match="refused to start"):
+        async with fleet.pool(2):
+            pass
+
+
+# -- map -----------------------------------------------------------------------------------
+
+
+async def collect(results: Any) -> list[PoolResult]:
+    return [item async for item in results]
+
+
+async def test_map_yields_in_input_order_or_as_calls_finish(fleet: Fleet) -> None:
+    async with fleet.pool(3, per_browser=4) as pool:
+        inputs = [{"id": f"h{number}"} for number in range(10)]
+        ordered = asyncio.create_task(collect(pool.map("pool-test", "hold_read", inputs)))
+        await fleet.until(lambda: fleet.total_running == 10)
+        for number in reversed(range(10)):  # the last input finishes first
+            fleet.release(f"h{number}")
+            await fleet.finished(f"h{number}")
+        results = await ordered
+        assert fleet.completed == [f"h{number}" for number in reversed(range(10))]
+        assert [item.index for item in results] == list(range(10))
+        assert [item.args for item in results] == inputs
+        assert [item.result for item in results] == [product(f"h{n}") for n in range(10)]
+        assert all(item.ok and item.attempts == 1 and item.browser >= 0 for item in results)
+
+        inputs = [{"id": f"h1{number}"} for number in range(5)]
+        seen: list[int] = []
+
+        async def consume() -> None:
+            async for item in pool.map("pool-test", "hold_read", inputs, ordered=False):
+                seen.append(item.index)
+                if item.index:
+                    fleet.release(f"h1{item.index - 1}")
+
+        consumer = asyncio.create_task(consume())
+        await fleet.until(lambda: fleet.total_running == 5)
+        fleet.release("h14")
+        await asyncio.wait_for(consumer, WAIT)
+        assert seen == [4, 3, 2, 1, 0]
+
+
+async def test_an_ordered_map_runs_at_most_its_window_ahead(fleet: Fleet) -> None:
+    # Two slots, so a window of 8: while input 0 is held, inputs 1..7 finish and nothing
+    # after them is read.
+    async with fleet.pool(2, per_browser=1) as pool:
+        received = 0
+        reads: list[tuple[int, int]] = []
+
+        def inputs() -> Iterator[dict[str, str]]:
+            for number in range(30):
+                reads.append((number, received))
+                yield {"id": "h0" if number == 0 else f"q{number}"}
+
+        async def consume() -> list[PoolResult]:
+            nonlocal received
+            results = []
+            async for item in pool.map("pool-test", "hold_read", inputs()):
+                received += 1
+                results.append(item)
+            return results
+
+        consumer = asyncio.create_task(consume())
+        await fleet.finished("q7")
+        assert len(reads) == 8
+        assert received == 0
+        fleet.release("h0")
+        results = await asyncio.wait_for(consumer, WAIT)
+        assert [item.index for item in results] == list(range(30))
+        assert all(number - seen < 8 for number, seen in reads), reads
+
+
+async def test_leaving_a_map_early_cancels_its_calls(fleet: Fleet) -> None:
+    async with fleet.pool(2, per_browser=2) as pool:
+        read = 0
+
+        def inputs() -> Iterator[dict[str, str]]:
+            nonlocal read
+            while True:
+                yield {"id": f"h{read}"}
+                read += 1
+
+        results = pool.map("pool-test", "hold_read", inputs())
+
+        async def first() -> PoolResult:
+            async with results:
+                async for item in results:
+                    return item
+            raise AssertionError("the map ended")
+
+        consumer = asyncio.create_task(first())
+        await fleet.until(lambda: fleet.total_running == pool.concurrency)
+        fleet.release("h0")
+        item = await asyncio.wait_for(consumer, WAIT)
+        assert (item.index, item.result) == (0, product("h0"))
+        # The calls still held were cancelled: their tabs, where the tool may still run,
+        # are closed rather than reused, which ends them in the page too.
+        await fleet.until(lambda: fleet.total_running == 0)
+        cancelled = len(fleet.arrivals) - 1
+        assert cancelled >= pool.concurrency - 1
+        assert read <= pool.concurrency + 1
+        assert fleet.completed == ["h0"]
+        assert all(member.in_flight == 0 for member in pool.members)
+        assert pool.stats.failed == pool.stats.calls - 1
+        closed = [
+            command
+            for channel in fleet.channels
+            for command in channel.commands
+            if command["method"] == "Target.closeTarget"
+        ]
+        assert len(closed) >= cancelled
+        # The pool is still usable.
+        echo = await pool.run_browser_tool("pool-test", "echo", {"after": True})
+        assert echo["args"] == {"after": True}
+
+
+async def test_map_captures_errors_per_item(fleet: Fleet) -> None:
+    async with fleet.pool(2) as pool:
+        with pytest.raises(UnknownToolError):
+            pool.map("pool-test", "no_such_tool", [])
+        inputs: list[dict[str, Any] | None] = [{"id": "a"}, {"id": 5}, {"id": "boom"}, {"id": "b"}]
+        results = await pool.map("pool-test", "hold_read", inputs)
+        assert [item.index for item in results] == [0, 1, 2, 3]
+        assert [item.ok for item in results] == [True, False, False, True]
+        assert results[0].result == product("a")
+        assert isinstance(results[1].error, InvalidArgsError)
+        assert (results[1].attempts, results[1].browser) == (0, -1)  # never sent
+        error = results[2].error
+        assert isinstance(error, BrowserToolError)
+        assert "threw TypeError: the page broke" in str(error)
+        assert results[2].attempts == 1
+        assert results[3].result == product("b")
+        assert fleet.counts["boom"] == 1  # a tool error is not a dead browser: no retry
+        assert pool.stats.retried == 0
