@@ -245,6 +245,15 @@ class Tab:
             raise javascript_error(details)
         return python_value(result["result"])
 
+    def _load_budget(self, wait_until: str, timeout: float | None) -> tuple[float, float]:
+        """Seconds a load may take and its deadline; ``wait_until`` checked first."""
+        if wait_until not in ("commit", *_LIFECYCLE):
+            raise ValueError(
+                f"wait_until={wait_until!r}: use commit, domcontentloaded, load or networkidle"
+            )
+        seconds = self.default_timeout if timeout is None else timeout
+        return seconds, time.monotonic() + seconds
+
     async def navigate(
         self,
         url: str,
@@ -268,12 +277,7 @@ class Tab:
             CommandTimeoutError: ``wait_until`` was not reached in time.
             TabClosedError: the tab closed meanwhile.
         """
-        if wait_until not in ("commit", *_LIFECYCLE):
-            raise ValueError(
-                f"wait_until={wait_until!r}: use commit, domcontentloaded, load or networkidle"
-            )
-        seconds = self.default_timeout if timeout is None else timeout
-        deadline = time.monotonic() + seconds
+        seconds, deadline = self._load_budget(wait_until, timeout)
         session_id = await self.session()
         lifecycle = _LIFECYCLE.get(wait_until)
         seen: set[tuple[str, str]] = set()
@@ -314,14 +318,7 @@ class Tab:
             loader.append(loader_id)
             if (loader_id, lifecycle) in seen:
                 return
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                await asyncio.wait_for(asyncio.shield(waiter), remaining)
-            except TimeoutError:
-                raise CommandTimeoutError(
-                    f"navigation to {url} did not reach {wait_until!r} within {seconds:g} s; "
-                    "pass a larger timeout or an earlier wait_until"
-                ) from None
+            await _reach(waiter, deadline, f"navigation to {url}", wait_until, seconds)
         finally:
             if waiter is not None and not waiter.done():
                 waiter.cancel()
@@ -340,12 +337,7 @@ class Tab:
             CommandTimeoutError: ``wait_until`` was not reached in time.
             TabClosedError: the tab closed meanwhile.
         """
-        if wait_until not in ("commit", *_LIFECYCLE):
-            raise ValueError(
-                f"wait_until={wait_until!r}: use commit, domcontentloaded, load or networkidle"
-            )
-        seconds = self.default_timeout if timeout is None else timeout
-        deadline = time.monotonic() + seconds
+        seconds, deadline = self._load_budget(wait_until, timeout)
         session_id = await self.session()
         tree = await self._connection.send(
             "Page.getFrameTree", session_id=session_id, timeout=seconds
@@ -377,14 +369,7 @@ class Tab:
                 raise CommandTimeoutError(
                     f"reload of {self._url} got no response within {seconds:g} s"
                 ) from None
-            remaining = max(0.0, deadline - time.monotonic())
-            try:
-                await asyncio.wait_for(asyncio.shield(waiter), remaining)
-            except TimeoutError:
-                raise CommandTimeoutError(
-                    f"reload of {self._url} did not reach {wait_until!r} within {seconds:g} s; "
-                    "pass a larger timeout or an earlier wait_until"
-                ) from None
+            await _reach(waiter, deadline, f"reload of {self._url}", wait_until, seconds)
         finally:
             if not waiter.done():
                 waiter.cancel()
@@ -505,3 +490,22 @@ class Tab:
         """
         await self.session()
         return await self._network.requests()
+
+
+async def _reach(
+    waiter: asyncio.Future[Any], deadline: float, what: str, wait_until: str, seconds: float
+) -> None:
+    """Wait for a load's lifecycle ``waiter`` until ``deadline``.
+
+    The waiter is shielded: on a timeout its owner cancels it in its own ``finally``.
+
+    Raises:
+        CommandTimeoutError: ``wait_until`` was not reached in time; ``what`` names the load.
+    """
+    try:
+        await asyncio.wait_for(asyncio.shield(waiter), max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        raise CommandTimeoutError(
+            f"{what} did not reach {wait_until!r} within {seconds:g} s; "
+            "pass a larger timeout or an earlier wait_until"
+        ) from None
