@@ -269,11 +269,15 @@ class ConfirmationRequiredError(LearningError):
     """
 
     def __init__(self, subject: str) -> None:
-        super().__init__(
-            f"{subject} is irreversible (it publishes or sends for real): call it again with "
-            "confirm=True if that is what you want"
-        )
         self.subject = subject
+        super().__init__(self.worded("call it again with confirm=True"))
+
+    def worded(self, fix: str) -> str:
+        """The message with ``fix`` in the caller's words (``"run it again with --confirm"``)."""
+        return (
+            f"{self.subject} is irreversible (it publishes or sends for real): {fix} if that is "
+            "what you want"
+        )
 
     @classmethod
     def check(cls, subject: str, side_effect: str, confirm: bool) -> None:

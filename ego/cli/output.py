@@ -122,10 +122,7 @@ class Output:
         message = str(exc).replace("\n", " ") or type(exc).__name__
         if isinstance(exc, ConfirmationRequiredError):
             # The exception words its fix in Python; here it is a flag.
-            message = (
-                f"{exc.subject} is irreversible (it publishes or sends for real): run it again "
-                "with --confirm if that is what you want"
-            )
+            message = exc.worded("run it again with --confirm")
         kind = type(exc).__name__ if isinstance(exc, EgoError) else "error"
         if self.json:
             # One line even in JSON mode: a caller reads the error with a single readline.
