@@ -81,7 +81,10 @@ async def test_each_check_runs_once_per_call(
         CountingLearnings.checks = 0
         assert await site.run_browser_tool("counted", "echo", {"q": "a"}, tab=tab) == {"echo": "a"}
         assert await site.run_tool("counted", "twice", {}, tab=tab) == 2
-        assert CountingLearnings.checks == 2
+        call = site.prepare("counted", "echo", {"q": "b"})
+        assert await site.run_call(call, tab) == {"echo": "b"}
+        assert await site.run_call(call, tab) == {"echo": "b"}  # a prepared call is not rechecked
+        assert CountingLearnings.checks == 3
     finally:
         await tab.close()
 
