@@ -28,7 +28,7 @@ __all__ = ["REPLAY_COMMANDS", "record", "test"]
 @click.option(
     "--keep-secrets",
     is_flag=True,
-    help="Keep cookies and Authorization/Cookie headers (they are stripped by default).",
+    help="Keep cookies, auth headers and secret values in URLs and bodies (redacted by default).",
 )
 @click.option(
     "--wait-until",

@@ -3,7 +3,7 @@
 - :func:`replay` / :class:`Replayer`: answer a tab's requests from a HAR through CDP's Fetch
   domain, so the page has the real origin, localStorage and CSP.
 - :func:`record` / :class:`Recorder`: record what a live tab loads into a HAR, cookies and
-  credentials stripped.
+  credentials stripped and secret values in URLs and bodies redacted.
 - :class:`Har` and :func:`build_entry`: the HAR 1.2 model, for loading, saving and building
   HAR files by hand.
 
@@ -33,11 +33,12 @@ from .replayer import (
     ReplayMode,
     replay,
 )
-from .secrets import is_secret_header, strip_har
+from .secrets import REDACTED, is_secret_header, is_secret_name, strip_har
 
 __all__ = [
     "DEFAULT_IGNORE",
     "ERROR_REASONS",
+    "REDACTED",
     "Content",
     "Entry",
     "Har",
@@ -54,6 +55,7 @@ __all__ = [
     "Replayer",
     "build_entry",
     "is_secret_header",
+    "is_secret_name",
     "record",
     "replay",
     "strip_har",

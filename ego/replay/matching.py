@@ -9,10 +9,15 @@ Rules, in order:
    ``ignore_params`` are left out on both sides). With ``query="best"`` an entry whose
    query differs may still answer when nothing better does: the one sharing most parameters.
 3. When the entry recorded a body (``postData``), the request's body must be equal: JSON
-   compared as data (key order and spacing do not matter), forms as sets of fields, anything
+   compared as data (key order and spacing do not matter), forms as sets of fields,
+   multipart forms as their fields (the boundary, new at every request, left out), anything
    else byte for byte. An entry with no recorded body matches any body, but an entry whose
    body is equal wins over it.
-4. Among equally good entries the first one not yet served answers, so a page that polls
+4. A recorded value ``REDACTED`` (what recording puts in place of a secret, see
+   :mod:`ego.replay.secrets`) matches any value: for a query parameter or form field every
+   value of that name, for a JSON value the value at that place. The names must still be the
+   same, and every other value equal.
+5. Among equally good entries the first one not yet served answers, so a page that polls
    the same URL gets the responses in recorded order; once all were served, the last one
    keeps answering.
 """
@@ -25,9 +30,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from .bodies import multipart_fields
 from .har import Entry
+from .secret_names import REDACTED
 
-__all__ = ["Matcher", "QueryMode", "normalize_body", "request_content_type", "split_url"]
+__all__ = [
+    "Matcher",
+    "QueryMode",
+    "bodies_match",
+    "normalize_body",
+    "request_content_type",
+    "split_url",
+]
 
 QueryMode = Literal["exact", "best"]
 
@@ -60,7 +74,8 @@ def split_url(url: str, ignore_params: Collection[str] = ()) -> tuple[str, Query
 
 
 def normalize_body(body: bytes, content_type: str | None) -> Any:
-    """A comparable form of a request body: JSON as canonical text, a form as sorted pairs."""
+    """A comparable form of a request body: JSON as canonical text, a form or a multipart
+    form as sorted pairs, anything else as its bytes."""
     mime = (content_type or "").split(";", 1)[0].strip().lower()
     stripped = body.strip()
     if mime.endswith("json") or stripped[:1] in (b"{", b"["):
@@ -74,7 +89,52 @@ def normalize_body(body: bytes, content_type: str | None) -> Any:
         except UnicodeDecodeError:
             return ("raw", body)
         return ("form", tuple(sorted(parse_qsl(text, keep_blank_values=True))))
+    fields = multipart_fields(body, content_type)
+    if fields is not None:
+        return ("multipart", fields)
     return ("raw", body)
+
+
+def _masked(pairs: Query, recorded: Query) -> Query:
+    """``pairs`` with every value of a name that ``recorded`` holds as REDACTED set to it."""
+    redacted = {name for name, value in recorded if value == REDACTED}
+    if not redacted:
+        return pairs
+    return tuple(sorted((name, REDACTED if name in redacted else v) for name, v in pairs))
+
+
+def _json_fits(recorded: Any, wanted: Any) -> bool:
+    if recorded == REDACTED:
+        return True
+    if isinstance(recorded, dict):
+        return (
+            isinstance(wanted, dict)
+            and recorded.keys() == wanted.keys()
+            and all(_json_fits(value, wanted[key]) for key, value in recorded.items())
+        )
+    if isinstance(recorded, list):
+        return (
+            isinstance(wanted, list)
+            and len(recorded) == len(wanted)
+            and all(_json_fits(a, b) for a, b in zip(recorded, wanted, strict=True))
+        )
+    # True == 1 in Python, but not in JSON.
+    return bool(recorded == wanted) and isinstance(recorded, bool) == isinstance(wanted, bool)
+
+
+def bodies_match(recorded: Any, wanted: Any) -> bool:
+    """True when a request body answers to a recorded one (both from :func:`normalize_body`),
+    a recorded ``REDACTED`` standing for any value (see the module rules)."""
+    if recorded == wanted:
+        return True
+    if wanted is None or recorded[0] != wanted[0]:
+        return False
+    kind = recorded[0]
+    if kind in ("form", "multipart"):
+        return bool(recorded[1] == _masked(wanted[1], recorded[1]))
+    if kind == "json" and f'"{REDACTED}"' in recorded[1]:
+        return _json_fits(json.loads(recorded[1]), json.loads(wanted[1]))
+    return False
 
 
 @dataclass
@@ -154,6 +214,7 @@ class Matcher:
         return chosen.index, chosen.entry
 
     def _score(self, candidate: _Candidate, params: Query, body: Any) -> tuple[int, int] | None:
+        params = _masked(params, candidate.query)
         if candidate.query == params:
             query_score = 1_000_000
         elif self.query_mode == "best":
@@ -163,7 +224,7 @@ class Matcher:
             return None
         if candidate.body is None:
             body_score = 1
-        elif body is not None and candidate.body == body:
+        elif body is not None and bodies_match(candidate.body, body):
             body_score = 2
         elif self.query_mode == "best":
             body_score = 0

@@ -62,8 +62,9 @@ class Recorder:
         har_path: where :meth:`stop` (and so the end of ``async with``) writes the HAR;
             nothing is written when None (use :attr:`har` or :meth:`save`).
         strip_secrets: drop cookies, ``Cookie``/``Set-Cookie``, ``Authorization`` and headers
-            named like tokens (see :mod:`ego.replay.secrets`). Keep the default unless the
-            HAR never leaves this machine.
+            named like tokens, and redact secret-named values in URLs and bodies (see
+            :mod:`ego.replay.secrets`). Keep the default unless the HAR never leaves this
+            machine.
         max_body_size: bodies larger than this many bytes are recorded empty (with
             ``_bodyTruncated``) rather than kept in memory.
         ignore: URL patterns (``fnmatch``, without the query) whose requests do not hold up
@@ -383,7 +384,8 @@ async def record(
         target: a tab to record in, or a browser (a new tab is opened and closed again).
         url: the page to load.
         har_path: where to write the HAR; nothing is written when None.
-        strip_secrets: remove cookies and credential headers (see :mod:`ego.replay.secrets`).
+        strip_secrets: remove cookies and credential headers and redact secret values in
+            URLs and bodies (see :mod:`ego.replay.secrets`).
         wait_until: the navigation's lifecycle point (as :meth:`ego.Tab.navigate`).
         settle: seconds of network silence after that which end the recording.
         timeout: seconds for the navigation, and again at most for settling.

@@ -1,66 +1,78 @@
-"""What a recording must not carry: cookies, credentials and anything named like a token.
+"""What a recording must not carry: cookies, credentials, and values named like secrets.
 
 A HAR is meant to be shared and committed next to a learning; a session in it would let
 anyone who reads it act as the person. So, by default, recordings lose:
 
-- every ``Cookie``, ``Set-Cookie``, ``Authorization`` and ``Proxy-Authorization`` header;
-- every header whose name says it holds a secret: it contains ``token``, ``secret``,
-  ``csrf``, ``xsrf``, ``api-key``/``apikey``/``api_key``, ``password``, ``session``,
-  ``cookie``, ``credential`` or ``authorization``, or has ``auth`` as one of its dash-separated
-  words (``x-twitter-auth-type``);
-- the HAR ``cookies`` arrays of requests and responses.
+- every ``Cookie``, ``Set-Cookie``, ``Authorization`` and ``Proxy-Authorization`` header,
+  and every header named like a secret (:func:`is_secret_header`), CORS headers aside;
+- the HAR ``cookies`` arrays of requests and responses;
+- the *values* (never the names) of secret-named query parameters, form, multipart and JSON
+  fields of requests, and JSON or form fields of responses (:func:`is_secret_name`,
+  :mod:`ego.replay.redaction`): they become ``REDACTED``. The same goes for the URLs in
+  ``Referer``, ``Location`` and ``Content-Location`` headers, ``redirectURL`` and page titles.
 
-CORS headers (``access-control-*``) are kept even when a word matches: they carry no secret
-and replay needs them. URLs and bodies are not rewritten: a token in a query string or in a
-page's HTML stays; check before sharing a recording of such a site.
+Redacted values keep the request's shape, and the matcher takes a recorded ``REDACTED`` as
+any value, so a redacted recording still replays. HTML, scripts and other bodies are not
+rewritten: a token a page writes into its own markup stays.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
-from .har import Entry, Har, Header
+from .har import Entry, Har, Header, header_value
+from .redaction import redact_content, redact_pairs, redact_post_data, redact_url
+from .secret_names import REDACTED, is_secret_header, is_secret_name
 
-__all__ = ["is_secret_header", "strip_entry", "strip_har"]
+__all__ = ["REDACTED", "is_secret_header", "is_secret_name", "strip_entry", "strip_har"]
 
-_ALWAYS: Final = frozenset(
-    {"cookie", "set-cookie", "set-cookie2", "authorization", "proxy-authorization"}
-)
-_FRAGMENTS: Final = re.compile(
-    r"token|secret|csrf|xsrf|api[-_]?key|password|passwd|session|cookie|credential|authorization",
-    re.IGNORECASE,
-)
-_WORDS: Final = frozenset({"auth"})
-
-
-def is_secret_header(name: str) -> bool:
-    """True when a header called ``name`` must not be written to a recording."""
-    lower = name.lower().lstrip(":")
-    if lower in _ALWAYS:
-        return True
-    if lower.startswith("access-control-"):
-        return False
-    if _FRAGMENTS.search(lower):
-        return True
-    return any(word in _WORDS for word in re.split(r"[-_]", lower))
+# Headers whose value is a URL (or a path with its query) that may carry a secret parameter.
+_URL_HEADERS: Final = frozenset({"referer", ":path", "location", "content-location"})
 
 
 def _keep(headers: list[Header]) -> list[Header]:
-    return [header for header in headers if not is_secret_header(header.name)]
+    kept = []
+    for header in headers:
+        if is_secret_header(header.name):
+            continue
+        if header.name.lower() in _URL_HEADERS:
+            header.value = redact_url(header.value)
+        kept.append(header)
+    return kept
 
 
 def strip_entry(entry: Entry) -> Entry:
-    """Remove secret headers and the cookies arrays from ``entry`` in place; return it."""
-    entry.request.headers = _keep(entry.request.headers)
-    entry.request.cookies = []
-    entry.response.headers = _keep(entry.response.headers)
-    entry.response.cookies = []
+    """Remove secret headers and cookies from ``entry`` and redact secret values, in place.
+
+    Returns:
+        ``entry``.
+    """
+    request, response = entry.request, entry.response
+    request.headers = _keep(request.headers)
+    request.cookies = []
+    request.url = redact_url(request.url)
+    redact_pairs(request.query_string)
+    if request.post_data is not None and redact_post_data(request.post_data):
+        request.body_size = len(request.post_data.body())
+    response.headers = _keep(response.headers)
+    response.cookies = []
+    response.redirect_url = redact_url(response.redirect_url)
+    content_type = header_value(response.headers, "content-type")
+    if redact_content(response.content, content_type) and response.body_size >= 0:
+        response.body_size = response.content.size
     return entry
 
 
 def strip_har(har: Har) -> Har:
-    """:func:`strip_entry` on every entry of ``har``, in place; return it."""
+    """:func:`strip_entry` on every entry of ``har``, and page titles that are URLs, in place.
+
+    Returns:
+        ``har``.
+    """
     for entry in har.entries:
         strip_entry(entry)
+    for page in har.pages:
+        # The recorder names a page by its URL, which may hold a token.
+        if page.title.startswith(("http://", "https://")):
+            page.title = redact_url(page.title)
     return har
