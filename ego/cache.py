@@ -11,11 +11,18 @@ Where the cache cannot work (localStorage throws on opaque origins such as about
 data: URLs, in sandboxed frames, with storage disabled, on a full quota; or eval is blocked)
 the run falls back to the plain wrap and returns the same result. Callers see only a debug
 log line.
+
+The snippets answer their signals as ``{SIGNAL_KEY: "NEEDS_STORE"}`` (or ``"NO_STORAGE"``,
+``"NO_EVAL"``), where :data:`SIGNAL_KEY` holds a random nonce made once per process. A tool
+cannot learn the nonce, so no result of a tool (not even ``{"__ego_cache__": "NEEDS_STORE"}``)
+is ever taken for a signal, and a tool runs once per call. Exported snippets
+(:mod:`ego.skills.portable`) use the fixed, documented :data:`PORTABLE_SIGNAL_KEY` instead.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -25,6 +32,7 @@ if TYPE_CHECKING:
     from .tab import Tab
 
 __all__ = [
+    "PORTABLE_SIGNAL_KEY",
     "SIGNAL_KEY",
     "RunStats",
     "cache_key",
@@ -35,8 +43,13 @@ __all__ = [
 
 logger = logging.getLogger("ego.cache")
 
-#: The property of the object the snippets answer with when they did not run the tool.
-SIGNAL_KEY: Final = "__ego_cache__"
+#: The property of the object the snippets answer with when they did not run the tool: it
+#: carries a nonce made once per process, so that no tool's result can take this form.
+SIGNAL_KEY: Final = f"__ego_cache_{secrets.token_hex(8)}__"
+
+#: The signal property of exported snippets, which other agents' bridges read: fixed and
+#: documented, so that an export is the same from run to run.
+PORTABLE_SIGNAL_KEY: Final = "__ego_cache__"
 
 _NEEDS_STORE: Final = "NEEDS_STORE"
 _NO_STORAGE: Final = "NO_STORAGE"
@@ -71,46 +84,72 @@ class RunStats:
     fallback: str = ""
 
 
-def call_snippet(key: str, version: str, arguments: str) -> str:
-    """The Call: run the stored function with ``arguments`` (JavaScript argument list).
-
-    Answers ``{__ego_cache__: "NEEDS_STORE"}`` when the stored source is missing, stale,
-    unparsable or not a function; ``"NO_STORAGE"`` when localStorage throws; ``"NO_EVAL"``
-    when eval is blocked. Otherwise it answers whatever the function returns (a promise is
-    awaited by the evaluate). The eval happens synchronously on entry, and indirectly (in
-    the global scope) so that the tool sees the page's globals, never the snippet's locals.
-    """
-    k = embed_json(key)
-    v = embed_json(version)
+def _call_parts(signal_key: str) -> tuple[str, str]:
+    """The Call snippet's text after the stamp and after the arguments (both fixed)."""
     return (
-        f"(()=>{{const K={k},V={v},S=t=>({{{SIGNAL_KEY}:t}});let s,f;"
+        f",S=t=>({{{signal_key}:t}});let s,f;"
         "try{s=localStorage.getItem(K);"
         f"if(!s||localStorage.getItem(K+':ver')!==V)return S('{_NEEDS_STORE}')}}"
         f"catch(e){{return S('{_NO_STORAGE}')}}"
         "try{f=(0,eval)('('+s+'\\n)')}"
         f"catch(e){{return S(e instanceof EvalError?'{_NO_EVAL}':'{_NEEDS_STORE}')}}"
         f"if(typeof f!=='function')return S('{_NEEDS_STORE}');"
-        f"return f({arguments})}})()"
+        "return f(",
+        ")})()",
     )
 
 
-def store_snippet(key: str, version: str, expression: str, url: str | None = None) -> str:
+# Built once: a hot call only splices the key, the stamp and the arguments in.
+_CALL_PARTS: Final = _call_parts(SIGNAL_KEY)
+
+
+def call_snippet(key: str, version: str, arguments: str, *, signal_key: str = SIGNAL_KEY) -> str:
+    """The Call: run the stored function with ``arguments`` (JavaScript argument list).
+
+    Answers ``{<signal_key>: "NEEDS_STORE"}`` when the stored source is missing, stale,
+    unparsable or not a function; ``"NO_STORAGE"`` when localStorage throws; ``"NO_EVAL"``
+    when eval is blocked. Otherwise it answers whatever the function returns (a promise is
+    awaited by the evaluate). The eval happens synchronously on entry, and indirectly (in
+    the global scope) so that the tool sees the page's globals, never the snippet's locals.
+
+    Args:
+        key: the localStorage key (see :func:`cache_key`).
+        version: the stamp the stored source must carry.
+        arguments: the call's JavaScript argument list.
+        signal_key: the property the signals are answered under: this process's nonce
+            (:data:`SIGNAL_KEY`, what :func:`run_cached` reads), or
+            :data:`PORTABLE_SIGNAL_KEY` for an export.
+    """
+    middle, tail = _CALL_PARTS if signal_key == SIGNAL_KEY else _call_parts(signal_key)
+    return f"(()=>{{const K={embed_json(key)},V={embed_json(version)}{middle}{arguments}{tail}"
+
+
+def store_snippet(
+    key: str,
+    version: str,
+    expression: str,
+    url: str | None = None,
+    *,
+    signal_key: str = SIGNAL_KEY,
+) -> str:
     """The Store: write the source and its version stamp, overwriting both keys in place.
 
-    Answers ``"stored"``, or ``{__ego_cache__: "NO_STORAGE"}`` when localStorage throws
-    (opaque origin, storage disabled, quota exceeded).
+    Answers ``"stored"``, or ``{<signal_key>: "NO_STORAGE"}`` when localStorage throws
+    (opaque origin, storage disabled, quota exceeded). ``signal_key`` is as in
+    :func:`call_snippet`.
     """
     source = expression.rstrip("\n") + (f"\n//# sourceURL={url}" if url else "")
     return (
         f"(()=>{{const K={embed_json(key)},V={embed_json(version)};"
         f"try{{localStorage.setItem(K,{embed_json(source)});localStorage.setItem(K+':ver',V)}}"
         f"catch(e){{try{{localStorage.removeItem(K);localStorage.removeItem(K+':ver')}}catch(_){{}}"
-        f"return {{{SIGNAL_KEY}:'{_NO_STORAGE}'}}}}"
+        f"return {{{signal_key}:'{_NO_STORAGE}'}}}}"
         "return 'stored'})()"
     )
 
 
 def _signal(result: Any) -> str | None:
+    # Only this process's snippets know SIGNAL_KEY: a tool's result never matches.
     if isinstance(result, dict) and len(result) == 1:
         value = result.get(SIGNAL_KEY)
         if isinstance(value, str):

@@ -108,8 +108,13 @@ def resolve(
 def bind(learnings: Learnings, ref: ToolRef, args: Any) -> ToolCall:
     """Check ``args`` (a JSON object, None for ``{}``) against ``ref``'s schema; load the code.
 
+    Args may be any JSON object nested at most :data:`ego.js.MAX_JSON_DEPTH` levels deep
+    (the args object is level 1).
+
     Raises:
-        InvalidArgsError: the args fail the schema (names the field); nothing is sent.
+        InvalidArgsError: the args fail the schema (names the field), are not JSON (a lone
+            surrogate, a Python object, a cycle, an integer beyond 64 bits) or nest deeper
+            than the limit (names the depth and the limit); nothing is sent.
         UnsafePathError: the tool's path leaves the site folder.
         ToolLoadError: the tool file is missing, empty, or (Python) fails to import.
     """

@@ -17,6 +17,8 @@ The tree::
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
+    │   ├── TargetCrashedError        the tab's renderer crashed; reload or close the tab
+    │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
     │   ├── ElementNotFoundError      no element matches a selector given to click or type
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
@@ -46,6 +48,7 @@ The tree::
         ├── SaveRefusedError          a learning was not saved: a check failed, nothing written
         │   └── SnapshotReferenceError  ... the source uses snapshot refs or pixel coordinates
         ├── WorkspaceRequiredError    saving needs an agent workspace (EGO_WORKSPACE)
+        ├── SiteBusyError             another save holds the site's lock for too long
         └── UnknownVersionError       a tool's history has no such saved version
 """
 
@@ -61,6 +64,7 @@ __all__ = [
     "ChromeLaunchError",
     "ChromeNotFoundError",
     "CommandTimeoutError",
+    "CommandTooLargeError",
     "ConfirmationRequiredError",
     "ConnectionFailedError",
     "ContextDestroyedError",
@@ -84,10 +88,12 @@ __all__ = [
     "ReplayError",
     "ReturnsMismatchError",
     "SaveRefusedError",
+    "SiteBusyError",
     "SkillBrokenError",
     "SkillExistsError",
     "SnapshotReferenceError",
     "TabClosedError",
+    "TargetCrashedError",
     "ToolLoadError",
     "UnknownSiteError",
     "UnknownSkillError",
@@ -155,6 +161,28 @@ class NavigationError(BrowserError):
 
 class ContextDestroyedError(BrowserError):
     """The page's JavaScript context went away (usually a navigation) during an evaluate."""
+
+
+class TargetCrashedError(BrowserError):
+    """The tab's renderer process crashed (or was killed).
+
+    Pending and later calls on that tab fail with this until it is reloaded
+    (:meth:`ego.Tab.reload` or a navigation) or closed; other tabs are untouched.
+    """
+
+
+class CommandTooLargeError(BrowserError, ValueError):
+    """A command is larger than Chrome accepts on its DevTools socket; it was not sent.
+
+    Attributes:
+        size: the command's size in bytes.
+        limit: the largest command ego sends.
+    """
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
 
 
 class ElementNotFoundError(BrowserError):
@@ -388,6 +416,18 @@ class WorkspaceRequiredError(LearningError):
     Set ``EGO_WORKSPACE`` (or ``--workspace``), or pass ``workspace=`` to ``ego.launch`` or
     ``Learnings``; learnings are saved into ``<workspace>/learnings/``, never into the project.
     """
+
+
+class SiteBusyError(LearningError):
+    """Another thread or process kept a site's lock longer than a save waits for it.
+
+    Attributes:
+        lock_file: the lock file, which may be removed by hand when no ego process runs.
+    """
+
+    def __init__(self, message: str, *, lock_file: str) -> None:
+        super().__init__(message)
+        self.lock_file = lock_file
 
 
 class UnknownVersionError(LearningError):

@@ -19,7 +19,7 @@ from .errors import (
 from .js import embed_json
 from .network import NetworkLog, Request
 from .page_scripts import page_script
-from .protocol.remote_values import javascript_error, python_value
+from .protocol.remote_values import javascript_error, python_value, unreturnable_error
 
 if TYPE_CHECKING:
     from .protocol.transport import Connection
@@ -52,7 +52,9 @@ class Tab:
     :meth:`ego.Browser.find_tab`. A tab attaches its CDP session on first use. Calls on one tab
     may run concurrently; each is independent. Once the tab closes (by :meth:`close`, by the
     page, or by the user) every pending and later call raises
-    :class:`~ego.errors.TabClosedError`.
+    :class:`~ego.errors.TabClosedError`. When its renderer crashes (or is killed), every
+    pending call fails at once with :class:`~ego.errors.TargetCrashedError`, and so does every
+    later one until :meth:`reload` or :meth:`navigate` brings the page back.
     """
 
     def __init__(
@@ -92,6 +94,13 @@ class Tab:
     def closed(self) -> bool:
         """True once the tab is known to be closed."""
         return self._closed
+
+    @property
+    def crashed(self) -> bool:
+        """True while the tab's renderer is crashed: calls fail with TargetCrashedError until
+        :meth:`reload` or :meth:`navigate`."""
+        session_id = self._session_id
+        return session_id is not None and self._connection.session_crashed(session_id)
 
     @property
     def connection(self) -> Connection:
@@ -157,9 +166,19 @@ class Tab:
                 "Page.setLifecycleEventsEnabled", {"enabled": True}, session_id=session_id
             ),
             self._connection.send("Network.enable", session_id=session_id),
+            # For Inspector.targetCrashed, which fails this tab's calls at once after a
+            # crash. Chrome sends it without this too; older builds may not.
+            self._enable_quietly("Inspector.enable", session_id),
         )
         self._session_id = session_id
         return session_id
+
+    async def _enable_quietly(self, method: str, session_id: str) -> None:
+        """Send ``method``, tolerating an endpoint that does not offer its domain."""
+        try:
+            await self._connection.send(method, session_id=session_id)
+        except ProtocolError:
+            pass
 
     async def send(
         self,
@@ -171,7 +190,8 @@ class Tab:
         """Send a raw CDP command to this tab's session and return its result.
 
         Raises:
-            ProtocolError, CommandTimeoutError, TabClosedError, BrowserClosedError: as
+            ProtocolError, CommandTimeoutError, TabClosedError, TargetCrashedError,
+            CommandTooLargeError, BrowserClosedError: as
             :meth:`ego.protocol.transport.Connection.send`.
         """
         session_id = await self.session()
@@ -205,11 +225,13 @@ class Tab:
 
         Raises:
             JavaScriptError: the code threw or the promise rejected; carries the JS message,
-                stack and line.
+                stack and line. Also a value (returned or thrown) that cannot come back by
+                value: a Symbol, a BigInt inside an object, a cycle, nesting past ~300 levels.
             ContextDestroyedError: the page navigated away or reloaded before the result.
             TabClosedError: the tab closed before the result.
+            TargetCrashedError: the tab's renderer crashed (before or during the call);
+                :meth:`reload` it or close it.
             CommandTimeoutError: no result within ``timeout``; the tab stays usable.
-            ProtocolError: the result cannot be returned by value (a DOM node, a cycle).
             BrowserClosedError: the browser connection is closed.
 
         Cancelling the call abandons the result; the code keeps running in the page.
@@ -233,6 +255,9 @@ class Tab:
                     f"the page in tab {self.target_id[:8]} navigated or reloaded before the "
                     "evaluate finished; evaluate again on the new page"
                 ) from None
+            unreturnable = unreturnable_error(exc)
+            if unreturnable is not None:
+                raise unreturnable from None
             raise
         except CommandTimeoutError:
             seconds = self.default_timeout if timeout is None else timeout
@@ -327,7 +352,8 @@ class Tab:
         """Reload the page and wait until the new document reaches ``wait_until``.
 
         A real reload (``Page.reload``): the page is fetched and run again even when its URL
-        has a ``#fragment``, where navigating to the same URL would only scroll.
+        has a ``#fragment``, where navigating to the same URL would only scroll. It is also
+        how a tab whose renderer crashed comes back (see :attr:`crashed`).
 
         Args:
             wait_until: as :meth:`navigate` (``"commit"``: the new document started).
@@ -339,10 +365,14 @@ class Tab:
         """
         seconds, deadline = self._load_budget(wait_until, timeout)
         session_id = await self.session()
-        tree = await self._connection.send(
-            "Page.getFrameTree", session_id=session_id, timeout=seconds
-        )
-        main_frame = tree["frameTree"]["frame"]["id"]
+        if self._connection.session_crashed(session_id):
+            # A crashed renderer answers nothing; a page target's main frame bears its id.
+            main_frame = self.target_id
+        else:
+            tree = await self._connection.send(
+                "Page.getFrameTree", session_id=session_id, timeout=seconds
+            )
+            main_frame = tree["frameTree"]["frame"]["id"]
         # Page.reload answers without a loader id: the new document's "init" lifecycle event
         # names it, and only that loader's events count (not the old page's late ones).
         lifecycle = _LIFECYCLE.get(wait_until, "init")

@@ -48,6 +48,7 @@ from typing import Any
 import orjson
 
 from ego.api import Browser
+from ego.cache import SIGNAL_KEY
 from ego.protocol.transport import Connection
 
 __all__ = [
@@ -406,7 +407,7 @@ class MockChannel:
         expression = str(params.get("expression", ""))
         if expression.startswith(_CACHE_CALL):
             # As on a page whose localStorage throws: the cache steps aside.
-            self._reply(command, _remote({"__ego_cache__": "NO_STORAGE"}))
+            self._reply(command, _remote({SIGNAL_KEY: "NO_STORAGE"}))
             return
         args, url = _tool_call(expression)
         evaluation = Evaluation(self, target, session_id, expression, args, url)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -188,7 +189,8 @@ def workspace(tmp_path: Path) -> Path:
     """An agent workspace whose learnings/ holds the pool-test site."""
     folder = tmp_path / "workspace"
     (folder / "learnings").mkdir(parents=True)
-    (folder / "learnings" / "pool-test").symlink_to(POOL_LEARNINGS / "pool-test")
+    # A copy: a site folder that links outside its learnings root is refused.
+    shutil.copytree(POOL_LEARNINGS / "pool-test", folder / "learnings" / "pool-test")
     return folder
 
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .manifest import Manifest, ToolSpec
+from .manifest import Manifest, NodeToolSpec, ToolSpec, args_schema
 from .matching import match_domain
 from .registry import Learnings, SiteEntry
 
@@ -20,6 +20,8 @@ __all__ = [
     "build_context",
     "example_args",
     "example_call",
+    "node_tool_info",
+    "node_tool_reason",
     "summarize_site",
     "tool_info",
 ]
@@ -30,13 +32,17 @@ class ToolInfo(BaseModel):
 
     site_id: str
     tool_name: str
-    kind: Literal["browser", "python", "skill"]
+    kind: Literal["browser", "python", "skill", "node"]
     description: str
     args: dict[str, Any]
     returns: dict[str, Any] | bool | None
     side_effect: Literal["read", "write", "irreversible"] = "read"
     auth: Literal["none", "session"] = "none"
     example: str = Field(description="A ready-to-paste Python call.")
+    #: False for a tool ego lists but cannot run (a node tool of the TypeScript harness).
+    runnable: bool = True
+    #: Why the tool cannot run, and what to do instead; empty for a runnable tool.
+    reason: str = ""
 
 
 class NoteInfo(BaseModel):
@@ -103,9 +109,14 @@ class SiteSummary(BaseModel):
     domains: list[str]
     browser_tools: list[str]
     python_tools: list[str]
+    node_tools: list[str] = Field(
+        default_factory=list, description="Tools ego lists but cannot run (TypeScript harness)."
+    )
 
 
-def _example_value(name: str, schema: dict[str, Any]) -> Any:
+def _example_value(name: str, schema: Any) -> Any:
+    if not isinstance(schema, dict):  # a boolean subschema: any value (true) or none (false)
+        return name.replace("_", " ")
     if schema.get("examples"):
         return schema["examples"][0]
     if "default" in schema:
@@ -136,7 +147,7 @@ def example_args(schema: dict[str, Any]) -> dict[str, Any]:
     return {
         name: _example_value(name, prop)
         for name, prop in properties.items()
-        if name in required or "examples" in prop
+        if name in required or (isinstance(prop, dict) and "examples" in prop)
     }
 
 
@@ -147,7 +158,7 @@ def example_call(site_id: str, spec: ToolSpec, *, kind: str) -> str:
     example = {
         name: _example_value(name, schema)
         for name, schema in properties.items()
-        if name in required or "examples" in schema
+        if name in required or (isinstance(schema, dict) and "examples" in schema)
     }
     method = "run_browser_tool" if kind == "browser" else "run_tool"
     confirm = ", confirm=True" if spec.side_effect == "irreversible" else ""
@@ -169,9 +180,41 @@ def tool_info(site_id: str, spec: ToolSpec, kind: Literal["browser", "python"]) 
     )
 
 
+def node_tool_reason(site_id: str, name: str) -> str:
+    """Why a TypeScript harness's node tool does not run here, and how to port it."""
+    return (
+        f"{site_id}/{name} is a Node-side tool of the TypeScript harness (it gets a Playwright "
+        "ctx.page); ego cannot run it: port it to a Python tool (pythonTools, a "
+        f"tools/{name}.py with run(ctx, args) using ctx.tab; see docs/learnings.md)"
+    )
+
+
+def node_tool_info(site_id: str, spec: NodeToolSpec) -> ToolInfo:
+    """Describe a node tool: listed so that nothing is dropped, marked not runnable."""
+    extra = spec.model_extra or {}
+    args = extra.get("args")
+    try:
+        schema = args_schema(args) if isinstance(args, dict) else args_schema(None)
+    except ValueError:
+        schema = args_schema(None)
+    reason = node_tool_reason(site_id, spec.name)
+    return ToolInfo(
+        site_id=site_id,
+        tool_name=spec.name,
+        kind="node",
+        description=spec.description,
+        args=schema,
+        returns=None,
+        example=f"# not runnable in ego: {reason}",
+        runnable=False,
+        reason=reason,
+    )
+
+
 def _site_context(learnings: Learnings, manifest: Manifest, matched: str) -> SiteContext:
     tools = [tool_info(manifest.id, spec, "browser") for spec in manifest.browser_tools.values()]
     tools += [tool_info(manifest.id, spec, "python") for spec in manifest.python_tools.values()]
+    tools += [node_tool_info(manifest.id, spec) for spec in manifest.node_tools.values()]
     notes = [
         NoteInfo(site_id=note.site_id, path=note.path, title=note.title, text=note.text)
         for note in learnings.notes(manifest.id)
@@ -226,4 +269,5 @@ def summarize_site(entry: SiteEntry) -> SiteSummary:
         domains=list(manifest.domains) if manifest else [],
         browser_tools=sorted(manifest.browser_tools) if manifest else [],
         python_tools=sorted(manifest.python_tools) if manifest else [],
+        node_tools=sorted(manifest.node_tools) if manifest else [],
     )

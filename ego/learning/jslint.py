@@ -17,7 +17,7 @@ from ..errors import SnapshotReferenceError
 from ..js import normalize_source
 from .naming import refuse
 
-__all__ = ["check_source", "find_snapshot_refs"]
+__all__ = ["NOT_A_FUNCTION", "check_source", "find_snapshot_refs", "function_expression"]
 
 _CODE, _STRING, _COMMENT, _REGEX = "c", "s", "m", "r"
 _REGEX_AFTER_WORDS = {
@@ -270,6 +270,30 @@ def _leading_comments_stripped(expression: str) -> str:
     return expression[i:]
 
 
+#: Why a source that normalises but is not a function is refused (saving, loading, validate).
+NOT_A_FUNCTION = (
+    "the source is not a function: give an async function expression "
+    "(async (args) => {...}), a function (async function (args) {...}) or a module "
+    "with export default async function name(args) {...}"
+)
+
+
+def function_expression(source: str) -> str:
+    """A tool file's text as one expression that evaluates to its function.
+
+    The one shape check every path applies: saving (:func:`check_source`), loading a tool
+    to run it, and ``ego validate``.
+
+    Raises:
+        ValueError: the text is empty, or is not a function expression, an arrow function
+            or a module with an ``export default`` function.
+    """
+    expression = normalize_source(source)
+    if not _FUNCTION_START.match(_leading_comments_stripped(expression)):
+        raise ValueError(NOT_A_FUNCTION)
+    return expression
+
+
 def check_source(site_id: str, tool: str, source: str) -> str:
     """Check a tool's source without a browser and return it normalised (one expression).
 
@@ -281,20 +305,9 @@ def check_source(site_id: str, tool: str, source: str) -> str:
     if not isinstance(source, str) or not source.strip():
         raise refuse(site_id, tool, "source", ["the tool source is empty"])
     try:
-        expression = normalize_source(source)
+        expression = function_expression(source)
     except ValueError as exc:
         raise refuse(site_id, tool, "source", [str(exc)]) from None
-    if not _FUNCTION_START.match(_leading_comments_stripped(expression)):
-        raise refuse(
-            site_id,
-            tool,
-            "source",
-            [
-                "the source is not a function: give an async function expression "
-                "(async (args) => {...}), a function (async function (args) {...}) or a module "
-                "with export default async function name(args) {...}"
-            ],
-        )
     findings = find_snapshot_refs(source)
     if findings:
         raise SnapshotReferenceError(

@@ -7,15 +7,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InvalidManifestError
+from ..schemas import json_depth, schema_problems, validator
 
 __all__ = [
     "MANIFEST_SCHEMA_PATH",
+    "MAX_MANIFEST_BYTES",
+    "MAX_MANIFEST_DEPTH",
     "BrowserToolSpec",
     "Manifest",
+    "NodeToolSpec",
     "PythonToolSpec",
     "ToolSpec",
     "args_schema",
@@ -25,6 +28,10 @@ __all__ = [
 
 #: The JSON Schema every manifest.json is validated against (shipped with the package).
 MANIFEST_SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
+#: The largest manifest.json read, in bytes (1 MiB); a larger one makes its site invalid.
+MAX_MANIFEST_BYTES = 1 << 20
+#: The deepest a manifest may nest (objects and arrays; the top-level object is 1).
+MAX_MANIFEST_DEPTH = 64
 
 SideEffect = Literal["read", "write", "irreversible"]
 Auth = Literal["none", "session"]
@@ -57,6 +64,20 @@ class PythonToolSpec(ToolSpec):
     kind: Literal["python"] = "python"
 
 
+class NodeToolSpec(BaseModel):
+    """A Node-side tool of the TypeScript harness: listed, never run (ego has no Node side).
+
+    Such a tool gets a Playwright ``ctx.page`` and runs in Node; ego reports it (in
+    ``learn_context`` and ``ego validate``) so that a pack's tools are never dropped without
+    a word. Porting one means writing a Python tool whose ``run(ctx, args)`` uses ``ctx.tab``.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=True)
+
+    name: str
+    description: str = ""
+
+
 class Manifest(BaseModel):
     """A parsed, validated ``manifest.json``."""
 
@@ -71,6 +92,7 @@ class Manifest(BaseModel):
     notes: tuple[str, ...] = ()
     browser_tools: dict[str, BrowserToolSpec] = Field(default_factory=dict, alias="browserTools")
     python_tools: dict[str, PythonToolSpec] = Field(default_factory=dict, alias="pythonTools")
+    node_tools: dict[str, NodeToolSpec] = Field(default_factory=dict, alias="nodeTools")
 
 
 _EMPTY_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -84,10 +106,8 @@ def manifest_schema() -> dict[str, Any]:
 
 
 @cache
-def _manifest_validator() -> jsonschema.protocols.Validator:
-    schema = manifest_schema()
-    validator_class = jsonschema.validators.validator_for(schema)
-    return validator_class(schema)
+def _manifest_validator() -> Any:
+    return validator(manifest_schema())
 
 
 def args_schema(args: dict[str, Any] | None) -> dict[str, Any]:
@@ -127,47 +147,97 @@ def args_schema(args: dict[str, Any] | None) -> dict[str, Any]:
 
 def _check_tool_schemas(kind: str, tools: dict[str, Any], problems: list[str]) -> None:
     for name, tool in tools.items():
+        if not isinstance(tool, dict):
+            continue  # the manifest schema has said so
+        args = tool.get("args")
+        if args is not None and not isinstance(args, dict):
+            continue  # likewise
         try:
-            schema = args_schema(tool.get("args"))
+            schema = args_schema(args)
         except ValueError as exc:
             problems.append(f"{kind}.{name}.args: {exc}")
             continue
         if schema.get("type") != "object":
             problems.append(f'{kind}.{name}.args: a full JSON Schema must have "type": "object"')
             continue
-        for key, part in (("args", schema), ("returns", tool.get("returns"))):
-            if part is None:
-                continue
-            try:
-                jsonschema.validators.validator_for(part).check_schema(part)
-            except jsonschema.SchemaError as exc:
-                where = "/".join(str(p) for p in exc.path)
-                problems.append(
-                    f"{kind}.{name}.{key}: not a valid JSON Schema: {exc.message}"
-                    + (f" (at {where})" if where else "")
-                )
+        problems.extend(f"{kind}.{name}.args: {problem}" for problem in schema_problems(schema))
+        if "returns" in tool and tool["returns"] is not None:
+            problems.extend(
+                f"{kind}.{name}.returns: {problem}" for problem in schema_problems(tool["returns"])
+            )
 
 
-def load_manifest(site_dir: Path) -> Manifest:
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_manifest(site_dir: Path, *, root: Path | None = None) -> Manifest:
     """Read and validate ``site_dir/manifest.json``.
 
+    Whatever the file holds, the only error is this site's InvalidManifestError: a failure of
+    the checks themselves is reported as one more problem, so one broken site never stops
+    the others from loading.
+
+    Args:
+        site_dir: the site folder.
+        root: the learnings root it was found in; when given, the folder and its manifest
+            must not resolve (through a symlink) outside it.
+
     Raises:
-        InvalidManifestError: the file is missing or not JSON, fails the manifest schema, its
-            ``id`` differs from the folder name, or a tool's ``args``/``returns`` is not a valid
-            JSON Schema. ``problems`` lists every problem found, one line each.
+        InvalidManifestError: the file is missing, not JSON, larger than
+            :data:`MAX_MANIFEST_BYTES` or deeper than :data:`MAX_MANIFEST_DEPTH`, links
+            outside ``root``, fails the manifest schema, its ``id`` differs from the folder
+            name, or a tool's ``args``/``returns`` is not a usable JSON Schema (see
+            :func:`ego.schemas.schema_problems`). ``problems`` lists every problem found,
+            one line each.
     """
-    site_id = site_dir.name
     path = site_dir / "manifest.json"
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        return _load(site_dir, path, root)
+    except InvalidManifestError:
+        raise
+    except Exception as exc:  # any other failure is still only this site's problem
+        text = " ".join(str(exc).split())[:300]
+        raise _invalid(
+            site_dir.name, path, [f"cannot load manifest.json: {type(exc).__name__}: {text}"]
+        ) from None
+
+
+def _load(site_dir: Path, path: Path, root: Path | None) -> Manifest:
+    site_id = site_dir.name
+    if root is not None:
+        base = root.resolve()
+        for what, link in (("the site folder", site_dir), ("manifest.json", path)):
+            target = link.resolve()
+            if not target.is_relative_to(base):
+                raise _invalid(
+                    site_id,
+                    path,
+                    [f"{what} links to {target}, outside the learnings root {base}"],
+                )
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_MANIFEST_BYTES + 1)
     except FileNotFoundError:
         raise _invalid(site_id, path, ["manifest.json is missing"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise _invalid(site_id, path, [f"cannot read manifest.json: {exc}"]) from None
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise _invalid(site_id, path, [f"manifest.json is larger than {MAX_MANIFEST_BYTES} bytes"])
+    try:
+        raw = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
         raise _invalid(site_id, path, [f"cannot read manifest.json: {exc}"]) from None
     except json.JSONDecodeError as exc:
         raise _invalid(
             site_id, path, [f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
         ) from None
+    except RecursionError:
+        raise _invalid(site_id, path, [_too_deep()]) from None
+    except ValueError as exc:  # NaN, Infinity, an integer of more digits than Python reads
+        raise _invalid(site_id, path, [f"not JSON: {exc}"]) from None
+    if json_depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
+        raise _invalid(site_id, path, [_too_deep()])
     problems = []
     for error in sorted(_manifest_validator().iter_errors(raw), key=lambda e: list(e.path)):
         where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
@@ -177,17 +247,24 @@ def load_manifest(site_dir: Path) -> Manifest:
             problems.append(f"id: {raw['id']!r} must equal the folder name {site_id!r}")
         for kind in ("browserTools", "pythonTools"):
             tools = raw.get(kind)
-            if isinstance(tools, dict) and all(isinstance(t, dict) for t in tools.values()):
+            if isinstance(tools, dict):
                 _check_tool_schemas(kind, tools, problems)
     if problems:
         raise _invalid(site_id, path, problems)
-    data = dict(raw)
+    data_out = dict(raw)
     for kind in ("browserTools", "pythonTools"):
-        data[kind] = {
+        data_out[kind] = {
             name: {**tool, "name": name, "args": args_schema(tool.get("args"))}
             for name, tool in (raw.get(kind) or {}).items()
         }
-    return Manifest.model_validate(data)
+    data_out["nodeTools"] = {
+        name: {**tool, "name": name} for name, tool in (raw.get("nodeTools") or {}).items()
+    }
+    return Manifest.model_validate(data_out)
+
+
+def _too_deep() -> str:
+    return f"manifest.json nests more than {MAX_MANIFEST_DEPTH} levels deep"
 
 
 def _invalid(site_id: str, path: Path, problems: list[str]) -> InvalidManifestError:

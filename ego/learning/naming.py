@@ -56,7 +56,7 @@ def check_site_id(site_id: str, *, name: str = "") -> None:
         SaveRefusedError: ``site_id`` is not lower-case letters, digits, ``.``, ``_`` and
             ``-``, starting with a letter or digit (reason ``"site id"``).
     """
-    if not isinstance(site_id, str) or not _SITE_ID.match(site_id) or len(site_id) > 100:
+    if not isinstance(site_id, str) or not _SITE_ID.fullmatch(site_id) or len(site_id) > 100:
         raise refuse(
             str(site_id),
             name,
@@ -75,7 +75,7 @@ def check_tool_name(site_id: str, tool: str) -> None:
         SaveRefusedError: ``tool`` is not ``[A-Za-z_][A-Za-z0-9_]*`` of at most 64
             characters (reason ``"name"``).
     """
-    if not isinstance(tool, str) or not _TOOL_NAME.match(tool) or len(tool) > MAX_NAME:
+    if not isinstance(tool, str) or not _TOOL_NAME.fullmatch(tool) or len(tool) > MAX_NAME:
         raise refuse(
             site_id,
             str(tool),
@@ -95,7 +95,7 @@ def check_note_name(site_id: str, name: str) -> str:
         SaveRefusedError: the name is not letters, digits, ``_`` and ``-`` (reason ``"name"``).
     """
     stem = name[:-3] if isinstance(name, str) and name.lower().endswith(".md") else name
-    if not isinstance(stem, str) or not _NOTE_NAME.match(stem) or len(stem) > MAX_NAME:
+    if not isinstance(stem, str) or not _NOTE_NAME.fullmatch(stem) or len(stem) > MAX_NAME:
         raise refuse(
             site_id,
             str(name),

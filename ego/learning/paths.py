@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 
 from ..errors import UnsafePathError
@@ -10,7 +11,8 @@ __all__ = ["check_relative", "resolve_inside"]
 
 
 def check_relative(path: str, *, what: str) -> None:
-    """Refuse a manifest path that is absolute, holds ``..`` or a backslash, or is empty.
+    """Refuse a manifest path that is absolute, holds ``..``, a backslash or a character no
+    file name can hold (a lone surrogate), or is empty.
 
     This is the check that needs no disk: it runs before anything is read.
 
@@ -23,6 +25,13 @@ def check_relative(path: str, *, what: str) -> None:
         raise UnsafePathError(f"{what}: path {path!r} holds a backslash; use / separators")
     if "\x00" in path:
         raise UnsafePathError(f"{what}: path {path!r} holds a NUL byte")
+    try:
+        os.fsencode(path)
+    except UnicodeError:
+        # A lone surrogate (from JSON such as "\ud800") has no file-system name.
+        raise UnsafePathError(
+            f"{what}: path {path!r} holds characters no file name can hold"
+        ) from None
     pure = PurePosixPath(path)
     if pure.is_absolute() or path.startswith("~") or (len(path) > 1 and path[1] == ":"):
         raise UnsafePathError(f"{what}: path {path!r} is absolute; give it relative to the site")

@@ -21,13 +21,15 @@ from ..errors import (
     UnknownToolError,
     UnsafePathError,
 )
-from ..js import embed_json, normalize_source, source_url
+from ..js import embed_json, source_url
 from ..schemas import failing_field, first_error, validator
+from .jslint import function_expression
 from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
 from .paths import check_relative, resolve_inside
 from .quickcheck import quick_check
 
 __all__ = [
+    "MAX_SITE_ID",
     "WORKSPACE_ENV",
     "FileStamp",
     "Learnings",
@@ -41,7 +43,10 @@ __all__ = [
 #: Environment variable naming the agent workspace; its ``learnings/`` is searched first.
 WORKSPACE_ENV = "EGO_WORKSPACE"
 
-_SITE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+#: The longest site id (a folder name, and part of every tool's sourceURL).
+MAX_SITE_ID = 100
+
+_SITE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 def project_learnings_dir() -> Path:
@@ -153,7 +158,8 @@ class Learnings:
         if cached is not None and cached[0] == stamp:
             return cached[1]
         try:
-            entry = SiteEntry(directory.name, root, directory, load_manifest(directory), None)
+            manifest = load_manifest(directory, root=root)
+            entry = SiteEntry(directory.name, root, directory, manifest, None)
         except InvalidManifestError as exc:
             entry = SiteEntry(directory.name, root, directory, None, exc)
         self._manifests[manifest_path] = (stamp, entry)
@@ -178,14 +184,20 @@ class Learnings:
         """The site ``site_id`` from the first root that has it, valid or not.
 
         Raises:
-            UnknownSiteError: no root has it (the message lists the roots searched).
+            UnknownSiteError: no root has it (the message lists the roots searched), or
+                ``site_id`` is not a string.
         """
+        if not isinstance(site_id, str):
+            raise UnknownSiteError(
+                f"a site id is a string like 'x-com', not {type(site_id).__name__} {site_id!r:.80}"
+            )
         hit = self._found.get(site_id)
         if hit is not None:
             shadows, manifest_path, stamp, entry = hit
             if file_stamp(manifest_path) == stamp and not any(map(os.path.isdir, shadows)):
                 return entry
-        if _SITE_ID.match(site_id) and not site_id.startswith(("_", ".")):
+        # fullmatch: a folder name with a final newline would break the tool's sourceURL.
+        if len(site_id) <= MAX_SITE_ID and _SITE_ID.fullmatch(site_id):
             for index, root in enumerate(self.roots):
                 directory = root / site_id
                 if directory.is_dir():
@@ -200,7 +212,7 @@ class Learnings:
         searched = ", ".join(str(root) for root in self.roots) or "no roots"
         known = ", ".join(entry.site_id for entry in self.sites()) or "none"
         raise UnknownSiteError(
-            f"no learnings site {site_id!r}; searched {searched}; known sites: {known}"
+            f"no learnings site {site_id!r:.200}; searched {searched}; known sites: {known}"
         )
 
     def site(self, site_id: str) -> Manifest:
@@ -218,7 +230,8 @@ class Learnings:
         Raises:
             UnknownSiteError, InvalidManifestError: as :meth:`site`; the message also names
                 the tool asked for.
-            UnknownToolError: the manifest declares no such tool (the message lists them).
+            UnknownToolError: the manifest declares no such tool (the message lists them), or
+                ``tool`` is not a string.
         """
         try:
             entry = self.find(site_id)
@@ -229,11 +242,13 @@ class Learnings:
             raise InvalidManifestError(
                 f"cannot run {site_id}/{tool}: {exc}", site_id=exc.site_id, problems=exc.problems
             ) from None
-        spec: ToolSpec | None = manifest.browser_tools.get(tool) or manifest.python_tools.get(tool)
+        spec: ToolSpec | None = None
+        if isinstance(tool, str):
+            spec = manifest.browser_tools.get(tool) or manifest.python_tools.get(tool)
         if spec is None:
             declared = sorted([*manifest.browser_tools, *manifest.python_tools])
             raise UnknownToolError(
-                f"site {site_id!r} declares no tool {tool!r} "
+                f"site {site_id!r} declares no tool {tool!r:.200} "
                 f"({entry.directory / 'manifest.json'}); declared tools: "
                 f"{', '.join(declared) or 'none'}"
             )
@@ -257,16 +272,25 @@ class Learnings:
         cached = self._validators.get(id(spec.args))
         # The schema object itself is kept with its validator: an id alone could be reused by
         # a new schema once a reloaded manifest frees the old one.
-        if cached is None or cached[0] is not spec.args:
-            cached = (spec.args, validator(spec.args), quick_check(spec.args))
-            self._validators[id(spec.args)] = cached
-        _, checker, quick = cached
-        # The quick check settles plain valid args without jsonschema; is_valid is the next
-        # cheapest; the best error is only worth building on a failure.
-        if (quick is not None and quick(args)) or checker.is_valid(args):
-            error = None
-        else:
-            error = first_error(checker, args)
+        try:
+            if cached is None or cached[0] is not spec.args:
+                cached = (spec.args, validator(spec.args), quick_check(spec.args))
+                self._validators[id(spec.args)] = cached
+            _, checker, quick = cached
+            # The quick check settles plain valid args without jsonschema; is_valid is the
+            # next cheapest; the best error is only worth building on a failure.
+            if (quick is not None and quick(args)) or checker.is_valid(args):
+                error = None
+            else:
+                error = first_error(checker, args)
+        except Exception as exc:
+            # A schema that loops through $ref, or args nested past the recursion limit.
+            detail = " ".join(str(exc).split())[:200]
+            raise InvalidArgsError(
+                f"{site_id}/{spec.name} ({spec.path}): the args could not be checked against "
+                f"the schema ({type(exc).__name__}: {detail}); nothing was sent to the browser",
+                field="(args)",
+            ) from None
         if error is not None:
             field = failing_field(error, "(args)")
             raise InvalidArgsError(
@@ -314,7 +338,7 @@ class Learnings:
             return cached[1]
         try:
             text = file.read_text(encoding="utf-8")
-            expression = normalize_source(text)
+            expression = function_expression(text)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise ToolLoadError(f"{what}: cannot load {file}: {exc}") from None
         url = source_url(site_id, spec.path)

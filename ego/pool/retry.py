@@ -19,6 +19,7 @@ from ..errors import (
     ContextDestroyedError,
     NotRetriedError,
     TabClosedError,
+    TargetCrashedError,
 )
 from ..learning.manifest import ToolSpec
 from .scheduling import Scheduler
@@ -94,9 +95,16 @@ class Runner:
                 # From here on the tool may run: a write cut short now is never repeated.
                 sent = True
                 value = await site.run_call(call, tab)
-            except (BrowserClosedError, TabClosedError, ContextDestroyedError) as exc:
+            except (
+                BrowserClosedError,
+                TabClosedError,
+                TargetCrashedError,
+                ContextDestroyedError,
+            ) as exc:
                 if isinstance(exc, TabClosedError):
                     lease.tab = None  # gone; Browser marks it closed a moment later
+                if isinstance(exc, TargetCrashedError):
+                    lease.discard = True  # the renderer died: the tab is closed, not reused
                 if self.closing:
                     self.stats.count(ok=False)
                     raise BrowserClosedError(
@@ -118,7 +126,9 @@ class Runner:
                         f"(retries={self.retries}): {exc}"
                     ) from exc
                 self.stats.retried += 1
-                avoid.add((member.index, lease.generation))
+                if not isinstance(exc, TargetCrashedError):
+                    # One renderer crashed, not the browser: its other tabs are fine.
+                    avoid.add((member.index, lease.generation))
                 logger.info(
                     "retrying %s/%s (attempt %d) after pool browser %d failed: %s",
                     site_id,
@@ -145,7 +155,12 @@ class Runner:
 
 def not_retried(site_id: str, tool: str, spec: ToolSpec, exc: BaseException) -> NotRetriedError:
     """The error for a write or irreversible call cut short by ``exc`` after it was sent."""
-    what = "its tab closed" if isinstance(exc, TabClosedError) else "the browser died"
+    if isinstance(exc, TargetCrashedError):
+        what = "its tab crashed"
+    elif isinstance(exc, TabClosedError):
+        what = "its tab closed"
+    else:
+        what = "the browser died"
     return NotRetriedError(
         f"not retried: {site_id}/{tool} is a{'n' if spec.side_effect == 'irreversible' else ''} "
         f"{spec.side_effect} tool and {what} mid-call; it may or may not have run (check "

@@ -138,7 +138,7 @@ class Scheduler:
         member.in_flight -= 1
         tab = lease.tab
         if tab is not None and not tab.closed:
-            if lease.discard:
+            if lease.discard or tab.crashed:
                 self.members.close_tab_later(tab)
             elif member.state == "ready" and member.generation == lease.generation:
                 member.free_tabs.append(tab)

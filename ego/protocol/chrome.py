@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -22,6 +22,7 @@ import psutil
 
 from ..errors import ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
 from ._proctree import kill_tree
+from ._watchdog import Watchdog, start_watchdog
 
 __all__ = [
     "CHROME_ENV",
@@ -177,12 +178,23 @@ def _lock_owner(user_data_dir: Path) -> int | None:
 
 
 class ChromeProcess:
-    """A Chrome started by ego, with its profile folder and watchdog.
+    """A Chrome started by ego, with its profile folder, log file and watchdog.
 
-    The watchdog is a small separate process that holds the read end of a pipe whose write end
-    only this Python process holds. However this process ends (return, exception, Ctrl+C,
-    SIGKILL), the kernel closes the write end, the watchdog reads end-of-file, and it ends the
-    Chrome process tree and removes a temporary profile. So Chrome never outlives its owner.
+    The process that called :meth:`start` owns this Chrome. The watchdog is a small separate
+    process that holds the read end of a pipe whose write end only the owner holds. However
+    the owner ends (return, exception, Ctrl+C, SIGTERM, SIGKILL), the kernel closes the write
+    end, the watchdog reads end-of-file, and it ends the Chrome process tree and removes the
+    temporary profile and Chrome's log file. So neither Chrome nor its files outlive the owner.
+    A log file left by a watchdog that was itself killed is removed by the next launch, once
+    the process named in the file's name is gone.
+
+    Forks: a child made by ``os.fork()`` (multiprocessing's default start method on Linux)
+    does not own Chrome. Its copy of the pipe's write end is closed right after the fork, so
+    Chrome still ends when the owner does, while the child lives on; in the child,
+    :meth:`terminate` ends nothing and :attr:`running` asks the system instead of waiting on a
+    process that is not its own. Processes started with exec never inherit the pipe. Should a
+    write end leak anyway (a fork made from C), the watchdog also notices within about half a
+    second that the owner is no longer its parent.
 
     Use :meth:`start` to create one.
     """
@@ -194,7 +206,7 @@ class ChromeProcess:
         user_data_dir: Path,
         temporary: bool,
         ws_url: str,
-        watchdog: subprocess.Popen[bytes],
+        watchdog: Watchdog,
         log_path: Path,
     ) -> None:
         self.process = process
@@ -233,6 +245,8 @@ class ChromeProcess:
         else:
             data_dir, temporary = Path(tempfile.mkdtemp(prefix="ego-chrome-")), True
         data_dir.mkdir(parents=True, exist_ok=True)
+        log_dir = data_dir if temporary else Path(tempfile.gettempdir())
+        _remove_stale_logs(Path(tempfile.gettempdir()))
         owner = _lock_owner(data_dir)
         if owner is not None:
             raise ProfileInUseError(
@@ -244,7 +258,7 @@ class ChromeProcess:
         port_file = data_dir / "DevToolsActivePort"
         port_file.unlink(missing_ok=True)  # a stale file from an earlier run names a dead port
 
-        log_dir = data_dir if temporary else Path(tempfile.gettempdir())
+        # The owner's pid in the name lets a later launch tell a stale log from a live one.
         log_path = log_dir / f"ego-chrome-{os.getpid()}-{time.monotonic_ns()}.log"
         command = [binary, *_BASE_FLAGS, f"--user-data-dir={data_dir}"]
         if headless:
@@ -254,22 +268,31 @@ class ChromeProcess:
         command += [*args, "about:blank"]
 
         # stderr goes to a file: a pipe nobody reads fills at 64 KB and freezes Chrome.
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # Ctrl+C in a terminal reaches Python, not Chrome
-            )
-        watchdog = _start_watchdog(process.pid, data_dir if temporary else None)
+        try:
+            with open(log_path, "wb") as log:
+                process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    start_new_session=True,  # Ctrl+C in a terminal reaches Python, not Chrome
+                )
+        except BaseException:
+            _remove_files(data_dir, temporary, log_path)
+            raise
+        try:
+            watchdog = start_watchdog(process.pid, [data_dir if temporary else log_path])
+        except BaseException:
+            kill_tree(process.pid)
+            _remove_files(data_dir, temporary, log_path)
+            raise
         try:
             ws_url = await _wait_for_endpoint(process, port_file, log_path, timeout)
         except BaseException:
             kill_tree(process.pid)
-            _stop_watchdog(watchdog)
-            if temporary:
-                shutil.rmtree(data_dir, ignore_errors=True)
+            watchdog.stop()
+            # The error message already quotes the log's tail.
+            _remove_files(data_dir, temporary, log_path)
             owner = _lock_owner(data_dir)
             if owner is not None and owner != process.pid:
                 raise ProfileInUseError(
@@ -291,26 +314,40 @@ class ChromeProcess:
     @property
     def running(self) -> bool:
         """True while the Chrome main process is alive."""
-        return self.process.poll() is None
+        if self._watchdog.owned:
+            return self.process.poll() is None
+        # In a forked child Chrome is not our child: waitpid would fail, and Popen would then
+        # call it exited.
+        try:
+            process = psutil.Process(self.pid)
+            return (
+                abs(process.create_time() - self._create_time) <= 0.01
+                and process.status() != psutil.STATUS_ZOMBIE
+            )
+        except psutil.Error:
+            return False
 
     async def wait_exit(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for Chrome to exit by itself; True if it did."""
         deadline = time.monotonic() + timeout
-        while self.process.poll() is None:
+        while self.running:
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.02)
         return True
 
     async def terminate(self) -> None:
-        """End the whole process tree, remove a temporary profile, stop the watchdog.
+        """End the whole process tree, remove a temporary profile and the log, stop the watchdog.
 
         Idempotent. Descendants that outlived the main process (a renderer, the zygote) are
-        found by psutil and ended too.
+        found by psutil and ended too. In a forked child, which does not own this Chrome, it
+        ends nothing.
         """
         await asyncio.to_thread(self._terminate_sync)
 
     def _terminate_sync(self) -> None:
+        if not self._watchdog.owned:
+            return
         # Collect children first: once the main process is gone they are re-parented and
         # can no longer be found through it.
         try:
@@ -324,12 +361,8 @@ class ChromeProcess:
                 child.kill()
         psutil.wait_procs(leftovers, timeout=2)
         self.process.poll()
-        if self.temporary:
-            shutil.rmtree(self.user_data_dir, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                self.log_path.unlink()
-        _stop_watchdog(self._watchdog)
+        _remove_files(self.user_data_dir, self.temporary, self.log_path)
+        self._watchdog.stop()
 
     def log_tail(self, lines: int = 20) -> str:
         """The last lines Chrome wrote to stdout and stderr (for error messages)."""
@@ -340,30 +373,46 @@ def _running_as_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def _start_watchdog(chrome_pid: int, remove_dir: Path | None) -> subprocess.Popen[bytes]:
-    # Run as a script, not with -m: -m would import the whole ego package (pydantic,
-    # websockets, ...) and that start-up would compete with Chrome's for the CPU.
-    command = [sys.executable, str(Path(__file__).with_name("_watchdog.py")), str(chrome_pid)]
-    if remove_dir is not None:
-        command.append(str(remove_dir))
-    return subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        # Its own session: a signal sent to our process group must not take it down with us.
-        start_new_session=True,
-    )
+def _remove_files(data_dir: Path, temporary: bool, log_path: Path) -> None:
+    if temporary:
+        shutil.rmtree(data_dir, ignore_errors=True)  # the log is inside
+    else:
+        with contextlib.suppress(OSError):
+            log_path.unlink()
 
 
-def _stop_watchdog(watchdog: subprocess.Popen[bytes]) -> None:
-    if watchdog.stdin is not None and not watchdog.stdin.closed:
-        watchdog.stdin.close()
+_LOG_NAME = re.compile(r"ego-chrome-(\d+)-\d+\.log")
+
+
+def _remove_stale_logs(directory: Path) -> None:
+    """Delete the ``ego-chrome-<pid>-<n>.log`` files in ``directory`` whose owner is gone.
+
+    The watchdog removes the log of a persistent-profile Chrome when its owner dies; this
+    catches the logs of owners whose watchdog died too. A log whose owner still runs is kept.
+    """
+    with contextlib.suppress(OSError):
+        for path in directory.glob("ego-chrome-*.log"):
+            match = _LOG_NAME.fullmatch(path.name)
+            if match is not None and not _owner_alive(int(match[1]), path):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+
+def _owner_alive(pid: int, log_path: Path) -> bool:
     try:
-        watchdog.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        watchdog.kill()
-        watchdog.wait()
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        started = process.create_time()
+        modified = log_path.stat().st_mtime
+    except psutil.NoSuchProcess:
+        return False
+    except (psutil.Error, OSError):
+        return True  # unsure: keep the file
+    # The owner created the log, so it started before the file was last written; a process
+    # with that pid started later is a stranger that reuses the pid (a second of slack for
+    # clock granularity).
+    return started <= modified + 1
 
 
 async def _wait_for_endpoint(

@@ -6,9 +6,9 @@ import math
 import re
 from typing import Any
 
-from ..errors import JavaScriptError
+from ..errors import JavaScriptError, ProtocolError
 
-__all__ = ["javascript_error", "python_value"]
+__all__ = ["javascript_error", "python_value", "unreturnable_error"]
 
 _UNSERIALIZABLE: dict[str, float] = {
     "NaN": math.nan,
@@ -22,15 +22,51 @@ def python_value(remote: dict[str, Any]) -> Any:
     """Convert a ``RemoteObject`` returned by value into a Python value.
 
     JSON values map as ``json.loads`` would; ``undefined`` becomes ``None``; NaN, ±Infinity
-    and -0 become floats; a BigInt becomes an ``int``. Values nested inside objects come back
-    as JSON serialises them (NaN becomes ``None``), which is the browser's choice.
+    and -0 become floats; a BigInt becomes an ``int``, or its decimal string (``"-123..."``)
+    when it has more digits than Python turns into an int (``sys.get_int_max_str_digits()``,
+    4,300 by default). Values nested inside objects come back as JSON serialises them (NaN
+    becomes ``None``), which is the browser's choice.
     """
     unserializable = remote.get("unserializableValue")
     if unserializable is not None:
         if unserializable.endswith("n"):
-            return int(unserializable[:-1])
+            digits = unserializable[:-1]
+            try:
+                return int(digits)
+            except ValueError:  # beyond Python's int-string limit: keep the digits
+                return digits
         return _UNSERIALIZABLE[unserializable]
     return remote.get("value")
+
+
+# Chrome's answers when a value (or a rejection's reason) cannot be sent back by value, each
+# with what in the value causes it.
+_UNRETURNABLE: dict[str, str] = {
+    "Object couldn't be returned by value": "a Symbol, or a BigInt inside an object or array",
+    "Object reference chain is too long": "a cycle, or nesting deeper than about 300 levels",
+    "stack limit exceeded": "nesting deeper than about 300 levels",
+    "Internal error": "a getter or Proxy that throws when read",
+}
+
+
+def unreturnable_error(exc: ProtocolError) -> JavaScriptError | None:
+    """The :class:`JavaScriptError` for an evaluate whose value could not come back by value.
+
+    Chrome answers such an evaluate with a protocol error, whether the code returned the
+    value or rejected with it; this names the likely cause and the fix. None when ``exc`` is
+    another protocol error.
+    """
+    text = str(exc)
+    for marker, cause in _UNRETURNABLE.items():
+        if marker in text:
+            js_message = (
+                f"the value it returned or threw cannot be sent back by value ({marker}): it "
+                f"holds {cause}; return and throw only JSON data (JSON.stringify shows what fails)"
+            )
+            return JavaScriptError(
+                f"TypeError: {js_message}", name="TypeError", js_message=js_message
+            )
+    return None
 
 
 _FRAME = re.compile(r"\(?(?P<url>[^\s()]+):(?P<line>\d+):(?P<column>\d+)\)?\s*$")
@@ -52,9 +88,9 @@ def javascript_error(details: dict[str, Any], *, context: str = "") -> JavaScrip
         js_message = head[len(prefix) :] if head.startswith(prefix) else head
         stack = description
     else:
-        # A thrown primitive (throw "x", throw 42): no stack of its own.
+        # A thrown primitive (throw "x", throw 42, throw null): no stack of its own.
         value = python_value(exception) if exception else None
-        js_message = str(value) if value is not None else details.get("text", "")
+        js_message = str(value) if value is not None else _primitive_text(exception, details)
         name = "Error"
         stack = ""
     url, line, column = _throw_site(details, stack)
@@ -71,6 +107,15 @@ def javascript_error(details: dict[str, Any], *, context: str = "") -> JavaScrip
         column=column,
         value=value,
     )
+
+
+def _primitive_text(exception: dict[str, Any], details: dict[str, Any]) -> str:
+    # What the page would print for a thrown value that has no JSON form of its own.
+    if exception.get("type") == "undefined":
+        return "undefined"
+    if exception.get("subtype") == "null":
+        return "null"
+    return str(exception.get("description") or details.get("text", ""))
 
 
 def _throw_site(details: dict[str, Any], stack: str) -> tuple[str, int | None, int | None]:

@@ -8,7 +8,6 @@ commands with :meth:`Connection.send` and listens with :meth:`Connection.subscri
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import logging
 import math
@@ -20,17 +19,25 @@ import orjson
 from ..errors import (
     BrowserClosedError,
     CommandTimeoutError,
+    CommandTooLargeError,
     ProtocolError,
     TabClosedError,
+    TargetCrashedError,
 )
+from ._codec import decode_lenient, encode_lenient
+from ._events import ANY_SESSION, JSON, AnySession, EventHandler, Subscription, Waiter
 from .wire import Wire
 
-__all__ = ["ANY_SESSION", "Channel", "Connection", "EventHandler", "Subscription"]
+__all__ = [
+    "ANY_SESSION",
+    "MAX_COMMAND_BYTES",
+    "Channel",
+    "Connection",
+    "EventHandler",
+    "Subscription",
+]
 
 logger = logging.getLogger("ego.transport")
-
-JSON = dict[str, Any]
-EventHandler = Callable[[JSON], Awaitable[None] | None]
 
 
 class Channel(Protocol):
@@ -58,96 +65,35 @@ class Channel(Protocol):
         """Drop the channel at once."""
 
 
-class _AnySession:
-    def __repr__(self) -> str:
-        return "ANY_SESSION"
-
-
-#: Pass as ``session_id`` to hear an event from the browser and from every tab.
-ANY_SESSION: Final = _AnySession()
-
 _DEFAULT: Final = object()
 
+#: The largest command (its JSON, in bytes) :meth:`Connection.send` sends; a larger one raises
+#: CommandTooLargeError and nothing is sent. Chrome reads a DevTools websocket message into a
+#: buffer of 100 MiB that holds the frame header too, and resets the socket (every tab then
+#: loses the connection) for anything larger. Measured on Chromium 156, headless, with
+#: ``Runtime.evaluate`` of ``'aaa…a'.length`` sent by ego: a message of 104,857,586 bytes
+#: (100 MiB - 14, the 14-byte header of a masked client frame) was answered, one of
+#: 104,857,587 bytes reset the connection. 99 MiB leaves a margin for other builds.
+MAX_COMMAND_BYTES: Final = 99 * 1024 * 1024
 
-class Subscription:
-    """A registered event handler; :meth:`close` unregisters it.
+# What a session that is no longer usable is: its tab closed (for good), or its renderer
+# crashed (until Chrome reports that the tab was reloaded).
+_DETACHED: Final = "detached"
+_CRASHED: Final = "crashed"
 
-    Each subscription owns a queue and a task that feeds the handler, so a slow handler only
-    delays itself: the read loop never waits for it, and neither do responses or other
-    subscribers. A handler that raises is logged and keeps receiving later events.
-    """
+# Commands a crashed tab's session still takes, answered by the browser without the renderer:
+# a reload or navigation brings the tab back. So does the whole Fetch domain (by prefix, in
+# _refuse), which lives in the browser: a replay must serve the requests of that reload.
+_AFTER_CRASH: Final = frozenset({"Page.reload", "Page.navigate"})
 
-    def __init__(
-        self,
-        connection: Connection,
-        methods: tuple[str, ...],
-        session_id: str | _AnySession | None,
-        handler: Callable[..., Awaitable[None] | None],
-        *,
-        with_method: bool = False,
-    ) -> None:
-        self._connection = connection
-        self.methods = methods
-        self.method = methods[0]
-        self.session_id = session_id
-        self._handler = handler
-        self._with_method = with_method
-        self._queue: asyncio.Queue[tuple[str, JSON] | None] = asyncio.Queue()
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    def _matches(self, session_id: str | None) -> bool:
-        return self.session_id is ANY_SESSION or self.session_id == session_id
-
-    def _push(self, item: tuple[str, JSON] | None) -> None:
-        self._queue.put_nowait(item)
-
-    async def _run(self) -> None:
-        while True:
-            item = await self._queue.get()
-            try:
-                if item is None:
-                    return
-                method, params = item
-                result = (
-                    self._handler(method, params) if self._with_method else self._handler(params)
-                )
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:
-                logger.exception("event handler for %s failed", ", ".join(self.methods))
-            finally:
-                self._queue.task_done()
-
-    async def drain(self) -> None:
-        """Wait until the handler has seen every event received so far.
-
-        Returns at once when the subscription is closed.
-        """
-        if not self._task.done():
-            waiter = asyncio.ensure_future(self._queue.join())
-            await asyncio.wait({waiter, self._task}, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-
-    def close(self) -> None:
-        """Stop delivering events to the handler. Events already queued are dropped."""
-        self._connection._unsubscribe(self)
-        self._task.cancel()
-
-
-class _Waiter:
-    __slots__ = ("future", "method", "predicate", "session_id")
-
-    def __init__(
-        self,
-        method: str,
-        session_id: str | _AnySession | None,
-        predicate: Callable[[JSON], bool] | None,
-        future: asyncio.Future[JSON],
-    ) -> None:
-        self.method = method
-        self.session_id = session_id
-        self.predicate = predicate
-        self.future = future
+# Events that change a session's state; checked with one set lookup per event.
+_SESSION_EVENTS: Final = frozenset(
+    {
+        "Target.detachedFromTarget",
+        "Inspector.targetCrashed",
+        "Inspector.targetReloadedAfterCrash",
+    }
+)
 
 
 class _Pending:
@@ -178,7 +124,18 @@ class Connection:
     the socket closes, for whatever reason, every pending command and waiter fails at once
     with :class:`~ego.errors.BrowserClosedError`, and so does every later call. When Chrome
     reports that a session detached, the commands pending on that session fail with
-    :class:`~ego.errors.TabClosedError`, and so does every later command sent to it.
+    :class:`~ego.errors.TabClosedError`, and so does every later command sent to it. When it
+    reports that a tab's renderer crashed (``Inspector.targetCrashed``), the commands and
+    waiters on that session fail at once with :class:`~ego.errors.TargetCrashedError`, and so
+    does every later command to it except ``Page.reload``, ``Page.navigate`` and the Fetch
+    domain, until Chrome reports the tab reloaded (``Inspector.targetReloadedAfterCrash``).
+
+    Strings may hold unpaired UTF-16 surrogates, both ways: one in a message from Chrome
+    (``'😀'.slice(0, 1)`` in a page) reaches Python as the same lone code point in the ``str``
+    (``'\\ud83d'``, as :func:`json.loads` gives it), and such a ``str`` is sent to Chrome as the
+    same lone code unit. Only a message that is not JSON at all closes the connection.
+
+    A command larger than :data:`MAX_COMMAND_BYTES` is refused before it is sent.
 
     Use :meth:`open` to create one over a websocket; ``Connection(channel)`` takes any other
     :class:`Channel`.
@@ -195,9 +152,10 @@ class Connection:
         self._sweep: asyncio.TimerHandle | None = None
         self._sweep_at = math.inf
         self._subscriptions: dict[str, list[Subscription]] = {}
-        self._waiters: dict[str, list[_Waiter]] = {}
+        self._waiters: dict[str, list[Waiter]] = {}
         self._closed_error: BrowserClosedError | None = None
-        self._detached: set[str] = set()
+        # Sessions that take no more commands (see _DETACHED and _CRASHED).
+        self._unusable: dict[str, str] = {}
         self._close_callbacks: list[Callable[[], None]] = []
         self._loop = asyncio.get_running_loop()
         wire.attach(self._on_message, self._on_wire_closed)
@@ -231,6 +189,11 @@ class Connection:
         """True once the socket has closed; every call now raises BrowserClosedError."""
         return self._closed_error is not None
 
+    def session_crashed(self, session_id: str) -> bool:
+        """True while the renderer of the tab behind ``session_id`` is crashed (reported by
+        Chrome and not reloaded since)."""
+        return self._unusable.get(session_id) == _CRASHED
+
     def on_close(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (synchronously, once) when the connection closes."""
         if self._closed_error is not None:
@@ -259,26 +222,39 @@ class Connection:
             ProtocolError: Chrome answered with an error.
             CommandTimeoutError: no answer within ``timeout``; the connection stays usable.
             TabClosedError: the session detached (the tab closed) before the answer.
+            TargetCrashedError: the tab's renderer crashed before the answer, or had crashed
+                and was not reloaded since (then nothing was sent).
+            CommandTooLargeError: the command is larger than :data:`MAX_COMMAND_BYTES`;
+                nothing was sent and the connection stays usable.
             BrowserClosedError: the connection is closed or closed while waiting.
-            TypeError: ``params`` cannot be serialised as JSON; nothing was sent.
+            TypeError, ValueError: ``params`` cannot be serialised as JSON; nothing was sent.
 
         Cancelling the caller abandons the command: Chrome still runs it, and its answer is
         dropped when it arrives.
         """
         if self._closed_error is not None:
             raise BrowserClosedError(str(self._closed_error))
-        if session_id is not None and session_id in self._detached:
-            raise TabClosedError(
-                f"{method} was not sent: the tab of session {session_id} closed or detached; "
-                "open a new tab and retry"
-            )
+        if session_id is not None and session_id in self._unusable:
+            self._refuse(method, session_id)
         message_id = next(self._ids)
         message: JSON = {"id": message_id, "method": method}
         if params:
             message["params"] = params
         if session_id is not None:
             message["sessionId"] = session_id
-        data = orjson.dumps(message)  # a TypeError here leaves nothing pending behind
+        # An error from here to the send leaves nothing pending behind.
+        try:
+            data = orjson.dumps(message)
+        except TypeError as exc:
+            data = encode_lenient(message, exc)
+        if len(data) > MAX_COMMAND_BYTES:
+            raise CommandTooLargeError(
+                f"{method} was not sent: it is {len(data):,} bytes, over the limit of "
+                f"{MAX_COMMAND_BYTES:,} bytes per command (Chrome drops the connection on a "
+                "message over 100 MiB); pass less data per call",
+                size=len(data),
+                limit=MAX_COMMAND_BYTES,
+            )
         future: asyncio.Future[JSON] = self._loop.create_future()
         seconds = self.default_timeout if timeout is _DEFAULT else timeout
         deadline = None
@@ -295,6 +271,20 @@ class Connection:
         finally:
             # Covers cancellation by the caller: the id must not linger in _pending.
             self._pending.pop(message_id, None)
+
+    def _refuse(self, method: str, session_id: str) -> None:
+        """Raise for a command to an unusable session, unless a crashed one still takes it."""
+        if self._unusable[session_id] == _DETACHED:
+            raise TabClosedError(
+                f"{method} was not sent: the tab of session {session_id} closed or detached; "
+                "open a new tab and retry"
+            )
+        if method in _AFTER_CRASH or method.startswith("Fetch."):
+            return
+        raise TargetCrashedError(
+            f"{method} was not sent: {_crashed_tab(session_id)}; reload the tab "
+            "(tab.reload()) or close it"
+        )
 
     def _arm_sweep(self, when: float) -> None:
         if self._sweep is not None:
@@ -332,7 +322,7 @@ class Connection:
         method: str,
         handler: EventHandler,
         *,
-        session_id: str | _AnySession | None = None,
+        session_id: str | AnySession | None = None,
     ) -> Subscription:
         """Call ``handler(params)`` for every ``method`` event from ``session_id``.
 
@@ -340,7 +330,7 @@ class Connection:
         event from every session. ``handler`` may be a function or a coroutine function.
         Handlers run in their own task in arrival order; see :class:`Subscription`.
         """
-        subscription = Subscription(self, (method,), session_id, handler)
+        subscription = Subscription(self._unsubscribe, (method,), session_id, handler)
         self._subscriptions.setdefault(method, []).append(subscription)
         return subscription
 
@@ -349,14 +339,16 @@ class Connection:
         methods: Sequence[str],
         handler: Callable[[str, JSON], Awaitable[None] | None],
         *,
-        session_id: str | _AnySession | None = None,
+        session_id: str | AnySession | None = None,
     ) -> Subscription:
         """Call ``handler(method, params)`` for every event of any of ``methods``.
 
         Unlike separate subscriptions, one subscription sees its events in the order Chrome
         sent them, across methods (a response after its request, say).
         """
-        subscription = Subscription(self, tuple(methods), session_id, handler, with_method=True)
+        subscription = Subscription(
+            self._unsubscribe, tuple(methods), session_id, handler, with_method=True
+        )
         for method in subscription.methods:
             self._subscriptions.setdefault(method, []).append(subscription)
         return subscription
@@ -371,7 +363,7 @@ class Connection:
         self,
         method: str,
         *,
-        session_id: str | _AnySession | None = None,
+        session_id: str | AnySession | None = None,
         predicate: Callable[[JSON], bool] | None = None,
     ) -> asyncio.Future[JSON]:
         """Return a future for the next ``method`` event that satisfies ``predicate``.
@@ -384,7 +376,7 @@ class Connection:
         if self._closed_error is not None:
             future.set_exception(BrowserClosedError(str(self._closed_error)))
             return future
-        waiter = _Waiter(method, session_id, predicate, future)
+        waiter = Waiter(method, session_id, predicate, future)
         self._waiters.setdefault(method, []).append(waiter)
         return future
 
@@ -392,7 +384,7 @@ class Connection:
         self,
         method: str,
         *,
-        session_id: str | _AnySession | None = None,
+        session_id: str | AnySession | None = None,
         predicate: Callable[[JSON], bool] | None = None,
         timeout: float,
     ) -> JSON:
@@ -418,8 +410,11 @@ class Connection:
         try:
             message = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            self._drop("the browser sent a frame that is not JSON")
-            return
+            try:
+                message = decode_lenient(raw)  # a lone surrogate, most likely
+            except ValueError:
+                self._drop("the browser sent a frame that is not JSON")
+                return
         if not isinstance(message, dict):
             self._drop("the browser sent JSON that is not a CDP message")
             return
@@ -459,18 +454,17 @@ class Connection:
             return
         params: JSON = message.get("params", {})
         session_id: str | None = message.get("sessionId")
-        if method == "Target.detachedFromTarget":
-            self._fail_session(params.get("sessionId"), params.get("targetId"))
         for subscription in self._subscriptions.get(method, ()):
             if subscription._matches(session_id):
                 subscription._push((method, params))
         waiters = self._waiters.get(method)
         if waiters:
             self._resolve_waiters(waiters, params, session_id)
+        if method in _SESSION_EVENTS:
+            # After the waiters: one waiting for this very event gets it, not the failure.
+            self._on_session_event(method, params, session_id)
 
-    def _resolve_waiters(
-        self, waiters: list[_Waiter], params: JSON, session_id: str | None
-    ) -> None:
+    def _resolve_waiters(self, waiters: list[Waiter], params: JSON, session_id: str | None) -> None:
         for waiter in list(waiters):
             if waiter.future.done():
                 waiters.remove(waiter)
@@ -487,29 +481,44 @@ class Connection:
                 waiters.remove(waiter)
                 waiter.future.set_result(params)
 
-    def _fail_session(self, session_id: str | None, target_id: str | None) -> None:
-        if session_id is None:
+    def _on_session_event(self, method: str, params: JSON, session_id: str | None) -> None:
+        if method == "Target.detachedFromTarget":
+            detached = params.get("sessionId")
+            if detached is None:
+                return
+            tab = params.get("targetId") or detached
+            self._unusable[detached] = _DETACHED
+            self._fail_session(
+                detached,
+                lambda what: TabClosedError(
+                    f"{what}: the tab {tab} closed or detached; open a new tab and retry"
+                ),
+            )
+        elif session_id is None or self._unusable.get(session_id) == _DETACHED:
             return
-        self._detached.add(session_id)
+        elif method == "Inspector.targetCrashed":
+            self._unusable[session_id] = _CRASHED
+            crashed = _crashed_tab(session_id)
+            self._fail_session(
+                session_id,
+                lambda what: TargetCrashedError(
+                    f"{what}: {crashed}; reload the tab (tab.reload()) or close it"
+                ),
+            )
+        else:  # Inspector.targetReloadedAfterCrash: a new renderer runs the tab
+            self._unusable.pop(session_id, None)
+
+    def _fail_session(self, session_id: str, error: Callable[[str], Exception]) -> None:
+        """Fail every command and waiter on ``session_id`` with ``error(what was cut)``."""
         for message_id, entry in list(self._pending.items()):
             if entry.session_id == session_id and not entry.future.done():
                 del self._pending[message_id]
-                entry.future.set_exception(
-                    TabClosedError(
-                        f"{entry.method} was cut short: the tab {target_id or session_id} "
-                        "closed or detached; open a new tab and retry"
-                    )
-                )
+                entry.future.set_exception(error(f"{entry.method} was cut short"))
         for method, waiters in self._waiters.items():
             for waiter in list(waiters):
                 if waiter.session_id == session_id and not waiter.future.done():
                     waiters.remove(waiter)
-                    waiter.future.set_exception(
-                        TabClosedError(
-                            f"stopped waiting for {method}: the tab {target_id or session_id} "
-                            "closed or detached"
-                        )
-                    )
+                    waiter.future.set_exception(error(f"stopped waiting for {method}"))
 
     def _shutdown(self, reason: str) -> None:
         if self._closed_error is not None:
@@ -537,6 +546,10 @@ class Connection:
                 callback()
             except Exception:
                 logger.exception("close callback failed")
+
+
+def _crashed_tab(session_id: str) -> str:
+    return f"the renderer of the tab (session {session_id[:8]}) crashed or was killed"
 
 
 def _protocol_error(method: str, error: JSON) -> ProtocolError:

@@ -35,6 +35,7 @@ from ..errors import (
     EgoError,
     ProtocolError,
     TabClosedError,
+    TargetCrashedError,
     UnmatchedRequestError,
 )
 from .answers import failure_reason, fulfill_params, request_body
@@ -275,6 +276,8 @@ class Replayer:
                     await self.tab.send(method, params, timeout=self.timeout)
                 except (TabClosedError, BrowserClosedError):
                     break  # the tab's interception went with it
+                except TargetCrashedError:
+                    continue  # a crashed tab takes only Fetch.* and a reload; the rest waits
                 except (ProtocolError, CommandTimeoutError) as exc:
                     logger.warning("replay: %s failed while stopping: %s", method, exc)
             await self.settle()

@@ -29,6 +29,7 @@ from ..js import normalize_source
 from ..learning.manifest import args_schema
 from ..learning.matching import match_domain
 from ..learning.paths import resolve_inside
+from ..schemas import schema_problems
 
 __all__ = [
     "CAPABILITIES",
@@ -291,14 +292,8 @@ def skill_problems(doc: Document, *, domain: str, task: str) -> list[str]:
 
 
 def _schema_check(key: str, schema: Any) -> list[str]:
-    try:
-        jsonschema.validators.validator_for(schema).check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path)
-        return [
-            f"{key}: not a valid JSON Schema: {exc.message}" + (f" (at {where})" if where else "")
-        ]
-    return []
+    # schema_problems also refuses remote $refs and patterns RE2 cannot run.
+    return [f"{key}: {problem}" for problem in schema_problems(schema)]
 
 
 def source_problems(source: str | None, *, what: str = EXTRACTOR_FILE) -> list[str]:

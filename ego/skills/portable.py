@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cache import SIGNAL_KEY, call_snippet, store_snippet
+from ..cache import PORTABLE_SIGNAL_KEY, call_snippet, store_snippet
 from ..errors import (
     InvalidSkillError,
     SkillExistsError,
@@ -35,6 +35,7 @@ from ..errors import (
 )
 from ..js import embed_json
 from ..learning.context import example_args
+from ..learning.locks import site_lock
 from ..learning.manifest import BrowserToolSpec
 from ..learning.paths import resolve_inside
 from ..learning.registry import WORKSPACE_ENV, Learnings
@@ -253,8 +254,12 @@ def skill_markdown(skill: Skill, params: dict[str, Any] | None = None) -> str:
     """
     example = check_params(skill, params) if params is not None else example_args(skill.params)
     arguments = "document, " + embed_json(example)
-    call = call_snippet(skill.key, skill.version_hash, arguments)
-    store = store_snippet(skill.key, skill.version_hash, skill.expression, skill.source_url)
+    # The fixed signal key: other bridges read it, and an export stays the same run to run.
+    signal = PORTABLE_SIGNAL_KEY
+    call = call_snippet(skill.key, skill.version_hash, arguments, signal_key=signal)
+    store = store_snippet(
+        skill.key, skill.version_hash, skill.expression, skill.source_url, signal_key=signal
+    )
     sections: list[tuple[str, str]] = []
     for title, text in skill.sections:
         if title.strip().lower() in _DERIVED:
@@ -271,8 +276,8 @@ def skill_markdown(skill: Skill, params: dict[str, Any] | None = None) -> str:
             f"Evaluate this on a tab at {origin} (localStorage and the session are per origin). "
             f"It runs the extractor stored under `{skill.key}` at version `{skill.version_hash}`"
             " with `document` and the params: change only the object after `document,`. If it "
-            f'answers `{{"{SIGNAL_KEY}": "NEEDS_STORE"}}`, evaluate the Store once, then this '
-            f'Call again. `{{"{SIGNAL_KEY}": "NO_STORAGE"}}` or `"NO_EVAL"` means this page '
+            f'answers `{{"{signal}": "NEEDS_STORE"}}`, evaluate the Store once, then this '
+            f'Call again. `{{"{signal}": "NO_STORAGE"}}` or `"NO_EVAL"` means this page '
             "cannot cache it: call the Extractor above directly with `(document, params)`. A "
             "bridge that takes a function rather than an expression (Playwright MCP's "
             "`browser_evaluate`) gets `() => <snippet>`.\n\n" + _code_block(call),
@@ -360,6 +365,7 @@ def import_skill(
         InvalidSkillError: the file cannot be read or is not a valid skill (``problems``).
         SkillExistsError: the skill is already in the workspace and ``overwrite`` is False.
         UnsafePathError: the target folder resolves outside the workspace's skills root.
+        SiteBusyError: another import of the same skill held its lock too long.
         ValueError: no workspace given and ``$EGO_WORKSPACE`` is not set.
     """
     source_path = Path(path)
@@ -386,41 +392,44 @@ def import_skill(
     )
     root = _workspace(workspace) / "skills"
     target = resolve_inside(root, f"{skill.site}/{skill.name}", what=f"import of {skill.id}")
-    if target.exists() and not overwrite:
-        raise SkillExistsError(
-            f"skill {skill.id} is already in {root} ({target}): pass overwrite=True to replace it"
-        )
-    sections = []
-    for title, body in kept:
-        if title.strip().lower() == "extractor":
-            prose = _strip_code(body)
-            body = (prose + "\n\n" if prose else "") + (
-                f"The extractor is `{EXTRACTOR_FILE}`, beside this file."
+    # Another import of the same skill could retire the folder this one is renaming.
+    with site_lock(root, f"{skill.site}/{skill.name}"):
+        if target.exists() and not overwrite:
+            raise SkillExistsError(
+                f"skill {skill.id} is already in {root} ({target}): "
+                "pass overwrite=True to replace it"
             )
-        sections.append((title, body))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.parent / f"_import-{skill.name}-{secrets.token_hex(4)}"
-    staging.mkdir()
-    try:
-        (staging / SKILL_FILE).write_text(
-            render_document(dict(meta), doc.preamble, sections), encoding="utf-8"
-        )
-        (staging / EXTRACTOR_FILE).write_text(skill.source, encoding="utf-8")
-        # Read back what was written, checked as the catalog will check it.
-        build_skill(
-            parse_document((staging / SKILL_FILE).read_text(encoding="utf-8")),
-            (staging / EXTRACTOR_FILE).read_text(encoding="utf-8"),
-            domain=skill.site,
-            task=skill.name,
-        )
-        if target.exists():
-            retired = target.parent / f"_old-{skill.name}-{secrets.token_hex(4)}"
-            target.rename(retired)
-            staging.rename(target)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    return target
+        sections = []
+        for title, body in kept:
+            if title.strip().lower() == "extractor":
+                prose = _strip_code(body)
+                body = (prose + "\n\n" if prose else "") + (
+                    f"The extractor is `{EXTRACTOR_FILE}`, beside this file."
+                )
+            sections.append((title, body))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = target.parent / f"_import-{skill.name}-{secrets.token_hex(4)}"
+        staging.mkdir()
+        try:
+            (staging / SKILL_FILE).write_text(
+                render_document(dict(meta), doc.preamble, sections), encoding="utf-8"
+            )
+            (staging / EXTRACTOR_FILE).write_text(skill.source, encoding="utf-8")
+            # Read back what was written, checked as the catalog will check it.
+            build_skill(
+                parse_document((staging / SKILL_FILE).read_text(encoding="utf-8")),
+                (staging / EXTRACTOR_FILE).read_text(encoding="utf-8"),
+                domain=skill.site,
+                task=skill.name,
+            )
+            if target.exists():
+                retired = target.parent / f"_old-{skill.name}-{secrets.token_hex(4)}"
+                target.rename(retired)
+                staging.rename(target)
+                shutil.rmtree(retired, ignore_errors=True)
+            else:
+                staging.rename(target)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        return target
