@@ -400,16 +400,17 @@ class Site:
         site_id: str,
         tool: str,
         source: str,
-        description: str,
+        description: str | None = None,
         args: dict[str, Any] | None = None,
         returns: dict[str, Any] | bool | None = None,
-        side_effect: Literal["read", "write", "irreversible"] = "read",
+        side_effect: Literal["read", "write", "irreversible"] | None = None,
         *,
-        auth: Literal["none", "session"] = "none",
+        auth: Literal["none", "session"] | None = None,
         domains: Sequence[str] | None = None,
         tab: Tab | None = None,
         try_args: dict[str, Any] | None = None,
         name: str | None = None,
+        clear: Sequence[str] = (),
     ) -> _store.SavedTool:
         """Keep a browser tool that worked, in the agent workspace's learnings.
 
@@ -417,31 +418,45 @@ class Site:
         snapshot-only references in the source, valid args/returns schemas and manifest, the
         source parses in the browser (compiled, not run, in a fresh about:blank tab), and with
         ``try_args`` one plain run in the page that neither throws nor signals. A site that
-        is new gets a folder and manifest (domains from the tab's host unless given); a site
-        that exists only in the project is copied into the workspace first (the copy shadows
-        it; the project is never modified). A replaced tool's previous version is kept (see
-        :meth:`tool_history`). :meth:`learn_context` lists the tool at once, and its next run
-        stores the new source in the page's localStorage (its content hash changed).
+        is new gets a folder and manifest (domains from the tab's host, with its port, unless
+        given); a site that exists only in the project is copied into the workspace first
+        (the copy shadows it; the project is never modified). A replaced tool's previous
+        version is kept (see :meth:`tool_history`). :meth:`learn_context` lists the tool at
+        once, and its next run stores the new source in the page's localStorage (its content
+        hash changed).
+
+        Saving a tool the site already has changes only what is given: every argument left
+        at None keeps the tool's current value (and keys this call cannot name, such as
+        ``timeout``, stay); ``clear`` removes a field explicitly.
 
         Args:
             site_id: the site's id (its folder name), e.g. ``"x-com"``.
             tool: the tool's name, an identifier.
             source: the JavaScript: ``async (args) => {...}``, ``async function (args)
                 {...}``, or a module with ``export default async function``.
-            description: what the tool does.
-            args: compact ``{name: {type, required, description}}`` or a full JSON Schema.
-            returns: a JSON Schema for the result.
-            side_effect: ``"read"``, ``"write"`` or ``"irreversible"``.
-            auth: ``"session"`` when the tool needs the logged-in session.
-            domains: the site's domains (a new site defaults to the tab's host).
+            description: what the tool does; required for a new tool, None keeps an
+                existing tool's.
+            args: compact ``{name: {type, required, description}}`` or a full JSON Schema;
+                None keeps the tool's args (a new tool takes none).
+            returns: a JSON Schema for the result; None keeps the tool's (a new tool has
+                none).
+            side_effect: ``"read"``, ``"write"`` or ``"irreversible"``; None keeps the tool's
+                (a new tool is ``"read"``).
+            auth: ``"session"`` when the tool needs the logged-in session; None keeps the
+                tool's (a new tool is ``"none"``).
+            domains: the site's domains (a new site defaults to the tab's host, with its
+                port when the URL names one). A bare ``localhost``, ``127.0.0.1`` or
+                ``[::1]`` without a port is refused as too broad.
             tab: the tab the tool was found in; ``try_args`` runs there. By default an open
                 tab on the site's domains.
             try_args: run the tool once with these args before keeping it.
             name: the site's display name (a new site defaults to its id).
+            clear: fields to remove from the tool's entry: ``"args"`` (then it takes no
+                args), ``"returns"``, ``"timeout"``.
 
         Returns:
             What was written (file, whether the site was created or shadowed, the history id
-            of the replaced version, the try run's result).
+            of the replaced version, what changed, the try run's result).
 
         Raises:
             WorkspaceRequiredError: no workspace (set EGO_WORKSPACE or pass workspace=).
@@ -462,6 +477,7 @@ class Site:
             domains=domains,
             try_args=try_args,
             name=name,
+            clear=tuple(clear) if not isinstance(clear, str) else (clear,),
         )
         return await self.save_tool(draft, tab=tab)
 

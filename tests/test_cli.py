@@ -444,7 +444,7 @@ def test_validate_prints_one_line_per_problem(
 
 def test_validate_shipped_learnings_and_skills(env: dict[str, str], cwd: Path) -> None:
     result = ego_sync("validate", env=env, cwd=cwd)
-    assert result.json() == {"ok": True, "problems": []}, result
+    assert result.json() == {"ok": True, "problems": [], "warnings": []}, result
     assert result.returncode == 0, result
 
 

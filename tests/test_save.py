@@ -28,6 +28,7 @@ from ego.errors import (
     WorkspaceRequiredError,
 )
 from ego.learning.history import HISTORY_DIR, content_hash, write_atomic
+from ego.learning.locks import LOCK_DIR
 from ego.learning.registry import Learnings
 from ego.learning.validate import validate_site
 from ego.site import Site
@@ -142,7 +143,7 @@ async def test_saved_tool_is_found_by_learn_context_and_runs_through_the_cache(
     manifest = json.loads((site_dir / "manifest.json").read_text())
     assert manifest["id"] == site_id
     assert manifest["name"] == site_id
-    assert manifest["domains"] == ["shop.localhost"]  # the tab's host
+    assert manifest["domains"] == [f"shop.localhost:{demo.port}"]  # the tab's host and port
     assert manifest["startUrl"] == demo.url
     assert manifest["browserTools"]["find"]["args"] == SEARCH_ARGS  # compact map kept as given
     assert validate_site(site.learnings.find(site_id)) == []
@@ -373,7 +374,7 @@ async def test_replacing_keeps_the_previous_version_and_re_stores_the_new_one(
     record = json.loads((kept_dir / f"{saved.previous_version}.json").read_text())
     assert record["entry"]["description"] == "Search products"
 
-    context = await site.learn_context("http://shop.localhost/")
+    context = await site.learn_context(shop_tab.url)
     assert [t.description for t in context.tools if t.site_id == site_id] == ["Search v2"]
     result = await site.run_browser_tool(site_id, "find", {"q": "lamp"}, tab=shop_tab)
     assert result == {"version": 2, "names": ["Trail Headlamp 400"]}
@@ -421,7 +422,7 @@ async def test_history_and_restore_round_trip(
         (False, "v2"),
         (False, "v1"),
     ]
-    context = await site.learn_context("http://shop.localhost/")
+    context = await site.learn_context(shop_tab.url)
     assert [t.description for t in context.tools if t.site_id == site_id] == ["v1"]
     result = await site.run_browser_tool(site_id, "find", {"q": "lamp"}, tab=shop_tab)
     assert result["version"] == 1
@@ -575,7 +576,7 @@ async def test_a_crash_between_tool_file_and_manifest_leaves_a_consistent_site(
     assert_consistent(workspace / "learnings", site_id)
     result = await site.run_browser_tool(site_id, "find", {"q": "lamp"}, tab=shop_tab)
     assert result["version"] == 1  # the old tool, whole: its entry and its source
-    context = await site.learn_context("http://shop.localhost/")
+    context = await site.learn_context(shop_tab.url)
     assert [t.description for t in context.tools if t.site_id == site_id] == ["Search products"]
 
     # Saving again after the crash works and does not keep v1 twice.
@@ -619,7 +620,8 @@ async def test_a_crash_creating_a_site_leaves_nothing(
     with pytest.raises(OSError, match="simulated crash"):
         await site.save_browser_tool("demo-shop", "whoami", "async () => 1", "x", tab=shop_tab)
     monkeypatch.undo()
-    assert [p.name for p in (workspace / "learnings").iterdir()] == []
+    # Only the (hidden, never listed) folder of the sites' lock files is there.
+    assert [p.name for p in (workspace / "learnings").iterdir()] == [LOCK_DIR]
     assert checksum(project) == before
     assert site.learnings.find("demo-shop").root == project
 
@@ -630,7 +632,7 @@ async def test_same_size_rewrites_within_one_clock_tick_are_seen(
     await save_search(site, site_id, shop_tab, description="desc A")
     manifest = workspace / "learnings" / site_id / "manifest.json"
     tool_file = manifest.parent / "browser-tools" / "find.js"
-    assert (await site.learn_context("http://shop.localhost/")).tools  # cached in Learnings
+    assert (await site.learn_context(shop_tab.url)).tools  # cached in Learnings
     # A coarse clock: the files claim to be from the future, so a rewrite gets an older time.
     future = manifest.stat().st_mtime_ns + 10_000_000_000
     for path in (manifest, tool_file):
@@ -640,7 +642,7 @@ async def test_same_size_rewrites_within_one_clock_tick_are_seen(
 
     await save_search(site, site_id, shop_tab, SEARCH_V2, description="desc B")  # same sizes
     assert manifest.stat().st_mtime_ns > future
-    context = await site.learn_context("http://shop.localhost/")
+    context = await site.learn_context(shop_tab.url)
     assert [t.description for t in context.tools if t.site_id == site_id] == ["desc B"]
     result = await site.run_browser_tool(site_id, "find", {"q": "x"}, tab=shop_tab)
     assert result["version"] == 2

@@ -88,7 +88,7 @@ def test_save_tool_command_checks_saves_and_tries(
     assert data["created_site"] is True
     assert data["try_result"] == {"version": 1, "names": ["Mechanical Desk Clock", "Felt Desk Mat"]}
     manifest = json.loads((workspace / "learnings" / site_id / "manifest.json").read_text())
-    assert manifest["domains"] == ["shop.localhost"]
+    assert manifest["domains"] == [f"shop.localhost:{demo.port}"]  # the tab's host and port
     assert manifest["browserTools"]["find"]["description"] == "Search products"
 
     # A source that does not parse: exit 3, one line saying why, nothing written.

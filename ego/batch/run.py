@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..calls import CallOptions, ToolCall, bind, resolve
+from ..calls import CallOptions, ToolCall, ToolRef, bind, resolve
 from ..errors import BrowserError, LearningError
 from ..pool import BrowserPool, PoolResult
 from .files import (
@@ -43,6 +43,7 @@ from .files import (
     read_results,
     rewrite_without,
 )
+from .lock import hold_output
 from .progress import BatchProgress, BatchSummary
 
 __all__ = ["run_batch"]
@@ -95,8 +96,9 @@ async def run_batch(
     Raises:
         UnknownSiteError, UnknownToolError, InvalidManifestError, ConfirmationRequiredError:
             before anything starts.
-        BatchFileError: the input is unreadable, or the output is corrupt in its middle or
-            was made from another input.
+        BatchFileError: the input is unreadable, the output is corrupt in its middle or was
+            made from another input, or another run holds the output (its lock,
+            ``<output>.lock``, is held for the run's whole life).
         ConnectionFailedError, ChromeLaunchError, ...: no browser of the pool started.
         PoolExhaustedError: every browser died and none could be replaced; the results
             written so far stay, and the next run continues from them.
@@ -105,7 +107,20 @@ async def run_batch(
     """
     source, output = Path(input_path), Path(output_path)
     ref = resolve(pool.learnings, site_id, tool, CallOptions(timeout=timeout, confirm=confirm))
-    spec = ref.spec
+    with hold_output(output):
+        return await _run(pool, ref, source, output, retry_failed=retry_failed, progress=progress)
+
+
+async def _run(
+    pool: BrowserPool,
+    ref: ToolRef,
+    source: Path,
+    output: Path,
+    *,
+    retry_failed: bool,
+    progress: Callable[[BatchProgress], None] | None,
+) -> BatchSummary:
+    site_id, tool, spec = ref.site_id, ref.tool, ref.spec
     journaled = spec.side_effect != "read"
     items = read_inputs(source)
     by_index = {item.index: item for item in items}

@@ -252,7 +252,10 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
     for summary in summaries:
         if summary.valid:
             tools = ", ".join([*summary.browser_tools, *summary.python_tools])
-            lines.append(f"{summary.site_id:16} {summary.name}  [{tools}]")
+            line = f"{summary.site_id:16} {summary.name}  [{tools}]"
+            if summary.node_tools:
+                line += f"  (not runnable here: {', '.join(summary.node_tools)})"
+            lines.append(line)
         else:
             lines.append(f"{summary.site_id:16} INVALID: {'; '.join(summary.problems)}")
     return "\n".join(lines) or "no sites"
@@ -408,18 +411,21 @@ def validate(settings: Settings, path: Path | None) -> None:
     """Check manifests, paths, schemas and skills; one line per problem.
 
     PATH may be a site folder, a learnings folder, or a workspace holding learnings/ (and
-    skills/). Without PATH every root is checked. Exits 3 when anything is wrong.
+    skills/). Without PATH every root is checked. Exits 3 when anything is wrong; warnings
+    (tools ego lists but cannot run) do not change the exit code.
     """
     from ..checks import validate_path
 
-    problems = validate_path(path, workspace=settings.workspace)
-    lines = [str(problem) for problem in problems]
+    found = validate_path(path, workspace=settings.workspace)
+    problems = [str(problem) for problem in found if not problem.warning]
+    warnings = [str(problem) for problem in found if problem.warning]
     if settings.output.json:
-        settings.output.result({"ok": not problems, "problems": lines})
+        settings.output.result({"ok": not problems, "problems": problems, "warnings": warnings})
     else:
-        for line in lines:
+        for line in [*problems, *warnings]:
             click.echo(line)
-        click.echo(f"{len(problems)} problem(s)" if problems else "all valid", err=True)
+        summary = f"{len(problems)} problem(s)" if problems else "all valid"
+        click.echo(summary + (f", {len(warnings)} warning(s)" if warnings else ""), err=True)
     sys.exit(EXIT_TOOL if problems else EXIT_OK)
 
 

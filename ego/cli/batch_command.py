@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shlex
 import signal
 import sys
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import orjson
 
 from ..batch import BatchProgress, BatchSummary, run_batch
 from ..errors import EgoError
@@ -39,8 +41,10 @@ class _Progress:
         self.plain = not output.json and not output.progress_enabled
         self._shown = 0.0
         self._step = -1
+        self.last: BatchProgress | None = None
 
     def __call__(self, state: BatchProgress) -> None:
+        self.last = state
         todo = state.total - state.skipped
         if self.live:
             now = time.monotonic()
@@ -59,6 +63,24 @@ class _Progress:
         if self.live and self._shown:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
+
+
+def _say_stopped(output: Output, cause: str, state: BatchProgress | None) -> None:
+    """Tell where a stopped run got to and how to go on; every finished result is kept."""
+    command = shlex.join(["ego", *sys.argv[1:]])
+    if state is None:
+        where = "before any result"
+    else:
+        finished = state.skipped + state.done
+        where = f"at {finished}/{state.total} ({state.done} this run, {state.failed} failed)"
+    message = (
+        f"stopped by {cause} {where}; every finished result is in the output: "
+        f"run the same command to resume: {command}"
+    )
+    if output.json:
+        click.echo(orjson.dumps({"error": message, "type": "Stopped"}).decode(), err=True)
+    else:
+        click.echo(f"ego: {message}", err=True)
 
 
 def _progress_line(state: BatchProgress) -> str:
@@ -255,9 +277,11 @@ def batch(
         sys.exit(output.error(exc))
     except KeyboardInterrupt:
         progress.finish()
+        _say_stopped(output, "Ctrl+C", progress.last)
         sys.exit(_EXIT_SIGINT)
     except asyncio.CancelledError:
         progress.finish()
+        _say_stopped(output, "SIGTERM", progress.last)
         sys.exit(_EXIT_SIGTERM)
     except OSError as exc:
         progress.finish()

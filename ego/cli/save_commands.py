@@ -19,9 +19,10 @@ import orjson
 
 from ..errors import EgoError
 from ..learning import notes
-from ..learning.draft import Auth, SideEffect, ToolDraft
+from ..learning.draft import CLEARABLE, Auth, SideEffect, ToolDraft
 from ..learning.history import list_versions
-from ..learning.save_plan import workspace_root
+from ..learning.manifest import args_schema
+from ..learning.save_plan import check_domains, workspace_root
 from ..learning.store import restore_tool
 from .common import Settings, common, json_option, pass_settings, run_async
 
@@ -65,6 +66,8 @@ def _saved_text(data: dict[str, Any]) -> str:
     if data.get("unchanged"):
         return f"{data['site_id']}/{data['tool']} is unchanged ({data['hash']}); nothing written"
     lines = [f"{what} {data['site_id']}/{data['tool']} -> {data['file']} ({data['hash']})"]
+    if data.get("changed"):
+        lines.append("  changed: " + ", ".join(data["changed"]))
     if data["shadowed"]:
         lines.append(f"  copied the project's {data['site_id']} to the workspace (it shadows it)")
     if data["previous_version"]:
@@ -84,16 +87,30 @@ def _saved_text(data: dict[str, Any]) -> str:
     metavar="PATH",
     help="The tool's JavaScript (- reads stdin).",
 )
-@click.option("--description", required=True, help="What the tool does.")
-@click.option("--args", "args_json", help="Args schema: compact map or full JSON Schema.")
-@click.option("--returns", "returns_json", help="JSON Schema of the result.")
+@click.option(
+    "--description", help="What the tool does (required for a new tool; else kept if omitted)."
+)
+@click.option(
+    "--args",
+    "args_json",
+    help="Args schema: compact map or full JSON Schema (kept if omitted; a new tool has none).",
+)
+@click.option("--returns", "returns_json", help="JSON Schema of the result (kept if omitted).")
 @click.option(
     "--side-effect",
     type=click.Choice(["read", "write", "irreversible"]),
-    default="read",
-    show_default=True,
+    help="Kept if omitted; a new tool is read.",
 )
-@click.option("--auth", type=click.Choice(["none", "session"]), default="none", show_default=True)
+@click.option(
+    "--auth", type=click.Choice(["none", "session"]), help="Kept if omitted; a new tool is none."
+)
+@click.option(
+    "--clear",
+    "clear",
+    multiple=True,
+    type=click.Choice(CLEARABLE),
+    help="Remove this field from the tool's entry (repeatable); args cleared means no args.",
+)
 @click.option("--try-args", "try_json", help="Run the tool once with these args before saving.")
 @click.option("--url", help="A page of the site: opened first; gives a new site its domain.")
 @click.option("--domain", "domains", multiple=True, help="A domain of the site (repeatable).")
@@ -106,11 +123,12 @@ def save_tool(
     site_id: str,
     tool: str,
     file: str,
-    description: str,
+    description: str | None,
     args_json: str | None,
     returns_json: str | None,
-    side_effect: str,
-    auth: str,
+    side_effect: str | None,
+    auth: str | None,
+    clear: tuple[str, ...],
     try_json: str | None,
     url: str | None,
     domains: tuple[str, ...],
@@ -121,7 +139,8 @@ def save_tool(
 
     The source must parse in the browser, use no snapshot refs or pixel coordinates, and
     (with --try-args) run once without error. Nothing is written when a check fails. A
-    replaced version is kept: see `ego history SITE_ID TOOL`.
+    replaced version is kept: see `ego history SITE_ID TOOL`. Saving a tool the site has
+    changes only what is given: omitted options keep the tool's values, --clear removes one.
     """
     source = _read_text(file, "--file")
     draft = ToolDraft(
@@ -131,15 +150,19 @@ def save_tool(
         description=description,
         args=_json_option(args_json, "--args"),
         returns=_json_option(returns_json, "--returns", kinds=(dict, bool)),
-        side_effect=cast(SideEffect, side_effect),
-        auth=cast(Auth, auth),
+        side_effect=cast(SideEffect | None, side_effect),
+        auth=cast(Auth | None, auth),
         domains=list(domains) or None,
         try_args=_json_option(try_json, "--try-args"),
         name=name,
+        clear=clear,
+        front_end="cli",
     )
 
     async def go() -> dict[str, Any]:
-        workspace_root(settings.learnings())  # fail before starting Chrome
+        # The checks that need no browser fail before Chrome starts.
+        workspace_root(settings.learnings())
+        check_domains(site_id, tool, domains, front_end="cli")
         async with settings.browser(profile=profile) as browser:
             tab = None
             if url:
@@ -175,6 +198,7 @@ def save_note(
     text = _read_text(file, "--file")
 
     def go() -> dict[str, Any]:
+        check_domains(site_id, name, domains, front_end="cli")  # refused in --domain's words
         saved = notes.save_note(
             settings.learnings(),
             site_id,
@@ -196,13 +220,45 @@ def save_note(
     )
 
 
+def _args_summary(args: Any) -> str:
+    """An entry's args in a few characters: ``id*,limit`` (``*`` marks required), or ``-``."""
+    try:
+        schema = args_schema(args if isinstance(args, dict) else None)
+    except ValueError:
+        return "?"
+    properties, wanted = schema.get("properties"), schema.get("required")
+    names = list(properties) if isinstance(properties, dict) else []
+    required = {n for n in wanted if isinstance(n, str)} if isinstance(wanted, list) else set()
+    return ",".join(n + ("*" if n in required else "") for n in names) or "-"
+
+
+def _version_line(row: dict[str, Any]) -> str:
+    """One version of ``ego history``: id, time, hash, side effect, args, what changed."""
+    entry = row.get("entry") or {}
+    changed = row.get("changed")
+    change = "(oldest)" if changed is None else ", ".join(changed) or "(no change)"
+    side = str(entry.get("sideEffect", "read")) + (
+        "+session" if entry.get("auth") == "session" else ""
+    )
+    args = _args_summary(entry.get("args"))
+    return (
+        f"{row['version']:26} {row['saved_at'][:19]:19}  {row['hash']}  {side:12} "
+        f"{args[:18]:18} {change:28} {row['description'][:50]}"
+    )
+
+
 @click.command("history")
 @click.argument("site_id")
 @click.argument("tool")
 @json_option
 @pass_settings
 def history(settings: Settings, site_id: str, tool: str) -> None:
-    """List TOOL's versions: the current one, then the kept ones, newest first."""
+    """List TOOL's versions: the current one, then the kept ones, newest first.
+
+    Each line gives the version's side effect and args (``*`` marks a required one) and what
+    changed from the version below it (source, args, sideEffect, returns, description, ...).
+    --json gives each version's whole manifest entry.
+    """
 
     def go() -> list[dict[str, Any]]:
         return [v.as_dict() for v in list_versions(settings.learnings(), site_id, tool)]
@@ -212,12 +268,11 @@ def history(settings: Settings, site_id: str, tool: str) -> None:
     def text(data: list[dict[str, Any]]) -> str:
         if not data:
             return f"no versions of {site_id}/{tool}"
-        lines = [f"{'VERSION':26} {'SAVED':25} {'SIZE':>7}  HASH          DESCRIPTION"]
-        for row in data:
-            lines.append(
-                f"{row['version']:26} {row['saved_at']:25} {row['size']:>7}  {row['hash']}  "
-                f"{row['description'][:50]}"
-            )
+        lines = [
+            f"{'VERSION':26} {'SAVED':19}  HASH          {'SIDE EFFECT':12} {'ARGS':18} "
+            f"{'CHANGED':28} DESCRIPTION"
+        ]
+        lines += [_version_line(row) for row in data]
         return "\n".join(lines)
 
     settings.output.result(rows, text)

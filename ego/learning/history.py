@@ -2,9 +2,11 @@
 
 When a saved tool is replaced, its previous source and manifest entry go to
 ``<site>/browser-tools/.history/<tool>/``: ``<version>.js`` holds the source and
-``<version>.json`` the record (when it was saved and replaced, its hash, its manifest
+``<version>.json`` the record (when it was saved and replaced, its hash, its whole manifest
 entry). The version id is the UTC time it was replaced, ``20250102T030405.123456Z``, so ids
 sort by age. The record is written last: a version without one is not listed.
+:func:`list_versions` says for each version what changed from the one before it
+(:func:`changed_fields`: the source, the args, the side effect, ...).
 
 Every write here goes to a temporary file in the same folder which is then ``os.replace``'d
 over the target, so a reader sees the old file or the new one, never half of one. A rewritten
@@ -22,18 +24,21 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from ..errors import UnknownVersionError
+from .modes import file_mode
 from .registry import Learnings
 
 __all__ = [
     "HISTORY_DIR",
     "ToolVersion",
     "archive_file",
+    "changed_fields",
     "content_hash",
     "fsync_dir",
     "history_folder",
@@ -47,11 +52,37 @@ __all__ = [
 HISTORY_DIR = "browser-tools/.history"
 
 _VERSION_ID = re.compile(r"^\d{8}T\d{6}\.\d{6}Z(?:-\d+)?$")
+#: The order :func:`changed_fields` names an entry's keys in; other keys follow, sorted.
+_ENTRY_ORDER = ("description", "args", "returns", "sideEffect", "auth", "timeout")
 
 
 def content_hash(data: bytes) -> str:
     """The short hash ``history`` shows for a source: the first 12 hex digits of its SHA-256."""
     return hashlib.sha256(data).hexdigest()[:12]
+
+
+def changed_fields(
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    old_hash: str | None,
+    new_hash: str,
+) -> tuple[str, ...]:
+    """What differs between two versions of a tool: ``"source"``, then the entry's keys.
+
+    ``path`` is not compared (a kept copy lives elsewhere). A key missing on one side and
+    present on the other counts as changed. With no ``old`` entry (a new tool) everything
+    ``new`` sets is named.
+
+    Args:
+        old, new: the manifest entries, older first.
+        old_hash, new_hash: their sources' :func:`content_hash` (None: unknown, so changed).
+    """
+    before = old or {}
+    keys = [k for k in _ENTRY_ORDER if k in before or k in new]
+    keys += sorted((set(before) | set(new)) - set(_ENTRY_ORDER) - {"path"})
+    changed = ["source"] if old_hash != new_hash else []
+    changed += [k for k in keys if k not in before or k not in new or before[k] != new[k]]
+    return tuple(changed)
 
 
 def fsync_dir(folder: Path) -> None:
@@ -83,6 +114,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         before = None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -148,7 +180,11 @@ class ToolVersion:
         hash: the first 12 hex digits of the source's SHA-256.
         description: its manifest description.
         file: where its source is.
-        entry: its manifest entry, as the manifest held it.
+        entry: its whole manifest entry, as the manifest held it (args, side effect,
+            returns, timeout, ...).
+        changed: what changed from the version before it (the next older one), as
+            :func:`changed_fields` names it; None for the oldest version listed, whose
+            predecessor is not known.
     """
 
     version: str
@@ -160,11 +196,13 @@ class ToolVersion:
     description: str
     file: Path
     entry: dict[str, Any] = field(repr=False)
+    changed: tuple[str, ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """The version as JSON-ready data (for the CLI and MCP); ``entry`` is left out."""
+        """The version as JSON-ready data (for the CLI and MCP), its entry included."""
         data = asdict(self, dict_factory=json_fields)
-        del data["entry"]
+        if data["changed"] is not None:
+            data["changed"] = list(data["changed"])
         return data
 
 
@@ -287,7 +325,8 @@ def list_versions(learnings: Learnings, site_id: str, tool: str) -> list[ToolVer
     """The versions of a browser tool: the current one first, then the kept ones, newest first.
 
     The site is taken from the first root that has it (the workspace copy when there is
-    one). A site or tool that does not exist has no versions: the list is empty.
+    one). A site or tool that does not exist has no versions: the list is empty. Each
+    version says what changed from the one after it in the list (``changed``).
     """
     directory = _site_dir(learnings, site_id)
     if directory is None:
@@ -297,7 +336,12 @@ def list_versions(learnings: Learnings, site_id: str, tool: str) -> list[ToolVer
     if current is not None:
         versions.append(current)
     versions.extend(_archived(history_folder(directory, tool)))
-    return versions
+    return [
+        replace(
+            version, changed=changed_fields(older.entry, version.entry, older.hash, version.hash)
+        )
+        for version, older in pairwise(versions)
+    ] + versions[-1:]
 
 
 def _site_dir(learnings: Learnings, site_id: str) -> Path | None:

@@ -1,10 +1,15 @@
-"""Matching a URL's host against a manifest's ``domains``."""
+"""Matching a URL's host against a manifest's ``domains``, and naming a URL's domain.
+
+A domain entry is a host (``x.com``), a wildcard (``*.x.com``), either with an optional
+``:port``; an IPv6 address is written in brackets (``[::1]:8765``).
+"""
 
 from __future__ import annotations
 
+import ipaddress
 from urllib.parse import urlsplit
 
-__all__ = ["match_domain", "normalize_host"]
+__all__ = ["domain_of", "is_too_broad", "match_domain", "normalize_host", "split_domain"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -14,14 +19,33 @@ def normalize_host(host: str) -> str:
     return host.strip().rstrip(".").lower()
 
 
+def split_domain(entry: str) -> tuple[str, str | None]:
+    """A domain entry's host (normalised, IPv6 without brackets) and its port text, or None.
+
+    ``"127.0.0.1:8765"`` gives ``("127.0.0.1", "8765")``, ``"[::1]:8765"`` gives
+    ``("::1", "8765")``, ``"X.com"`` gives ``("x.com", None)``. An unbracketed IPv6 address
+    (``"::1"``) is all host.
+    """
+    text = entry.strip()
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else None
+        return host.lower(), port or None
+    if text.count(":") > 1:
+        return text.lower(), None
+    host, _, port = text.partition(":")
+    return normalize_host(host), port or None
+
+
 def match_domain(url: str, domains: tuple[str, ...] | list[str]) -> str | None:
     """Return the first entry of ``domains`` that ``url`` matches, or None.
 
     An entry is an exact host (``x.com``) or a wildcard (``*.x.com``) that matches any
     subdomain but not the bare domain. Hosts compare case-insensitively and without a
     trailing dot. An entry without a port matches any port; ``host:port`` matches that port
-    only (the scheme's default port counts when the URL gives none). Only ``http`` and
-    ``https`` URLs match: ``about:blank``, ``data:``, ``file:`` and the like never do.
+    only (the scheme's default port counts when the URL gives none); an IPv6 host is written
+    in brackets (``[::1]:8765``). Only ``http`` and ``https`` URLs match: ``about:blank``,
+    ``data:``, ``file:`` and the like never do.
     """
     try:
         parts = urlsplit(url.strip())
@@ -34,13 +58,56 @@ def match_domain(url: str, domains: tuple[str, ...] | list[str]) -> str | None:
     if not host:
         return None
     for entry in domains:
-        pattern, _, wanted_port = entry.strip().partition(":")
+        pattern, wanted_port = split_domain(entry)
         if wanted_port and (not wanted_port.isdigit() or int(wanted_port) != port):
             continue
-        pattern = normalize_host(pattern)
         if pattern.startswith("*."):
             if host.endswith(pattern[1:]) and host != pattern[2:]:
                 return entry
         elif host == pattern:
             return entry
     return None
+
+
+def domain_of(url: str | None) -> str | None:
+    """The domain entry naming exactly ``url``'s site: its host, with its port when given.
+
+    ``http://127.0.0.1:8765/x`` gives ``127.0.0.1:8765`` (the port is what tells one local
+    app from another), ``https://X.com/`` gives ``x.com``, ``http://[::1]:8765/`` gives
+    ``[::1]:8765``. A port that is the scheme's default is left out. None for a URL that is
+    not http(s) or has no host.
+    """
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+        scheme = parts.scheme.lower()
+        port = parts.port
+    except ValueError:
+        return None
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    host = normalize_host(parts.hostname)
+    if ":" in host:
+        host = f"[{host}]"
+    if port is None or port == _DEFAULT_PORTS[scheme]:
+        return host
+    return f"{host}:{port}"
+
+
+def is_too_broad(entry: str) -> bool:
+    """True for ``localhost`` or a loopback (or unspecified) address without a port.
+
+    Such an entry matches every local app on every port, so a site saved with it would
+    claim pages that are not its own.
+    """
+    host, port = split_domain(entry)
+    if port is not None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .history import json_fields, write_atomic
+from .locks import site_lock
 from .naming import check_note_name, check_site_id, refuse
 from .registry import Learnings
 from .save_plan import candidate_manifest, find_base, validate_candidate, workspace_root
@@ -95,6 +96,7 @@ def save_note(
         WorkspaceRequiredError: no workspace root.
         SaveRefusedError: the site id or name is invalid, the text is empty, the site is new
             and has no domains, or its manifest is broken; nothing was written.
+        SiteBusyError: another save kept the site's lock too long; nothing was written.
         OSError: the write failed (the site stays consistent).
     """
     workspace_root(learnings)
@@ -102,6 +104,30 @@ def save_note(
     stem = check_note_name(site_id, name)
     if not isinstance(text, str) or not text.strip():
         raise refuse(site_id, stem, "source", ["the note is empty"])
+    root = workspace_root(learnings)
+    # Refusals that need no lock come first, so that a refused save creates nothing.
+    candidate_manifest(
+        find_base(learnings, site_id, stem),
+        site_id,
+        stem,
+        domains=domains,
+        page_url=page_url,
+        site_name=site_name,
+    )
+    with site_lock(root, site_id):
+        return _write_note(learnings, root, site_id, stem, text, domains, page_url, site_name)
+
+
+def _write_note(
+    learnings: Learnings,
+    root: Path,
+    site_id: str,
+    stem: str,
+    text: str,
+    domains: Sequence[str] | None,
+    page_url: str | None,
+    site_name: str | None,
+) -> SavedNote:
     base = find_base(learnings, site_id, stem)
     raw = candidate_manifest(
         base, site_id, stem, domains=domains, page_url=page_url, site_name=site_name
@@ -113,7 +139,6 @@ def save_note(
     raw["notes"] = notes
     validate_candidate(site_id, stem, raw)
     data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
-    root = workspace_root(learnings)
     if base.kind in ("new", "project"):
         kept: list[Path] = []
 

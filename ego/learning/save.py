@@ -39,7 +39,7 @@ from .matching import match_domain
 from .naming import check_site_id, check_tool_name, refuse
 from .registry import Learnings
 from .save_checks import compile_check, run_trial
-from .save_plan import check_schemas, plan_browser_tool, workspace_root
+from .save_plan import ToolPlan, check_schemas, plan_browser_tool, workspace_root
 from .store import SavedTool, write_tool
 
 if TYPE_CHECKING:
@@ -78,6 +78,30 @@ async def _matching_tab(browser: Browser, learnings: Learnings, draft: ToolDraft
     return None
 
 
+async def _try_on_start_page(
+    browser: Browser, plan: ToolPlan, draft: ToolDraft, profile: str, timeout: float | None
+) -> Any:
+    """Run the try in a tab opened on the site's start URL, as ``ego run`` would."""
+    start = plan.parsed.start_url
+    if not start:
+        raise refuse(
+            draft.site_id,
+            draft.tool,
+            "try run",
+            [
+                "try_args needs a tab on the site: none is open and the site has no startUrl; "
+                "open one (browser.new_tab(url)) and pass tab=, or --url on the command line"
+            ],
+        )
+    tab = await browser.new_tab(start)
+    try:
+        assert draft.try_args is not None
+        return await run_trial(tab, plan, draft.try_args, profile=profile, timeout=timeout)
+    finally:
+        with contextlib.suppress(BrowserError):
+            await tab.close()
+
+
 async def save_browser_tool(
     learnings: Learnings,
     browser: Browser,
@@ -93,7 +117,9 @@ async def save_browser_tool(
         browser: the browser that checks the source (and runs ``draft.try_args``).
         draft: what to save: the site, the tool's name, source, description and schemas.
         tab: the tab the tool was found in: gives a new site its domain and start URL, and
-            is where ``try_args`` runs. By default an open tab on the site's domains.
+            is where ``try_args`` runs. By default an open tab on the site's domains; when
+            none is open, ``try_args`` runs in a tab opened on the site's start URL (and
+            closed after).
         profile: how to name the browser profile in a NEEDS_LOGIN message.
 
     Returns:
@@ -104,7 +130,8 @@ async def save_browser_tool(
         SaveRefusedError: a check failed; nothing was written (``reason`` and ``problems``
             say why). SnapshotReferenceError when the source uses snapshot-only refs or
             pixel coordinates.
-        BrowserError: the browser failed during the checks; nothing was written.
+        BrowserError: the browser failed during the checks (or the start URL did not load
+            for the try run); nothing was written.
         OSError: the disk write failed (the site stays consistent).
     """
     site_id, tool = draft.site_id, draft.tool
@@ -120,17 +147,10 @@ async def save_browser_tool(
     await compile_check(browser, plan)
     result: Any = None
     if draft.try_args is not None:
-        if tab is None:
-            raise refuse(
-                site_id,
-                tool,
-                "try run",
-                [
-                    "try_args needs a tab on the site and none is open: open one "
-                    "(browser.new_tab(url)) and pass tab=, or --url on the command line"
-                ],
-            )
         timeout = plan.parsed.browser_tools[tool].timeout
-        result = await run_trial(tab, plan, draft.try_args, profile=profile, timeout=timeout)
+        if tab is not None:
+            result = await run_trial(tab, plan, draft.try_args, profile=profile, timeout=timeout)
+        else:
+            result = await _try_on_start_page(browser, plan, draft, profile, timeout)
     saved = write_tool(plan)
-    return saved if draft.try_args is None else replace(saved, try_result=result)
+    return replace(saved, try_result=result, changed=() if saved.unchanged else plan.changed)

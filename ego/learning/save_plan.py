@@ -18,24 +18,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import jsonschema
 
 from ..errors import InvalidManifestError, WorkspaceRequiredError
 from ..js import source_url
 from ..schemas import validator
-from .draft import ToolDraft
+from .draft import FrontEnd, ToolDraft, merge_entry, words_for
+from .history import changed_fields, content_hash
 from .jslint import check_source
 from .manifest import Manifest, args_schema, load_manifest
-from .matching import match_domain, normalize_host
-from .naming import check_site_id, check_tool_name, live_path, refuse
+from .matching import domain_of, is_too_broad, match_domain, split_domain
+from .naming import check_site_id, check_tool_name, refuse
 from .registry import Learnings
 
 __all__ = [
     "SiteBase",
     "ToolPlan",
     "candidate_manifest",
+    "check_domains",
     "check_schemas",
     "find_base",
     "plan_browser_tool",
@@ -161,22 +162,40 @@ def find_base(learnings: Learnings, site_id: str, name: str) -> SiteBase:
     return SiteBase("new", None, {})
 
 
-def _host_of(url: str | None) -> str | None:
-    if not url:
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return normalize_host(parts.hostname)
-
-
 def _start_url(url: str | None) -> str | None:
-    if not url or _host_of(url) is None:
+    if not url or domain_of(url) is None:
         return None
     return url.split("#", 1)[0]
+
+
+def check_domains(
+    site_id: str, what: str, domains: Sequence[str], *, front_end: FrontEnd = "python"
+) -> None:
+    """Refuse domains that would claim every local app: a bare ``localhost`` or loopback.
+
+    Args:
+        site_id, what: the site and the tool or note being saved (for the message).
+        domains: the domains the save would give the site.
+        front_end: whose words the message uses for the domains option.
+
+    Raises:
+        SaveRefusedError: an entry is ``localhost``, ``127.0.0.1``, ``[::1]`` (or another
+            loopback or unspecified address) without a port (reason ``"domains"``).
+    """
+    words = words_for(front_end)
+    problems = []
+    for entry in domains:
+        if not isinstance(entry, str) or not is_too_broad(entry):
+            continue
+        host = split_domain(entry)[0]
+        example = (f"[{host}]" if ":" in host else host) + ":8765"
+        problems.append(
+            f"domain {entry!r} is too broad: without a port it matches every local app on "
+            "this machine; name the port the site is served on, e.g. "
+            + words.domains.format(example)
+        )
+    if problems:
+        raise refuse(site_id, what, "domains", problems)
 
 
 def candidate_manifest(
@@ -187,35 +206,45 @@ def candidate_manifest(
     domains: Sequence[str] | None,
     page_url: str | None,
     site_name: str | None,
+    front_end: FrontEnd = "python",
 ) -> dict[str, Any]:
     """The site's manifest after the save (raw JSON data), before the tool or note is put in.
 
-    A new site gets ``domains`` (else the host of ``page_url``) and a start URL; an existing
-    one keeps its manifest, with ``site_name`` and any new ``domains`` applied.
+    A new site gets ``domains`` (else the domain of ``page_url``: its host, with the port
+    when the URL names one) and a start URL; an existing one keeps its manifest, with
+    ``site_name`` and any new ``domains`` applied.
 
     Args:
         base: where the site stands now (:func:`find_base`).
         site_id: the site.
         what: the tool or note being saved (for the refusal message).
         domains, page_url, site_name: as the save was given them.
+        front_end: whose words a refusal uses (``"python"``, ``"cli"`` or ``"mcp"``).
 
     Raises:
-        SaveRefusedError: the site is new and no domain is known (reason ``"domains"``).
+        SaveRefusedError: the site is new and no domain is known, or a new domain is a bare
+            ``localhost`` or loopback address (reason ``"domains"``; see
+            :func:`check_domains`).
     """
+    words = words_for(front_end)
+    if domains:
+        check_domains(site_id, what, domains, front_end=front_end)
     if base.kind == "new":
         chosen = list(domains) if domains else []
         if not chosen:
-            host = _host_of(page_url)
+            host = domain_of(page_url)
             if host is None:
                 raise refuse(
                     site_id,
                     what,
                     "domains",
                     [
-                        f"site {site_id!r} is new and no domains are known: pass domains= "
-                        "(e.g. ['x.com']) or run it with a tab on the site (tab=, or --url)"
+                        f"site {site_id!r} is new and no domains are known: pass "
+                        f"{words.domains.format('x.com')} or save it with a tab on the site "
+                        f"({words.tab})"
                     ],
                 )
+            check_domains(site_id, what, [host], front_end=front_end)
             chosen = [host]
         raw: dict[str, Any] = {"id": site_id, "name": site_name or site_id, "domains": chosen}
         start = _start_url(page_url)
@@ -260,13 +289,17 @@ class ToolPlan:
         site_id, tool: what is saved.
         source: the tool file's text as given.
         expression: the source normalised to one expression (see :func:`ego.js.normalize_source`).
-        entry: the manifest entry to write.
+        entry: the manifest entry to write: the tool's current entry with what the draft
+            named applied (:func:`merge_entry`).
         manifest: the whole manifest to write (raw JSON data).
         parsed: ``manifest`` parsed and validated.
         base: ``"new"`` (no such site yet), ``"project"`` (only in another root: it will be
             copied to the workspace) or ``"workspace"``.
         base_dir: the site folder that exists now (None for a new site).
         workspace: the workspace learnings root.
+        changed: what the save changes in the tool: ``"source"`` and the entry's keys
+            (``"args"``, ``"sideEffect"``, ...) whose value differs from the current one;
+            for a new tool, everything it sets.
     """
 
     site_id: str
@@ -279,6 +312,7 @@ class ToolPlan:
     base: Literal["new", "project", "workspace"]
     base_dir: Path | None
     workspace: Path
+    changed: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -291,10 +325,24 @@ class ToolPlan:
         return self.parsed.browser_tools[self.tool].args
 
 
+def _current_source(base: SiteBase, old: Any) -> bytes | None:
+    """The bytes of the tool's current source, or None when there is none to read."""
+    path = old.get("path") if isinstance(old, dict) else None
+    if base.directory is None or not isinstance(path, str):
+        return None
+    try:
+        return (base.directory / path).read_bytes()
+    except OSError:
+        return None
+
+
 def plan_browser_tool(
     learnings: Learnings, draft: ToolDraft, *, page_url: str | None = None
 ) -> ToolPlan:
     """Check a browser tool save as far as possible without a browser, and plan its writes.
+
+    The tool's entry is its current one with what the draft names applied (see
+    :func:`merge_entry`): a re-save changes only what it names.
 
     Args:
         learnings: the roots; the save goes to their workspace root.
@@ -307,30 +355,20 @@ def plan_browser_tool(
         SaveRefusedError: a check failed (``reason`` says which); SnapshotReferenceError for
             snapshot-only references.
     """
-    site_id, tool, description, side_effect = (
-        draft.site_id,
-        draft.tool,
-        draft.description,
-        draft.side_effect,
-    )
+    site_id, tool = draft.site_id, draft.tool
     check_site_id(site_id, name=str(tool))
     check_tool_name(site_id, tool)
     expression = check_source(site_id, tool, draft.source)
     check_schemas(draft)
-    if not isinstance(description, str) or not description.strip():
-        raise refuse(
-            site_id, tool, "manifest", ["the description is empty: say what the tool does"]
-        )
-    if side_effect not in ("read", "write", "irreversible"):
-        raise refuse(
-            site_id,
-            tool,
-            "manifest",
-            [f"side_effect {side_effect!r} must be 'read', 'write' or 'irreversible'"],
-        )
     base = find_base(learnings, site_id, tool)
     raw = candidate_manifest(
-        base, site_id, tool, domains=draft.domains, page_url=page_url, site_name=draft.name
+        base,
+        site_id,
+        tool,
+        domains=draft.domains,
+        page_url=page_url,
+        site_name=draft.name,
+        front_end=draft.front_end,
     )
     python_tools = raw.get("pythonTools") or {}
     if isinstance(python_tools, dict) and tool in python_tools:
@@ -342,25 +380,18 @@ def plan_browser_tool(
         )
     browser_tools = dict(raw.get("browserTools") or {})
     old = browser_tools.get(tool)
-    entry: dict[str, Any] = {}
-    if isinstance(old, dict):
-        # Keys this API does not set (timeout, anything a person added) stay.
-        known = {"description", "path", "args", "returns", "sideEffect", "auth"}
-        entry.update({k: v for k, v in old.items() if k not in known})
-    entry.update(
-        {
-            "description": description.strip(),
-            "path": live_path(tool),
-            "args": draft.args if draft.args is not None else {},
-            "sideEffect": side_effect,
-            "auth": draft.auth,
-        }
-    )
-    if draft.returns is not None:
-        entry["returns"] = draft.returns
+    entry = merge_entry(old, draft)
     browser_tools[tool] = entry
     raw["browserTools"] = browser_tools
     parsed = validate_candidate(site_id, tool, raw)
+    data = draft.source.encode("utf-8")
+    previous = _current_source(base, old)
+    changed = changed_fields(
+        old if isinstance(old, dict) else None,
+        entry,
+        content_hash(previous) if previous is not None else None,
+        content_hash(data),
+    )
     return ToolPlan(
         site_id=site_id,
         tool=tool,
@@ -372,4 +403,5 @@ def plan_browser_tool(
         base=base.kind,
         base_dir=base.directory,
         workspace=workspace_root(learnings),
+        changed=changed,
     )

@@ -31,7 +31,9 @@ from .history import (
     load_version,
     write_atomic,
 )
+from .locks import site_lock
 from .manifest import load_manifest
+from .modes import folder_mode
 from .naming import check_site_id, check_tool_name, live_path
 from .registry import Learnings
 from .save_plan import ToolPlan, validate_candidate, workspace_root
@@ -64,6 +66,8 @@ class SavedTool:
         hash: the first 12 hex digits of the saved source's SHA-256.
         unchanged: source and entry equal the current ones; nothing was written.
         try_result: what the try run returned, when there was one.
+        changed: what the save changed in the tool (``"source"``, ``"args"``,
+            ``"sideEffect"``, ...; see :attr:`ToolPlan.changed`); empty when unchanged.
     """
 
     site_id: str
@@ -77,6 +81,7 @@ class SavedTool:
     hash: str
     unchanged: bool = False
     try_result: Any = None
+    changed: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready data (for the CLI and MCP): the fields, with paths as strings."""
@@ -131,6 +136,7 @@ def assemble_and_rename(
         if base_dir is not None:
             staging.rmdir()
             shutil.copytree(base_dir, staging, symlinks=True)
+        os.chmod(staging, folder_mode())
         fill(staging)
         if target.exists():
             raise FileExistsError(f"{target} appeared while saving; save again")
@@ -157,16 +163,25 @@ def write_tool(plan: ToolPlan) -> SavedTool:
     ``os.replace``, and after any of them the manifest names an existing file holding the
     source that belongs to its entry.
 
+    Holds the site's lock (:func:`~ego.learning.locks.site_lock`) throughout, and reads the
+    workspace site again under it, so concurrent saves of different tools all stay.
+
     Raises:
+        SiteBusyError: another save kept the site's lock too long; nothing was written.
         OSError: a write failed; the site is left consistent (see above).
     """
     data = plan.source.encode("utf-8")
-    live = plan.entry["path"]
-    workspace_dir = plan.workspace / plan.site_id
     if plan.base == "project" and plan.base_dir is not None:
         unchanged = _unchanged(plan.base_dir, plan.tool, data, plan.manifest)
         if unchanged is not None:
-            return unchanged  # the built-in version already is this: no copy needed
+            return unchanged  # the built-in version already is this: no copy, no workspace
+    with site_lock(plan.workspace, plan.site_id):
+        return _write_tool(plan, data)
+
+
+def _write_tool(plan: ToolPlan, data: bytes) -> SavedTool:
+    live = plan.entry["path"]
+    workspace_dir = plan.workspace / plan.site_id
     if plan.base in ("new", "project") and not workspace_dir.is_dir():
         kept: list[ToolVersion] = []
 
@@ -297,19 +312,21 @@ def restore_tool(learnings: Learnings, site_id: str, tool: str, version: str) ->
         UnknownVersionError: no such kept version (the message lists them).
         InvalidManifestError: the workspace site's manifest is broken (fix it first).
         SaveRefusedError: the restored manifest would be invalid.
+        SiteBusyError: another save kept the site's lock too long; nothing was written.
         OSError: the write failed (the site stays consistent).
     """
     root = workspace_root(learnings)
     check_site_id(site_id, name=tool)
     check_tool_name(site_id, tool)
     site_dir = root / site_id
-    kept = load_version(Learnings(roots=[root]), site_id, tool, version)
-    data = kept.file.read_bytes()
-    load_manifest(site_dir)  # a broken manifest is reported, not overwritten
-    raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
-    entry = {**kept.entry, "path": live_path(tool)}
-    tools = dict(raw.get("browserTools") or {})
-    tools[tool] = entry
-    raw["browserTools"] = tools
-    validate_candidate(site_id, tool, raw)
-    return _replace_in_workspace(site_dir, site_id, tool, data, raw)
+    with site_lock(root, site_id):
+        kept = load_version(Learnings(roots=[root]), site_id, tool, version)
+        data = kept.file.read_bytes()
+        load_manifest(site_dir)  # a broken manifest is reported, not overwritten
+        raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
+        entry = {**kept.entry, "path": live_path(tool)}
+        tools = dict(raw.get("browserTools") or {})
+        tools[tool] = entry
+        raw["browserTools"] = tools
+        validate_candidate(site_id, tool, raw)
+        return _replace_in_workspace(site_dir, site_id, tool, data, raw)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UnsafePathError
-from ..js import normalize_source
+from .jslint import function_expression
 from .manifest import Manifest
 from .paths import resolve_inside
 from .registry import Learnings, SiteEntry
@@ -17,13 +17,21 @@ __all__ = ["Problem", "validate_learnings", "validate_site"]
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong, with where it is."""
+    """One thing wrong, with where it is.
+
+    Attributes:
+        where: the file.
+        message: what is wrong, one line.
+        warning: the site still works; this is something it carries that ego does not use
+            (node tools of the TypeScript harness).
+    """
 
     where: str
     message: str
+    warning: bool = False
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+        return f"{self.where}: {'warning: ' if self.warning else ''}{self.message}"
 
 
 def _check_file(site_dir: Path, site_id: str, path: str, what: str) -> tuple[Path | None, str]:
@@ -39,8 +47,9 @@ def _check_file(site_dir: Path, site_id: str, path: str, what: str) -> tuple[Pat
 def validate_site(entry: SiteEntry) -> list[Problem]:
     """Every problem of one site: its manifest, then each tool and note file.
 
-    Browser tool sources must be non-empty and of an accepted shape; Python tools must parse
-    (they are not imported, so nothing runs).
+    Browser tool sources must be non-empty and of an accepted shape (the same check as saving
+    and loading: :func:`~ego.learning.jslint.function_expression`); Python tools must parse
+    (they are not imported, so nothing runs). Node tools give one warning per site.
     """
     where = str(entry.directory / "manifest.json")
     if entry.manifest is None:
@@ -53,7 +62,7 @@ def validate_site(entry: SiteEntry) -> list[Problem]:
             problems.append(Problem(where, error))
             continue
         try:
-            normalize_source(file.read_text(encoding="utf-8"))
+            function_expression(file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             problems.append(Problem(str(file), f"browser tool {name}: {exc}"))
     for name, python_spec in manifest.python_tools.items():
@@ -77,6 +86,17 @@ def validate_site(entry: SiteEntry) -> list[Problem]:
         file, error = _check_file(entry.directory, manifest.id, path, "note")
         if file is None:
             problems.append(Problem(where, error))
+    if manifest.node_tools:
+        names = ", ".join(sorted(manifest.node_tools))
+        problems.append(
+            Problem(
+                where,
+                f"{len(manifest.node_tools)} nodeTools ({names}) are Node-side tools of the "
+                "TypeScript harness that ego lists but cannot run; port each to a Python tool "
+                "(pythonTools, run(ctx, args) with ctx.tab; see docs/learnings.md)",
+                warning=True,
+            )
+        )
     return problems
 
 

@@ -1,10 +1,14 @@
-"""MCP tools of the learning loop: ``save_browser_tool`` and ``save_note``.
+"""MCP tools of the learning loop: save a tool or a note, list a tool's versions, restore one.
 
 An agent in an MCP client that found a way to do something on a page keeps it, and can call
 it at once in the same session: through ``run_browser_tool`` (site id and tool name), and as
 its own MCP tool ``<site>__<tool>``, added (or replaced) right after the save, with a
 tools/list_changed notification. Everything is checked before it is kept (see
 :mod:`ego.learning.save`); a refused save is an MCP tool error that says why.
+
+Re-saving a tool changes only what the call gives; ``tool_history`` lists a tool's versions
+with their whole manifest entries and what changed between them, and ``restore_tool`` brings
+one back (source and entry).
 
 ``build_server`` adds these tools with ``add_save_tools(server, holder)``.
 """
@@ -21,8 +25,11 @@ from mcp.types import ToolAnnotations
 
 from ..errors import LearningError
 from ..learning.draft import ToolDraft
+from ..learning.history import list_versions
 from ..learning.matching import match_domain
 from ..learning.save import current_url
+from ..learning.save_plan import check_domains
+from ..learning.store import restore_tool as restore_kept
 from ..tab import Tab
 from .holder import BrowserHolder, call
 from .learning_tools import add_learning_tool, mcp_name
@@ -33,6 +40,10 @@ logger = logging.getLogger("ego.mcp")
 
 T = TypeVar("T")
 
+#: Reads the workspace's learnings only.
+_READS_LEARNING = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 #: Writes only to the agent workspace; a replaced version is kept, so nothing is destroyed.
 SAVES_LEARNING = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
@@ -80,7 +91,9 @@ async def _notify(ctx: Context[Any, Any] | None) -> None:
 
 
 def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
-    """Register the MCP tools ``save_browser_tool`` and ``save_note`` on ``server``.
+    """Register the learning loop's MCP tools on ``server``.
+
+    They are ``save_browser_tool``, ``save_note``, ``tool_history`` and ``restore_tool``.
 
     Args:
         server: the server :func:`ego.mcp.build_server` builds.
@@ -92,14 +105,15 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         site_id: str,
         tool: str,
         source: str,
-        description: str,
+        description: str | None = None,
         args: dict[str, Any] | None = None,
         returns: dict[str, Any] | None = None,
-        side_effect: Literal["read", "write", "irreversible"] = "read",
-        auth: Literal["none", "session"] = "none",
+        side_effect: Literal["read", "write", "irreversible"] | None = None,
+        auth: Literal["none", "session"] | None = None,
         domains: list[str] | None = None,
         try_args: dict[str, Any] | None = None,
         name: str | None = None,
+        clear: list[Literal["args", "returns", "timeout"]] | None = None,
         ctx: Context[Any, Any] | None = None,
     ) -> dict[str, Any]:
         """Keep JavaScript that worked on this site as a reusable browser tool (a learning).
@@ -110,8 +124,12 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         and pixel coordinates are refused. args: {name: {type, required, description}} or
         a JSON Schema. It must parse in the browser; with try_args it runs once in the
         current tab first and must not throw. Nothing is written when a check fails. A new
-        site takes its domain from the current tab. Then call it with run_browser_tool (or
-        its own tool <site_id>__<tool>); learn_context lists it at once.
+        site takes its domain (host and port) from the current tab. Re-saving an existing
+        tool changes only what you give: omitted description, args, returns, side_effect and
+        auth keep their values; clear: ["returns"] (or "args", "timeout") removes one. A new
+        tool needs a description and defaults to no args, side_effect "read". The result's
+        "changed" lists what changed. Then call it with run_browser_tool (or its own tool
+        <site_id>__<tool>); learn_context lists it at once.
         """
         draft = ToolDraft(
             site_id=site_id,
@@ -125,6 +143,8 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             domains=domains,
             try_args=try_args,
             name=name,
+            clear=tuple(clear or ()),
+            front_end="mcp",
         )
         browser = await holder.browser()
         tab = await call(lambda: _tab_for_save(holder, site_id, domains))
@@ -150,9 +170,44 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         "# Title" line. A new site takes its domain from the current tab unless domains are
         given.
         """
+
+        async def check() -> None:
+            # Refused in the words of this tool's own "domains" parameter.
+            check_domains(site_id, name, domains or [], front_end="mcp")
+
+        await call(check)
         browser = await holder.browser()
         tab = await call(lambda: _tab_for_save(holder, site_id, domains))
         saved = await call(
             lambda: browser.site.save_note(site_id, name, text, domains=domains, tab=tab)
         )
         return saved.as_dict()
+
+    @server.tool(annotations=_READS_LEARNING)
+    async def tool_history(site_id: str, tool: str) -> list[dict[str, Any]]:
+        """A saved browser tool's versions: the current one first, then older, newest first.
+
+        Each has its id (pass it to restore_tool), when it was saved, its source hash, its
+        whole manifest entry (args, sideEffect, returns, ...) and "changed": what differs
+        from the version after it in the list (null for the oldest).
+        """
+        return [v.as_dict() for v in list_versions(holder.learnings, site_id, tool)]
+
+    @server.tool(annotations=SAVES_LEARNING)
+    async def restore_tool(
+        site_id: str, tool: str, version: str, ctx: Context[Any, Any] | None = None
+    ) -> dict[str, Any]:
+        """Bring back a version from tool_history (its source and manifest entry).
+
+        The version it replaces is kept, so restoring is undone by restoring that one.
+        """
+
+        async def go() -> dict[str, Any]:
+            return restore_kept(holder.learnings, site_id, tool, version).as_dict()
+
+        data = await call(go)
+        data["mcp_tool"] = (
+            mcp_name(site_id, tool) if _register(server, holder, site_id, tool) else None
+        )
+        await _notify(ctx)
+        return data

@@ -1,0 +1,230 @@
+"""Concurrent changes to one site, saved files' modes, and one batch run per output.
+
+Saves here go through the planning and writing steps directly (no browser check), which is
+where the read-modify-write of a manifest happens; the browser checks run before the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ego.batch.lock import hold_output
+from ego.demo import DemoServer
+from ego.errors import BatchFileError, SiteBusyError
+from ego.learning.draft import ToolDraft
+from ego.learning.locks import site_lock
+from ego.learning.notes import save_note
+from ego.learning.registry import Learnings
+from ego.learning.save_plan import plan_browser_tool
+from ego.learning.store import write_tool
+
+from .test_batch import (
+    check_complete,
+    product_inputs,
+    run_batch_cli,
+    start_batch,
+    wait_for_lines,
+    write_jsonl,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def save(workspace: Path, tool: str) -> None:
+    """Plan and write one browser tool into the site ``shop`` of ``workspace``."""
+    learnings = Learnings(workspace=workspace, project=workspace / "no-project")
+    draft = ToolDraft(
+        site_id="shop",
+        tool=tool,
+        source=f"async () => {json.dumps(tool)}",
+        description=f"returns {tool}",
+        domains=["shop.example"],
+    )
+    write_tool(plan_browser_tool(learnings, draft))
+
+
+def tools_kept(workspace: Path) -> set[str]:
+    manifest = json.loads((workspace / "learnings" / "shop" / "manifest.json").read_text())
+    return set(manifest["browserTools"])
+
+
+def test_sixteen_threads_saving_different_tools_keep_all_of_them(tmp_path: Path) -> None:
+    names = [f"tool_{i}" for i in range(16)]
+    start = threading.Barrier(len(names))
+    errors: list[BaseException] = []
+
+    def worker(name: str) -> None:
+        start.wait(timeout=30)
+        try:
+            save(tmp_path, name)
+        except BaseException as exc:  # reported below, with the tool it belongs to
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    assert tools_kept(tmp_path) == set(names)
+    site = tmp_path / "learnings" / "shop"
+    for name in names:
+        assert (site / "browser-tools" / f"{name}.js").read_text() == f'async () => "{name}"'
+
+
+_SAVER = """
+import sys
+from pathlib import Path
+from tests.test_locks import save
+for name in sys.argv[2:]:
+    save(Path(sys.argv[1]), name)
+"""
+
+
+def test_four_processes_saving_different_tools_keep_all_of_them(tmp_path: Path) -> None:
+    save(tmp_path, "first")  # the site exists: every process merges into its manifest
+    batches = [[f"p{p}_tool_{i}" for i in range(4)] for p in range(4)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SAVER, str(tmp_path), *names],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for names in batches
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+    assert tools_kept(tmp_path) == {"first", *(name for names in batches for name in names)}
+
+
+def test_notes_and_tools_saved_at_once_are_all_kept(tmp_path: Path) -> None:
+    save(tmp_path, "first")
+    learnings = Learnings(workspace=tmp_path, project=tmp_path / "no-project")
+    start = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def note(i: int) -> None:
+        start.wait(timeout=30)
+        try:
+            save_note(learnings, "shop", f"note_{i}", f"# Note {i}\n")
+        except BaseException as exc:
+            errors.append(exc)
+
+    def tool(i: int) -> None:
+        start.wait(timeout=30)
+        try:
+            save(tmp_path, f"tool_{i}")
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=note, args=(i,)) for i in range(4)]
+    threads += [threading.Thread(target=tool, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    manifest = json.loads((tmp_path / "learnings" / "shop" / "manifest.json").read_text())
+    assert set(manifest["browserTools"]) == {"first", *(f"tool_{i}" for i in range(4))}
+    assert set(manifest["notes"]) == {f"notes/note_{i}.md" for i in range(4)}
+
+
+def test_a_lock_held_too_long_is_a_site_busy_error(tmp_path: Path) -> None:
+    root = tmp_path / "learnings"
+    with (
+        site_lock(root, "shop"),
+        pytest.raises(SiteBusyError) as caught,
+        site_lock(root, "shop", timeout=0.1),
+    ):
+        pass
+    assert caught.value.lock_file.endswith("shop.lock")
+    assert "try again" in str(caught.value)
+    # The lock folder is hidden: it is never listed as a site.
+    assert [entry.site_id for entry in Learnings(roots=[root]).sites()] == []
+
+
+@pytest.fixture
+def umask() -> Iterator[None]:
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def modes(folder: Path) -> dict[str, int]:
+    return {
+        path.relative_to(folder).as_posix(): stat.S_IMODE(path.stat().st_mode)
+        for path in [folder, *folder.rglob("*")]
+        if ".ego-locks" not in path.parts
+    }
+
+
+@pytest.mark.usefixtures("umask")
+def test_saved_files_follow_the_umask(tmp_path: Path) -> None:
+    save(tmp_path, "first")  # a new site: assembled in a temporary folder, renamed in
+    save(tmp_path, "first_v2")  # an existing one: files replaced through temporary files
+    learnings = Learnings(workspace=tmp_path, project=tmp_path / "no-project")
+    save_note(learnings, "shop", "howto", "# How to\n")
+    site = tmp_path / "learnings" / "shop"
+    found = modes(site)
+    assert found["."] == 0o755
+    for name, mode in found.items():
+        expected = 0o755 if (site / name).is_dir() else 0o644
+        assert mode == expected, (name, oct(mode))
+
+    os.umask(0o077)
+    save(tmp_path / "private", "first")
+    private = modes(tmp_path / "private" / "learnings" / "shop")
+    assert private["."] == 0o700
+    assert private["manifest.json"] == 0o600
+
+
+@pytest.fixture(scope="module")
+def shop() -> Iterator[DemoServer]:
+    with DemoServer(port=0) as server:
+        yield server
+
+
+def test_a_held_batch_output_is_refused(tmp_path: Path) -> None:
+    output = tmp_path / "results.jsonl"
+    with hold_output(output), pytest.raises(BatchFileError) as caught, hold_output(output):
+        pass
+    assert f"pid {os.getpid()}" in str(caught.value)
+    with hold_output(output):  # released: the next run gets it
+        pass
+
+
+@pytest.mark.chrome
+def test_two_batch_runs_on_one_output_never_run_an_input_twice(
+    shop: DemoServer, tmp_path: Path
+) -> None:
+    inputs = product_inputs(shop, 200)
+    source, output = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
+    write_jsonl(source, inputs)
+    args = ["demo-shop", "get_product", "--input", str(source), "--output", str(output)]
+    args += ["--url", shop.url, "--concurrency", "4"]
+    first = start_batch(args)
+    try:
+        wait_for_lines(output, 1, first)
+        code, _, err = run_batch_cli(args)
+        assert code == 2, err
+        assert f"in use by another ego batch run (pid {first.pid} " in err
+        _, first_err = first.communicate(timeout=120)
+        assert first.returncode == 0, first_err
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    check_complete(shop, output, inputs)
