@@ -1,0 +1,170 @@
+"""``ego tools``, ``ego sites``, ``ego run`` and ``ego validate``: the learnings and their tools."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..learning.context import LearnContext, SiteSummary
+from ..site import context_for
+from .common import (
+    Settings,
+    common,
+    json_option,
+    parse_args,
+    pass_settings,
+    run_async,
+)
+from .output import EXIT_OK, EXIT_TOOL
+
+__all__ = ["context_text", "run", "sites", "tools", "validate"]
+
+
+@click.command()
+@click.argument("url")
+@json_option
+@pass_settings
+def tools(settings: Settings, url: str) -> None:
+    """What learn_context says for URL: matching sites, notes and tools."""
+    context = context_for(settings.learnings(), url)
+    settings.output.result(context.model_dump(mode="json"), lambda _: context_text(context))
+
+
+def context_text(context: LearnContext) -> str:
+    if not context.matched:
+        return f"no learnings match {context.url}"
+    lines = []
+    for site in context.sites:
+        lines.append(f"{site.name} ({site.site_id}, matched {site.matched_domain})")
+        for note in site.notes:
+            lines.append(f"  note  {note.path}: {note.title}")
+        for tool in site.tools:
+            lines.append(f"  {tool.kind:7} {tool.tool_name}: {tool.description}")
+            lines.append(f"          {tool.example}")
+    return "\n".join(lines)
+
+
+@click.command()
+@json_option
+@pass_settings
+def sites(settings: Settings) -> None:
+    """Every site (and skill), valid or not; invalid ones say why."""
+    from ..learning.context import summarize_site
+    from ..skills import catalog_for
+    from ..skills.catalog import SkillSummary
+
+    learnings = settings.learnings()
+    summaries = [summarize_site(entry) for entry in learnings.sites()]
+    skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
+    data = {
+        "sites": [s.model_dump(mode="json") for s in summaries],
+        "skills": [s.model_dump(mode="json") for s in skills],
+    }
+
+    def human(_: Any) -> str:
+        lines = [_sites_text(summaries), "", "skills:"]
+        for skill in skills:
+            if skill.valid:
+                lines.append(f"  {skill.skill_id:36} {skill.side_effect:12} {skill.description}")
+            else:
+                lines.append(f"  {skill.skill_id:36} INVALID: {'; '.join(skill.problems)}")
+        return "\n".join(lines)
+
+    settings.output.result(data, human)
+
+
+def _sites_text(summaries: list[SiteSummary]) -> str:
+    lines = []
+    for summary in summaries:
+        if summary.valid:
+            tools = ", ".join([*summary.browser_tools, *summary.python_tools])
+            line = f"{summary.site_id:16} {summary.name}  [{tools}]"
+            if summary.node_tools:
+                line += f"  (not runnable here: {', '.join(summary.node_tools)})"
+            lines.append(line)
+        else:
+            lines.append(f"{summary.site_id:16} INVALID: {'; '.join(summary.problems)}")
+    return "\n".join(lines) or "no sites"
+
+
+@click.command()
+@click.argument("site_id")
+@click.argument("tool")
+@click.option("--args", "args_json", help="Tool args as a JSON object.")
+@click.option(
+    "--arg",
+    "pairs",
+    multiple=True,
+    metavar="K=V",
+    help="One arg (V parsed as JSON when it can be).",
+)
+@click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
+@click.option("--url", help="Open this page first (else a matching tab or the site's start URL).")
+@click.option("--profile", help="Persistent profile to launch with.")
+@click.option("--timeout", type=float, help="Seconds the tool may run.")
+@click.option("--no-cache", is_flag=True, help="Do not use the localStorage cache.")
+@common
+@pass_settings
+def run(
+    settings: Settings,
+    site_id: str,
+    tool: str,
+    args_json: str | None,
+    pairs: tuple[str, ...],
+    confirm: bool,
+    url: str | None,
+    profile: str | None,
+    timeout: float | None,
+    no_cache: bool,
+) -> None:
+    """Run TOOL of SITE_ID (a browser or a Python tool) and print its result."""
+    args = parse_args(args_json, pairs)
+
+    async def go() -> Any:
+        async with settings.browser(profile=profile) as browser:
+            tab = None
+            if url:
+                with settings.output.progress(f"loading {url}"):
+                    tab = await browser.new_tab(url)
+            with settings.output.progress(f"running {site_id}/{tool}"):
+                return await browser.site.run_tool(
+                    site_id,
+                    tool,
+                    args,
+                    tab=tab,
+                    timeout=timeout,
+                    confirm=confirm,
+                    cache=not no_cache,
+                )
+
+    result = run_async(settings, go())
+    settings.output.result(result)
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(exists=True, path_type=Path))
+@json_option
+@pass_settings
+def validate(settings: Settings, path: Path | None) -> None:
+    """Check manifests, paths, schemas and skills; one line per problem.
+
+    PATH may be a site folder, a learnings folder, or a workspace holding learnings/ (and
+    skills/). Without PATH every root is checked. Exits 3 when anything is wrong; warnings
+    (tools ego lists but cannot run) do not change the exit code.
+    """
+    from ..checks import validate_path
+
+    found = validate_path(path, workspace=settings.workspace)
+    problems = [str(problem) for problem in found if not problem.warning]
+    warnings = [str(problem) for problem in found if problem.warning]
+    if settings.output.json:
+        settings.output.result({"ok": not problems, "problems": problems, "warnings": warnings})
+    else:
+        for line in [*problems, *warnings]:
+            click.echo(line)
+        summary = f"{len(problems)} problem(s)" if problems else "all valid"
+        click.echo(summary + (f", {len(warnings)} warning(s)" if warnings else ""), err=True)
+    sys.exit(EXIT_TOOL if problems else EXIT_OK)
