@@ -18,6 +18,7 @@ The tree::
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── TargetCrashedError        the tab's renderer crashed; reload or close the tab
+    │   ├── DialogOpenError           a page dialog (alert, confirm, ...) blocks the tab
     │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
     │   ├── ElementNotFoundError      no element matches a selector given to click or type
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
@@ -68,6 +69,7 @@ __all__ = [
     "ConfirmationRequiredError",
     "ConnectionFailedError",
     "ContextDestroyedError",
+    "DialogOpenError",
     "EgoError",
     "ElementNotFoundError",
     "HarFormatError",
@@ -169,6 +171,26 @@ class TargetCrashedError(BrowserError):
     Pending and later calls on that tab fail with this until it is reloaded
     (:meth:`ego.Tab.reload` or a navigation) or closed; other tabs are untouched.
     """
+
+
+class DialogOpenError(BrowserError):
+    """A JavaScript dialog (``alert``, ``confirm``, ``prompt``, ``beforeunload``) blocks the tab.
+
+    While it is open the page runs nothing: pending and new calls on the tab fail with this
+    at once instead of waiting for their timeout. Handle it (``tab.handle_dialog``) or let the
+    launch's dialog policy answer it.
+
+    Attributes:
+        dialog_type: ``"alert"``, ``"confirm"``, ``"prompt"`` or ``"beforeunload"``.
+        dialog_message: the text the page showed.
+        url: the page that opened it.
+    """
+
+    def __init__(self, message: str, *, dialog_type: str, dialog_message: str, url: str) -> None:
+        super().__init__(message)
+        self.dialog_type = dialog_type
+        self.dialog_message = dialog_message
+        self.url = url
 
 
 class CommandTooLargeError(BrowserError, ValueError):
