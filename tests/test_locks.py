@@ -228,3 +228,20 @@ def test_two_batch_runs_on_one_output_never_run_an_input_twice(
             first.kill()
             first.communicate()
     check_complete(shop, output, inputs)
+
+
+def test_two_saves_of_one_tool_planned_together_both_keep_their_changes(tmp_path: Path) -> None:
+    save(tmp_path, "search")
+    learnings = Learnings(workspace=tmp_path, project=tmp_path / "no-project")
+    source = 'async () => "search"'
+    # Both are planned from the same entry, as two agents saving at once would.
+    writes = plan_browser_tool(
+        learnings, ToolDraft("shop", "search", source, None, side_effect="write")
+    )
+    describes = plan_browser_tool(learnings, ToolDraft("shop", "search", source, "finds products"))
+    write_tool(writes)
+    write_tool(describes)
+    manifest = json.loads((tmp_path / "learnings" / "shop" / "manifest.json").read_text())
+    entry = manifest["browserTools"]["search"]
+    assert entry["sideEffect"] == "write"  # not reset to "read" by the second save
+    assert entry["description"] == "finds products"

@@ -300,6 +300,8 @@ class ToolPlan:
         changed: what the save changes in the tool: ``"source"`` and the entry's keys
             (``"args"``, ``"sideEffect"``, ...) whose value differs from the current one;
             for a new tool, everything it sets.
+        draft: what the save names; the writer merges it again into the entry it finds
+            under the site's lock, so a save that raced this one keeps its changes.
     """
 
     site_id: str
@@ -313,6 +315,7 @@ class ToolPlan:
     base_dir: Path | None
     workspace: Path
     changed: tuple[str, ...] = ()
+    draft: ToolDraft | None = None
 
     @property
     def url(self) -> str:
@@ -404,4 +407,5 @@ def plan_browser_tool(
         base_dir=base.directory,
         workspace=workspace_root(learnings),
         changed=changed,
+        draft=draft,
     )

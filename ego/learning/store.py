@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .draft import ToolDraft, merge_entry
 from .history import (
     HISTORY_DIR,
     ToolVersion,
@@ -212,7 +213,9 @@ def _write_tool(plan: ToolPlan, data: bytes) -> SavedTool:
                 previous_version=kept[0].version if kept else None,
                 hash=content_hash(data),
             )
-    return _replace_in_workspace(workspace_dir, plan.site_id, plan.tool, data, plan.manifest)
+    return _replace_in_workspace(
+        workspace_dir, plan.site_id, plan.tool, data, plan.manifest, draft=plan.draft
+    )
 
 
 def _unchanged(
@@ -254,13 +257,22 @@ def overlay(current: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
 
 
 def _replace_in_workspace(
-    site_dir: Path, site_id: str, tool: str, data: bytes, manifest: dict[str, Any]
+    site_dir: Path,
+    site_id: str,
+    tool: str,
+    data: bytes,
+    manifest: dict[str, Any],
+    *,
+    draft: ToolDraft | None = None,
 ) -> SavedTool:
     manifest_path = site_dir / "manifest.json"
-    # Read now, not at planning time: the site may have changed while the browser checked.
+    # Read now, not at planning time: the site may have changed while the browser checked,
+    # and what the draft names is merged into the entry as it is now.
     current = json.loads(manifest_path.read_text(encoding="utf-8"))
     old_entry = _current_entry(current, tool)
     new_entry = manifest["browserTools"][tool]
+    if draft is not None:
+        new_entry = merge_entry(old_entry, draft)
     live = new_entry["path"]
     merged = overlay(current, manifest)
     tools = dict(merged.get("browserTools") or {})
