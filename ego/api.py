@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any
 
 from . import browser as _browser
+from .dialogs import DialogPolicy, dialog_actions
 from .learning.registry import Learnings
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.transport import Connection
@@ -39,9 +40,14 @@ class Browser(_browser.Browser):
         endpoint: str,
         process: ChromeProcess | None = None,
         default_timeout: float = 30.0,
+        dialogs: DialogPolicy = "auto",
     ) -> None:
         super().__init__(
-            connection, endpoint=endpoint, process=process, default_timeout=default_timeout
+            connection,
+            endpoint=endpoint,
+            process=process,
+            default_timeout=default_timeout,
+            dialogs=dialogs,
         )
         self.site = Site(self)
 
@@ -94,14 +100,16 @@ def launch(
     default_timeout: float = 30.0,
     workspace: str | os.PathLike[str] | None = None,
     learnings: Learnings | None = None,
+    dialogs: DialogPolicy = "auto",
 ) -> BrowserStarter:
     """Start a local Chrome and connect to it.
 
     Args:
-        profile: a persistent profile under ``chrome_profiles/<profile>`` (or
-            ``$EGO_PROFILES_DIR``); cookies and logins survive restarts. A throwaway temporary
+        profile: a persistent profile in the profiles folder (``$EGO_PROFILES_DIR``, else
+            ``chrome_profiles/`` in ego's home, the same from any current directory: see
+            docs/install.md); cookies and logins survive restarts. A throwaway temporary
             profile is used when neither this nor ``user_data_dir`` is given.
-        user_data_dir: an explicit profile folder.
+        user_data_dir: an explicit profile folder (``~`` expanded).
         headless: run without a window (the default); ``False`` opens a real window.
         executable: the Chrome binary; otherwise ``$EGO_CHROME``, then chromium,
             google-chrome or chrome on PATH.
@@ -109,10 +117,16 @@ def launch(
         timeout: seconds Chrome may take to start and accept the connection.
         default_timeout: seconds every CDP command may take unless a call says otherwise.
         workspace: the agent workspace whose ``learnings/`` ``browser.site`` searches first
-            (default ``$EGO_WORKSPACE``).
+            (default ``$EGO_WORKSPACE``; ``~`` expanded).
         learnings: a ready :class:`~ego.learning.Learnings` (wins over ``workspace``).
+        dialogs: how page dialogs are answered: ``"auto"`` (the default: accept ``alert``,
+            dismiss ``confirm``, ``prompt`` and ``beforeunload``), ``"accept"``,
+            ``"dismiss"``, ``"manual"`` (left open: calls on the tab fail at once with
+            DialogOpenError until ``tab.handle_dialog``), or a mapping per dialog type such
+            as ``{"beforeunload": "accept"}``. Every dialog is recorded in ``tab.dialogs``.
 
     Raises:
+        ValueError: ``dialogs`` is not a dialog policy (raised here, before Chrome starts).
         ChromeNotFoundError: no Chrome binary was found (the message says how to install one).
         ProfileInUseError: another running Chrome holds the profile.
         ChromeLaunchError: Chrome exited or did not open its endpoint in time.
@@ -124,9 +138,10 @@ def launch(
     options = LaunchOptions(
         profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
     )
+    dialog_actions(dialogs)
 
     async def factory() -> Browser:
-        return await Browser.launch_with(options)
+        return await Browser.launch_with(options, dialogs=dialogs)
 
     return BrowserStarter(factory, _learnings(workspace, learnings))
 
@@ -139,6 +154,7 @@ def connect(
     default_timeout: float = 30.0,
     workspace: str | os.PathLike[str] | None = None,
     learnings: Learnings | None = None,
+    dialogs: DialogPolicy = "auto",
 ) -> BrowserStarter:
     """Attach to a Chrome that is already running, locally or on another host.
 
@@ -148,18 +164,25 @@ def connect(
         headers: extra HTTP headers for the handshake (auth for a remote fleet).
         timeout: seconds to reach the endpoint.
         default_timeout: seconds every CDP command may take unless a call says otherwise.
-        workspace, learnings: as for :func:`launch`.
+        workspace, learnings, dialogs: as for :func:`launch`.
 
     Raises:
+        ValueError: ``dialogs`` is not a dialog policy (raised here, before connecting).
         ConnectionFailedError: the endpoint is unreachable, refused (401 for a wrong token),
             or is not a DevTools endpoint.
 
     Closing the browser only disconnects; the remote Chrome keeps running.
     """
 
+    dialog_actions(dialogs)
+
     async def factory() -> Browser:
         return await Browser.connect(
-            endpoint, headers=headers, timeout=timeout, default_timeout=default_timeout
+            endpoint,
+            headers=headers,
+            timeout=timeout,
+            default_timeout=default_timeout,
+            dialogs=dialogs,
         )
 
     return BrowserStarter(factory, _learnings(workspace, learnings))

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
+from .dialogs import DialogPolicy, dialog_actions
 from .errors import (
     BrowserClosedError,
     ConnectionFailedError,
@@ -36,6 +37,10 @@ class Browser:
     Create one with :func:`ego.launch` (ego starts Chrome and ends it on close) or
     :func:`ego.connect` (ego attaches to a Chrome that runs elsewhere and only disconnects on
     close). Use it as an async context manager, or call :meth:`close`.
+
+    Attributes:
+        dialogs: the dialog policy each tab starts with (see :data:`ego.dialogs.DialogPolicy`);
+            a tab's own is :attr:`ego.Tab.dialog_policy`.
     """
 
     def __init__(
@@ -45,11 +50,14 @@ class Browser:
         endpoint: str,
         process: ChromeProcess | None = None,
         default_timeout: float = 30.0,
+        dialogs: DialogPolicy = "auto",
     ) -> None:
+        dialog_actions(dialogs)  # a wrong policy fails here, not at the first dialog
         self.connection = connection
         self.endpoint = endpoint
         self.process = process
         self.default_timeout = default_timeout
+        self.dialogs: DialogPolicy = dialogs
         self._tabs: dict[str, Tab] = {}
         self._closing = False
         connection.subscribe("Target.detachedFromTarget", self._on_detached)
@@ -65,21 +73,25 @@ class Browser:
         args: Sequence[str] = (),
         timeout: float = 30.0,
         default_timeout: float = 30.0,
+        dialogs: DialogPolicy = "auto",
     ) -> Self:
         """Start a local Chrome and connect to it. See :func:`ego.launch`."""
         return await cls.launch_with(
             LaunchOptions(
                 profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
-            )
+            ),
+            dialogs=dialogs,
         )
 
     @classmethod
-    async def launch_with(cls, options: LaunchOptions) -> Self:
+    async def launch_with(cls, options: LaunchOptions, *, dialogs: DialogPolicy = "auto") -> Self:
         """Start a local Chrome as ``options`` say and connect to it.
 
         Raises:
             ChromeNotFoundError, ProfileInUseError, ChromeLaunchError: as :func:`ego.launch`.
+            ValueError: ``dialogs`` is not a dialog policy (nothing was started).
         """
+        dialog_actions(dialogs)
         process = await ChromeProcess.start(options)
         try:
             connection = await Connection.open(
@@ -95,6 +107,7 @@ class Browser:
             endpoint=process.ws_url,
             process=process,
             default_timeout=options.default_timeout,
+            dialogs=dialogs,
         )
 
     @classmethod
@@ -105,13 +118,15 @@ class Browser:
         headers: Mapping[str, str] | None = None,
         timeout: float = 10.0,
         default_timeout: float = 30.0,
+        dialogs: DialogPolicy = "auto",
     ) -> Self:
         """Attach to a running browser. See :func:`ego.connect`."""
+        dialog_actions(dialogs)
         ws_url = await resolve_endpoint(endpoint, headers=headers, timeout=timeout)
         connection = await Connection.open(
             ws_url, headers=headers, open_timeout=timeout, default_timeout=default_timeout
         )
-        return cls(connection, endpoint=ws_url, default_timeout=default_timeout)
+        return cls(connection, endpoint=ws_url, default_timeout=default_timeout, dialogs=dialogs)
 
     async def __aenter__(self) -> Browser:
         return self
@@ -146,6 +161,7 @@ class Browser:
                 url=info.get("url", ""),
                 title=info.get("title", ""),
                 default_timeout=self.default_timeout,
+                dialogs=self.dialogs,
             )
             self._tabs[tab.target_id] = tab
         else:

@@ -8,18 +8,20 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
+from .console_log import ConsoleLog
+from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
 from .errors import (
     CommandTimeoutError,
-    ContextDestroyedError,
     ElementNotFoundError,
     NavigationError,
     ProtocolError,
     TabClosedError,
 )
+from .evaluation import evaluate
 from .js import embed_json
 from .network import NetworkLog, Request
 from .page_scripts import page_script
-from .protocol.remote_values import javascript_error, python_value, unreturnable_error
+from .tab_verbs import TabVerbs
 
 if TYPE_CHECKING:
     from .protocol.transport import Connection
@@ -34,18 +36,10 @@ _LIFECYCLE: Final[dict[str, str]] = {
     "networkidle": "networkIdle",
 }
 
-# Chrome's words for "the context this evaluate ran in is gone" (a navigation or reload).
-_CONTEXT_GONE = (
-    "Inspected target navigated or closed",
-    "Execution context was destroyed",
-    "Cannot find context with specified id",
-    "Promise was collected",
-)
-
 _DEFAULT: Final = object()
 
 
-class Tab:
+class Tab(TabVerbs):
     """One page target: navigate it, evaluate in it, close it.
 
     Tabs come from :meth:`ego.Browser.tabs`, :meth:`ego.Browser.new_tab` and
@@ -54,7 +48,10 @@ class Tab:
     page, or by the user) every pending and later call raises
     :class:`~ego.errors.TabClosedError`. When its renderer crashes (or is killed), every
     pending call fails at once with :class:`~ego.errors.TargetCrashedError`, and so does every
-    later one until :meth:`reload` or :meth:`navigate` brings the page back.
+    later one until :meth:`reload` or :meth:`navigate` brings the page back. A page dialog
+    (``alert``, ``confirm``, ...) is answered by the :attr:`dialog_policy` and recorded in
+    :attr:`dialogs`; under ``"manual"`` calls fail at once with
+    :class:`~ego.errors.DialogOpenError` until :meth:`handle_dialog` answers it.
     """
 
     def __init__(
@@ -65,6 +62,7 @@ class Tab:
         url: str = "",
         title: str = "",
         default_timeout: float = 30.0,
+        dialogs: DialogPolicy = "auto",
     ) -> None:
         self._connection = connection
         self.target_id = target_id
@@ -74,7 +72,10 @@ class Tab:
         self._session_id: str | None = None
         self._attaching: asyncio.Future[str] | None = None
         self._closed = False
+        self._documents = 0
         self._network = NetworkLog()
+        self._console = ConsoleLog()
+        self._dialogs = DialogTracker(connection, target_id, self.session, dialogs)
 
     def __repr__(self) -> str:
         return f"<Tab {self.target_id[:8]} {self._url!r}>"
@@ -89,6 +90,13 @@ class Tab:
         """``scheme://host[:port]`` of :attr:`url`, or ``""`` for an opaque URL."""
         parts = urlsplit(self._url)
         return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
+
+    @property
+    def documents(self) -> int:
+        """How many main-frame documents this tab has shown since it attached: it changes on
+        every navigation and reload (not on a ``#fragment`` or ``pushState``), which is how
+        long page globals live. The cache layer keys its page-side memo on it."""
+        return self._documents
 
     @property
     def closed(self) -> bool:
@@ -116,6 +124,8 @@ class Tab:
     def _mark_closed(self) -> None:
         self._closed = True
         self._network.close()
+        self._console.close()
+        self._dialogs.close()
 
     async def session(self) -> str:
         """Attach to the tab if needed and return its CDP session id.
@@ -155,6 +165,10 @@ class Tab:
         session_id: str = result["sessionId"]
         # The network log listens before Network.enable so that no request slips by.
         self._network.attach(self._connection, session_id)
+        # Likewise the console log before Runtime.enable, which replays what Chrome kept.
+        self._console.attach(self._connection, session_id)
+        # Before Page.enable, like the logs: no dialog slips by.
+        self._dialogs.attach(session_id)
         self._connection.subscribe(
             "Page.frameNavigated", self._on_frame_navigated, session_id=session_id
         )
@@ -166,6 +180,8 @@ class Tab:
                 "Page.setLifecycleEventsEnabled", {"enabled": True}, session_id=session_id
             ),
             self._connection.send("Network.enable", session_id=session_id),
+            # For console(): Runtime.consoleAPICalled and Runtime.exceptionThrown.
+            self._connection.send("Runtime.enable", session_id=session_id),
             # For Inspector.targetCrashed, which fails this tab's calls at once after a
             # crash. Chrome sends it without this too; older builds may not.
             self._enable_quietly("Inspector.enable", session_id),
@@ -209,12 +225,17 @@ class Tab:
         await_promise: bool = True,
         timeout: float | None = None,
         user_gesture: bool = False,
+        describe: bool = True,
     ) -> Any:
         """Evaluate a JavaScript expression in the page and return its value.
 
-        The value comes back by JSON value: objects and arrays become dicts and lists,
+        JSON values come back as Python ones: objects and arrays become dicts and lists,
         ``undefined`` becomes ``None``; NaN, ±Infinity and -0 become floats and a BigInt an
-        int (at the top level; nested ones follow JSON).
+        int. What JSON cannot carry comes back described (``describe=True``, the default): a
+        ``Date`` as its ISO string, a DOM node as ``{"tag", "id", "classes", "text",
+        "selector"}``, a ``Map`` as a list of ``[key, value]`` pairs, a ``Set`` as a list, a
+        cycle as ``"[Circular $.path]"``; docs/architecture.md ("Values from evaluate") has
+        every rule. Top-level ``await`` works (``(await fetch(url)).status``).
 
         Args:
             expression: JavaScript source; its completion value is the result.
@@ -222,11 +243,17 @@ class Tab:
             timeout: seconds to wait; the tab's default if omitted.
             user_gesture: run as if the user had clicked (lets code open popups, play
                 media). Off by default: it costs Chrome measurable work on every call.
+            describe: False takes the raw path, one round trip that returns the value as JSON
+                carries it (a Date becomes ``{}``, a cycle raises): what tool calls use. True
+                costs one more round trip when the value is an object.
 
         Raises:
             JavaScriptError: the code threw or the promise rejected; carries the JS message,
-                stack and line. Also a value (returned or thrown) that cannot come back by
-                value: a Symbol, a BigInt inside an object, a cycle, nesting past ~300 levels.
+                stack and line. With ``describe=False``, also a value (returned or thrown)
+                that cannot come back by value: a Symbol, a BigInt inside an object, a cycle,
+                nesting past ~300 levels.
+            DialogOpenError: a page dialog blocks the tab (the ``"manual"`` dialog policy);
+                answer it with :meth:`handle_dialog`.
             ContextDestroyedError: the page navigated away or reloaded before the result.
             TabClosedError: the tab closed before the result.
             TargetCrashedError: the tab's renderer crashed (before or during the call);
@@ -237,38 +264,81 @@ class Tab:
         Cancelling the call abandons the result; the code keeps running in the page.
         """
         session_id = await self.session()
-        try:
-            result = await self._connection.send(
-                "Runtime.evaluate",
-                {
-                    "expression": expression,
-                    "returnByValue": True,
-                    "awaitPromise": await_promise,
-                    "userGesture": user_gesture,
-                },
-                session_id=session_id,
-                timeout=self.default_timeout if timeout is None else timeout,
-            )
-        except ProtocolError as exc:
-            if any(text in str(exc) for text in _CONTEXT_GONE):
-                raise ContextDestroyedError(
-                    f"the page in tab {self.target_id[:8]} navigated or reloaded before the "
-                    "evaluate finished; evaluate again on the new page"
-                ) from None
-            unreturnable = unreturnable_error(exc)
-            if unreturnable is not None:
-                raise unreturnable from None
-            raise
-        except CommandTimeoutError:
-            seconds = self.default_timeout if timeout is None else timeout
-            raise CommandTimeoutError(
-                f"evaluate got no result within {seconds:g} s (a promise that never settles, "
-                "or a slow page); the tab is still usable, pass a larger timeout if needed"
-            ) from None
-        details = result.get("exceptionDetails")
-        if details is not None:
-            raise javascript_error(details)
-        return python_value(result["result"])
+        return await evaluate(
+            self._connection,
+            session_id,
+            expression,
+            await_promise=await_promise,
+            timeout=self.default_timeout if timeout is None else timeout,
+            user_gesture=user_gesture,
+            describe=describe,
+            tab=self.target_id,
+        )
+
+    # -- dialogs --------------------------------------------------------------------------
+
+    @property
+    def dialog_policy(self) -> DialogPolicy:
+        """How this tab's page dialogs are answered (see :data:`ego.dialogs.DialogPolicy`);
+        the browser's ``dialogs=`` unless set here."""
+        return self._dialogs.policy
+
+    @dialog_policy.setter
+    def dialog_policy(self, policy: DialogPolicy) -> None:
+        self._dialogs.policy = policy
+
+    @property
+    def dialogs(self) -> list[Dialog]:
+        """The page dialogs seen since attach, oldest first (at most the last 50), each with
+        its type, message, URL, default prompt, answer, who answered and when."""
+        return self._dialogs.history
+
+    @property
+    def dialog(self) -> Dialog | None:
+        """The dialog that blocks the page now, if any (only the ``"manual"`` policy leaves
+        one open)."""
+        return self._dialogs.current
+
+    async def handle_dialog(self, accept: bool, prompt_text: str | None = None) -> Dialog:
+        """Answer the dialog that blocks the page; the tab works again at once.
+
+        Args:
+            accept: True clicks OK (leaves the page, for ``beforeunload``); False cancels.
+            prompt_text: the text a ``prompt`` is accepted with.
+
+        Returns:
+            the dialog, with its answer recorded.
+
+        Raises:
+            ProtocolError: no dialog is open (the message says how the last one ended).
+            TabClosedError: the tab is closed.
+        """
+        return await self._dialogs.handle(accept, prompt_text)
+
+    def expect_dialog(
+        self,
+        *,
+        accept: bool | None = None,
+        prompt_text: str | None = None,
+        timeout: float | None = None,
+    ) -> DialogExpectation:
+        """Wait for the next dialog, and answer it as given: ``dialog = await
+        tab.expect_dialog()`` (the one open now, or the next), or ``async with
+        tab.expect_dialog(accept=True) as expected:`` around the call that opens it (see
+        :class:`~ego.dialogs.DialogExpectation`).
+
+        Args:
+            accept: True accepts, False dismisses; None leaves it to the policy.
+            prompt_text: the text to accept a prompt with.
+            timeout: seconds to wait for the dialog; the tab's default if omitted.
+
+        Raises:
+            CommandTimeoutError: no dialog opened within ``timeout`` (raised by the await, or
+                on leaving the block).
+            TabClosedError: the tab closed first.
+        """
+        seconds = self.default_timeout if timeout is None else timeout
+        return self._dialogs.expect(accept, prompt_text, seconds)
 
     def _load_budget(self, wait_until: str, timeout: float | None) -> tuple[float, float]:
         """Seconds a load may take and its deadline; ``wait_until`` checked first."""
@@ -305,6 +375,7 @@ class Tab:
         seconds, deadline = self._load_budget(wait_until, timeout)
         session_id = await self.session()
         lifecycle = _LIFECYCLE.get(wait_until)
+        started = time.time()
         seen: set[tuple[str, str]] = set()
         loader: list[str] = []
 
@@ -335,7 +406,9 @@ class Tab:
                 ) from None
             error_text = result.get("errorText")
             if error_text:
-                raise NavigationError(f"navigation to {url} failed: {error_text}")
+                raise NavigationError(
+                    f"navigation to {url} failed: {error_text}" + self._dialogs.stayed(started)
+                )
             self._url = url
             loader_id = result.get("loaderId")
             if waiter is None or loader_id is None:
@@ -432,6 +505,7 @@ class Tab:
         frame = params.get("frame", {})
         if not frame.get("parentId"):
             self._url = frame.get("url", self._url)
+            self._documents += 1
 
     # -- the catalog's capabilities besides navigate and evaluate -------------------------
 
@@ -461,9 +535,9 @@ class Tab:
 
     async def _act(self, script: str, selector: str, extra: str, wait: float) -> dict[str, Any]:
         code = f"({page_script(script)})({embed_json(selector)}{extra})"
-        result: dict[str, Any] = await self.evaluate(code, user_gesture=True)
+        result: dict[str, Any] = await self.evaluate(code, user_gesture=True, describe=False)
         if not result.get("found") and wait > 0 and await self._wait_for(selector, wait):
-            result = await self.evaluate(code, user_gesture=True)
+            result = await self.evaluate(code, user_gesture=True, describe=False)
         if not result.get("found"):
             raise ElementNotFoundError(
                 f"no element matches {selector!r} on {self._url or 'the page'}"

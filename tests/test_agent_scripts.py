@@ -35,6 +35,11 @@ def test_first_script_prints_the_title_and_the_mapped_list() -> None:
     assert out == ["Hello", "[2, 4, 6]"]
 
 
+def test_page_verbs_takes_a_screenshot_reads_the_console_and_answers_a_dialog() -> None:
+    out = run_script("page_verbs.py").stdout.splitlines()
+    assert out == ["True", "['clicked']", "yes"]
+
+
 def test_discover_lists_the_shop_tools_and_runs_one() -> None:
     out = run_script("demo_discover.py").stdout
     for tool in ("list_products", "search_products", "get_orders", "cheapest_in_category"):

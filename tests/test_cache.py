@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.cache import SIGNAL_KEY, RunStats, cache_key, call_snippet, run_cached
+from ego.cache import SIGNAL_KEY, RunStats, cache_key, call_snippet, hot_snippet, run_cached
 from ego.js import embed_json
 from ego.learning.registry import Learnings
 from ego.protocol.remote_values import javascript_error, python_value
@@ -157,10 +157,10 @@ async def test_hot_bytes_do_not_grow_with_the_tools_size(
     assert large_cold.bytes_sent > 100_000  # the source went once, on the cold run
     assert large_hot.bytes_sent == small_hot.bytes_sent
     assert large_hot.bytes_sent < 1024
-    # The hot run is exactly the Call snippet: key, stamp and args, nothing of the source.
+    # The hot run is exactly the hot Call: key, stamp and args, nothing of the source.
     keys = await stored_keys(page, site_id)
     key = cache_key(site_id, "large")
-    call = call_snippet(key, keys[key + ":ver"], embed_json({"n": 21}))
+    call = hot_snippet(key, keys[key + ":ver"], embed_json({"n": 21}))
     assert large_hot.bytes_sent == len(call.encode())
 
 
@@ -250,8 +250,10 @@ async def test_a_stale_snippet_never_runs_a_newer_stored_source(
     assert await site.run_browser_tool(site_id, "mine", tab=page) == "from the file"
     stamp = (await stored_keys(page, site_id))[key + ":ver"]
 
-    # Only the stamp changed by hand: the Call must not trust the source under it.
+    # Only the stamp changed by hand: the Call must not trust the source under it. (A new
+    # document: in this one the memo holds the function, tests/test_cache_memo.py.)
     await set_item(page, key + ":ver", "someone-else")
+    await page.reload()
     assert await site.run_browser_tool(site_id, "mine", tab=page) == "from the file"
     assert (last(site).mode, last(site).stored, last(site).evaluations) == ("stored", True, 3)
     assert (await stored_keys(page, site_id))[key + ":ver"] == stamp
@@ -260,6 +262,7 @@ async def test_a_stale_snippet_never_runs_a_newer_stored_source(
     # (NEEDS_STORE), then stores its own.
     await set_item(page, key, "async () => 'the newer stored source'")
     await set_item(page, key + ":ver", "newer-stamp")
+    await page.reload()
     call = call_snippet(key, stamp, "{}")
     assert await page.evaluate(call) == {SIGNAL_KEY: "NEEDS_STORE"}
     assert await site.run_browser_tool(site_id, "mine", tab=page) == "from the file"
@@ -302,7 +305,10 @@ class StrictBridge:
     def __init__(self, tab: ego.Tab) -> None:
         self.tab = tab
 
-    async def evaluate(self, expression: str, *, timeout: float | None = None) -> Any:
+    async def evaluate(
+        self, expression: str, *, timeout: float | None = None, describe: bool = False
+    ) -> Any:
+        # Always the raw path, which is what run_cached asks for (describe=False).
         result = await self.tab.send(
             "Runtime.evaluate",
             {
@@ -333,8 +339,10 @@ async def test_eval_blocked_answers_no_eval_and_falls_back(
     stamp = (await stored_keys(csp_page, site_id))[key + ":ver"]
     call = call_snippet(key, stamp, args)
 
-    # The default flag lets the Call's synchronous eval through; false blocks it: NO_EVAL.
+    # The default flag lets the Call's synchronous eval through; false blocks it: NO_EVAL (in
+    # a new document, whose memo does not hold the function yet).
     assert await csp_page.evaluate(call) == PURE_EXPECTED
+    await csp_page.reload()
     raw = await csp_page.send(
         "Runtime.evaluate",
         {"expression": call, "returnByValue": True, "allowUnsafeEvalBlockedByCSP": False},
@@ -464,6 +472,7 @@ async def test_tampered_value_is_stored_again(
     good = await stored_keys(page, site_id)
 
     await set_item(page, key, tampered)  # the stamp still matches
+    await page.reload()  # a new document: this one's memo still holds the good function
     caplog.set_level(logging.DEBUG, logger="ego.cache")
     caplog.clear()
     assert await site.run_browser_tool(site_id, "add", {"a": 2, "b": 3}, tab=page) == SUM_EXPECTED

@@ -87,6 +87,7 @@ async def test_a_result_shaped_like_a_former_signal_runs_once_and_comes_back(
         for expected_mode in ("stored", "cached", "cached"):
             if expected_mode == "stored":
                 await page.evaluate("localStorage.clear()")
+                await page.reload()  # a new document: the page-side memo starts empty
             result = await site.run_browser_tool(site_id, "forge", {"signal": signal}, tab=page)
             assert result == forged
             assert await runs(page) == 1, (signal, expected_mode)
@@ -203,9 +204,11 @@ async def test_a_tool_value_that_cannot_come_back_is_a_browser_tool_error(
 async def test_an_evaluate_value_that_cannot_come_back_is_a_javascript_error(
     page: ego.Tab,
 ) -> None:
+    # The raw path (what tool calls take); tab.evaluate's default describes such values
+    # instead (tests/test_evaluate_values.py).
     for expression in UNRETURNABLE_EXPRESSIONS:
         with pytest.raises(JavaScriptError) as caught:
-            await page.evaluate(expression)
+            await page.evaluate(expression, describe=False)
         assert not isinstance(caught.value, (BrowserToolError, ProtocolError))
         message = str(caught.value)
         assert "\n" not in message

@@ -17,11 +17,16 @@ from typing import Any
 
 import psutil
 import pytest
+from jsonschema import Draft202012Validator
+from jsonschema.validators import validator_for
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import CallToolResult, TextContent, Tool
+from mcp.types import CallToolResult, TextContent, Tool, ToolListChangedNotification
 
 from ego.demo import DemoServer
+from ego.learning.manifest import args_schema
+from ego.learning.registry import project_learnings_dir
+from ego.mcp.learning_tools import mcp_name
 from tests.cli_helpers import alive, ego_env, is_chrome, process_tree, wait_gone
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
@@ -33,11 +38,30 @@ CORE_TOOLS = {
     "list_sites",
     "navigate",
     "evaluate",
-    "snapshot",
+    "take_snapshot",
     "click",
     "type",
-    "network_requests",
-    "tabs",
+    "list_network_requests",
+    "get_network_request",
+    "list_tabs",
+    "select_tab",
+    "close_tab",
+    "navigate_back",
+    "navigate_forward",
+    "reload",
+    "take_screenshot",
+    "list_console_messages",
+    "wait_for",
+    "press_key",
+    "hover",
+    "select_option",
+    "upload_file",
+    "handle_dialog",
+    "save_browser_tool",
+    "save_note",
+    "tool_history",
+    "restore_tool",
+    "import_skill",
 }
 
 
@@ -49,6 +73,8 @@ class McpClient:
             command=sys.executable, args=["-m", "ego", "mcp"], env=env, cwd=str(cwd)
         )
         self.errlog = errlog
+        #: Set each time the server sends notifications/tools/list_changed.
+        self.tools_changed = asyncio.Event()
         self.session: ClientSession | None = None
         self.server: psutil.Process | None = None
         self.chromes_at_start: list[psutil.Process] = []
@@ -73,14 +99,18 @@ class McpClient:
         with self.errlog.open("w") as errlog:
             async with (
                 stdio_client(self.params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as session,
+                ClientSession(read, write, message_handler=self._on_message) as session,
             ):
-                await session.initialize()
+                self.initialized = await session.initialize()
                 self.session = session
                 self.server = _find_server()
                 self.chromes_at_start = [p for p in process_tree(self.server) if is_chrome(p)]
                 self._ready.set()
                 await self._stop.wait()
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            self.tools_changed.set()
 
     @property
     def running(self) -> bool:
@@ -98,7 +128,13 @@ class McpClient:
         assert self.running
         result = await asyncio.wait_for(self.session.call_tool(name, arguments or {}), 60)
         self.remember_descendants()
+        check_convention(name, result)
         return result
+
+    async def tools(self) -> dict[str, Tool]:
+        assert self.session is not None
+        listed = await asyncio.wait_for(self.session.list_tools(), 30)
+        return {tool.name: tool for tool in listed.tools}
 
     async def close(self, timeout: float = 30) -> None:
         """Disconnect the client (closes the server's stdin) and wait for the transport."""
@@ -116,6 +152,14 @@ def _find_server() -> psutil.Process:
         except psutil.Error:
             continue
     raise AssertionError("no `ego mcp` child process found")
+
+
+def check_convention(name: str, result: CallToolResult) -> None:
+    """Every tool answers alike: one text block and, on success, structured content."""
+    texts = [part for part in result.content if isinstance(part, TextContent)]
+    assert len(texts) == 1, (name, result.content)
+    if not result.is_error:
+        assert isinstance(result.structured_content, dict), (name, result)
 
 
 def text_of(result: CallToolResult) -> str:
@@ -154,10 +198,13 @@ async def mcp(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClie
 
 async def test_lists_core_and_learning_tools_with_annotations(mcp: McpClient) -> None:
     assert mcp.session is not None
-    listed = await asyncio.wait_for(mcp.session.list_tools(), 30)
-    tools: dict[str, Tool] = {tool.name: tool for tool in listed.tools}
+    tools = await mcp.tools()
     assert set(tools) >= CORE_TOOLS
     assert {"demo-shop__list_products", "demo-shop__post_review"} <= set(tools)
+    # A client that caches the list is told it can change (a saved tool appears).
+    capabilities = mcp.initialized.capabilities.tools
+    assert capabilities is not None
+    assert capabilities.list_changed is True
 
     def hints(name: str) -> tuple[bool | None, bool | None]:
         annotations = tools[name].annotations
@@ -165,14 +212,66 @@ async def test_lists_core_and_learning_tools_with_annotations(mcp: McpClient) ->
         return annotations.read_only_hint, annotations.destructive_hint
 
     assert hints("learn_context") == (True, False)
-    assert hints("snapshot") == (True, False)
+    assert hints("take_snapshot") == (True, False)
+    assert hints("take_screenshot") == (True, False)
     assert hints("demo-shop__list_products") == (True, False)
     assert hints("demo-shop__post_review") == (False, True)
     assert hints("run_browser_tool")[0] is False
     assert "confirm" in tools["run_browser_tool"].input_schema["properties"]
     assert "confirm" in tools["demo-shop__post_review"].input_schema["properties"]
+    # Only irreversible tools take confirm.
+    assert "confirm" not in tools["demo-shop__list_products"].input_schema["properties"]
+    assert "confirm" not in tools["demo-shop__add_to_cart"].input_schema["properties"]
+    # Descriptions are written for a model: no Python reprs of schemas.
+    for tool in tools.values():
+        description = tool.description or ""
+        assert description.strip(), tool.name
+        assert "'additionalProperties'" not in description, tool.name
+        assert "{'" not in description, tool.name
+        assert "confirm=" not in description, tool.name
     # Chrome starts on the first tool call, not when a client connects.
     assert mcp.chromes_at_start == []
+
+
+def manifest_tools() -> dict[str, tuple[dict[str, Any], str]]:
+    """Every learning tool of the project's manifests: MCP name -> (its args as the manifest
+    file writes them, its side effect)."""
+    found: dict[str, tuple[dict[str, Any], str]] = {}
+    for manifest_file in sorted(project_learnings_dir().glob("*/manifest.json")):
+        manifest = json.loads(manifest_file.read_text())
+        for kind in ("browserTools", "pythonTools"):
+            for name, entry in (manifest.get(kind) or {}).items():
+                side_effect = entry.get("sideEffect", "read")
+                found[mcp_name(manifest["id"], name)] = (entry.get("args") or {}, side_effect)
+    return found
+
+
+async def test_every_site_tool_takes_its_manifest_schema_at_the_top(mcp: McpClient) -> None:
+    tools = await mcp.tools()
+    declared = manifest_tools()
+    assert "demo-shop__search_products" in declared
+    for name, (raw_args, side_effect) in declared.items():
+        assert name in tools, name
+        schema = dict(tools[name].input_schema)
+        validator_for(schema).check_schema(schema)  # a valid JSON Schema
+        properties = dict(schema.get("properties", {}))
+        if side_effect == "irreversible":
+            confirm = properties.pop("confirm")
+            assert (confirm["type"], confirm["default"]) == ("boolean", False), name
+        else:
+            assert "confirm" not in properties, name
+        expected = args_schema(raw_args)
+        expected.setdefault("type", "object")
+        assert {**schema, "properties": properties} == {
+            **expected,
+            "properties": expected.get("properties", {}),
+        }, name
+
+    search = tools["demo-shop__search_products"].input_schema
+    assert search["required"] == ["query"]
+    assert search["additionalProperties"] is False
+    assert Draft202012Validator(search).is_valid({"query": "desk"})
+    assert not Draft202012Validator(search).is_valid({"args": {"query": "desk"}})
 
 
 async def test_list_sites(mcp: McpClient) -> None:
@@ -188,7 +287,16 @@ async def test_learn_context_for_the_demo_shop(mcp: McpClient, shop: DemoServer)
     context = value_of(await mcp.call("learn_context", {"url": shop.url}))
     assert context["matched"] is True
     assert [site["site_id"] for site in context["sites"]] == ["demo-shop"]
-    assert {"list_products", "post_review", "whoami"} <= {t["tool_name"] for t in context["tools"]}
+    tools = {t["tool_name"]: t for t in context["tools"]}
+    assert {"list_products", "post_review", "whoami"} <= set(tools)
+    # Each example is the MCP call (its own tool, flat args, confirm: true when irreversible).
+    name, _, arguments = tools["search_products"]["example"].partition(" ")
+    assert (name, json.loads(arguments)) == ("demo-shop__search_products", {"query": "desk"})
+    name, _, arguments = tools["post_review"]["example"].partition(" ")
+    assert name == "demo-shop__post_review"
+    assert json.loads(arguments)["confirm"] is True
+    skills = [t for t in context["tools"] if t["kind"] == "skill"]
+    assert all(t["example"].startswith("run_skill {") for t in skills), skills
 
 
 async def test_run_browser_tool_on_the_demo_shop(mcp: McpClient, shop: DemoServer) -> None:
@@ -207,9 +315,21 @@ async def test_run_browser_tool_on_the_demo_shop(mcp: McpClient, shop: DemoServe
     # It ran in the DemoServer's tab (not at the manifest's startUrl port).
     assert all(p["url"].startswith(shop.origin + "/") for p in listed["products"])
 
-    found = value_of(await mcp.call("demo-shop__search_products", {"args": {"query": "desk"}}))
+    # A site tool takes its own args at the top level, as its input schema says.
+    found = value_of(await mcp.call("demo-shop__search_products", {"query": "desk"}))
     assert found["total"] == 2
     assert {p["name"] for p in found["products"]} == {"Mechanical Desk Clock", "Felt Desk Mat"}
+
+    # The old nested shape is refused, naming the fix.
+    nested = await mcp.call("demo-shop__search_products", {"args": {"query": "desk"}})
+    assert nested.is_error is True
+    assert "InvalidArgsError" in text_of(nested)
+    assert "at the top level" in text_of(nested)
+
+    # A list result: structured content under "result", and one JSON text block.
+    products = await mcp.call("demo-shop__list_products", {"limit": 2})
+    assert products.structured_content is not None
+    assert json.loads(text_of(products)) == products.structured_content
 
 
 async def test_bad_args_are_a_tool_error_naming_the_field(mcp: McpClient, shop: DemoServer) -> None:
@@ -234,12 +354,23 @@ async def test_irreversible_tool_refused_without_confirm(mcp: McpClient, shop: D
     reviews_before = len(shop.state.reviews)
     args = {"product_id": 3, "rating": 5, "text": "Lovely."}
     for name, arguments in (
-        ("demo-shop__post_review", {"args": args}),
+        ("demo-shop__post_review", args),
         ("run_browser_tool", {"site_id": "demo-shop", "tool": "post_review", "args": args}),
     ):
         result = await mcp.call(name, arguments)
         assert result.is_error is True, name
-        assert "confirm" in text_of(result), name
+        text = text_of(result)
+        assert "ConfirmationRequiredError" in text, name
+        # The fix as an MCP caller types it, not Python's confirm=True.
+        assert "confirm: true" in text, name
+        assert "confirm=True" not in text, name
+    assert len(shop.state.reviews) == reviews_before
+
+    # With confirm: true it passes the gate (and then needs a login, which the test has not).
+    confirmed = await mcp.call("demo-shop__post_review", {**args, "confirm": True})
+    assert confirmed.is_error is True
+    assert "NEEDS_LOGIN" in text_of(confirmed)
+    assert "ConfirmationRequiredError" not in text_of(confirmed)
     assert len(shop.state.reviews) == reviews_before
 
 
@@ -271,7 +402,7 @@ async def test_snapshot_type_click_and_network_on_the_contact_page(
 ) -> None:
     contact = shop.url_for("/contact")
     await mcp.call("navigate", {"url": contact})
-    outline = value_of(await mcp.call("snapshot"))
+    outline = value_of(await mcp.call("take_snapshot"))
     assert '"Contact us"' in outline
 
     def selector(role: str, label: str) -> str:
@@ -294,21 +425,34 @@ async def test_snapshot_type_click_and_network_on_the_contact_page(
     assert len(sent) == 1, shop.state.contact_messages
     assert {key: sent[0][key] for key in fields} == fields
 
-    requests = value_of(await mcp.call("network_requests"))
+    requests = value_of(await mcp.call("list_network_requests"))
     assert any(r["method"] == "GET" and r["url"] == contact for r in requests), requests
     posts = [r for r in requests if r["method"] == "POST" and r["url"].endswith("/api/contact")]
     assert len(posts) == 1, requests
     assert posts[0]["status"] == 201
 
-    tabs = value_of(await mcp.call("tabs"))
-    assert any(tab["url"] == contact for tab in tabs), tabs
+    tabs = value_of(await mcp.call("list_tabs"))
+    assert any(tab["url"] == contact and tab["current"] for tab in tabs), tabs
+
+    # A request's response body, by the id list_network_requests gives.
+    detail = value_of(await mcp.call("get_network_request", {"id": posts[0]["id"]}))
+    assert detail["status"] == 201
+    assert detail["base64_encoded"] is False
+    assert str(message_id) in detail["body"]
+
+    # A missing element: the fix names the MCP tool, not tab.snapshot().
+    missing = await mcp.call("click", {"selector": "#no-such-thing"})
+    assert missing.is_error is True
+    assert "ElementNotFoundError" in text_of(missing)
+    assert "take_snapshot" in text_of(missing)
+    assert "tab." not in text_of(missing)
 
 
 # -- shutdown (keep last: it disconnects the module's client) ---------------------------------
 
 
 async def test_no_chrome_left_after_the_client_disconnects(mcp: McpClient) -> None:
-    await mcp.call("tabs")  # Chrome is running (started now if this test runs alone)
+    await mcp.call("list_tabs")  # Chrome is running (started now if this test runs alone)
     descendants = mcp.remember_descendants()
     chromes = [process for process in descendants if is_chrome(process)]
     assert alive(chromes), "the server should be running a Chrome"

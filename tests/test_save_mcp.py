@@ -109,7 +109,7 @@ async def drive(session: ClientSession, demo: DemoServer, workspace: Path, site_
     assert result == {"names": ["Trail Headlamp 400"]}
     names = {tool.name for tool in (await session.list_tools()).tools}
     assert f"{site_id}__find" in names
-    own = payload(await session.call_tool(f"{site_id}__find", {"args": {"q": "mat"}}))
+    own = payload(await session.call_tool(f"{site_id}__find", {"q": "mat"}))
     assert own == {"names": ["Felt Desk Mat"]}
 
     note = payload(

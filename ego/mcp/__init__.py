@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
+from .ego_server import EgoServer
 from .holder import BrowserHolder
 from .server import build_server, serve
 
-__all__ = ["BrowserHolder", "build_server", "serve"]
+__all__ = ["BrowserHolder", "EgoServer", "build_server", "serve"]

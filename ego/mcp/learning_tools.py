@@ -1,21 +1,86 @@
-"""One MCP tool per learning tool, named ``<site>__<tool>``, annotated by its side effect."""
+"""One MCP tool per learning tool, named ``<site>__<tool>``, annotated by its side effect.
+
+Its input schema is the tool's own args schema from the manifest (the compact form compiled
+to JSON Schema): a client calls ``demo-shop__search_products`` with ``{"query": "desk"}``.
+An ``irreversible`` tool also takes ``confirm`` (boolean); no other tool does. When an
+irreversible tool's own args already have an arg named ``confirm``, that arg keeps its name
+and is passed to the tool, and ego's confirmation is ``ego_confirm`` instead (the schema and
+the description say so).
+"""
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, ToolAnnotations
 
+from ..errors import InvalidArgsError
 from ..learning.manifest import ToolSpec
+from .ego_server import EgoServer, SchemaTool
 from .holder import BrowserHolder, call
+from .results import tool_result
 
-__all__ = ["add_learning_tool", "add_learning_tools", "mcp_name"]
+__all__ = [
+    "add_learning_tool",
+    "add_learning_tools",
+    "confirm_key",
+    "confirm_key_for",
+    "describe",
+    "input_schema",
+    "mcp_name",
+]
+
+_SIDE_EFFECTS = {
+    "read": "Read-only: safe to call any time.",
+    "write": "Changes data on the site (reversibly).",
+    "irreversible": "Irreversible (publishes, sends or pays for real): runs only with {key}: true.",
+}
 
 
 def mcp_name(site_id: str, tool: str) -> str:
+    """The MCP tool name of a learning tool: ``<site>__<tool>``, in MCP's name alphabet."""
     return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{site_id}__{tool}")[:128]
+
+
+def confirm_key(spec: ToolSpec) -> str | None:
+    """The argument that confirms an irreversible tool (None for other tools).
+
+    ``confirm``, unless the tool's own args use that name: then ``ego_confirm``.
+    """
+    return confirm_key_for(spec.side_effect, spec.args)
+
+
+def confirm_key_for(side_effect: str, args: dict[str, Any]) -> str | None:
+    """:func:`confirm_key` from a tool's side effect and args schema."""
+    if side_effect != "irreversible":
+        return None
+    properties = args.get("properties")
+    taken = set(properties) if isinstance(properties, dict) else set()
+    key = "confirm"
+    while key in taken:
+        key = f"ego_{key}"
+    return key
+
+
+def input_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The MCP input schema: the manifest's args schema, plus the confirm flag when
+    irreversible."""
+    schema = copy.deepcopy(spec.args)
+    # MCP requires an object schema at the top; a manifest's full schema may leave it implicit.
+    schema.setdefault("type", "object")
+    key = confirm_key(spec)
+    if key is not None:
+        properties = schema.setdefault("properties", {})
+        properties[key] = {
+            "type": "boolean",
+            "default": False,
+            "description": "true runs this irreversible tool for real; without it the call "
+            "is refused and nothing is sent.",
+        }
+    return schema
 
 
 def _annotations(spec: ToolSpec) -> ToolAnnotations:
@@ -28,7 +93,35 @@ def _annotations(spec: ToolSpec) -> ToolAnnotations:
     )
 
 
-def add_learning_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
+def _returns(spec: ToolSpec) -> str:
+    returns = spec.returns
+    if isinstance(returns, dict):
+        properties = returns.get("properties")
+        if returns.get("type") == "object" and isinstance(properties, dict) and properties:
+            return "Returns an object with " + ", ".join(properties) + "."
+        if returns.get("type") == "array":
+            return 'Returns a list (under "result").'
+    return 'Returns the tool\'s JSON result (an object as is, anything else under "result").'
+
+
+def describe(site_id: str, spec: ToolSpec) -> str:
+    """The tool's description for a model: what, when, what it returns, in a few lines."""
+    key = confirm_key(spec) or "confirm"
+    lines = [
+        f"[{site_id}] {spec.description.strip() or spec.name}",
+        _SIDE_EFFECTS.get(spec.side_effect, "").format(key=key)
+        + " Runs in an open tab on the site, else opens its start page.",
+        _returns(spec),
+    ]
+    if spec.auth == "session":
+        lines.append(
+            "Uses the user's logged-in session: NEEDS_LOGIN means a person must log in by "
+            "hand in that browser profile, then retry."
+        )
+    return "\n".join(line for line in lines if line)
+
+
+def add_learning_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """One MCP tool per learning tool, with its own annotations, named ``site__tool``."""
     for entry in holder.learnings.sites():
         if entry.manifest is None:
@@ -40,20 +133,44 @@ def add_learning_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
 
 
 def add_learning_tool(
-    server: MCPServer[Any], holder: BrowserHolder, site_id: str, spec: ToolSpec
+    server: EgoServer, holder: BrowserHolder, site_id: str, spec: ToolSpec
 ) -> None:
-    irreversible = spec.side_effect == "irreversible"
+    """Add (or replace) the MCP tool ``<site_id>__<tool>`` for ``spec``."""
+    key = confirm_key(spec)
 
-    async def run(args: dict[str, Any] | None = None, confirm: bool = False) -> Any:
+    async def run(arguments: dict[str, Any]) -> CallToolResult:
+        confirm = False
+        if key is not None:
+            value = arguments.pop(key, False)
+            if not isinstance(value, bool):
+                raise ToolError(f"{key} must be true or false, not {value!r}")
+            confirm = value
         browser = await holder.browser()
-        return await call(
-            lambda: browser.site.run_tool(site_id, spec.name, args or {}, confirm=confirm)
-        )
+        try:
+            result = await call(
+                lambda: browser.site.run_tool(site_id, spec.name, arguments, confirm=confirm),
+                confirm_key=key or "confirm",
+            )
+        except ToolError as exc:
+            raise ToolError(_hint_nested(exc, arguments, spec)) from None
+        return tool_result(result)
 
-    note = " Irreversible: runs only with confirm=true." if irreversible else ""
-    server.add_tool(
-        run,
-        name=mcp_name(site_id, spec.name),
-        description=f"[{site_id}] {spec.description}{note} Args: {spec.args}",
-        annotations=_annotations(spec),
+    server.put_schema_tool(
+        SchemaTool(
+            name=mcp_name(site_id, spec.name),
+            description=describe(site_id, spec),
+            input_schema=input_schema(spec),
+            annotations=_annotations(spec),
+            handler=run,
+        )
     )
+
+
+def _hint_nested(exc: ToolError, arguments: dict[str, Any], spec: ToolSpec) -> str:
+    """A caller that nested the args under "args" (the old shape) is told to flatten them."""
+    text = str(exc)
+    properties = spec.args.get("properties")
+    nested = "args" in arguments and not (isinstance(properties, dict) and "args" in properties)
+    if nested and text.startswith(InvalidArgsError.__name__):
+        text += '; pass the tool\'s args at the top level, not under "args"'
+    return text

@@ -3,25 +3,28 @@
 An agent in an MCP client that found a way to do something on a page keeps it, and can call
 it at once in the same session: through ``run_browser_tool`` (site id and tool name), and as
 its own MCP tool ``<site>__<tool>``, added (or replaced) right after the save, with a
-tools/list_changed notification. Everything is checked before it is kept (see
-:mod:`ego.learning.save`); a refused save is an MCP tool error that says why.
+``notifications/tools/list_changed`` (so do a restore and a skill import). Everything is
+checked before it is kept (see :mod:`ego.learning.save`); a refused save is an MCP tool error
+that says why.
 
 Re-saving a tool changes only what the call gives; ``tool_history`` lists a tool's versions
 with their whole manifest entries and what changed between them, and ``restore_tool`` brings
 one back (source and entry).
 
-``build_server`` adds these tools with ``add_save_tools(server, holder)``.
+``import_skill`` brings a portable SKILL.md into the workspace. ``build_server`` adds these
+tools with ``add_save_tools(server, holder)``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
-from typing import Any, Literal, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
 
 from ..errors import LearningError
 from ..learning.draft import ToolDraft
@@ -30,15 +33,14 @@ from ..learning.matching import match_domain
 from ..learning.save import current_url
 from ..learning.save_plan import check_domains
 from ..learning.store import restore_tool as restore_kept
+from ..skills import import_skill as import_skill_file
 from ..tab import Tab
+from .ego_server import EgoServer, tools_changed
 from .holder import BrowserHolder, call
 from .learning_tools import add_learning_tool, mcp_name
+from .results import tool_result
 
 __all__ = ["add_save_tools"]
-
-logger = logging.getLogger("ego.mcp")
-
-T = TypeVar("T")
 
 #: Reads the workspace's learnings only.
 _READS_LEARNING = ToolAnnotations(
@@ -68,32 +70,21 @@ async def _tab_for_save(
     return tab if url.startswith(("http://", "https://")) else None
 
 
-def _register(server: MCPServer[Any], holder: BrowserHolder, site_id: str, tool: str) -> bool:
-    """Add (or replace) the saved tool's own MCP tool; True when it was added or replaced."""
+def _register(server: EgoServer, holder: BrowserHolder, site_id: str, tool: str) -> str | None:
+    """Add (or replace) the saved tool's own MCP tool; its name, or None when it has none."""
     try:
         _, spec = holder.learnings.tool(site_id, tool)
     except LearningError:
-        return False
-    name = mcp_name(site_id, tool)
-    with contextlib.suppress(ToolError):
-        server.remove_tool(name)
+        return None
     add_learning_tool(server, holder, site_id, spec)
-    return True
+    return mcp_name(site_id, tool)
 
 
-async def _notify(ctx: Context[Any, Any] | None) -> None:
-    if ctx is None:
-        return
-    try:
-        await ctx.notify_tools_changed()
-    except Exception as exc:  # a client that does not listen is not an error
-        logger.debug("tools/list_changed not sent: %s", exc)
-
-
-def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
+def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Register the learning loop's MCP tools on ``server``.
 
-    They are ``save_browser_tool``, ``save_note``, ``tool_history`` and ``restore_tool``.
+    They are ``save_browser_tool``, ``save_note``, ``tool_history``, ``restore_tool`` and
+    ``import_skill``.
 
     Args:
         server: the server :func:`ego.mcp.build_server` builds.
@@ -115,7 +106,7 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         name: str | None = None,
         clear: list[Literal["args", "returns", "timeout"]] | None = None,
         ctx: Context[Any, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Keep JavaScript that worked on this site as a reusable browser tool (a learning).
 
         source is an async function of one args object, e.g.
@@ -150,11 +141,9 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         tab = await call(lambda: _tab_for_save(holder, site_id, domains))
         saved = await call(lambda: browser.site.save_tool(draft, tab=tab))
         data = saved.as_dict()
-        data["mcp_tool"] = (
-            mcp_name(site_id, tool) if _register(server, holder, site_id, tool) else None
-        )
-        await _notify(ctx)
-        return data
+        data["mcp_tool"] = _register(server, holder, site_id, tool)
+        await tools_changed(ctx)
+        return tool_result(data)
 
     @server.tool(annotations=SAVES_LEARNING)
     async def save_note(
@@ -162,8 +151,7 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         name: str,
         text: str,
         domains: list[str] | None = None,
-        ctx: Context[Any, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Keep what you learned about a site as a markdown note (notes/<name>.md).
 
         learn_context shows notes to every later agent on the site. Start the text with a
@@ -181,22 +169,26 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         saved = await call(
             lambda: browser.site.save_note(site_id, name, text, domains=domains, tab=tab)
         )
-        return saved.as_dict()
+        return tool_result(saved.as_dict())
 
     @server.tool(annotations=_READS_LEARNING)
-    async def tool_history(site_id: str, tool: str) -> list[dict[str, Any]]:
+    async def tool_history(site_id: str, tool: str) -> CallToolResult:
         """A saved browser tool's versions: the current one first, then older, newest first.
 
-        Each has its id (pass it to restore_tool), when it was saved, its source hash, its
+        Each has its "version" (pass it to restore_tool), when it was saved, its source hash, its
         whole manifest entry (args, sideEffect, returns, ...) and "changed": what differs
         from the version after it in the list (null for the oldest).
         """
-        return [v.as_dict() for v in list_versions(holder.learnings, site_id, tool)]
+
+        async def versions() -> list[dict[str, Any]]:
+            return [v.as_dict() for v in list_versions(holder.learnings, site_id, tool)]
+
+        return tool_result(await call(versions))
 
     @server.tool(annotations=SAVES_LEARNING)
     async def restore_tool(
         site_id: str, tool: str, version: str, ctx: Context[Any, Any] | None = None
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Bring back a version from tool_history (its source and manifest entry).
 
         The version it replaces is kept, so restoring is undone by restoring that one.
@@ -206,8 +198,34 @@ def add_save_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             return restore_kept(holder.learnings, site_id, tool, version).as_dict()
 
         data = await call(go)
-        data["mcp_tool"] = (
-            mcp_name(site_id, tool) if _register(server, holder, site_id, tool) else None
-        )
-        await _notify(ctx)
-        return data
+        data["mcp_tool"] = _register(server, holder, site_id, tool)
+        await tools_changed(ctx)
+        return tool_result(data)
+
+    @server.tool(annotations=SAVES_LEARNING)
+    async def import_skill(
+        path: Annotated[str, Field(description="A SKILL.md file on the server's machine.")],
+        overwrite: Annotated[
+            bool, Field(description="true replaces a skill with the same id.")
+        ] = False,
+        ctx: Context[Any, Any] | None = None,
+    ) -> CallToolResult:
+        """Bring a portable SKILL.md (from another agent or machine) into the workspace.
+
+        It is checked first; nothing is written when it is not a valid skill. Then run it
+        with run_skill; learn_context lists it for its site. Returns {skill_id, folder}.
+        """
+        root = holder.learnings.workspace_root
+
+        async def go() -> Path:
+            try:
+                return import_skill_file(
+                    path, None if root is None else root.parent, overwrite=overwrite
+                )
+            except ValueError as exc:  # no workspace: ego mcp runs without --workspace
+                raise ToolError(f"{exc}; start ego mcp with --workspace") from None
+
+        folder = await call(go)
+        await tools_changed(ctx)
+        skill_id = f"{folder.parent.name}/{folder.name}"
+        return tool_result({"skill_id": skill_id, "folder": str(folder)})

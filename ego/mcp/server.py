@@ -1,28 +1,73 @@
-"""``ego mcp``: ego's learnings and the six browser capabilities as MCP tools over stdio.
+"""``ego mcp``: ego's learnings and the browser's verbs as MCP tools over stdio.
 
 The server holds no logic of its own: every tool calls what an agent script would call. It
 starts Chrome on first use (or attaches to ``--endpoint``) and ends it when the client goes
-away. Errors come back as MCP tool errors whose text is the recovery the error contract
-names.
+away. Every tool answers with structured content and one text block (:mod:`.results`);
+errors come back as MCP tool errors whose text is the recovery the error contract names, in
+an MCP caller's words (:mod:`.wording`). docs/mcp.md lists the tools.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import Field
 
+from ..dialogs import DialogPolicy
+from ..learning.context import LearnContext, ToolInfo, example_args
 from ..learning.registry import Learnings
-from .holder import CHANGES_PAGE, DESTRUCTIVE, LOCAL_ONLY, READ_ONLY, BrowserHolder, call
-from .learning_tools import add_learning_tools
+from .browser_tools import add_browser_tools
+from .ego_server import EgoServer
+from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
+from .learning_tools import add_learning_tools, confirm_key_for, mcp_name
+from .page_tools import add_page_tools
+from .results import tool_result
 from .save_tools import add_save_tools
 
-__all__ = ["build_server", "serve"]
+__all__ = ["build_server", "mcp_example", "serve"]
+
+INSTRUCTIONS = (
+    "Browser tools that run inside a real Chrome on the user's own sessions. Call "
+    "learn_context with the page's URL first: it lists the site tools learned for it, each "
+    "also its own MCP tool <site>__<tool> that takes the tool's args directly. Explore a page "
+    "with navigate, take_snapshot, click, type, evaluate and list_network_requests; keep what "
+    "worked with save_browser_tool. NEEDS_LOGIN means a person must log in by hand; "
+    "SKILL_BROKEN means the tool needs a new version. Irreversible tools run only with "
+    "confirm: true."
+)
 
 
-def build_server(holder: BrowserHolder) -> MCPServer[Any]:
+def mcp_example(info: ToolInfo) -> str:
+    """How an MCP client calls a tool ``learn_context`` lists (its Python example reworded)."""
+    key = confirm_key_for(info.side_effect, info.args)
+    args = example_args(info.args) if isinstance(info.args, dict) else {}
+    if info.kind == "skill":
+        call_args: dict[str, Any] = {"skill_id": f"{info.site_id}/{info.tool_name}"}
+        if args:
+            call_args["params"] = args
+        if key:
+            call_args["confirm"] = True
+        return f"run_skill {json.dumps(call_args)}"
+    if key:
+        args = {**args, key: True}
+    return f"{mcp_name(info.site_id, info.tool_name)} {json.dumps(args)}"
+
+
+def _for_mcp(context: LearnContext) -> dict[str, Any]:
+    data: dict[str, Any] = context.model_dump(mode="json")
+    for key in ("tools", "skills"):
+        for info, dumped in zip(getattr(context, key), data.get(key, []), strict=True):
+            if info.runnable and info.kind in ("browser", "python", "skill"):
+                dumped["example"] = mcp_example(info)
+    return data
+
+
+def build_server(holder: BrowserHolder) -> EgoServer:
     """An MCP server whose tools run on ``holder``'s browser."""
 
     @contextlib.asynccontextmanager
@@ -32,107 +77,74 @@ def build_server(holder: BrowserHolder) -> MCPServer[Any]:
         finally:
             await holder.close()
 
-    server: MCPServer[Any] = MCPServer(
-        name="ego",
-        instructions=(
-            "Browser tools that run inside a real Chrome on the user's own sessions. Call "
-            "learn_context(url) first to see which site tools exist for a page, then "
-            "run_browser_tool. NEEDS_LOGIN means a person must log in by hand; SKILL_BROKEN "
-            "means the tool needs a new version. Irreversible tools need confirm=true."
-        ),
-        lifespan=lifespan,
-    )
+    server = EgoServer(name="ego", instructions=INSTRUCTIONS, lifespan=lifespan)
 
     @server.tool(annotations=LOCAL_ONLY)
-    async def learn_context(url: str) -> dict[str, Any]:
-        """Which sites, notes and tools the learnings offer for a URL."""
+    async def learn_context(
+        url: Annotated[str, Field(description="The page's URL (or just its address).")],
+    ) -> CallToolResult:
+        """What ego has learned for a URL: the matching sites, their notes and their tools.
+
+        Call it first on a new page. Each tool comes with its args schema, side effect and an
+        "example" MCP call (its own <site>__<tool> tool, or run_skill). Returns {url,
+        matched, sites, tools, notes, skills}.
+        """
         browser = await holder.browser()
         context = await call(lambda: browser.site.learn_context(url))
-        return dict(context.model_dump(mode="json"))
+        return tool_result(_for_mcp(context))
 
     @server.tool(annotations=LOCAL_ONLY)
-    async def list_sites() -> list[dict[str, Any]]:
-        """Every learnings site, valid or not (invalid ones list their problems)."""
+    async def list_sites() -> CallToolResult:
+        """Every site ego has learnings for, valid or not (invalid ones list their problems).
+
+        Returns a list of {site_id, name, domains, valid, problems, ...}.
+        """
         browser = await holder.browser()
-        return [summary.model_dump(mode="json") for summary in browser.site.sites()]
+        return tool_result([summary.model_dump(mode="json") for summary in browser.site.sites()])
 
     @server.tool(annotations=DESTRUCTIVE)
     async def run_browser_tool(
-        site_id: str, tool: str, args: dict[str, Any] | None = None, confirm: bool = False
-    ) -> Any:
-        """Run a site's tool (browser or Python) in a tab on that site and return its result.
+        site_id: Annotated[str, Field(description="The site's id (from learn_context).")],
+        tool: Annotated[str, Field(description="The tool's name on that site.")],
+        args: Annotated[
+            dict[str, Any] | None, Field(description="The tool's args, as its schema says.")
+        ] = None,
+        confirm: Annotated[
+            bool, Field(description="true runs an irreversible tool for real.")
+        ] = False,
+    ) -> CallToolResult:
+        """Run a site's tool by name (browser or Python) in a tab on that site.
 
-        Irreversible tools (posting, sending) run only with confirm=true.
+        The same as calling its own <site>__<tool> MCP tool; use it for a tool saved by
+        another client. Irreversible tools (posting, sending) run only with confirm: true.
+        Returns the tool's JSON result (an object as is, anything else under "result").
         """
         browser = await holder.browser()
-        return await call(lambda: browser.site.run_tool(site_id, tool, args or {}, confirm=confirm))
+        result = await call(
+            lambda: browser.site.run_tool(site_id, tool, args or {}, confirm=confirm)
+        )
+        return tool_result(result)
 
     @server.tool(annotations=DESTRUCTIVE)
     async def run_skill(
-        skill_id: str, params: dict[str, Any] | None = None, confirm: bool = False
-    ) -> Any:
-        """Run a SKILL.md skill ("<domain>/<task>") and return its checked result.
+        skill_id: Annotated[str, Field(description='The skill\'s id, "<domain>/<task>".')],
+        params: Annotated[
+            dict[str, Any] | None, Field(description="The skill's params, as its schema says.")
+        ] = None,
+        confirm: Annotated[
+            bool, Field(description="true runs an irreversible skill for real.")
+        ] = False,
+    ) -> CallToolResult:
+        """Run a SKILL.md skill (learn_context lists them under skills) and check its result.
 
-        Irreversible skills run only with confirm=true.
+        Irreversible skills run only with confirm: true. Returns the skill's JSON result.
         """
         browser = await holder.browser()
-        return await call(lambda: browser.site.run_skill(skill_id, params or {}, confirm=confirm))
+        result = await call(lambda: browser.site.run_skill(skill_id, params or {}, confirm=confirm))
+        return tool_result(result)
 
-    @server.tool(annotations=READ_ONLY)
-    async def tabs() -> list[dict[str, str]]:
-        """The open tabs."""
-        browser = await holder.browser()
-        return [
-            {"id": tab.target_id, "url": tab.url, "title": tab.title}
-            for tab in await call(browser.tabs)
-        ]
-
-    @server.tool(annotations=CHANGES_PAGE)
-    async def navigate(url: str, new_tab: bool = False) -> dict[str, str]:
-        """Open a URL in the current tab (or a new one) and wait for it to load."""
-        browser = await holder.browser()
-        if new_tab:
-            tab = await call(lambda: browser.new_tab(url))
-        else:
-            tab = await holder.tab()
-            await call(lambda: tab.navigate(url))
-        holder.use(tab)
-        title = await call(lambda: tab.evaluate("document.title"))
-        return {"id": tab.target_id, "url": url, "title": str(title)}
-
-    @server.tool(annotations=DESTRUCTIVE)
-    async def evaluate(expression: str) -> Any:
-        """Evaluate JavaScript in the current tab and return its JSON value."""
-        tab = await holder.tab()
-        return await call(lambda: tab.evaluate(expression))
-
-    @server.tool(annotations=READ_ONLY)
-    async def snapshot() -> str:
-        """A text outline of the current page with reusable CSS selectors."""
-        tab = await holder.tab()
-        text: str = await call(tab.snapshot)
-        return text
-
-    @server.tool(annotations=CHANGES_PAGE)
-    async def click(selector: str) -> dict[str, Any]:
-        """Click the element a CSS selector names in the current tab."""
-        tab = await holder.tab()
-        await call(lambda: tab.click(selector))
-        return {"clicked": selector}
-
-    @server.tool(name="type", annotations=CHANGES_PAGE)
-    async def type_text(selector: str, text: str) -> dict[str, Any]:
-        """Type text into the field a CSS selector names in the current tab."""
-        tab = await holder.tab()
-        await call(lambda: tab.type(selector, text))
-        return {"typed": selector}
-
-    @server.tool(annotations=READ_ONLY)
-    async def network_requests() -> list[dict[str, Any]]:
-        """The requests the current page made since it loaded: method, URL, status, type."""
-        tab = await holder.tab()
-        return [request.as_dict() for request in await call(tab.network)]
-
+    add_browser_tools(server, holder)
+    add_page_tools(server, holder)
     add_learning_tools(server, holder)
     add_save_tools(server, holder)
     return server
@@ -144,13 +156,22 @@ async def serve(
     profile: str | None = None,
     headless: bool = True,
     learnings: Learnings | None = None,
+    dialogs: DialogPolicy = "manual",
 ) -> None:
-    """Serve MCP over stdio until the client disconnects, then close the browser."""
+    """Serve MCP over stdio until the client disconnects, then close the browser.
+
+    Args:
+        endpoint, profile, headless: which Chrome (attach to ``endpoint``, else launch).
+        learnings: the learnings served; by default the workspace's and the project's.
+        dialogs: how page dialogs are answered; ``"manual"`` leaves each one open for the
+            agent's ``handle_dialog`` (see :data:`ego.dialogs.DialogPolicy`).
+    """
     holder = BrowserHolder(
         endpoint=endpoint,
         profile=profile,
         headless=headless,
         learnings=learnings if learnings is not None else Learnings(),
+        dialogs=dialogs,
     )
     server = build_server(holder)
     try:

@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import logging
 import math
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import orjson
@@ -129,6 +129,8 @@ class Connection:
     waiters on that session fail at once with :class:`~ego.errors.TargetCrashedError`, and so
     does every later command to it except ``Page.reload``, ``Page.navigate`` and the Fetch
     domain, until Chrome reports the tab reloaded (``Inspector.targetReloadedAfterCrash``).
+    A session can also be suspended on purpose (:meth:`suspend_session`, while a page dialog
+    blocks the tab): its commands fail at once with the error given, except those allowed.
 
     Strings may hold unpaired UTF-16 surrogates, both ways: one in a message from Chrome
     (``'😀'.slice(0, 1)`` in a page) reaches Python as the same lone code point in the ``str``
@@ -156,6 +158,8 @@ class Connection:
         self._closed_error: BrowserClosedError | None = None
         # Sessions that take no more commands (see _DETACHED and _CRASHED).
         self._unusable: dict[str, str] = {}
+        # Sessions suspended by suspend_session: the error for a command, the methods allowed.
+        self._suspended: dict[str, tuple[Callable[[str], Exception], frozenset[str]]] = {}
         self._close_callbacks: list[Callable[[], None]] = []
         self._loop = asyncio.get_running_loop()
         wire.attach(self._on_message, self._on_wire_closed)
@@ -194,6 +198,39 @@ class Connection:
         Chrome and not reloaded since)."""
         return self._unusable.get(session_id) == _CRASHED
 
+    def suspend_session(
+        self,
+        session_id: str,
+        error: Callable[[str], Exception],
+        *,
+        allow: Collection[str] = (),
+    ) -> None:
+        """Fail what is pending on ``session_id`` now, and refuse later commands to it, until
+        :meth:`resume_session`.
+
+        Each command pending on the session fails with ``error(what was cut)``, each waiter
+        for one of its events too, and each later command raises ``error(what was not
+        sent)`` without being sent. Commands (and awaited events) that ``allow`` names pass:
+        it holds method names and domain prefixes ending in a dot (``"Fetch."``). A session
+        that detaches or crashes meanwhile fails as such, and is no longer suspended.
+
+        Args:
+            session_id: the flattened session.
+            error: builds the exception from a short account of the call it stops.
+            allow: what still goes through.
+        """
+        allowed = frozenset(allow)
+        self._suspended[session_id] = (error, allowed)
+        self._fail_session(session_id, error, allowed)
+
+    def resume_session(self, session_id: str) -> None:
+        """End :meth:`suspend_session` for ``session_id``; idempotent."""
+        self._suspended.pop(session_id, None)
+
+    def session_suspended(self, session_id: str) -> bool:
+        """True while ``session_id`` is suspended by :meth:`suspend_session`."""
+        return session_id in self._suspended
+
     def on_close(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (synchronously, once) when the connection closes."""
         if self._closed_error is not None:
@@ -226,6 +263,8 @@ class Connection:
                 and was not reloaded since (then nothing was sent).
             CommandTooLargeError: the command is larger than :data:`MAX_COMMAND_BYTES`;
                 nothing was sent and the connection stays usable.
+            DialogOpenError, or whatever the session's :meth:`suspend_session` error builds:
+                the session is suspended (nothing was sent), or was suspended while waiting.
             BrowserClosedError: the connection is closed or closed while waiting.
             TypeError, ValueError: ``params`` cannot be serialised as JSON; nothing was sent.
 
@@ -234,8 +273,13 @@ class Connection:
         """
         if self._closed_error is not None:
             raise BrowserClosedError(str(self._closed_error))
-        if session_id is not None and session_id in self._unusable:
-            self._refuse(method, session_id)
+        if session_id is not None:
+            if session_id in self._unusable:
+                self._refuse(method, session_id)
+            elif session_id in self._suspended:
+                error, allowed = self._suspended[session_id]
+                if not _allowed(method, allowed):
+                    raise error(f"{method} was not sent")
         message_id = next(self._ids)
         message: JSON = {"id": message_id, "method": method}
         if params:
@@ -488,6 +532,7 @@ class Connection:
                 return
             tab = params.get("targetId") or detached
             self._unusable[detached] = _DETACHED
+            self._suspended.pop(detached, None)
             self._fail_session(
                 detached,
                 lambda what: TabClosedError(
@@ -498,6 +543,7 @@ class Connection:
             return
         elif method == "Inspector.targetCrashed":
             self._unusable[session_id] = _CRASHED
+            self._suspended.pop(session_id, None)
             crashed = _crashed_tab(session_id)
             self._fail_session(
                 session_id,
@@ -508,13 +554,25 @@ class Connection:
         else:  # Inspector.targetReloadedAfterCrash: a new renderer runs the tab
             self._unusable.pop(session_id, None)
 
-    def _fail_session(self, session_id: str, error: Callable[[str], Exception]) -> None:
-        """Fail every command and waiter on ``session_id`` with ``error(what was cut)``."""
+    def _fail_session(
+        self,
+        session_id: str,
+        error: Callable[[str], Exception],
+        allow: frozenset[str] = frozenset(),
+    ) -> None:
+        """Fail every command and waiter on ``session_id`` with ``error(what was cut)``, but
+        those whose method ``allow`` names."""
         for message_id, entry in list(self._pending.items()):
-            if entry.session_id == session_id and not entry.future.done():
+            if (
+                entry.session_id == session_id
+                and not entry.future.done()
+                and not _allowed(entry.method, allow)
+            ):
                 del self._pending[message_id]
                 entry.future.set_exception(error(f"{entry.method} was cut short"))
         for method, waiters in self._waiters.items():
+            if _allowed(method, allow):
+                continue
             for waiter in list(waiters):
                 if waiter.session_id == session_id and not waiter.future.done():
                     waiters.remove(waiter)
@@ -546,6 +604,11 @@ class Connection:
                 callback()
             except Exception:
                 logger.exception("close callback failed")
+
+
+def _allowed(method: str, allow: frozenset[str]) -> bool:
+    """True when ``allow`` names ``method`` or its domain (``"Fetch."``)."""
+    return bool(allow) and (method in allow or method[: method.find(".") + 1] in allow)
 
 
 def _crashed_tab(session_id: str) -> str:

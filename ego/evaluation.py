@@ -1,0 +1,219 @@
+"""Evaluating JavaScript in a tab: the raw by-value path, the describing path, top-level await.
+
+:func:`evaluate` is what :meth:`ego.Tab.evaluate` runs. Two paths:
+
+* **raw** (``describe=False``): one ``Runtime.evaluate`` with ``returnByValue``; the value comes
+  back as JSON carries it (a ``Date`` or a DOM node becomes ``{}``, a cycle fails). The tool
+  call path (:func:`ego.cache.run_cached`) and the tab's own verbs use it: their code returns
+  JSON, and this is the fastest a call can be.
+* **described** (``describe=True``, what ``tab.evaluate`` does by default): the value is kept in
+  the page by reference; a primitive comes back in that same answer, and an object is then
+  described in the page by ``page_scripts/describe.js`` and sent back as JSON, with what JSON
+  cannot carry put in words (a ``Date`` as its ISO string, a DOM node as a short descriptor,
+  a ``Map``/``Set`` as a list, a cycle as ``"[Circular $.path]"``). One more round trip for an
+  object result, none for a primitive.
+
+Both retry an expression that uses top-level ``await`` (a SyntaxError in a script) in REPL mode
+(``replMode``), which allows it and keeps the completion value; the first answer costs nothing
+when the code has no such error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from .errors import CommandTimeoutError, ContextDestroyedError, ProtocolError
+from .page_scripts import page_script
+from .protocol.remote_values import javascript_error, python_value, unreturnable_error
+
+if TYPE_CHECKING:
+    from .protocol.transport import Connection
+
+__all__ = ["evaluate"]
+
+# Chrome's words for "the context this evaluate ran in is gone" (a navigation or reload).
+_CONTEXT_GONE: Final = (
+    "Inspected target navigated or closed",
+    "Execution context was destroyed",
+    "Cannot find context with specified id",
+    "Promise was collected",
+    "Could not find object with given id",
+)
+
+_AWAIT: Final = re.compile(r"\bawait\b")
+
+# Each described evaluate keeps its value in an object group of its own, released right after
+# the description is asked for (concurrent evaluates never release each other's values).
+_GROUPS: Final = itertools.count(1)
+
+
+async def evaluate(
+    connection: Connection,
+    session_id: str,
+    expression: str,
+    *,
+    await_promise: bool,
+    timeout: float,
+    user_gesture: bool,
+    describe: bool,
+    tab: str,
+) -> Any:
+    """Evaluate ``expression`` in the session's page and return its value.
+
+    Args:
+        connection: the browser's connection.
+        session_id: the tab's flattened session.
+        expression: JavaScript source; its completion value is the result.
+        await_promise: wait for a promise's value.
+        timeout: seconds for the whole call.
+        user_gesture: run as if the user had clicked.
+        describe: describe what JSON cannot carry (see the module docstring).
+        tab: the tab's id, for messages.
+
+    Raises:
+        as :meth:`ego.Tab.evaluate`.
+    """
+    deadline = time.monotonic() + timeout
+    params: dict[str, Any] = {
+        "expression": expression,
+        "returnByValue": not describe,
+        "awaitPromise": await_promise,
+        "userGesture": user_gesture,
+    }
+    group = ""
+    if describe:
+        group = f"ego-evaluate-{next(_GROUPS)}"
+        params["objectGroup"] = group
+    call = _Call(connection, session_id, tab, timeout, deadline)
+    result = await call.send("Runtime.evaluate", params)
+    details = result.get("exceptionDetails")
+    if details is not None and _needs_top_level_await(details, expression):
+        call.release(group)
+        if describe:  # a group of its own: the release above must not take the new value
+            group = f"ego-evaluate-{next(_GROUPS)}"
+            params["objectGroup"] = group
+        result = await call.send("Runtime.evaluate", {**params, "replMode": True})
+        details = result.get("exceptionDetails")
+    remote: dict[str, Any] = result["result"]
+    if details is not None:
+        call.release(group)
+        raise javascript_error(details)
+    object_id = remote.get("objectId")
+    if not describe or object_id is None:
+        return python_value(remote)
+    described = asyncio.ensure_future(
+        call.send(
+            "Runtime.callFunctionOn",
+            {
+                "functionDeclaration": page_script("describe"),
+                "arguments": [{"objectId": object_id}],
+                "objectId": object_id,
+                "returnByValue": True,
+            },
+        )
+    )
+    # Sent after the description on the same session, so Chrome runs it after: the value
+    # stays in the page exactly as long as needed, without waiting a round trip for it.
+    call.release(group)
+    answer = await described
+    if "exceptionDetails" in answer:
+        raise javascript_error(answer["exceptionDetails"], context="describing the value")
+    packed: list[Any] = answer["result"]["value"]
+    return _restore(packed[0], packed[1]) if len(packed) > 1 else packed[0]
+
+
+def _needs_top_level_await(details: dict[str, Any], expression: str) -> bool:
+    """True when the script did not compile and may need top-level ``await``.
+
+    Only a compile error qualifies, never a SyntaxError the code threw while running
+    (``JSON.parse``, a rejected promise): nothing ran, so running it again in REPL mode is
+    safe. A compile error has no stack frames and is not a promise's rejection.
+    """
+    exception = details.get("exception") or {}
+    return (
+        exception.get("className") == "SyntaxError"
+        and "\n    at " not in str(exception.get("description", ""))
+        and "in promise" not in str(details.get("text", ""))
+        and "stackTrace" not in details
+        and _AWAIT.search(expression) is not None
+    )
+
+
+def _restore(value: Any, specials: list[list[Any]]) -> Any:
+    """Put back the numbers and BigInts JSON cannot carry, each at its path."""
+    for path, kind, text in specials:
+        special = python_value({"unserializableValue": text + "n" if kind == "bigint" else text})
+        if not path:
+            return special
+        target = value
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = special
+    return value
+
+
+class _Call:
+    """One evaluate's commands, sharing its deadline and its error wording."""
+
+    def __init__(
+        self, connection: Connection, session_id: str, tab: str, timeout: float, deadline: float
+    ) -> None:
+        self._connection = connection
+        self._session_id = session_id
+        self._tab = tab
+        self._timeout = timeout
+        self._deadline = deadline
+
+    async def send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await self._connection.send(
+                method,
+                params,
+                session_id=self._session_id,
+                timeout=max(0.001, self._deadline - time.monotonic()),
+            )
+        except ProtocolError as exc:
+            if any(text in str(exc) for text in _CONTEXT_GONE):
+                raise ContextDestroyedError(
+                    f"the page in tab {self._tab[:8]} navigated or reloaded before the "
+                    "evaluate finished; evaluate again on the new page"
+                ) from None
+            unreturnable = unreturnable_error(exc)
+            if unreturnable is not None:
+                raise unreturnable from None
+            raise
+        except CommandTimeoutError:
+            raise CommandTimeoutError(
+                f"evaluate got no result within {self._timeout:g} s (a promise that never "
+                "settles, or a slow page); the tab is still usable, pass a larger timeout if "
+                "needed"
+            ) from None
+
+    def release(self, group: str) -> None:
+        """Let the page drop the values kept for this call; nobody waits for the answer."""
+        if not group:
+            return
+        release = asyncio.ensure_future(
+            self._connection.send(
+                "Runtime.releaseObjectGroup",
+                {"objectGroup": group},
+                session_id=self._session_id,
+                timeout=self._timeout,
+            )
+        )
+        _RELEASES.add(release)
+        release.add_done_callback(_released)
+
+
+# Releases in flight, held so that they are not collected before they are sent.
+_RELEASES: Final[set[asyncio.Future[Any]]] = set()
+
+
+def _released(release: asyncio.Future[Any]) -> None:
+    _RELEASES.discard(release)
+    if not release.cancelled():
+        release.exception()  # read: a page or tab gone took the values with it

@@ -1,0 +1,222 @@
+"""The generic MCP tools for tabs, navigation and reading a page, on the current tab.
+
+The current tab is the one last navigated or chosen with ``select_tab`` (else the first open
+tab, else a new one): see :class:`~ego.mcp.holder.BrowserHolder`. Names follow what agents
+know from chrome-devtools-mcp where one fits (``take_snapshot``, ``list_network_requests``,
+``get_network_request``).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from ..network import Request
+from ..tab import Tab
+from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call
+from .results import tool_result
+
+__all__ = ["add_browser_tools", "page_info"]
+
+TabId = Annotated[str, Field(description='A tab\'s "id" from list_tabs.')]
+Selector = Annotated[str, Field(description="A CSS selector (take_snapshot gives reusable ones).")]
+
+
+async def page_info(tab: Tab) -> dict[str, Any]:
+    """The tab's id, URL and title, read from the page itself."""
+    where = await call(lambda: tab.evaluate("({url: location.href, title: document.title})"))
+    url = where.get("url", tab.url) if isinstance(where, dict) else tab.url
+    title = where.get("title", "") if isinstance(where, dict) else ""
+    return {"id": tab.target_id, "url": str(url), "title": str(title)}
+
+
+def _request(request: Request) -> dict[str, Any]:
+    fields = {key: value for key, value in request.as_dict().items() if key != "request_id"}
+    return {"id": request.request_id, **fields}
+
+
+def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
+    """Register the tab, navigation and page-reading tools on ``server``."""
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_tabs() -> CallToolResult:
+        """List the open tabs.
+
+        Use it to find a tab's id for select_tab or close_tab. Returns a list of
+        {id, url, title, current}; current marks the tab the page tools act on.
+        """
+        browser = await holder.browser()
+        tabs = await call(browser.tabs)
+        current = await holder.tab() if tabs else None
+        listed = [
+            {"id": t.target_id, "url": t.url, "title": t.title, "current": t is current}
+            for t in tabs
+        ]
+        return tool_result(listed)
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def select_tab(id: TabId) -> CallToolResult:
+        """Make a tab the current one (and bring it to the front).
+
+        Every page tool (take_snapshot, click, evaluate, ...) then acts on it. Returns
+        {id, url, title}.
+        """
+        tab = await holder.tab_by_id(id)
+        await call(tab.activate)
+        holder.use(tab)
+        return tool_result(await page_info(tab))
+
+    @server.tool(annotations=DESTRUCTIVE)
+    async def close_tab(
+        id: Annotated[
+            str | None, Field(description='A tab\'s "id" from list_tabs; default: current.')
+        ] = None,
+    ) -> CallToolResult:
+        """Close a tab: the one with this id, else the current one.
+
+        When the current tab closes, the next page tool uses the first open tab. Returns
+        {closed: id, open: number of tabs left}.
+        """
+        tab = await holder.tab_by_id(id) if id else await holder.tab()
+        holder.forget(tab)
+        await call(tab.close)
+        browser = await holder.browser()
+        left = await call(browser.tabs)
+        return tool_result({"closed": tab.target_id, "open": len(left)})
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def navigate(
+        url: Annotated[str, Field(description="The URL to open.")],
+        new_tab: Annotated[bool, Field(description="Open it in a new tab.")] = False,
+    ) -> CallToolResult:
+        """Open a URL in the current tab (or a new one, which becomes current) and wait for
+        it to load.
+
+        Returns {id, url, title} of the loaded page.
+        """
+        browser = await holder.browser()
+        if new_tab:
+            tab = await call(lambda: browser.new_tab(url))
+        else:
+            tab = await holder.tab()
+            await call(lambda: tab.navigate(url))
+        holder.use(tab)
+        return tool_result(await page_info(tab))
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def navigate_back() -> CallToolResult:
+        """Go back one page in the current tab's history and wait for it to load.
+
+        Returns {id, url, title} of the page now shown.
+        """
+        tab = await holder.tab()
+        await call(tab.back)
+        return tool_result(await page_info(tab))
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def navigate_forward() -> CallToolResult:
+        """Go forward one page in the current tab's history and wait for it to load.
+
+        Returns {id, url, title} of the page now shown.
+        """
+        tab = await holder.tab()
+        await call(tab.forward)
+        return tool_result(await page_info(tab))
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def reload() -> CallToolResult:
+        """Reload the current page and wait for it to load.
+
+        Also brings back a tab whose renderer crashed. Returns {id, url, title}.
+        """
+        tab = await holder.tab()
+        await call(tab.reload)
+        return tool_result(await page_info(tab))
+
+    @server.tool(annotations=DESTRUCTIVE)
+    async def evaluate(
+        expression: Annotated[
+            str,
+            Field(description="A JavaScript expression; top-level await works."),
+        ],
+    ) -> CallToolResult:
+        """Evaluate JavaScript in the current page and return its value.
+
+        Use it to read what the snapshot does not show or to try code before saving it with
+        save_browser_tool. Returns the JSON value (an object as is, anything else under
+        "result").
+        """
+        tab = await holder.tab()
+        return tool_result(await call(lambda: tab.evaluate(expression)))
+
+    @server.tool(annotations=READ_ONLY)
+    async def take_snapshot() -> CallToolResult:
+        """A text outline of the current page: one element per line with its role, name and
+        a reusable CSS selector in {braces}.
+
+        Use it to find what to click or type into. Returns the outline as text (and under
+        "result").
+        """
+        tab = await holder.tab()
+        text: str = await call(tab.snapshot)
+        return tool_result(text)
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def click(selector: Selector) -> CallToolResult:
+        """Click the element a CSS selector names in the current page (waits up to 5 s for
+        it to appear).
+
+        Returns {clicked: selector}.
+        """
+        tab = await holder.tab()
+        await call(lambda: tab.click(selector))
+        return tool_result({"clicked": selector})
+
+    @server.tool(name="type", annotations=CHANGES_PAGE)
+    async def type_text(
+        selector: Selector, text: Annotated[str, Field(description="The text to type.")]
+    ) -> CallToolResult:
+        """Type text into the field a CSS selector names in the current page (its old value
+        is replaced).
+
+        Returns {typed: selector}.
+        """
+        tab = await holder.tab()
+        await call(lambda: tab.type(selector, text))
+        return tool_result({"typed": selector})
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_network_requests() -> CallToolResult:
+        """The requests the current page made since it loaded, in order.
+
+        Use it to find the site's own API (then call it with fetch in a saved tool). Returns
+        a list of {id, method, url, type, status, mime_type, failed, from_cache}; pass an id
+        to get_network_request for the response body.
+        """
+        tab = await holder.tab()
+        requests = await call(tab.network)
+        return tool_result([_request(r) for r in requests])
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_network_request(
+        id: Annotated[str, Field(description='A request\'s "id" from list_network_requests.')],
+    ) -> CallToolResult:
+        """One request of the current page with its response body.
+
+        Returns {id, method, url, type, status, mime_type, failed, from_cache, body}; body
+        is the text, or base64 for binary data (base64_encoded says which).
+        """
+        tab = await holder.tab()
+        requests = await call(tab.network)
+        found = [r for r in requests if r.request_id == id]
+        data: dict[str, Any] = _request(found[0]) if found else {"id": id}
+        body = await call(lambda: tab.response_body(id))
+        if isinstance(body, bytes):  # Chrome sends a binary body base64-encoded
+            data.update(body=base64.b64encode(body).decode(), base64_encoded=True)
+        else:
+            data.update(body=body, base64_encoded=False)
+        return tool_result(data)

@@ -1,0 +1,111 @@
+"""The MCP server class behind ``ego mcp``: tools with hand-written input schemas, and a tool
+list that changes while a client is connected.
+
+The SDK's :class:`MCPServer` derives every tool's input schema from a Python signature. A
+learning tool's input is the manifest's own JSON Schema, known only at run time, so those
+tools are :class:`SchemaTool` entries this server lists and calls itself. The server
+advertises ``tools.listChanged`` and :func:`tools_changed` tells the client when a save,
+restore or import changed the list.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.lowlevel import NotificationOptions
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.types import Tool as MCPTool
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+__all__ = ["EgoServer", "SchemaTool", "tools_changed"]
+
+logger = logging.getLogger("ego.mcp")
+
+
+@dataclass(frozen=True)
+class SchemaTool:
+    """A tool listed with ``input_schema`` as given; ``handler`` gets the arguments as sent.
+
+    The handler checks the arguments itself and raises ``ToolError`` for a bad call.
+    """
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    annotations: ToolAnnotations
+    handler: Callable[[dict[str, Any]], Awaitable[CallToolResult]]
+
+    def listing(self) -> MCPTool:
+        return MCPTool(
+            name=self.name,
+            description=self.description,
+            input_schema=self.input_schema,
+            annotations=self.annotations,
+        )
+
+
+class EgoServer(MCPServer[Any]):
+    """An :class:`MCPServer` that also serves :class:`SchemaTool` tools and advertises
+    ``tools.listChanged``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._schema_tools: dict[str, SchemaTool] = {}
+
+    def put_schema_tool(self, tool: SchemaTool) -> None:
+        """Add ``tool``, or replace the one of the same name."""
+        self._schema_tools[tool.name] = tool
+
+    def schema_tool(self, name: str) -> SchemaTool | None:
+        return self._schema_tools.get(name)
+
+    async def list_tools(self) -> list[MCPTool]:
+        listed = await super().list_tools()
+        return [*listed, *(tool.listing() for tool in self._schema_tools.values())]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = self._schema_tools.get(name)
+        if tool is None:
+            return await super().call_tool(name, arguments, context)
+        return await tool.handler(dict(arguments))
+
+    def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        # The SDK looks schemas up here (Mcp-Param headers on HTTP); it only knows its own.
+        tool = self._schema_tools.get(name)
+        return tool.input_schema if tool is not None else super()._tool_input_schema(name)
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdio, advertising ``tools.listChanged: true``.
+
+        The SDK's own ``run_stdio_async`` passes no notification options, so the handshake
+        would say the list never changes and clients that cache it would miss saved tools.
+        """
+        lowlevel = self._lowlevel_server
+        options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
+        async with stdio_server() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, options)
+
+
+async def tools_changed(ctx: Context[Any, Any] | None) -> None:
+    """Send ``notifications/tools/list_changed`` to the client of the request ``ctx`` serves.
+
+    A client on a handshake protocol version gets it on its session; one on 2026-07-28 or
+    later through ``subscriptions/listen``. A client that cannot take it is not an error.
+    """
+    if ctx is None:
+        return
+    try:
+        request = ctx.request_context
+        if request.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await ctx.notify_tools_changed()
+        else:
+            await request.session.send_tool_list_changed()
+    except Exception as exc:
+        logger.debug("tools/list_changed not sent: %s", exc)

@@ -1,0 +1,199 @@
+"""The MCP tools that look at or act inside the current page beyond click and type:
+screenshot, console, waiting, keys, hover, options, file uploads and dialogs.
+
+Each is one call of the :class:`~ego.tab.Tab` verb of the same job, on the current tab, named
+as agents know it from chrome-devtools-mcp (``take_screenshot``, ``list_console_messages``,
+``wait_for``, ``press_key``, ``hover``, ``select_option``, ``upload_file``,
+``handle_dialog``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call
+from .results import image_result, tool_result
+
+__all__ = ["add_page_tools"]
+
+Selector = Annotated[str, Field(description="A CSS selector (take_snapshot gives reusable ones).")]
+
+_MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
+
+
+def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
+    """Register the screenshot, console, wait, key, hover, option, upload and dialog tools."""
+
+    @server.tool(annotations=READ_ONLY)
+    async def take_screenshot(
+        full_page: Annotated[
+            bool, Field(description="The whole scrollable page, not just the viewport.")
+        ] = False,
+        selector: Annotated[
+            str | None, Field(description="Only the element this CSS selector names.")
+        ] = None,
+        format: Annotated[Literal["png", "jpeg", "webp"], Field(description="Image type.")] = "png",
+        quality: Annotated[
+            int | None, Field(description="0-100, for jpeg and webp only.", ge=0, le=100)
+        ] = None,
+        path: Annotated[
+            str | None, Field(description="Also save the image to this file on the server.")
+        ] = None,
+    ) -> CallToolResult:
+        """See the current page as an image (the viewport, the whole page, or one element).
+
+        Use it when the layout or a visual state matters; take_snapshot is cheaper for
+        finding elements. Returns the image, and {format, bytes, path}.
+        """
+        tab = await holder.tab()
+        image = await call(
+            lambda: tab.screenshot(
+                full_page=full_page, selector=selector, format=format, quality=quality, path=path
+            )
+        )
+        what = f"element {selector}" if selector else "full page" if full_page else "viewport"
+        info = {"format": format, "bytes": len(image), "path": path}
+        text = f"Screenshot of the {what} of {tab.url} ({format}, {len(image)} bytes)" + (
+            f", saved to {path}" if path else ""
+        )
+        return image_result(image, _MIME[format], info, text)
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_console_messages(
+        level: Annotated[
+            str | None,
+            Field(description='Only this level ("error", "warning", "log", "info", "debug").'),
+        ] = None,
+    ) -> CallToolResult:
+        """What the current tab's pages wrote to the console since ego attached, and their
+        uncaught exceptions (level "error", exception true), oldest first.
+
+        Use it when a page misbehaves or a tool fails without a clear error. Returns a list
+        of {level, text, url, line, column, timestamp, exception, stack}.
+        """
+        tab = await holder.tab()
+        messages = await call(tab.console)
+        listed = [m.as_dict() for m in messages if level is None or m.level == level]
+        return tool_result(listed)
+
+    @server.tool(annotations=READ_ONLY)
+    async def wait_for(
+        text: Annotated[str | None, Field(description="Text to appear on the page.")] = None,
+        selector: Annotated[
+            str | None, Field(description="A CSS selector to match an element.")
+        ] = None,
+        url: Annotated[
+            str | None, Field(description="The page URL to contain this (e.g. a path).")
+        ] = None,
+        network_idle: Annotated[
+            bool, Field(description="Wait until no request is in flight for a moment.")
+        ] = False,
+        timeout: Annotated[float, Field(description="Seconds to wait at most.", gt=0)] = 10.0,
+    ) -> CallToolResult:
+        """Wait until the current page shows a text, has an element, reaches a URL, or its
+        network goes idle; give one of them.
+
+        Use it after an action whose effect comes later (a search, a submit). Fails after
+        timeout seconds. Returns {waited_for, seconds}.
+        """
+        tab = await holder.tab()
+        given: dict[str, Any] = {
+            key: value
+            for key, value in (("text", text), ("selector", selector), ("url", url))
+            if value is not None
+        }
+        if network_idle:
+            given["network_idle"] = True
+        result = await call(
+            lambda: tab.wait_for(
+                text=text, selector=selector, url=url, network_idle=network_idle, timeout=timeout
+            )
+        )
+        data: dict[str, Any] = {"waited_for": given}
+        if isinstance(result, dict):
+            data.update(result)
+        elif isinstance(result, int | float) and not isinstance(result, bool):
+            data["seconds"] = result
+        return tool_result(data)
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def press_key(
+        key: Annotated[
+            str,
+            Field(description='A key or combination: "Enter", "Escape", "ArrowDown", "Control+A".'),
+        ],
+    ) -> CallToolResult:
+        """Press a key (with modifiers joined by "+") in the current page, on the focused
+        element.
+
+        Use it to submit with Enter, close with Escape, or move through a list. Returns
+        {pressed: key}.
+        """
+        tab = await holder.tab()
+        await call(lambda: tab.press(key))
+        return tool_result({"pressed": key})
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def hover(selector: Selector) -> CallToolResult:
+        """Move the mouse over the element a CSS selector names in the current page.
+
+        Use it to open a menu or tooltip that appears on hover. Returns {hovered: selector}.
+        """
+        tab = await holder.tab()
+        await call(lambda: tab.hover(selector))
+        return tool_result({"hovered": selector})
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def select_option(
+        selector: Selector,
+        values: Annotated[list[str], Field(description="The option values (or labels) to select.")],
+    ) -> CallToolResult:
+        """Select options of the <select> a CSS selector names in the current page.
+
+        Returns {selector, selected}: the values now selected.
+        """
+        tab = await holder.tab()
+        selected = await call(lambda: tab.select(selector, values))
+        chosen = selected if isinstance(selected, list) else values
+        return tool_result({"selector": selector, "selected": chosen})
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def upload_file(
+        selector: Selector,
+        paths: Annotated[
+            list[str], Field(description="Files on the server's machine to put in the input.")
+        ],
+    ) -> CallToolResult:
+        """Put files into the file input a CSS selector names in the current page (the page
+        sees them as chosen by the user).
+
+        Returns {selector, files}.
+        """
+        tab = await holder.tab()
+        await call(lambda: tab.upload(selector, paths))
+        return tool_result({"selector": selector, "files": paths})
+
+    @server.tool(annotations=CHANGES_PAGE)
+    async def handle_dialog(
+        accept: Annotated[
+            bool, Field(description="true presses OK (or Leave); false presses Cancel.")
+        ],
+        prompt_text: Annotated[
+            str | None, Field(description="The answer to type into a prompt() dialog.")
+        ] = None,
+    ) -> CallToolResult:
+        """Answer the alert, confirm, prompt or beforeunload dialog open in the current tab.
+
+        While a dialog is open the page runs nothing and page tools fail with
+        DialogOpenError naming it; answer it here, then go on. Returns the dialog {type,
+        message, url, answer, prompt_text, handled_by, open} and the tab's recent dialogs.
+        """
+        tab = await holder.tab()
+        answered = await call(lambda: tab.handle_dialog(accept, prompt_text=prompt_text))
+        data = answered.as_dict()
+        data["recent"] = [dialog.as_dict() for dialog in tab.dialogs[-10:]]
+        return tool_result(data)

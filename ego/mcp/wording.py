@@ -1,0 +1,60 @@
+"""ego's errors in an MCP caller's words: the fix named as a tool call, never as Python.
+
+The error types carry the facts (``ConfirmationRequiredError.subject``,
+``DialogOpenError.dialog_type``, ...) and their messages word the fix for Python callers
+(``confirm=True``, ``tab.snapshot()``). An MCP client types ``confirm: true`` and calls
+``take_snapshot``, so :func:`mcp_message` words each fix the MCP way. The Python wording is
+left as it is.
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfirmationRequiredError, DialogOpenError, SkillExistsError
+
+__all__ = ["PYTHON_TO_MCP", "mcp_message"]
+
+#: Python spellings in ego's messages and what an MCP caller types instead.
+PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
+    ("confirm=True", "confirm: true"),
+    ("tab.snapshot()", "take_snapshot"),
+    ("(tab.reload())", "(the reload tool)"),
+    ("tab.reload()", "the reload tool"),
+    ("tab.handle_dialog()", "handle_dialog"),
+    ("tab.handle_dialog", "handle_dialog"),
+    ("overwrite=True", "overwrite: true"),
+    ("tab.network()", "list_network_requests"),
+    ("text=, selector=, url= or network_idle=True", "text, selector, url or network_idle: true"),
+    (
+        "navigate inside `async with tab.expect_dialog(accept=True):`, or launch with "
+        "dialogs={'beforeunload': 'accept'}",
+        "navigate again and answer its dialog with handle_dialog (accept: true)",
+    ),
+    ("site.save_browser_tool(", "save_browser_tool("),
+    ("site.run_browser_tool(", "run_browser_tool("),
+)
+
+
+def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
+    """``exc`` as an MCP tool error's text: its type name, then its message in MCP words.
+
+    Args:
+        exc: the error a tool raised.
+        confirm_key: the argument that confirms an irreversible call on this tool (``confirm``
+            unless the tool's own args already use that name).
+    """
+    if isinstance(exc, ConfirmationRequiredError):
+        text = exc.worded(f"call it again with {confirm_key}: true")
+    elif isinstance(exc, DialogOpenError):
+        shown = f" {exc.dialog_message!r}" if exc.dialog_message else ""
+        text = (
+            f"a {exc.dialog_type} dialog{shown} is open on {exc.url or 'the page'} and blocks "
+            "it: answer it with handle_dialog (accept: true or false; prompt_text for a "
+            "prompt), then retry"
+        )
+    elif isinstance(exc, SkillExistsError):
+        text = str(exc).replace("pass overwrite=True", "call it again with overwrite: true")
+    else:
+        text = str(exc)
+    for python, mcp in PYTHON_TO_MCP:
+        text = text.replace(python, mcp)
+    return f"{type(exc).__name__}: {text}"

@@ -1,0 +1,34 @@
+// Selects options of a <select> by value, else by label, and fires input and change as a
+// user's choice would. Reports what went wrong instead of throwing, so that Python can word it.
+(selector, wanted) => {
+  const el = document.querySelector(selector);
+  if (!el) return { found: false };
+  if (!(el instanceof HTMLSelectElement)) {
+    return { found: true, notSelect: el.localName + (el.type ? `[type=${el.type}]` : "") };
+  }
+  const options = Array.from(el.options);
+  const label = (option) => (option.label || option.text).trim();
+  const picked = [];
+  for (const want of wanted) {
+    const option = options.find((o) => o.value === want)
+      || options.find((o) => label(o) === want.trim());
+    if (!option) {
+      return { found: true, missing: want, options: options.slice(0, 30).map((o) => o.value) };
+    }
+    if (!picked.includes(option)) picked.push(option);
+  }
+  if (!el.multiple && picked.length > 1) return { found: true, tooMany: picked.length };
+  if (el.disabled) return { found: true, disabled: true };
+  el.scrollIntoView({ block: "center", inline: "center" });
+  el.focus();
+  if (!el.multiple && picked.length === 1) {
+    // The native setter, as type() does, so that frameworks tracking the value see it.
+    const setter = Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, "value").set;
+    setter.call(el, picked[0].value);
+  } else {
+    for (const option of options) option.selected = picked.includes(option);
+  }
+  el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+  el.dispatchEvent(new Event("change", { bubbles: true }));
+  return { found: true, selected: Array.from(el.selectedOptions).map((o) => o.value) };
+}

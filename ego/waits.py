@@ -1,0 +1,156 @@
+"""A tab's waits: for text, an element, a URL or a quiet network, each bounded by a timeout.
+
+Nothing here polls from Python: text and elements are watched by a promise in the page
+(a ``MutationObserver``), URLs by the tab's navigation events, and the network by its
+request events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from .errors import CommandTimeoutError, ContextDestroyedError
+from .js import embed_json
+from .page_scripts import page_script
+
+if TYPE_CHECKING:
+    from .network import NetworkLog
+    from .protocol.transport import Connection
+
+__all__ = ["IDLE_QUIET", "Page", "url_matcher", "wait_for"]
+
+#: Seconds with no request in flight that count as network idle.
+IDLE_QUIET: Final = 0.5
+
+#: Extra seconds the evaluate carrying an in-page wait gets past the wait's own end.
+_GRACE: Final = 5.0
+
+
+class Page(Protocol):
+    """What a wait needs of a tab (``ego.Tab`` is one)."""
+
+    @property
+    def url(self) -> str: ...
+
+    async def evaluate(
+        self, expression: str, *, timeout: float | None = None, describe: bool = True
+    ) -> Any: ...
+
+
+def url_matcher(url: str) -> Callable[[str], bool]:
+    """A test for URLs: containing ``url`` (a whole URL, or a part such as ``"/checkout"``),
+    or, when it holds ``*``, matching it whole as a glob (``"*/orders/*/done"``; ``*``
+    matches any characters, ``/`` included)."""
+    if "*" in url:
+        return lambda candidate: fnmatchcase(candidate, url)
+    return lambda candidate: url in candidate
+
+
+async def wait_for(
+    page: Page,
+    connection: Connection,
+    session_id: str,
+    network: NetworkLog,
+    *,
+    text: str | None = None,
+    selector: str | None = None,
+    url: str | None = None,
+    network_idle: bool = False,
+    timeout: float,
+) -> float:
+    """Wait for exactly one condition: ``text`` shows on the page, ``selector`` matches,
+    the page's URL contains ``url`` (see :func:`url_matcher`), or ``network_idle`` (no request in
+    flight for :data:`IDLE_QUIET` seconds).
+
+    Text and selectors are watched again in the new document when the page navigates
+    meanwhile. A URL counts once the main frame committed to it (or moved to it within the
+    document), before that page loads.
+
+    Returns:
+        the seconds waited.
+
+    Raises:
+        ValueError: not exactly one condition.
+        CommandTimeoutError: the condition did not hold within ``timeout``; the message
+            names it.
+    """
+    given = [text is not None, selector is not None, url is not None, bool(network_idle)]
+    if sum(given) != 1:
+        raise ValueError(
+            "wait_for takes exactly one of text=, selector=, url= or network_idle=True"
+        )
+    started = time.monotonic()
+    if network_idle:
+        await network.wait_idle(quiet=IDLE_QUIET, timeout=timeout)
+        return time.monotonic() - started
+    if url is not None:
+        await _wait_url(page, connection, session_id, url, timeout)
+        return time.monotonic() - started
+    if text is not None:
+        script, what = f"({page_script('wait_text')})({embed_json(text)}", f"text {text!r}"
+    else:
+        assert selector is not None
+        script = f"({page_script('wait_for')})({embed_json(selector)}"
+        what = f"an element matching {selector!r}"
+    deadline = started + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            if left > 0 and await page.evaluate(
+                f"{script}, {int(left * 1000)})", timeout=left + _GRACE, describe=False
+            ):
+                return time.monotonic() - started
+        except ContextDestroyedError:
+            continue  # the page navigated: watch the new document for what is left
+        break
+    raise CommandTimeoutError(
+        f"waited {timeout:g} s for {what} on {page.url or 'the page'}; it did not appear "
+        "(check the spelling, or pass a larger timeout)"
+    )
+
+
+async def _wait_url(
+    page: Page, connection: Connection, session_id: str, url: str, timeout: float
+) -> None:
+    matches = url_matcher(url)
+    deadline = time.monotonic() + timeout
+    # Listen before looking, so that a navigation between the two cannot slip by.
+    committed = connection.expect(
+        "Page.frameNavigated",
+        session_id=session_id,
+        predicate=lambda params: (
+            not params.get("frame", {}).get("parentId")
+            and matches(params.get("frame", {}).get("url", ""))
+        ),
+    )
+    same_document = connection.expect(
+        "Page.navigatedWithinDocument",
+        session_id=session_id,
+        predicate=lambda params: matches(params.get("url", "")),
+    )
+    try:
+        try:
+            here = await page.evaluate("location.href", timeout=timeout, describe=False)
+        except ContextDestroyedError:
+            here = ""  # mid-navigation: its commit event will tell
+        if isinstance(here, str) and matches(here):
+            return
+        left = max(0.0, deadline - time.monotonic())
+        done, _ = await asyncio.wait(
+            {committed, same_document}, timeout=left, return_when=asyncio.FIRST_COMPLETED
+        )
+        if not done:
+            raise CommandTimeoutError(
+                f"waited {timeout:g} s for the URL {url!r}; the page is at "
+                f"{page.url or 'about:blank'} (a URL matches when it contains the text, or "
+                "as a glob with *)"
+            )
+        for future in done:
+            future.result()  # a closed connection raises here
+    finally:
+        committed.cancel()
+        same_document.cancel()
