@@ -35,7 +35,7 @@ def validate_path(
     if path is None:
         learnings = Learnings(workspace=workspace)
         return validate_learnings(learnings) + validate_skills(catalog_for(learnings))
-    folder = Path(path)
+    folder = Path(path).expanduser()
     if (folder / "manifest.json").is_file():
         return validate_site(Learnings(roots=[folder.parent]).find(folder.name))
     if (folder / "SKILL.md").is_file():

@@ -21,20 +21,36 @@ def _detail(text: str, signal: str) -> str:
     return text[len(signal) :].lstrip(" :-\u2014") or "no detail given"
 
 
-def signal_error(text: str, *, site_id: str, tool: str, profile: str) -> LearningError | None:
+def _says_how_to_log_in(detail: str) -> bool:
+    lowered = detail.lower()
+    return any(words in lowered for words in ("log in", "login", "sign in", "then retry"))
+
+
+def signal_error(
+    text: str, *, site_id: str, tool: str, profile: str, login: str | None = None
+) -> LearningError | None:
     """The exception for a signal at the start of ``text``, or None if it holds none.
 
     Args:
         text: an error message or an ``error`` field.
         site_id, tool: what was running (for the message).
         profile: how to name the browser profile in the login instruction.
+        login: the command that opens a window on that profile to log in
+            (``ego login SITE --profile NAME``), or None when there is none.
     """
     stripped = text.lstrip()
     if stripped.startswith(NEEDS_LOGIN):
         detail = _detail(stripped, NEEDS_LOGIN)
+        # A tool that already says how to log in is not told again; only where.
+        if _says_how_to_log_in(detail):
+            advice = f"the login belongs in {profile}"
+        else:
+            advice = f"log in to the site by hand in {profile}, then retry"
+        if login:
+            advice += f": `{login}` opens a window for it"
         return NeedsLoginError(
-            f"NEEDS_LOGIN from {site_id}/{tool}: {detail}; log in to the site by hand in "
-            f"{profile}, then retry (do not automate the login or relearn the tool)",
+            f"NEEDS_LOGIN from {site_id}/{tool}: {detail}; {advice}; do not automate the "
+            "login or relearn the tool",
             site_id=site_id,
             tool=tool,
             detail=detail,
@@ -51,7 +67,9 @@ def signal_error(text: str, *, site_id: str, tool: str, profile: str) -> Learnin
     return None
 
 
-def signal_in_result(result: Any, *, site_id: str, tool: str, profile: str) -> None:
+def signal_in_result(
+    result: Any, *, site_id: str, tool: str, profile: str, login: str | None = None
+) -> None:
     """Raise the signal a result carries as ``{"error": "SIGNAL: ..."}``; else do nothing.
 
     Raises:
@@ -60,13 +78,13 @@ def signal_in_result(result: Any, *, site_id: str, tool: str, profile: str) -> N
     if isinstance(result, dict):
         error = result.get("error")
         if isinstance(error, str):
-            exc = signal_error(error, site_id=site_id, tool=tool, profile=profile)
+            exc = signal_error(error, site_id=site_id, tool=tool, profile=profile, login=login)
             if exc is not None:
                 raise exc
 
 
 def signal_in_exception(
-    exc: JavaScriptError, *, site_id: str, tool: str, profile: str
+    exc: JavaScriptError, *, site_id: str, tool: str, profile: str, login: str | None = None
 ) -> LearningError | None:
     """The signal exception for a JS error whose message starts with a signal, or None."""
-    return signal_error(exc.js_message, site_id=site_id, tool=tool, profile=profile)
+    return signal_error(exc.js_message, site_id=site_id, tool=tool, profile=profile, login=login)

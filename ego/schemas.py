@@ -22,6 +22,8 @@ is safe to run on any schema :func:`schema_problems` accepts:
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any
@@ -40,6 +42,7 @@ __all__ = [
     "failing_field",
     "first_error",
     "json_depth",
+    "json_worded",
     "mismatch",
     "pattern_problem",
     "schema_problems",
@@ -286,7 +289,8 @@ def schema_problems(schema: Any) -> list[str]:
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path)
             return [
-                f"not a valid JSON Schema: {error.message}" + (f" (at {where})" if where else "")
+                f"not a valid JSON Schema: {json_worded(error)}"
+                + (f" (at {where})" if where else "")
             ]
         return _structure_problems(schema, base)
     except Exception as exc:
@@ -309,11 +313,57 @@ def _one_line(exc: BaseException) -> str:
     return text[:300] + ("..." if len(text) > 300 else "")
 
 
+#: Values whose Python repr is longer than this stay as jsonschema wrote them.
+_MAX_REWORDED = 10_000
+
+
+def _as_json(value: Any) -> str | None:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def json_worded(error: jsonschema.ValidationError) -> str:
+    """``error``'s message in JSON words: ``null``, ``true``, ``"text"``, ``["a", "b"]``.
+
+    jsonschema writes the values it names as Python reprs (``None is not of type 'string'``);
+    the people and agents reading ego's errors know JSON. Every value the message can name
+    (the instance, the keyword's value and their items or keys) is put back as JSON, in one
+    pass so that a replaced value is never replaced again.
+    """
+    candidates: list[Any] = [error.instance, error.validator_value]
+    for value in (error.instance, error.validator_value):
+        if isinstance(value, list | dict):
+            candidates.extend(value)
+    replacements: dict[str, str] = {}
+    for value in candidates:
+        try:
+            python = repr(value)
+        except Exception:
+            continue
+        if len(python) > _MAX_REWORDED:
+            continue
+        worded = _as_json(value)
+        if worded is not None and worded != python:
+            replacements.setdefault(python, worded)
+    message = str(error.message)
+    if not replacements:
+        return message
+    pattern = "|".join(re.escape(text) for text in sorted(replacements, key=len, reverse=True))
+    return re.sub(pattern, lambda match: replacements[match.group(0)], message)
+
+
 def first_error(checker: Any, instance: Any) -> jsonschema.ValidationError | None:
-    """The most relevant error of ``instance`` under ``checker``, or None when it is valid."""
+    """The most relevant error of ``instance`` under ``checker``, or None when it is valid.
+
+    Its ``message`` is in JSON words (see :func:`json_worded`).
+    """
     error: jsonschema.ValidationError | None = jsonschema.exceptions.best_match(
         checker.iter_errors(instance)
     )
+    if error is not None:
+        error.message = json_worded(error)
     return error
 
 

@@ -27,17 +27,21 @@ EGO_SCRIPT = Path(sys.executable).with_name("ego")
 PYTHON_EGO = [sys.executable, "-m", "ego"]
 
 #: Environment variables of the developer's shell that would change what a command sees.
-_CLEARED = ("EGO_WORKSPACE", "EGO_ENDPOINT")
+_CLEARED = ("EGO_WORKSPACE", "EGO_ENDPOINT", "EGO_NEW_BROWSER")
 
 
 def ego_env(profiles: Path, *, workspace: Path | None = None, **extra: str) -> dict[str, str]:
     """The environment for an ``ego`` subprocess.
 
     It inherits this test run's ``EGO_TEST_RUN`` marker (so the leak check sees its Chromes),
-    keeps profiles under ``profiles`` and learnings in the project unless ``workspace`` is set.
+    keeps profiles (and the state folder) under ``profiles`` and learnings in the project
+    unless ``workspace`` is set.
     """
     env = {key: value for key, value in os.environ.items() if key not in _CLEARED}
     env["EGO_PROFILES_DIR"] = str(profiles)
+    # Each environment has its own state folder, so a browser one test keeps with
+    # `ego launch` is seen only by the commands of that test.
+    env["EGO_STATE_DIR"] = str(profiles / ".ego-state")
     env["PYTHONUNBUFFERED"] = "1"
     if workspace is not None:
         env["EGO_WORKSPACE"] = str(workspace)

@@ -215,3 +215,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 os.environ.setdefault("EGO_PROFILES_DIR", str(ROOT / ".pytest_cache" / "profiles"))
+# The browser `ego launch` keeps is recorded in the state folder: a test run gets its own, so
+# that no command here attaches to a developer's kept Chrome (or another run's).
+os.environ["EGO_STATE_DIR"] = str(ROOT / ".pytest_cache" / f"state-{RUN_ID}")
+os.environ.pop("EGO_NEW_BROWSER", None)

@@ -37,9 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def batch_command() -> list[str]:
     """``python -m ego batch`` once the command is registered on the group."""
-    from ego.cli import cli
+    from ego.cli.app import COMMANDS  # the commands, imported when run
 
-    if "batch" in getattr(cli, "commands", {}):
+    if "batch" in COMMANDS:
         return [sys.executable, "-m", "ego", "batch"]
     return [sys.executable, "-m", "ego.cli.batch_command"]
 

@@ -151,7 +151,7 @@ async def test_needs_login_on_a_temporary_profile_suggests_a_persistent_one(
     with pytest.raises(NeedsLoginError) as caught:
         await site.run_browser_tool(site_id, "login_returned", tab=tab)
     assert "log in to the site by hand in a persistent profile" in str(caught.value)
-    assert "ego login SITE --profile NAME" in str(caught.value)
+    assert f"ego login {site_id} --profile NAME" in str(caught.value)
 
 
 def test_needs_login_names_a_persistent_profile_or_an_attached_browser(tmp_path: Path) -> None:

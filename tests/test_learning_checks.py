@@ -353,12 +353,12 @@ async def test_a_link_that_stays_inside_the_site_is_fine(
 @pytest.mark.parametrize(
     ("args", "field", "needle"),
     [
-        ({}, "text", "'text' is a required property"),
-        ({"text": 5}, "text", "5 is not of type 'string'"),
+        ({}, "text", '"text" is a required property'),
+        ({"text": 5}, "text", '5 is not of type "string"'),
         ({"text": "too long"}, "text", "is too long"),
         ({"text": "ok", "count": -1}, "count", "less than the minimum"),
-        ({"text": "ok", "count": 1.5}, "count", "not of type 'integer'"),
-        ({"text": "ok", "colour": "red"}, "colour", "'colour' was unexpected"),
+        ({"text": "ok", "count": 1.5}, "count", 'not of type "integer"'),
+        ({"text": "ok", "colour": "red"}, "colour", '"colour" was unexpected'),
         (["text"], "(args)", "args must be a JSON object, not list"),
         ("text", "(args)", "args must be a JSON object, not str"),
     ],
@@ -388,9 +388,12 @@ async def test_bad_args_never_reach_the_browser(
     monkeypatch.undo()
     assert spy.methods == []
     assert await _marks(page) == {"marker": None, "called": None, "evil": None}
-    # The same tool with good args does run: the marker proves the check was the only stop.
+    # The same tool with good args does run: the mark proves the check was the only stop.
+    # (Its module top level ran once in this document, for whichever case called it first.)
     assert await site.run_browser_tool("shop", "mark", {"text": "ok"}, tab=page) == {"text": "ok"}
-    assert await _marks(page) == {"marker": 1, "called": True, "evil": None}
+    marks = await _marks(page)
+    assert marks["called"] is True
+    assert marks["evil"] is None
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ runs tools through :class:`ego.site.Site`, like any other front end.
 - :mod:`.judge`: comparing a result or an error with the case's expectations.
 - :mod:`.runner`: running cases against replayed pages (:func:`run_learning_tests`).
 - :mod:`.report`: :class:`CaseResult` and :class:`LearningTestReport`.
+- :mod:`.update`: new expectations from actual results (``ego test --update``).
 
 See ``docs/replay.md``.
 """
@@ -19,16 +20,20 @@ from .cases import CASES_FILE, CASES_SCHEMA, ERROR_KINDS, LearningCase, load_cas
 from .judge import judge
 from .report import CaseResult, LearningTestReport
 from .runner import run_case, run_learning_tests
+from .update import ExpectationUpdate, expectation_updates, write_updates
 
 __all__ = [
     "CASES_FILE",
     "CASES_SCHEMA",
     "ERROR_KINDS",
     "CaseResult",
+    "ExpectationUpdate",
     "LearningCase",
     "LearningTestReport",
+    "expectation_updates",
     "judge",
     "load_cases",
     "run_case",
     "run_learning_tests",
+    "write_updates",
 ]

@@ -1,24 +1,55 @@
-"""``ego launch``, ``ego login`` and ``ego tabs``: a browser to keep, log in with, look at."""
+"""``ego launch``, ``ego close``, ``ego login`` and ``ego tabs``: a browser to keep, end, log
+in with, look at.
+
+``ego launch`` records the Chrome it starts in ego's state (:mod:`.state`); other commands
+attach to it by default, and ``ego close`` ends it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import subprocess
 import sys
+import threading
+from typing import Any
 
 import click
+import orjson
+import psutil
 
 from .. import api
 from ..api import Browser
+from ..errors import BrowserError, EgoError
+from ..protocol._proctree import kill_tree
 from ..tab import Tab
+from . import state
 from .common import (
     Settings,
     common,
-    json_option,
     pass_settings,
     run_async,
 )
 
-__all__ = ["launch", "login", "tabs"]
+__all__ = ["close", "launch", "login", "tabs"]
+
+#: Seconds ``ego launch --detach`` waits for the background Chrome to be up.
+_DETACH_TIMEOUT = 90.0
+#: Seconds ``ego close`` gives Chrome, then its ``ego launch``, to end by themselves.
+_CLOSE_GRACE = 10.0
+
+
+def _refuse_endpoint(settings: Settings, command: str, why: str) -> None:
+    """Exit 2 with one line when an endpoint is given to a command that cannot use one."""
+    if not settings.endpoint:
+        return
+    if settings.endpoint_source == "EGO_ENDPOINT":
+        fix = f"unset EGO_ENDPOINT for `ego {command}`"
+    else:
+        fix = "drop --endpoint"
+    sys.exit(settings.output.error(click.UsageError(f"ego {command} {why}: {fix}")))
 
 
 @click.command()
@@ -26,43 +57,226 @@ __all__ = ["launch", "login", "tabs"]
     "--profile",
     default="default",
     show_default=True,
-    help="Persistent profile under chrome_profiles/.",
+    help="Persistent profile in the profiles folder (`ego doctor` shows where).",
 )
 @click.option("--headed", is_flag=True, help="Open a real window.")
-@json_option
+@click.option(
+    "--detach",
+    is_flag=True,
+    help="Return once Chrome is up and leave it running in the background (`ego close` ends it).",
+)
+@click.option("--background-child", "child", is_flag=True, hidden=True)
+@common
 @pass_settings
-def launch(settings: Settings, profile: str, headed: bool) -> None:
-    """Start Chrome with a persistent profile and print the endpoint to attach to.
+def launch(settings: Settings, profile: str, headed: bool, detach: bool, child: bool) -> None:
+    """Start Chrome with a persistent profile and keep it for the commands that follow.
 
-    Chrome runs until you press Ctrl+C or close it; other commands and scripts attach with
-    --endpoint.
+    Commands that need a browser attach to it by themselves (--new-browser opts out); scripts
+    and other tools attach with the printed endpoint. This command waits until Chrome ends
+    (Ctrl+C, `ego close`, or its window closed); with --detach it returns once Chrome is up.
     """
-
-    async def go() -> None:
-        with settings.output.progress("starting Chrome"):
-            browser = await api.launch(profile=profile, headless=not headed)
-        assert browser.process is not None
-        info = {
-            "endpoint": _http_endpoint(browser),
-            "websocket": browser.endpoint,
-            "profile": str(browser.process.user_data_dir),
-            "pid": browser.process.pid,
-        }
-        settings.output.result(
-            info,
-            lambda data: (
-                f"Chrome is running (pid {data['pid']}, profile {data['profile']}).\n"
-                f"Attach with: --endpoint {data['endpoint']}\nPress Ctrl+C to stop it."
-            ),
-            one_line=True,
+    _refuse_endpoint(settings, "launch", "starts a browser of its own and takes no endpoint")
+    existing = state.kept()
+    if existing is not None:
+        if detach and (existing.profile, existing.headless) == (profile, not headed):
+            settings.output.result({**_info(existing), "already": True}, _detached_text)
+            return
+        error = BrowserError(
+            f"ego already keeps a browser ({existing.describe()}): commands attach to it; "
+            "`ego close` ends it"
         )
-        sys.stdout.flush()
-        try:
-            await _closed(browser)
-        finally:
-            await browser.close()
+        sys.exit(settings.output.error(error))
+    if detach:
+        _detach(settings, profile, headed)
+        return
+    run_async(settings, _keep(settings, profile, headed, child))
 
-    run_async(settings, go())
+
+async def _keep(settings: Settings, profile: str, headed: bool, child: bool) -> None:
+    """Launch, record, print the endpoint, wait until Chrome ends; then remove the record."""
+    with settings.output.progress("starting Chrome"):
+        browser = await api.launch(profile=profile, headless=not headed)
+    kept: state.KeptBrowser | None = None
+    try:
+        process = browser.process
+        assert process is not None
+        kept = state.KeptBrowser(
+            endpoint=_http_endpoint(browser),
+            websocket=browser.endpoint,
+            profile=profile,
+            profile_dir=str(process.user_data_dir),
+            pid=process.pid,
+            started=psutil.Process(process.pid).create_time(),
+            owner=os.getpid(),
+            headless=not headed,
+        )
+        state.record(kept)
+        settings.output.result(_info(kept), _launch_text, one_line=True)
+        sys.stdout.flush()
+        if child:
+            _quiet_stdio()
+        await _closed(browser, signals=True)
+    finally:
+        try:
+            await browser.close()
+        finally:
+            if kept is not None:
+                state.forget(kept.pid)
+
+
+def _info(kept: state.KeptBrowser) -> dict[str, Any]:
+    """What ``ego launch`` prints: the endpoint to attach to, the profile folder, Chrome's pid."""
+    return {
+        "endpoint": kept.endpoint,
+        "websocket": kept.websocket,
+        "profile": kept.profile_dir,
+        "pid": kept.pid,
+        "headless": kept.headless,
+    }
+
+
+def _launch_text(data: dict[str, Any]) -> str:
+    return (
+        f"Chrome is running (pid {data['pid']}, profile {data['profile']}).\n"
+        "ego commands attach to it by themselves; scripts attach with: "
+        f"--endpoint {data['endpoint']}\nPress Ctrl+C (or run `ego close`) to stop it."
+    )
+
+
+def _detached_text(data: dict[str, Any]) -> str:
+    already = "already " if data.get("already") else ""
+    return (
+        f"Chrome is {already}running in the background (pid {data['pid']}, profile "
+        f"{data['profile']}).\nego commands attach to it by themselves; scripts attach with: "
+        f"--endpoint {data['endpoint']}\n`ego close` stops it."
+    )
+
+
+def _quiet_stdio() -> None:
+    """Point stdout and stderr at a log file: the ``--detach`` parent that read them is gone."""
+    log = state.state_path().with_name("launch.log")
+    handle = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(handle, 1)
+    os.dup2(handle, 2)
+    os.close(handle)
+
+
+def _detach(settings: Settings, profile: str, headed: bool) -> None:
+    """Run ``ego launch`` in a session of its own, wait for its endpoint line, print it, return.
+
+    The background ``ego launch`` owns Chrome as a foreground one does (its watchdog, the
+    record removed when Chrome ends); it is only not waited for.
+    """
+    argv = [sys.executable, "-m", "ego", "--json", "launch", "--profile", profile]
+    argv += ["--background-child", *(["--headed"] if headed else [])]
+    with settings.output.progress("starting Chrome"):
+        child = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # no Ctrl+C or hang-up of this terminal reaches it
+        )
+        line = _first_json_line(child, _DETACH_TIMEOUT)
+    if line is None:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+            error = BrowserError(f"Chrome did not start within {_DETACH_TIMEOUT:g} s")
+            sys.exit(settings.output.error(error))
+        assert child.stderr is not None
+        sys.exit(_relay_error(settings, child.stderr.read().decode(errors="replace"), child))
+    settings.output.result(orjson.loads(line), _detached_text)
+
+
+def _first_json_line(child: subprocess.Popen[bytes], timeout: float) -> str | None:
+    """The first line of ``child``'s stdout that is a JSON object; None at end of stream or
+    after ``timeout`` seconds."""
+    found: list[str] = []
+
+    def read() -> None:
+        assert child.stdout is not None
+        for raw in child.stdout:
+            text = raw.decode(errors="replace").strip()
+            if text.startswith("{"):
+                found.append(text)
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return found[0] if found else None
+
+
+def _relay_error(settings: Settings, stderr: str, child: subprocess.Popen[bytes]) -> int:
+    """Print the background ``ego launch``'s error line as this command's; its exit code."""
+    code = child.wait()
+    for line in stderr.splitlines():
+        try:
+            data = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(data, dict) and "error" in data:
+            if settings.output.json:
+                click.echo(line, err=True)
+            else:
+                click.echo(f"ego: {data.get('type', 'error')}: {data['error']}", err=True)
+            return code or 4
+    click.echo(stderr.rstrip() or f"ego: the background ego launch exited {code}", err=True)
+    return code or 4
+
+
+@click.command()
+@common
+@pass_settings
+def close(settings: Settings) -> None:
+    """End the browser `ego launch` keeps (and say so when there is none)."""
+    _refuse_endpoint(
+        settings, "close", "ends the browser `ego launch` keeps, not one given by endpoint"
+    )
+    kept = state.kept()
+    if kept is None:
+        settings.output.result(
+            {"closed": False, "reason": "no browser is kept"},
+            "no browser is kept (`ego launch` keeps one)",
+        )
+        return
+    run_async(settings, _close(kept))
+    settings.output.result(
+        {"closed": True, **_info(kept)}, f"closed the browser ego kept ({kept.describe()})"
+    )
+
+
+async def _close(kept: state.KeptBrowser) -> None:
+    """Ask Chrome to quit (so the profile saves its cookies), wait, kill what is left."""
+    with contextlib.suppress(EgoError):
+        async with api.connect(kept.websocket, timeout=3) as browser:
+            with contextlib.suppress(EgoError):
+                await browser.connection.send("Browser.close", timeout=5)
+    chrome = _process(kept.pid, kept.started)
+    if chrome is not None and await asyncio.to_thread(_still_running, chrome, _CLOSE_GRACE):
+        await asyncio.to_thread(kill_tree, kept.pid, create_time=kept.started)
+    # The `ego launch` that owned Chrome sees it end, cleans up and removes the record.
+    owner = _process(kept.owner, None)
+    if owner is not None:
+        await asyncio.to_thread(_still_running, owner, _CLOSE_GRACE)
+    state.forget(kept.pid)
+
+
+def _process(pid: int, started: float | None) -> psutil.Process | None:
+    try:
+        process = psutil.Process(pid)
+        if started is not None and abs(process.create_time() - started) > 0.5:
+            return None
+        return process
+    except psutil.Error:
+        return None
+
+
+def _still_running(process: psutil.Process, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``process`` to end; True if it still runs."""
+    _, alive = psutil.wait_procs([process], timeout=timeout)
+    return bool(alive)
 
 
 @click.command()
@@ -70,12 +284,14 @@ def launch(settings: Settings, profile: str, headed: bool) -> None:
 @click.option("--profile", default="default", show_default=True, help="Profile to log in with.")
 @click.option("--url", help="Page to open instead of the site's start URL.")
 @click.option("--headless", is_flag=True, help="No window (for machines without a display).")
-@json_option
+@common
 @pass_settings
 def login(settings: Settings, site_id: str, profile: str, url: str | None, headless: bool) -> None:
     """Open a window on SITE_ID's page so that a person can log in by hand.
 
-    The session is kept in the profile; close the window (or press Ctrl+C) when done.
+    The session is kept in the profile; close the window (or press Ctrl+C) when done. With
+    the browser `ego launch --headed` keeps on that profile (or --endpoint), the page opens
+    in a tab of it: close that tab when done.
     """
 
     async def go() -> None:
@@ -85,6 +301,8 @@ def login(settings: Settings, site_id: str, profile: str, url: str | None, headl
             raise click.UsageError(f"site {site_id!r} has no startUrl: pass --url")
         async with settings.browser(profile=profile, headless=headless) as browser:
             tab = await browser.new_tab(start, wait_until="domcontentloaded")
+            attached = browser.process is None
+            done = "close that tab" if attached else "close it"
             settings.output.result(
                 {
                     "site": site_id,
@@ -93,31 +311,55 @@ def login(settings: Settings, site_id: str, profile: str, url: str | None, headl
                     "tab": tab.target_id,
                     "endpoint": settings.endpoint or _http_endpoint(browser),
                 },
-                f"Log in to {manifest.name} in the window, then close it (profile {profile}).",
+                f"Log in to {manifest.name} in the window, then {done} (profile {profile}).",
                 one_line=True,
             )
             sys.stdout.flush()
-            await _closed(browser)
+            if attached:
+                await _tab_closed(browser, tab)
+            else:
+                await _closed(browser)
 
     run_async(settings, go())
 
 
 def _http_endpoint(browser: Browser) -> str:
-    """``http://127.0.0.1:PORT`` of a launched browser (what ``--endpoint`` takes)."""
+    """``http://127.0.0.1:PORT`` of a local browser (what ``--endpoint`` takes)."""
     port = browser.endpoint.split(":")[2].split("/")[0]
     return f"http://127.0.0.1:{port}"
 
 
-async def _closed(browser: Browser) -> None:
-    """Wait until the browser goes away (its window closed, Chrome quit, Ctrl+C)."""
-    closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+async def _closed(browser: Browser, *, signals: bool = False) -> None:
+    """Wait until the browser goes away (its window closed, Chrome quit, Ctrl+C); with
+    ``signals``, SIGTERM and SIGHUP end the wait too, so that the caller cleans up."""
+    loop = asyncio.get_running_loop()
+    closed: asyncio.Future[None] = loop.create_future()
 
     def done() -> None:
         if not closed.done():
             closed.set_result(None)
 
     browser.connection.on_close(done)
-    await closed
+    caught = (signal.SIGTERM, signal.SIGHUP) if signals and hasattr(signal, "SIGHUP") else ()
+    for number in caught:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(number, done)
+    try:
+        await closed
+    finally:
+        for number in caught:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(number)
+
+
+async def _tab_closed(browser: Browser, tab: Tab) -> None:
+    """Wait until ``tab`` closes (or the browser goes away)."""
+    detached = browser.connection.expect(
+        "Target.detachedFromTarget",
+        predicate=lambda params: params.get("targetId") == tab.target_id,
+    )
+    with contextlib.suppress(EgoError):
+        await detached
 
 
 @click.command()

@@ -1,4 +1,11 @@
-"""What every ``ego`` command shares: settings, the browser to use, options, arg parsing."""
+"""What every ``ego`` command shares: settings, the browser to use, options, arg parsing.
+
+The global options (``--workspace``, ``--endpoint``, ``--new-browser``, ``--json``) sit on the
+``ego`` group and, through :func:`accept_global_options`, on every command too, so they work
+before or after the command's name. The browser a command gets (:meth:`Settings.browser`) is
+the one ``--endpoint`` names, else the one ``ego launch`` keeps (see :mod:`.state`) when it
+runs, else a new Chrome.
+"""
 
 from __future__ import annotations
 
@@ -13,50 +20,164 @@ import orjson
 
 from .. import api
 from ..api import Browser
-from ..errors import EgoError
+from ..errors import BrowserError, ChromeLaunchError, EgoError, ProfileInUseError
 from ..learning.registry import Learnings
+from . import state
 from .output import Output
 
 __all__ = [
+    "GLOBAL_OPTIONS",
     "Settings",
+    "accept_global_options",
     "common",
     "endpoint_option",
     "json_option",
+    "new_browser_option",
     "parse_args",
     "pass_settings",
     "run_async",
+    "workspace_option",
 ]
 
 T = TypeVar("T")
 
+#: The options every command accepts, before or after its name.
+GLOBAL_OPTIONS = ("--workspace", "--endpoint", "--new-browser", "--json")
+
+#: Seconds to reach the kept browser before starting a new one instead.
+_ATTACH_TIMEOUT = 3.0
+
 
 class Settings:
-    """Options every command shares."""
+    """Options every command shares.
 
-    def __init__(self, endpoint: str | None, json_mode: bool | None, workspace: str | None) -> None:
+    Attributes:
+        endpoint: the browser ``--endpoint`` (or ``$EGO_ENDPOINT``) names, if any.
+        endpoint_source: ``"--endpoint"`` or ``"EGO_ENDPOINT"``: where :attr:`endpoint` came
+            from (for messages).
+        new_browser: ``--new-browser`` (or ``$EGO_NEW_BROWSER``): never attach to the kept
+            browser.
+        output: how to print.
+        workspace: the agent workspace, as given (``--workspace`` or ``$EGO_WORKSPACE``).
+    """
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        json_mode: bool | None = None,
+        workspace: str | None = None,
+        new_browser: bool = False,
+    ) -> None:
         self.endpoint = endpoint
+        self.endpoint_source = "--endpoint"
         self.output = Output(json_mode)
         self.workspace = workspace
+        self.new_browser = new_browser
 
     def learnings(self) -> Learnings:
         return Learnings(workspace=self.workspace)
+
+    def kept_browser(
+        self, *, profile: str | None = None, headless: bool = True
+    ) -> state.KeptBrowser | None:
+        """The browser ``ego launch`` keeps, when this command should attach to it.
+
+        Not with ``--endpoint`` or ``--new-browser``, nor when it runs another profile than
+        ``profile`` (that one gets a Chrome of its own).
+
+        Raises:
+            ProfileInUseError: ``profile`` is the kept browser's, which has no window, and a
+                window is wanted: neither attaching nor a second Chrome on it can work.
+        """
+        if self.endpoint or self.new_browser:
+            return None
+        kept = state.kept()
+        if kept is None or (profile is not None and profile != kept.profile):
+            return None
+        if kept.headless and not headless:
+            if profile is None:
+                return None
+            raise ProfileInUseError(
+                f"profile {profile} is open without a window in the browser `ego launch` keeps "
+                f"(pid {kept.pid}): run `ego close`, then this command again (or keep one with "
+                "a window: `ego launch --headed`)",
+                profile_dir=kept.profile_dir,
+                pid=kept.pid,
+            )
+        return kept
 
     @contextlib.asynccontextmanager
     async def browser(
         self, *, profile: str | None = None, headless: bool = True
     ) -> AsyncIterator[Browser]:
-        """The browser to use: attached to ``--endpoint``, else a launched Chrome."""
+        """The browser to use: ``--endpoint``'s, else the kept one, else a launched Chrome.
+
+        Closing it at the end only disconnects from an attached browser.
+        """
         learnings = self.learnings()
+        browser: Browser | None = None
         if self.endpoint:
             with self.output.progress(f"connecting to {self.endpoint}"):
                 browser = await api.connect(self.endpoint, learnings=learnings)
         else:
-            with self.output.progress("starting Chrome"):
-                browser = await api.launch(profile=profile, headless=headless, learnings=learnings)
+            kept = self.kept_browser(profile=profile, headless=headless)
+            if kept is not None:
+                browser = await self._attach(kept, learnings)
+            if browser is None:
+                with self.output.progress("starting Chrome"):
+                    browser = await self._launch(profile, headless, learnings)
         try:
             yield browser
         finally:
             await browser.close()
+
+    async def _attach(self, kept: state.KeptBrowser, learnings: Learnings) -> Browser | None:
+        """Attach to the kept browser; None (and a stale record removed) when it is gone."""
+        try:
+            browser = await api.connect(
+                kept.websocket, learnings=learnings, timeout=_ATTACH_TIMEOUT
+            )
+        except BrowserError:
+            if not state.pid_alive(kept):
+                state.forget(kept.pid)
+            return None
+        if sys.stderr.isatty():
+            click.echo(
+                f"ego: using the browser `ego launch` keeps ({kept.describe()}); "
+                "--new-browser starts a fresh one",
+                err=True,
+            )
+        return browser
+
+    async def _launch(self, profile: str | None, headless: bool, learnings: Learnings) -> Browser:
+        try:
+            return await api.launch(profile=profile, headless=headless, learnings=learnings)
+        except ProfileInUseError as exc:
+            kept = state.kept()
+            if kept is None or kept.pid != exc.pid:
+                raise
+            # The profile is the kept browser's: say how to use it, in command-line words.
+            raise ProfileInUseError(
+                f"profile {kept.profile} is in use by the browser `ego launch` keeps "
+                f"(pid {kept.pid}): drop --new-browser to attach to it, or run `ego close` first",
+                profile_dir=exc.profile_dir,
+                pid=exc.pid,
+            ) from None
+        except ChromeLaunchError as exc:
+            text = str(exc)
+            if headless or not _no_display(text):
+                raise
+            raise ChromeLaunchError(
+                f"{text.rstrip('. ')}; this machine has no display for a window: run "
+                "`ego launch --headed --profile NAME` on a machine with a screen and log in "
+                "there, or attach to it with --endpoint http://HOST:PORT (an ssh -L tunnel "
+                "works), or give this machine a virtual display (xvfb-run ego login SITE)"
+            ) from None
+
+
+def _no_display(text: str) -> bool:
+    lowered = text.lower()
+    return "missing x server" in lowered or "cannot open display" in lowered
 
 
 def run_async(settings: Settings, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -69,47 +190,153 @@ def run_async(settings: Settings, coroutine: Coroutine[Any, Any, T]) -> T:
         sys.exit(130)
 
 
-pass_settings = click.make_pass_decorator(Settings)
+pass_settings = click.make_pass_decorator(Settings, ensure=True)
 
 
-def endpoint_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``--endpoint`` on a subcommand too, so it reads naturally after the command name."""
+def _settings(ctx: click.Context) -> Settings:
+    return ctx.ensure_object(Settings)
 
-    def remember(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
-        if value:
-            ctx.ensure_object(Settings).endpoint = value
 
-    return click.option(
-        "--endpoint",
+def _remember_endpoint(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value:
+        settings = _settings(ctx)
+        settings.endpoint = value
+        settings.endpoint_source = "--endpoint"
+
+
+def _remember_json(ctx: click.Context, _: click.Parameter, value: bool | None) -> None:
+    if value is not None:
+        _settings(ctx).output = Output(value)
+
+
+def _remember_workspace(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    if value:
+        _settings(ctx).workspace = value
+
+
+def _remember_new_browser(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if value:
+        _settings(ctx).new_browser = True
+
+
+_NO_BROWSER = " (This command uses no browser; accepted so that global options work anywhere.)"
+
+
+def _endpoint(browser: bool = True) -> click.Option:
+    return click.Option(
+        ["--endpoint"],
+        metavar="URL",
         expose_value=False,
-        callback=remember,
-        help="Attach to this browser instead of launching one.",
-    )(function)
+        callback=_remember_endpoint,
+        help="Attach to this browser (http://host:port or ws://...) instead of the one "
+        "`ego launch` keeps or a new one." + ("" if browser else _NO_BROWSER),
+    )
 
 
-def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``--json`` on a subcommand too."""
-
-    def remember(ctx: click.Context, _: click.Parameter, value: bool) -> None:
-        if value:
-            ctx.ensure_object(Settings).output = Output(True)
-
-    return click.option(
-        "--json",
-        "json_flag",
+def _new_browser(browser: bool = True) -> click.Option:
+    return click.Option(
+        ["--new-browser"],
         is_flag=True,
         expose_value=False,
-        callback=remember,
-        help="Print JSON.",
-    )(function)
+        callback=_remember_new_browser,
+        help="Start a fresh Chrome even when `ego launch` keeps one."
+        + ("" if browser else _NO_BROWSER),
+    )
+
+
+def _json(_: bool = True) -> click.Option:
+    return click.Option(
+        ["--json/--no-json", "json_mode"],
+        default=None,
+        expose_value=False,
+        callback=_remember_json,
+        help="JSON output (the default when stdout is not a terminal).",
+    )
+
+
+def _workspace(_: bool = True) -> click.Option:
+    return click.Option(
+        ["--workspace"],
+        metavar="DIR",
+        type=click.Path(file_okay=False),
+        expose_value=False,
+        callback=_remember_workspace,
+        help="Agent workspace whose learnings/ and skills/ come first.",
+    )
+
+
+def _decorator(make: Callable[[], click.Option]) -> Callable[[Callable[..., Any]], Any]:
+    def decorate(function: Callable[..., Any]) -> Any:
+        option = make()
+        if isinstance(function, click.Command):
+            function.params.append(option)
+        else:
+            params = function.__dict__.setdefault("__click_params__", [])
+            params.append(option)
+        return function
+
+    return decorate
+
+
+#: ``--endpoint`` on a command that uses a browser.
+endpoint_option = _decorator(_endpoint)
+#: ``--new-browser`` on a command that uses a browser.
+new_browser_option = _decorator(_new_browser)
+#: ``--json/--no-json``.
+json_option = _decorator(_json)
+#: ``--workspace DIR``.
+workspace_option = _decorator(_workspace)
 
 
 def common(function: Callable[..., Any]) -> Callable[..., Any]:
-    return endpoint_option(json_option(function))
+    """The options of a command that uses a browser: ``--endpoint``, ``--new-browser``,
+    ``--json``."""
+    return endpoint_option(new_browser_option(json_option(function)))  # type: ignore[no-any-return]
 
 
-def parse_args(args_json: str | None, pairs: tuple[str, ...]) -> dict[str, Any]:
-    """Tool args from ``--args JSON`` and ``--arg k=v`` (v is JSON when it parses, else text)."""
+_GLOBAL_MAKERS: dict[str, Callable[[bool], click.Option]] = {
+    "--workspace": _workspace,
+    "--endpoint": _endpoint,
+    "--new-browser": _new_browser,
+    "--json": _json,
+}
+
+
+def accept_global_options(command: click.Command) -> None:
+    """Give ``command`` and its subcommands each global option they do not declare.
+
+    A command that declares ``--endpoint`` uses a browser; on any other, ``--endpoint`` and
+    ``--new-browser`` are accepted (so that they work in any position) and say they are
+    ignored. A command's own option of the same name (``ego batch --endpoint``, repeatable)
+    is left alone.
+    """
+    declared = {name for param in command.params for name in getattr(param, "opts", ())}
+    declared |= {name for param in command.params for name in getattr(param, "secondary_opts", ())}
+    browser = "--endpoint" in declared
+    for name, make in _GLOBAL_MAKERS.items():
+        if name not in declared:
+            command.params.append(make(browser))
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            accept_global_options(sub)
+
+
+def parse_args(args_json: str | None, pairs: tuple[str, ...], schema: Any = None) -> dict[str, Any]:
+    """Tool args from ``--args JSON`` and ``--arg k=v``.
+
+    Args:
+        args_json: a JSON object, or None.
+        pairs: ``k=v`` texts; each ``v`` is read as the type ``schema`` declares for ``k``
+            (a string field keeps ``"123"`` a string), else as JSON when it parses, else text.
+        schema: the args object's JSON Schema (the tool's or skill's), or None.
+
+    Raises:
+        click.BadParameter: ``--args`` is not a JSON object or a pair is not ``k=v``.
+        InvalidArgsError: a value does not read as its field's type (the message says what
+            it takes).
+    """
+    from .arg_values import property_schema, value_from_text
+
     args: dict[str, Any] = {}
     if args_json:
         try:
@@ -123,8 +350,5 @@ def parse_args(args_json: str | None, pairs: tuple[str, ...]) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"{pair!r} is not k=v", param_hint="--arg")
-        try:
-            args[key] = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            args[key] = value
+        args[key] = value_from_text(key, value, property_schema(schema, key))
     return args

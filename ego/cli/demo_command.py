@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
 from typing import Any
 
 import click
@@ -19,16 +22,37 @@ from .learning_commands import context_text
 __all__ = ["demo"]
 
 
+#: Where ``--serve`` serves the shop: the port the demo-shop learning's ``startUrl`` names.
+SERVE_PORT = 8765
+
+
 @click.command()
 @click.option(
-    "--port", default=0, show_default=True, help="Port for the demo shop (0: any free one)."
+    "--port",
+    type=int,
+    help=f"Port for the demo shop (default: any free one; {SERVE_PORT} with --serve).",
+)
+@click.option(
+    "--serve",
+    is_flag=True,
+    help="Only serve the shop until Ctrl+C, where `ego run demo-shop ...` finds it.",
 )
 @common
 @pass_settings
-def demo(settings: Settings, port: int) -> None:
-    """Serve the bundled demo shop, launch Chrome, show learn_context and run its tools."""
+def demo(settings: Settings, port: int | None, serve: bool) -> None:
+    """Serve the bundled demo shop, launch Chrome, show learn_context and run its tools.
+
+    With --serve, serve the shop alone on http://shop.localhost:8765/ (the demo-shop
+    learning's start URL) until Ctrl+C, so that `ego run demo-shop TOOL` and scripts can use
+    it from another terminal; `python -m ego.demo` does the same.
+    """
     from ..demo import DemoServer
     from ..demo.tour import tour
+
+    if serve:
+        _serve(settings, SERVE_PORT if port is None else port)
+        return
+    port = port or 0
 
     async def go() -> tuple[LearnContext, list[Any]]:
         with DemoServer(port=port) as shop:
@@ -51,6 +75,35 @@ def demo(settings: Settings, port: int) -> None:
         return "\n".join(lines)
 
     settings.output.result(data, human)
+
+
+def _serve(settings: Settings, port: int) -> None:
+    """Serve the demo shop on ``port`` until Ctrl+C (or SIGTERM)."""
+    from ..demo import DemoServer
+
+    try:
+        server = DemoServer(port=port)
+        server.start()
+    except OSError as exc:
+        sys.exit(
+            settings.output.error(OSError(f"cannot serve the demo shop on port {port}: {exc}"))
+        )
+    try:
+        settings.output.result(
+            {"url": server.url, "local_url": server.local_url, "port": server.port},
+            lambda data: (
+                f"demo shop at {data['url']} (also {data['local_url']}); log in with demo / "
+                "demo. Press Ctrl+C to stop."
+            ),
+            one_line=True,
+        )
+        sys.stdout.flush()
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        settings.output.info("stopped")
+    finally:
+        server.close()
 
 
 def _short(value: Any, limit: int = 160) -> str:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
+from ..calls import CallOptions, ToolCall, bind, resolve
+from ..errors import EgoError
 from ..learning.context import LearnContext, SiteSummary
 from ..site import context_for
 from .common import (
@@ -20,7 +23,19 @@ from .common import (
 )
 from .output import EXIT_OK, EXIT_TOOL
 
-__all__ = ["context_text", "run", "sites", "tools", "validate"]
+__all__ = [
+    "CLI_PROFILE_HINT",
+    "as_url",
+    "checked_call",
+    "context_text",
+    "run",
+    "sites",
+    "tools",
+    "validate",
+]
+
+#: How a NEEDS_LOGIN message tells a command-line user to use a persistent profile.
+CLI_PROFILE_HINT = "run the command again with --profile NAME"
 
 
 @click.command()
@@ -28,9 +43,50 @@ __all__ = ["context_text", "run", "sites", "tools", "validate"]
 @json_option
 @pass_settings
 def tools(settings: Settings, url: str) -> None:
-    """What learn_context says for URL: matching sites, notes and tools."""
-    context = context_for(settings.learnings(), url)
+    """What learn_context says for URL: matching sites, notes and tools.
+
+    URL may be a bare host (``google.com`` means ``https://google.com/``).
+    """
+    context = context_for(settings.learnings(), as_url(url))
     settings.output.result(context.model_dump(mode="json"), lambda _: context_text(context))
+
+
+def as_url(text: str) -> str:
+    """``text`` as a URL: a bare host or ``host/path`` gets a scheme (``http`` for a local
+    host, else ``https``) and a path.
+
+    ``google.com`` becomes ``https://google.com/``, ``shop.localhost:8765`` becomes
+    ``http://shop.localhost:8765/``; a text with a scheme is returned as it is.
+    """
+    text = text.strip()
+    if "://" in text or text.startswith(("about:", "data:", "file:")):
+        return text
+    host = urlsplit(f"//{text}").hostname or ""
+    local = host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
+    url = f"{'http' if local else 'https'}://{text}"
+    return url if urlsplit(url).path else url + "/"
+
+
+def checked_call(
+    settings: Settings,
+    site_id: str,
+    tool: str,
+    args_json: str | None,
+    pairs: tuple[str, ...],
+    options: CallOptions,
+) -> ToolCall:
+    """Every check of a tool call that needs no browser, done before one is started.
+
+    The site, the tool, the confirmation (``resolve``), then the args read by the tool's
+    schema and checked against it, and the tool's code loaded (``bind``): a typo costs no
+    Chrome. An ego error ends the command with its one line and exit code.
+    """
+    learnings = settings.learnings()
+    try:
+        ref = resolve(learnings, site_id, tool, options)
+        return bind(learnings, ref, parse_args(args_json, pairs, ref.spec.args))
+    except EgoError as exc:
+        sys.exit(settings.output.error(exc))
 
 
 def context_text(context: LearnContext) -> str:
@@ -99,7 +155,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
     "pairs",
     multiple=True,
     metavar="K=V",
-    help="One arg (V parsed as JSON when it can be).",
+    help="One arg, V read as the type the tool's schema gives K (JSON for arrays/objects).",
 )
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
 @click.option("--url", help="Open this page first (else a matching tab or the site's start URL).")
@@ -120,25 +176,22 @@ def run(
     timeout: float | None,
     no_cache: bool,
 ) -> None:
-    """Run TOOL of SITE_ID (a browser or a Python tool) and print its result."""
-    args = parse_args(args_json, pairs)
+    """Run TOOL of SITE_ID (a browser or a Python tool) and print its result.
+
+    Site, tool, args and --confirm are checked before a browser starts.
+    """
+    options = CallOptions(timeout=timeout, confirm=confirm, cache=not no_cache)
+    call = checked_call(settings, site_id, tool, args_json, pairs, options)
 
     async def go() -> Any:
         async with settings.browser(profile=profile) as browser:
+            browser.site.profile_hint = CLI_PROFILE_HINT
             tab = None
             if url:
                 with settings.output.progress(f"loading {url}"):
                     tab = await browser.new_tab(url)
             with settings.output.progress(f"running {site_id}/{tool}"):
-                return await browser.site.run_tool(
-                    site_id,
-                    tool,
-                    args,
-                    tab=tab,
-                    timeout=timeout,
-                    confirm=confirm,
-                    cache=not no_cache,
-                )
+                return await browser.site.run_call(call, tab)
 
     result = run_async(settings, go())
     settings.output.result(result)

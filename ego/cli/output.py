@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import threading
 import time
@@ -18,6 +19,10 @@ from ..errors import (
     EgoError,
     JavaScriptError,
     LearningError,
+    NoTabError,
+    ProfileInUseError,
+    SkillExistsError,
+    WorkspaceRequiredError,
 )
 
 __all__ = [
@@ -27,6 +32,7 @@ __all__ = [
     "EXIT_TOOL",
     "EXIT_USAGE",
     "Output",
+    "cli_words",
     "exit_code_for",
 ]
 
@@ -119,10 +125,7 @@ class Output:
 
     def error(self, exc: BaseException) -> int:
         """Print an error as one line on stderr and return its exit code."""
-        message = str(exc).replace("\n", " ") or type(exc).__name__
-        if isinstance(exc, ConfirmationRequiredError):
-            # The exception words its fix in Python; here it is a flag.
-            message = exc.worded("run it again with --confirm")
+        message = cli_words(exc)
         kind = type(exc).__name__ if isinstance(exc, EgoError) else "error"
         if self.json:
             # One line even in JSON mode: a caller reads the error with a single readline.
@@ -131,6 +134,44 @@ class Output:
         else:
             click.echo(f"ego: {kind}: {message}", err=True)
         return exit_code_for(exc)
+
+
+#: Fixes that errors word for Python callers, and the same fix as a command-line user types
+#: it: (error type, pattern, replacement).
+_CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
+    (
+        ProfileInUseError,
+        re.compile(r"attach to it with ego\.connect\(\)"),
+        "attach to it with --endpoint",
+    ),
+    (ProfileInUseError, re.compile(r"use another profile"), "pass another --profile"),
+    (SkillExistsError, re.compile(r"pass overwrite=True"), "pass --overwrite"),
+    (
+        WorkspaceRequiredError,
+        re.compile(r", or pass workspace= to ego\.launch\(\)/Learnings\(\)"),
+        "",
+    ),
+    (WorkspaceRequiredError, re.compile(r"\(or --workspace, workspace=\)"), "(or --workspace)"),
+    (
+        NoTabError,
+        re.compile(
+            r"open one \(browser\.new_tab\(url\)\) and pass tab=, or call set_start_url\([^)]*\)"
+        ),
+        "pass --url with a page of the site",
+    ),
+)
+
+
+def cli_words(exc: BaseException) -> str:
+    """``exc``'s message on one line, with a fix worded for Python callers (``confirm=True``,
+    ``ego.connect()``, ``overwrite=True``) worded as the command-line user types it."""
+    if isinstance(exc, ConfirmationRequiredError):
+        return exc.worded("run it again with --confirm")
+    message = str(exc).replace("\n", " ") or type(exc).__name__
+    for kind, pattern, fix in _CLI_FIXES:
+        if isinstance(exc, kind):
+            message = pattern.sub(fix, message)
+    return message
 
 
 def _dumps(data: Any) -> str:

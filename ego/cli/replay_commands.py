@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..casetests import LearningTestReport, run_learning_tests
+from ..calls import CallOptions, ToolCall
+from ..casetests import (
+    ERROR_KINDS,
+    LearningTestReport,
+    expectation_updates,
+    run_learning_tests,
+    write_updates,
+)
+from ..casetests.judge import error_kind
+from ..errors import EgoError
+from ..replay import Recorder
 from ..replay import record as record_har
 from .common import Settings, common, pass_settings, run_async
+from .learning_commands import CLI_PROFILE_HINT, checked_call
 from .output import EXIT_OK, EXIT_TOOL
 
 __all__ = ["REPLAY_COMMANDS", "record", "test"]
 
+#: Seconds the page load, and again the settling after it or after the tool, may take.
+_RECORD_TIMEOUT = 30.0
+
 
 @click.command()
-@click.argument("url")
+@click.argument("url", required=False)
 @click.option(
     "--har",
     "har_path",
@@ -25,6 +41,22 @@ __all__ = ["REPLAY_COMMANDS", "record", "test"]
     type=click.Path(dir_okay=False, path_type=Path),
     help="Where to write the HAR file.",
 )
+@click.option(
+    "--run",
+    "run_tool",
+    nargs=2,
+    metavar="SITE TOOL",
+    help="After the page loaded, run this tool in it and record its requests too.",
+)
+@click.option("--args", "args_json", help="The tool's args as a JSON object (with --run).")
+@click.option(
+    "--arg",
+    "pairs",
+    multiple=True,
+    metavar="K=V",
+    help="One arg of the tool (with --run), V read as the type its schema gives K.",
+)
+@click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run (with --run).")
 @click.option(
     "--keep-secrets",
     is_flag=True,
@@ -41,12 +73,87 @@ __all__ = ["REPLAY_COMMANDS", "record", "test"]
     type=float,
     default=1.0,
     show_default=True,
-    help="Seconds to keep recording after the page loaded (late fetches).",
+    help="Seconds of network silence that end the recording (after the load, and the tool).",
 )
 @click.option("--profile", help="Persistent profile to launch with (to record a logged-in page).")
 @common
 @pass_settings
 def record(
+    settings: Settings,
+    url: str | None,
+    har_path: Path,
+    run_tool: tuple[str, str] | None,
+    args_json: str | None,
+    pairs: tuple[str, ...],
+    confirm: bool,
+    keep_secrets: bool,
+    wait_until: Any,
+    settle: float,
+    profile: str | None,
+) -> None:
+    """Record what URL loads into a HAR 1.2 file (no session secrets unless asked).
+
+    With --run SITE TOOL, URL defaults to the site's start URL; the tool runs in the loaded
+    page and every request it makes is recorded too, so the HAR can answer a test case of
+    it (the output holds that case, ready for the site's tests/cases.json). The tool is
+    checked (site, tool, args, --confirm) before a browser starts.
+    """
+    if run_tool is None:
+        if url is None:
+            raise click.UsageError("give the URL to record, or --run SITE TOOL")
+        if args_json or pairs or confirm:
+            raise click.UsageError("--args, --arg and --confirm go with --run SITE TOOL")
+        _record_page(settings, url, har_path, keep_secrets, wait_until, settle, profile)
+        return
+    site_id, tool = run_tool
+    call = checked_call(settings, site_id, tool, args_json, pairs, CallOptions(confirm=confirm))
+    start = url or call.ref.manifest.start_url
+    if not start:
+        raise click.UsageError(f"site {site_id!r} has no startUrl: give the URL to load first")
+
+    async def go() -> tuple[dict[str, Any], EgoError | None]:
+        async with settings.browser(profile=profile) as browser:
+            browser.site.profile_hint = CLI_PROFILE_HINT
+            tab = await browser.new_tab()
+            recorder = Recorder(tab, strip_secrets=not keep_secrets)
+            failure: EgoError | None = None
+            result: Any = None
+            try:
+                async with recorder:
+                    with settings.output.progress(f"recording {start}"):
+                        await tab.navigate(start, wait_until=wait_until, timeout=_RECORD_TIMEOUT)
+                        await recorder.wait_idle(quiet=settle, timeout=_RECORD_TIMEOUT)
+                    with settings.output.progress(f"recording {site_id}/{tool}"):
+                        try:
+                            result = await browser.site.run_call(call, tab)
+                        except EgoError as exc:
+                            failure = exc  # a recorded NEEDS_LOGIN or throw is a case too
+                        await recorder.wait_idle(quiet=settle, timeout=_RECORD_TIMEOUT)
+            finally:
+                # An attached browser outlives the command: leave no tab behind in it.
+                with contextlib.suppress(EgoError):
+                    await tab.close()
+            # Written only after the page loaded: a failed navigation leaves no half HAR.
+            har = recorder.har
+            har.save(har_path)
+        data = {
+            "har": str(har_path),
+            "entries": len(har.entries),
+            "secrets_stripped": not keep_secrets,
+            "tool": f"{site_id}/{tool}",
+            "result": result,
+            "error": None if failure is None else str(failure),
+            "case": _case(call, har_path, start, result, failure),
+        }
+        return data, failure
+
+    data, failure = run_async(settings, go())
+    settings.output.result(data, _recorded_text)
+    if failure is not None:
+        sys.exit(settings.output.error(failure))
+
+
+def _record_page(
     settings: Settings,
     url: str,
     har_path: Path,
@@ -55,7 +162,7 @@ def record(
     settle: float,
     profile: str | None,
 ) -> None:
-    """Record what URL loads into a HAR 1.2 file (no session secrets unless asked)."""
+    """``ego record URL``: the page load alone."""
 
     async def go() -> dict[str, Any]:
         async with settings.browser(profile=profile) as browser:
@@ -80,30 +187,114 @@ def record(
     )
 
 
+def _case(
+    call: ToolCall, har_path: Path, url: str, result: Any, failure: EgoError | None
+) -> dict[str, Any] | None:
+    """A ``tests/cases.json`` case that replays this recording and expects what happened
+    (None when the tool ended in an error a case cannot expect)."""
+    case: dict[str, Any] = {
+        "name": f"{call.ref.tool} as recorded",
+        "har": har_path.name,
+        "url": url,
+        "tool": call.ref.tool,
+        "args": call.args,
+    }
+    if failure is None:
+        case["expect"] = result
+    else:
+        kind = error_kind(failure)
+        if kind not in ERROR_KINDS:
+            return None
+        case["expect_error"] = kind
+    return case
+
+
+def _recorded_text(data: dict[str, Any]) -> str:
+    lines = [f"recorded {data['entries']} request(s) into {data['har']} (page and {data['tool']})"]
+    if data["case"] is not None:
+        lines.append(
+            "a case for the site's tests/cases.json (put the HAR in tests/ beside it):\n"
+            + json.dumps(data["case"], indent=2, ensure_ascii=False)
+        )
+    return "\n".join(lines)
+
+
 @click.command()
 @click.argument("site_ids", nargs=-1, metavar="[SITE]...")
 @click.option("--case", "names", multiple=True, help="Run only the cases with this name.")
+@click.option(
+    "--update",
+    is_flag=True,
+    help="Write each failing case's expect/expect_subset from the tool's actual result "
+    "(shows the diff first; asks on a terminal unless --yes).",
+)
+@click.option("--yes", "-y", is_flag=True, help="With --update: write without asking.")
 @common
 @pass_settings
-def test(settings: Settings, site_ids: tuple[str, ...], names: tuple[str, ...]) -> None:
+def test(
+    settings: Settings, site_ids: tuple[str, ...], names: tuple[str, ...], update: bool, yes: bool
+) -> None:
     """Run the learnings' offline test cases (tests/cases.json + HAR) against replayed pages.
 
-    Exits 0 when every case passed, 3 when any failed.
+    Exits 0 when every case passed (or, with --update, was updated), 3 when any failed.
     """
+    learnings = settings.learnings()
+    try:
+        for site_id in site_ids:  # a typo in a site costs no browser start
+            learnings.find(site_id)
+    except EgoError as exc:
+        sys.exit(settings.output.error(exc))
 
     async def go() -> LearningTestReport:
         async with settings.browser() as browser:
             with settings.output.progress("running learning tests"):
                 return await run_learning_tests(
                     browser,
-                    settings.learnings(),
+                    learnings,
                     list(site_ids) or None,
                     names=set(names) or None,
                 )
 
     report = run_async(settings, go())
-    settings.output.result(report.to_dict(), lambda _: report.format())
-    sys.exit(EXIT_OK if report.passed else EXIT_TOOL)
+    if not update:
+        settings.output.result(report.to_dict(), lambda _: report.format())
+        sys.exit(EXIT_OK if report.passed else EXIT_TOOL)
+    _update(settings, report, yes)
+
+
+def _update(settings: Settings, report: LearningTestReport, yes: bool) -> None:
+    """Show the diffs of the new expectations, write them, and report what stays failed."""
+    updates, skipped = expectation_updates(report, settings.learnings())
+    for change in updates:
+        # The diff goes to stderr in JSON mode, so that stdout stays one JSON document.
+        click.echo(change.diff(), err=settings.output.json, nl=False)
+    written: list[str] = []
+    if updates:
+        ask = not yes and sys.stdin.isatty() and not settings.output.json
+        if not ask or click.confirm(f"write {len(updates)} new expectation(s)?", default=False):
+            try:
+                written = [str(path) for path in write_updates(updates)]
+            except (OSError, ValueError) as exc:
+                sys.exit(settings.output.error(exc))
+    data = {
+        **report.to_dict(),
+        "updated": [change.as_dict() for change in updates] if written else [],
+        "not_updated": skipped,
+        "files": written,
+    }
+
+    def human(_: Any) -> str:
+        lines = [report.format()]
+        if written:
+            lines.append(f"updated {len(updates)} expectation(s) in {', '.join(written)}")
+        elif updates:
+            lines.append("nothing written")
+        lines.extend(f"not updated: {line}" for line in skipped)
+        return "\n".join(lines)
+
+    settings.output.result(data, human)
+    fixed = bool(written) and not skipped
+    sys.exit(EXIT_OK if report.passed or fixed else EXIT_TOOL)
 
 
 REPLAY_COMMANDS = (record, test)

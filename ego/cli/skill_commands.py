@@ -17,6 +17,7 @@ from .common import (
     pass_settings,
     run_async,
 )
+from .learning_commands import CLI_PROFILE_HINT
 
 __all__ = ["skill"]
 
@@ -34,7 +35,7 @@ def skill() -> None:
     "pairs",
     multiple=True,
     metavar="K=V",
-    help="One param (V parsed as JSON when it can be).",
+    help="One param, V read as the type the skill's schema gives K (JSON for arrays/objects).",
 )
 @click.option("--confirm", is_flag=True, help="Allow an irreversible skill to run.")
 @click.option("--url", help="Use this page (scheme, host and port) instead of the skill's url.")
@@ -52,11 +53,23 @@ def skill_run(
     profile: str | None,
     timeout: float | None,
 ) -> None:
-    """Run a skill by its catalog id and print its result."""
-    params = parse_args(args_json, pairs)
+    """Run a skill by its catalog id and print its result.
+
+    The skill, its params and --confirm are checked before a browser starts.
+    """
+    from ..skills import catalog_for, prepare_skill
+
+    try:
+        catalog = catalog_for(settings.learnings())
+        found = catalog.skill(skill_id)
+        params = parse_args(args_json, pairs, found.params)
+        prepare_skill(catalog, skill_id, params, confirm=confirm)
+    except EgoError as exc:
+        sys.exit(settings.output.error(exc))
 
     async def go() -> Any:
         async with settings.browser(profile=profile) as browser:
+            browser.site.profile_hint = CLI_PROFILE_HINT
             if url:
                 browser.site.set_start_url(skill_id.partition("/")[0], url)
             with settings.output.progress(f"running {skill_id}"):

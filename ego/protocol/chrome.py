@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 
 from ..errors import ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
+from ..places import PROFILES_ENV, expand, profiles_dir
 from ._proctree import kill_tree
 from ._watchdog import Watchdog, start_watchdog
 
@@ -36,8 +37,6 @@ __all__ = [
 
 #: Environment variable naming the Chrome binary; it wins over the PATH search.
 CHROME_ENV = "EGO_CHROME"
-#: Environment variable naming the folder that holds persistent profiles.
-PROFILES_ENV = "EGO_PROFILES_DIR"
 
 
 @dataclass(frozen=True)
@@ -45,9 +44,10 @@ class LaunchOptions:
     """How to start a local Chrome, decided once and passed down whole.
 
     Attributes:
-        profile: a persistent profile under ``chrome_profiles/<profile>`` (or
-            ``$EGO_PROFILES_DIR``); a throwaway one when neither this nor ``user_data_dir``.
-        user_data_dir: an explicit profile folder (wins over ``profile``).
+        profile: a persistent profile in the profiles folder (``$EGO_PROFILES_DIR``, else
+            ``chrome_profiles/`` in ego's home: see :mod:`ego.places`); a throwaway one when
+            neither this nor ``user_data_dir``.
+        user_data_dir: an explicit profile folder (wins over ``profile``; ``~`` expanded).
         headless: run without a window.
         executable: the Chrome binary; :func:`find_chrome` decides when None.
         args: extra command-line flags.
@@ -112,7 +112,7 @@ def find_chrome() -> str:
     """
     configured = os.environ.get(CHROME_ENV)
     if configured:
-        path = shutil.which(configured)
+        path = shutil.which(os.path.expanduser(configured))
         if path is None:
             raise ChromeNotFoundError(
                 f"{CHROME_ENV}={configured} is not an executable file: fix the path or unset it"
@@ -126,7 +126,7 @@ def find_chrome() -> str:
 
 
 def _checked_executable(executable: str) -> str:
-    path = shutil.which(executable)
+    path = shutil.which(os.path.expanduser(executable))
     if path is None:
         raise ChromeNotFoundError(
             f"executable={executable!r} is not an executable file: fix the path or leave it "
@@ -136,9 +136,12 @@ def _checked_executable(executable: str) -> str:
 
 
 def profiles_root() -> Path:
-    """The folder that holds persistent profiles: ``$EGO_PROFILES_DIR`` or ./chrome_profiles."""
-    configured = os.environ.get(PROFILES_ENV)
-    return Path(configured) if configured else Path.cwd() / "chrome_profiles"
+    """The folder that holds persistent profiles, the same from any current directory.
+
+    ``$EGO_PROFILES_DIR``, else ``chrome_profiles/`` in ego's home: see
+    :func:`ego.places.profiles_dir`.
+    """
+    return profiles_dir()
 
 
 def profile_dir(name: str) -> Path:
@@ -239,7 +242,7 @@ class ChromeProcess:
         headless, args, timeout = options.headless, options.args, options.timeout
         binary = find_chrome() if executable is None else _checked_executable(executable)
         if user_data_dir is not None:
-            data_dir, temporary = Path(user_data_dir).absolute(), False
+            data_dir, temporary = expand(user_data_dir).absolute(), False
         elif profile is not None:
             data_dir, temporary = profile_dir(profile).absolute(), False
         else:

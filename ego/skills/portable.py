@@ -334,11 +334,11 @@ def export_skill(
 
 def _workspace(workspace: str | os.PathLike[str] | None) -> Path:
     if workspace is not None:
-        return Path(workspace)
+        return Path(workspace).expanduser()
     value = os.environ.get(WORKSPACE_ENV)
     if not value:
         raise ValueError(f"no workspace to import into: pass one or set ${WORKSPACE_ENV}")
-    return Path(value)
+    return Path(value).expanduser()
 
 
 def import_skill(
@@ -368,7 +368,7 @@ def import_skill(
         SiteBusyError: another import of the same skill held its lock too long.
         ValueError: no workspace given and ``$EGO_WORKSPACE`` is not set.
     """
-    source_path = Path(path)
+    source_path = Path(path).expanduser()
     try:
         text = source_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

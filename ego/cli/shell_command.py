@@ -1,0 +1,157 @@
+"""``ego shell``: an asyncio Python prompt with ``browser``, ``tab`` and ``site`` ready.
+
+The standard library's asyncio REPL, with ego's objects in it: the event loop runs in the
+main thread (where the browser's connection lives) and the prompt reads lines in another;
+each statement is compiled with top-level ``await`` allowed and run as a task on the loop,
+as ``python -m asyncio`` does. Ctrl+C cancels the statement that is running; Ctrl+D (or end
+of input) leaves, and the browser is closed.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import code
+import concurrent.futures
+import contextlib
+import inspect
+import sys
+import threading
+import types
+from typing import Any
+
+import click
+
+from ..errors import EgoError
+from .common import Settings, endpoint_option, pass_settings
+from .learning_commands import CLI_PROFILE_HINT
+
+__all__ = ["AsyncConsole", "shell"]
+
+BANNER = (
+    "ego shell: `browser`, `tab` and `site` are ready; use `await` directly, e.g.\n"
+    "  await tab.navigate('https://example.org/')\n"
+    "  await site.run_tool('demo-shop', 'get_product', {'id': 1})\n"
+    "Ctrl+D (or exit()) leaves and closes the browser."
+)
+
+
+class AsyncConsole(code.InteractiveConsole):
+    """An interactive console whose statements may ``await``, run as tasks on ``loop``.
+
+    Args:
+        names: the console's globals.
+        loop: the running event loop (in another thread) that executes each statement.
+    """
+
+    def __init__(self, names: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(names)
+        self.compile.compiler.flags |= ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        self.loop = loop
+        #: The statement running on the loop, for Ctrl+C to cancel.
+        self.running: asyncio.Task[Any] | None = None
+
+    def runcode(self, code: types.CodeType) -> None:
+        """Run one compiled statement on the loop and wait for it; show its traceback."""
+        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def start() -> None:
+            function = types.FunctionType(code, self.locals)
+            try:
+                result = function()
+            except BaseException as exc:
+                done.set_exception(exc)
+                return
+            if not inspect.iscoroutine(result):
+                done.set_result(result)
+                return
+            task = self.loop.create_task(result)
+            self.running = task
+
+            def finished(task: asyncio.Task[Any]) -> None:
+                self.running = None
+                if task.cancelled():
+                    done.set_exception(KeyboardInterrupt())
+                elif task.exception() is not None:
+                    done.set_exception(task.exception())
+                else:
+                    done.set_result(task.result())
+
+            task.add_done_callback(finished)
+
+        self.loop.call_soon_threadsafe(start)
+        try:
+            done.result()
+        except SystemExit:
+            raise
+        except KeyboardInterrupt:
+            self.write("\nKeyboardInterrupt\n")
+        except BaseException:
+            self.showtraceback()
+
+
+@click.command()
+@click.option("--url", help="Open this page in the tab first.")
+@click.option("--profile", help="Persistent profile to launch with.")
+@endpoint_option
+@pass_settings
+def shell(settings: Settings, url: str | None, profile: str | None) -> None:
+    """An asyncio Python prompt with `browser`, `tab` and `site` ready (top-level await works).
+
+    Statements may also be piped in: `echo 'print(await tab.evaluate("1+1"))' | ego shell`.
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    stack = contextlib.AsyncExitStack()
+    try:
+        try:
+            browser = loop.run_until_complete(
+                stack.enter_async_context(settings.browser(profile=profile))
+            )
+            browser.site.profile_hint = CLI_PROFILE_HINT
+            tab = loop.run_until_complete(browser.new_tab(url) if url else browser.new_tab())
+        except EgoError as exc:
+            loop.run_until_complete(stack.aclose())
+            sys.exit(settings.output.error(exc))
+        names: dict[str, Any] = {
+            "__name__": "__console__",
+            "__doc__": None,
+            "asyncio": asyncio,
+            "browser": browser,
+            "tab": tab,
+            "site": browser.site,
+        }
+        console = AsyncConsole(names, loop)
+        _interact(console, loop)
+        # An attached browser outlives the shell: leave no tab behind in it.
+        with contextlib.suppress(EgoError):
+            loop.run_until_complete(tab.close())
+    finally:
+        with contextlib.suppress(EgoError, OSError):
+            loop.run_until_complete(stack.aclose())
+        loop.close()
+
+
+def _interact(console: AsyncConsole, loop: asyncio.AbstractEventLoop) -> None:
+    """Read statements in a thread while the loop runs here; return when the prompt ends."""
+
+    def read() -> None:
+        try:
+            console.interact(banner=BANNER, exitmsg="")
+        except SystemExit:
+            pass  # exit() or quit(): leave like Ctrl+D
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+
+    reader = threading.Thread(target=read, name="ego shell", daemon=True)
+    reader.start()
+    while True:
+        try:
+            loop.run_forever()
+        except KeyboardInterrupt:
+            # Ctrl+C reaches the main thread: stop the running statement, keep the prompt.
+            running = console.running
+            if running is not None and not running.done():
+                running.cancel()
+            continue
+        break

@@ -1,0 +1,345 @@
+"""The browser that stays up: ``ego launch`` keeps a Chrome, later commands attach to it,
+``ego close`` ends it; a stale record is ignored.
+
+Every command runs as a real subprocess with its own state folder and profiles (``ego_env``),
+so no test sees another's kept browser; every Chrome a test starts is waited out at its end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import pty
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+import ego
+from ego.cli import state
+from ego.cli.common import Settings
+from ego.demo import DemoServer
+from ego.errors import ProfileInUseError
+from tests.cli_helpers import (
+    PYTHON_EGO,
+    alive,
+    ego_async,
+    ego_env,
+    free_port,
+    profile_pids,
+    read_json_line,
+    wait_gone,
+    with_descendants,
+)
+
+pytestmark = pytest.mark.chrome
+
+MARK = "from the kept browser"
+CACHE_KEY = "ego:demo-shop:get_product"
+
+
+@pytest.fixture(scope="module")
+def shop() -> Iterator[DemoServer]:
+    with DemoServer() as server:
+        yield server
+
+
+def state_file(env: dict[str, str]) -> Path:
+    return Path(env["EGO_STATE_DIR"]) / "browser.json"
+
+
+@contextlib.asynccontextmanager
+async def launched(*args: str, env: dict[str, str], cwd: Path) -> AsyncIterator[Any]:
+    """``ego launch ARGS`` in the background; at the end it and its Chrome are gone."""
+    process = await asyncio.create_subprocess_exec(
+        *PYTHON_EGO,
+        "launch",
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def end_detached(env: dict[str, str]) -> None:
+    """After a test with ``--detach``: whatever it left running (launcher and Chrome) ends."""
+    path = state_file(env)
+    with contextlib.suppress(OSError, ValueError):
+        record = json.loads(path.read_text())
+        processes = []
+        for pid in (record["owner"], record["pid"]):
+            with contextlib.suppress(psutil.Error):
+                processes.append(psutil.Process(pid))
+        everything = with_descendants(processes)
+        for process in everything:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        await wait_gone(everything, timeout=15)
+
+
+async def tamper_cached_tool(endpoint: str, shop: DemoServer) -> None:
+    """Change the tool source cached in the shop's localStorage (keeping its version stamp):
+    only a Call that runs the cached source, in this very browser, returns the mark."""
+    async with ego.connect(endpoint) as browser:
+        tab = next(t for t in await browser.tabs() if t.url.startswith(shop.url))
+        source = await tab.evaluate(f"localStorage.getItem({json.dumps(CACHE_KEY)})")
+        assert isinstance(source, str), "the first run did not store the tool in this browser"
+        marked = (
+            f"async (args) => {{ const r = await ({source}\n)(args); "
+            f"r.name = {json.dumps(MARK)}; return r; }}"
+        )
+        await tab.evaluate(f"localStorage.setItem({json.dumps(CACHE_KEY)}, {json.dumps(marked)})")
+
+
+async def ego_on_a_terminal(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, Any, str]:
+    """Run ``ego ARGS`` with stdout piped and stderr on a pseudo-terminal: (code, JSON, stderr)."""
+    leader, follower = pty.openpty()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *PYTHON_EGO,
+            *args,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+        )
+        os.close(follower)
+        out, _ = await asyncio.wait_for(process.communicate(), 60)
+        err = await asyncio.to_thread(_read_all, leader)
+    finally:
+        os.close(leader)
+    assert process.returncode is not None
+    return process.returncode, json.loads(out), err
+
+
+def _read_all(fd: int) -> str:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the other side is closed and everything was read
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
+async def test_launch_then_runs_attach_to_it_then_close_ends_it(
+    tmp_path: Path, shop: DemoServer
+) -> None:
+    env = ego_env(tmp_path)
+    profile_dir = tmp_path / "kept"
+    async with launched("--profile", "kept", env=env, cwd=tmp_path) as launcher:
+        assert launcher.stdout is not None
+        assert launcher.stderr is not None
+        info = await read_json_line(launcher.stdout, timeout=60)
+        record = json.loads(state_file(env).read_text())
+        assert record["pid"] == info["pid"]
+        assert record["endpoint"] == info["endpoint"]
+        assert record["profile"] == "kept"
+        assert record["owner"] == launcher.pid
+        chromes = with_descendants([psutil.Process(info["pid"]), *profile_pids(profile_dir)])
+
+        # The first run opens the shop in the kept browser and stores the tool there.
+        first = await ego_async(
+            "run",
+            "demo-shop",
+            "get_product",
+            "--arg",
+            "id=1",
+            "--url",
+            shop.url,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert first.returncode == 0, first
+        assert first.json()["id"] == 1
+        assert first.json()["name"] != MARK
+
+        # The second run is a hot Call of the cached source, in the same browser and tab.
+        await tamper_cached_tool(info["endpoint"], shop)
+        code, second, stderr = await ego_on_a_terminal(
+            "run", "demo-shop", "get_product", "--arg", "id=1", env=env, cwd=tmp_path
+        )
+        assert code == 0, stderr
+        assert second["id"] == 1
+        assert second["name"] == MARK
+        assert "using the browser `ego launch` keeps" in stderr
+        assert f"pid {info['pid']}" in stderr
+
+        # --new-browser does not attach: a fresh Chrome has no shop tab and no cached tool.
+        fresh = await ego_async(
+            "run",
+            "demo-shop",
+            "get_product",
+            "--arg",
+            "id=1",
+            "--url",
+            shop.url,
+            "--new-browser",
+            env=env,
+            cwd=tmp_path,
+        )
+        assert fresh.returncode == 0, fresh
+        assert fresh.json()["name"] != MARK
+        # --endpoint wins over the kept browser.
+        dead = f"http://127.0.0.1:{free_port()}"
+        elsewhere = await ego_async("tabs", "--endpoint", dead, env=env, cwd=tmp_path)
+        assert elsewhere.returncode == 4, elsewhere
+        # A second keeper is refused while this one runs.
+        again = await ego_async("launch", "--profile", "other", env=env, cwd=tmp_path)
+        assert again.returncode == 4, again
+        assert "already keeps a browser" in again.error_line()
+
+        closed = await ego_async("close", env=env, cwd=tmp_path)
+        assert closed.returncode == 0, closed
+        assert closed.json()["closed"] is True
+        assert closed.json()["pid"] == info["pid"]
+        code = await asyncio.wait_for(launcher.wait(), 30)
+        stderr_text = (await launcher.stderr.read()).decode()
+    assert code == 0, stderr_text
+    assert "Traceback" not in stderr_text
+    assert not state_file(env).exists()
+    assert await wait_gone(chromes, timeout=15) == []
+    assert profile_pids(profile_dir) == []
+
+    nothing = await ego_async("close", env=env, cwd=tmp_path)
+    assert nothing.returncode == 0, nothing
+    assert nothing.json() == {"closed": False, "reason": "no browser is kept"}
+
+
+async def test_launch_detach_returns_and_keeps_chrome_running(
+    tmp_path: Path, shop: DemoServer
+) -> None:
+    env = ego_env(tmp_path)
+    try:
+        started = await ego_async("launch", "--detach", "--profile", "bg", env=env, cwd=tmp_path)
+        assert started.returncode == 0, started
+        info = started.json()
+        record = json.loads(state_file(env).read_text())
+        assert record["pid"] == info["pid"]
+        owner = psutil.Process(record["owner"])
+        chromes = with_descendants([psutil.Process(info["pid"]), owner])
+        assert alive([owner])
+        assert owner.pid != os.getpid()
+
+        # The same request again answers with the running one; another profile is refused.
+        same = await ego_async("launch", "--detach", "--profile", "bg", env=env, cwd=tmp_path)
+        assert same.returncode == 0, same
+        assert same.json()["pid"] == info["pid"]
+        assert same.json()["already"] is True
+
+        ran = await ego_async(
+            "run",
+            "demo-shop",
+            "get_product",
+            "--arg",
+            "id=2",
+            "--url",
+            shop.url,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert ran.returncode == 0, ran
+        listed = await ego_async("tabs", env=env, cwd=tmp_path)
+        assert listed.returncode == 0, listed
+        assert any(row["url"].startswith(shop.url) for row in listed.json()), listed
+
+        closed = await ego_async("close", env=env, cwd=tmp_path)
+        assert closed.returncode == 0, closed
+        assert closed.json()["closed"] is True
+        assert await wait_gone(chromes, timeout=15) == []
+        assert not state_file(env).exists()
+    finally:
+        await end_detached(env)
+
+
+async def test_a_stale_record_is_ignored_and_removed(tmp_path: Path, shop: DemoServer) -> None:
+    env = ego_env(tmp_path)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = {
+        "endpoint": "http://127.0.0.1:9",
+        "websocket": "ws://127.0.0.1:9/devtools/browser/x",
+        "profile": "default",
+        "profile_dir": str(tmp_path / "default"),
+        "pid": gone.pid,
+        "started": 1.0,
+        "owner": gone.pid,
+        "headless": True,
+    }
+    path = state_file(env)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(stale))
+
+    ran = await ego_async(
+        "run",
+        "demo-shop",
+        "get_product",
+        "--arg",
+        "id=3",
+        "--url",
+        shop.url,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert ran.returncode == 0, ran
+    assert ran.json()["id"] == 3
+    assert ran.stderr == ""
+    assert not path.exists()
+
+    # An unreadable record is no record either.
+    path.write_text("{not json")
+    nothing = await ego_async("close", env=env, cwd=tmp_path)
+    assert nothing.returncode == 0, nothing
+    assert nothing.json()["closed"] is False
+    assert not path.exists()
+
+
+def test_which_commands_attach_to_the_kept_browser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The choice, without Chrome: a record naming this (live) process stands for a kept one."""
+    monkeypatch.setenv("EGO_STATE_DIR", str(tmp_path))
+    me = psutil.Process()
+    kept = state.KeptBrowser(
+        endpoint="http://127.0.0.1:9",
+        websocket="ws://127.0.0.1:9/devtools/browser/x",
+        profile="work",
+        profile_dir=str(tmp_path / "work"),
+        pid=me.pid,
+        started=me.create_time(),
+        owner=me.pid,
+        headless=True,
+    )
+    state.record(kept)
+    assert state.kept() == kept
+    assert Settings().kept_browser() == kept
+    assert Settings().kept_browser(profile="work") == kept
+    # Another profile gets a Chrome of its own; --endpoint and --new-browser never attach.
+    assert Settings().kept_browser(profile="other") is None
+    assert Settings(endpoint="http://127.0.0.1:1").kept_browser() is None
+    assert Settings(new_browser=True).kept_browser() is None
+    # A window on the kept headless profile cannot be had: the error says how to get one.
+    with pytest.raises(ProfileInUseError, match="ego close"):
+        Settings().kept_browser(profile="work", headless=False)
+    # A record that names a process started at another time (a reused pid) is stale.
+    state.record(dataclasses.replace(kept, started=kept.started - 100))
+    assert state.kept() is None
+    assert not state.state_path().exists()

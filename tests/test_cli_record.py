@@ -1,0 +1,155 @@
+"""Record a tool, then test it: ``ego record --run`` and ``ego test --update``.
+
+A copy of the demo-shop learning lives in a workspace; the shop runs only while recording,
+so the tests after it replay the HAR with no server at all.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+import ego
+from ego.demo import DemoServer
+from ego.replay import Har
+from tests.cli_helpers import ROOT, ego_async, ego_env, http_endpoint
+
+
+@pytest.fixture
+def endpoint(browser: ego.Browser) -> str:
+    return http_endpoint(browser.endpoint)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A workspace whose learnings hold a copy of demo-shop (with a tests/ folder)."""
+    root = tmp_path / "workspace"
+    shutil.copytree(ROOT / "learnings" / "demo-shop", root / "learnings" / "demo-shop")
+    (root / "learnings" / "demo-shop" / "tests").mkdir()
+    return root
+
+
+def _cases(workspace: Path) -> Path:
+    return workspace / "learnings" / "demo-shop" / "tests" / "cases.json"
+
+
+async def _record(workspace: Path, endpoint: str, tmp_path: Path) -> dict[str, Any]:
+    env = ego_env(tmp_path / "profiles", workspace=workspace)
+    har = workspace / "learnings" / "demo-shop" / "tests" / "product.har"
+    with DemoServer(port=0) as shop:
+        result = await ego_async(
+            "record",
+            shop.url,
+            "--run",
+            "demo-shop",
+            "get_product",
+            "--arg",
+            "id=3",
+            "--har",
+            str(har),
+            "--settle",
+            "0.3",
+            "--endpoint",
+            endpoint,
+            env=env,
+        )
+        assert result.returncode == 0, result
+        data: dict[str, Any] = result.json()
+        data["shop_url"] = shop.url
+    return data
+
+
+async def test_record_run_records_the_page_and_the_tools_requests(
+    workspace: Path, endpoint: str, tmp_path: Path, browser: ego.Browser
+) -> None:
+    tabs_before = len(await browser.tabs())
+    data = await _record(workspace, endpoint, tmp_path)
+    har = Har.load(Path(data["har"]))
+    paths = [urlsplit(entry.request.url).path for entry in har.entries]
+    assert "/" in paths  # the page
+    assert "/api/products/3" in paths  # the tool's own fetch
+    assert data["entries"] == len(har.entries)
+    assert data["tool"] == "demo-shop/get_product"
+    assert data["result"]["id"] == 3
+    assert data["error"] is None
+    assert data["case"] == {
+        "name": "get_product as recorded",
+        "har": "product.har",
+        "url": data["shop_url"],
+        "tool": "get_product",
+        "args": {"id": 3},
+        "expect": data["result"],
+    }
+    assert len(await browser.tabs()) == tabs_before  # no tab left in the attached browser
+
+
+async def test_test_update_writes_the_actual_result_after_showing_the_diff(
+    workspace: Path, endpoint: str, tmp_path: Path
+) -> None:
+    data = await _record(workspace, endpoint, tmp_path)
+    actual = data["result"]
+    stale = {**actual, "name": "An Old Name"}
+    case = data["case"]
+    cases = {
+        "cases": [
+            {**case, "expect": stale},
+            {
+                **case,
+                "name": "subset",
+                "expect": None,
+                "expect_subset": {"id": 3, "name": "Another"},
+            },
+            {**case, "name": "already right"},
+        ]
+    }
+    del cases["cases"][1]["expect"]
+    _cases(workspace).write_text(json.dumps(cases, indent=2) + "\n")
+    env = ego_env(tmp_path / "profiles", workspace=workspace)
+
+    # The shop is gone: the cases replay the HAR.
+    failing = await ego_async("test", "demo-shop", "--endpoint", endpoint, env=env)
+    assert failing.returncode == 3, failing
+    assert failing.json()["failed"] == 2
+
+    updated = await ego_async("test", "demo-shop", "--update", "--endpoint", endpoint, env=env)
+    assert updated.returncode == 0, updated
+    report = updated.json()
+    assert report["not_updated"] == []
+    assert {(u["case"], u["key"]) for u in report["updated"]} == {
+        ("get_product as recorded", "expect"),
+        ("subset", "expect_subset"),
+    }
+    # The diff came first (on stderr, as stdout holds the JSON report).
+    assert '-  "name": "An Old Name",' in updated.stderr
+    assert f'+  "name": {json.dumps(actual["name"])},' in updated.stderr
+    written = json.loads(_cases(workspace).read_text())["cases"]
+    assert written[0]["expect"] == actual
+    assert written[1]["expect_subset"] == {"id": 3, "name": actual["name"]}
+    assert written[2] == {**case, "name": "already right"}
+
+    passing = await ego_async("test", "demo-shop", "--endpoint", endpoint, env=env)
+    assert passing.returncode == 0, passing
+    assert passing.json()["passed"] is True
+
+
+async def test_test_update_leaves_a_case_without_a_result_alone(
+    workspace: Path, endpoint: str, tmp_path: Path
+) -> None:
+    data = await _record(workspace, endpoint, tmp_path)
+    case = {**data["case"], "expect_error": "NEEDS_LOGIN"}
+    del case["expect"]
+    _cases(workspace).write_text(json.dumps({"cases": [case]}))
+    before = _cases(workspace).read_text()
+    env = ego_env(tmp_path / "profiles", workspace=workspace)
+    result = await ego_async("test", "demo-shop", "--update", "--endpoint", endpoint, env=env)
+    assert result.returncode == 3, result
+    assert result.json()["updated"] == []
+    assert result.json()["not_updated"] == [
+        "demo-shop/get_product as recorded: it did not return a result to expect"
+    ]
+    assert _cases(workspace).read_text() == before

@@ -1,0 +1,263 @@
+"""ego as installed software: a built wheel carries the bundled learnings and skills, and an
+install of it in a fresh venv, run outside the checkout, finds them (doctor, sites, demo).
+
+The wheel is built once for this module (the build backend comes from the package index, as
+for any ``pip install``). The fresh venv takes ego from the wheel only; its dependencies come
+from this interpreter's site-packages through a .pth file, which adds that folder but not the
+editable install's own .pth, so nothing of the checkout is importable there. .ci/run does the
+same with the dependencies installed from the index.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ego.learning.registry import Learnings
+from ego.places import HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV
+from ego.skills.catalog import catalog_for
+from tests.cli_helpers import ROOT, Result
+
+pytestmark = pytest.mark.chrome
+
+#: Seconds a build or an install may take (a cold package cache downloads the backend).
+BUILD_TIMEOUT = 300
+
+
+def run(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float = BUILD_TIMEOUT,
+) -> Result:
+    """Run ``argv`` to completion; fail with its output when it overruns ``timeout``."""
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(
+            f"$ {' '.join(argv)} did not finish within {timeout} s: {exc}"
+        ) from None
+    return Result(argv, done.returncode, done.stdout, done.stderr)
+
+
+def new_venv(folder: Path) -> Path:
+    """A venv without pip (this interpreter's pip installs into it); its python."""
+    made = run([sys.executable, "-m", "venv", "--without-pip", str(folder)], cwd=folder.parent)
+    assert made.returncode == 0, made
+    python = folder / "bin" / "python"
+    assert python.exists(), made
+    return python
+
+
+def pip_into(python: Path, *args: str) -> None:
+    """``pip install --no-deps ARGS`` into the venv of ``python``."""
+    argv = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
+    installed = run([*argv, "--disable-pip-version-check", *args], cwd=ROOT)
+    assert installed.returncode == 0, installed
+
+
+def site_packages(python: Path) -> Path:
+    """The site-packages folder of ``python``'s venv."""
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    where = run([str(python), "-c", code], cwd=python.parent)
+    assert where.returncode == 0, where
+    return Path(where.stdout.strip())
+
+
+def lend_dependencies(python: Path) -> None:
+    """Make this interpreter's installed packages importable in ``python``'s venv, after its
+    own (so its ego is the wheel's)."""
+    paths = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    (site_packages(python) / "_ego_test_deps.pth").write_text("\n".join(paths) + "\n")
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A fresh venv with the built wheel in it, and a folder outside the checkout to run in."""
+
+    wheel: Path
+    python: Path
+    site_packages: Path
+    home: Path
+    cwd: Path
+
+    @property
+    def ego(self) -> Path:
+        return self.python.with_name("ego")
+
+    def env(self) -> dict[str, str]:
+        """A user's environment: a $HOME of its own, no ego place variables, no checkout."""
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in {HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV, "EGO_ENDPOINT"}
+            and key not in {"PYTHONPATH", "XDG_DATA_HOME", "VIRTUAL_ENV"}
+        }
+        env["HOME"] = str(self.home)
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def ego_json(self, *args: str, timeout: float = 120) -> tuple[Result, object]:
+        result = run(
+            [str(self.ego), *args, "--json"], cwd=self.cwd, env=self.env(), timeout=timeout
+        )
+        try:
+            return result, json.loads(result.stdout)
+        except json.JSONDecodeError:
+            raise AssertionError(f"stdout is not JSON:\n{result}") from None
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """Build the wheel once, install it alone into a fresh venv outside the checkout."""
+    base = tmp_path_factory.mktemp("packaging")
+    dist = base / "dist"
+    built = run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        cwd=base,
+    )
+    assert built.returncode == 0, built
+    (wheel,) = dist.glob("ego-*.whl")
+    python = new_venv(base / "venv")
+    pip_into(python, str(wheel))
+    lend_dependencies(python)
+    home, cwd = base / "home", base / "elsewhere"
+    home.mkdir()
+    cwd.mkdir()
+    return Installed(wheel, python, site_packages(python), home, cwd)
+
+
+def shipped_files(folder: str) -> set[str]:
+    """The files of the checkout's ``folder`` that a wheel carries (what .gitignore keeps)."""
+    ignored = [
+        line.strip().rstrip("/")
+        for line in (ROOT / ".gitignore").read_text().splitlines()
+        if line.strip() and not line.startswith(("#", "!"))
+    ]
+    found = set()
+    for path in (ROOT / folder).rglob("*"):
+        relative = path.relative_to(ROOT)
+        if path.is_file() and not any(
+            fnmatch.fnmatch(part, pattern) for part in relative.parts for pattern in ignored
+        ):
+            found.add(relative.as_posix())
+    return found
+
+
+def test_the_wheel_carries_the_bundled_learnings_and_skills(installed: Installed) -> None:
+    with zipfile.ZipFile(installed.wheel) as archive:
+        names = set(archive.namelist())
+    for folder in ("learnings", "skills"):
+        expected = {f"ego/_bundled/{name}" for name in shipped_files(folder)}
+        assert expected, folder
+        assert expected <= names, sorted(expected - names)[:10]
+    assert "ego/py.typed" in names
+    assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
+
+
+def test_an_installed_ego_finds_its_learnings_outside_the_checkout(installed: Installed) -> None:
+    probe = run(
+        [
+            str(installed.python),
+            "-c",
+            "import json, ego, ego.places as p, ego.learning.registry as r;"
+            "print(json.dumps([ego.__file__, str(p.bundled_root()), str(p.checkout_root()),"
+            " str(r.project_learnings_dir())]))",
+        ],
+        cwd=installed.cwd,
+        env=installed.env(),
+    )
+    assert probe.returncode == 0, probe
+    module, bundle, checkout, learnings = json.loads(probe.stdout)
+    package = installed.site_packages / "ego"
+    assert Path(module) == package / "__init__.py"
+    assert Path(bundle) == package / "_bundled"
+    assert checkout == "None"
+    assert Path(learnings) == package / "_bundled" / "learnings"
+
+
+def test_doctor_sites_and_demo_run_from_the_installed_wheel(installed: Installed) -> None:
+    bundle = installed.site_packages / "ego" / "_bundled"
+    result, doctor = installed.ego_json("doctor")
+    assert result.returncode == 0, result
+    assert isinstance(doctor, dict)
+    assert doctor["starts"] is True
+    assert doctor["learnings_roots"] == [str(bundle / "learnings")]
+    data_dir = installed.home / ".local" / "share" / "ego"
+    if sys.platform.startswith("linux"):
+        assert doctor["profiles"] == str(data_dir / "chrome_profiles")
+        assert doctor["places"]["state"]["path"] == str(data_dir / "state")
+    assert doctor["places"]["profiles"]["source"] == "the user data dir"
+    assert doctor["places"]["learnings"] == {
+        "path": str(bundle / "learnings"),
+        "source": "the installed package",
+    }
+
+    result, sites = installed.ego_json("sites")
+    assert result.returncode == 0, result
+    assert isinstance(sites, dict)
+    checkout = Learnings(roots=[ROOT / "learnings"])
+    assert sorted(site["site_id"] for site in sites["sites"]) == sorted(
+        entry.site_id for entry in checkout.sites()
+    )
+    assert all(site["valid"] for site in sites["sites"]), sites
+    assert sorted(skill["skill_id"] for skill in sites["skills"]) == sorted(
+        entry.skill_id for entry in catalog_for(checkout).entries()
+    )
+
+    result, demo = installed.ego_json("demo", timeout=180)
+    assert result.returncode == 0, result
+    assert isinstance(demo, dict)
+    assert demo["learn_context"]["matched"] is True
+    assert demo["steps"], demo
+    assert demo["steps"][0]["ok"] is True, demo["steps"][0]
+
+
+def test_an_editable_install_finds_the_checkout(tmp_path: Path) -> None:
+    """scripts/bootstrap's ``pip install -e .``: ego and its learnings come from the checkout."""
+    python = new_venv(tmp_path / "venv")
+    pip_into(python, "-e", str(ROOT))
+    lend_dependencies(python)
+    probe = run(
+        [
+            str(python),
+            "-c",
+            "import json, ego, ego.places as p;"
+            "print(json.dumps([ego.__file__, str(p.bundled_root())]))",
+        ],
+        cwd=tmp_path,
+    )
+    assert probe.returncode == 0, probe
+    module, bundle = json.loads(probe.stdout)
+    assert Path(module) == ROOT / "ego" / "__init__.py"
+    assert Path(bundle) == ROOT
