@@ -172,19 +172,25 @@ class RawCDP:
             if future is not None and not future.done():
                 future.set_result(answer)
 
-    async def evaluate_concurrent(self, expression: str) -> Any:
-        """Concurrent: register a future by id; the reader task resolves it."""
+    async def evaluate_concurrent(self, expression: str, *, await_promise: bool = False) -> Any:
+        """Concurrent: register a future by id; the reader task resolves it.
+
+        ``await_promise`` adds ``awaitPromise: true`` (for an async IIFE).
+        """
         self._next_id += 1
         message_id = self._next_id
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[message_id] = future
+        params: dict[str, Any] = {"expression": expression, "returnByValue": True}
+        if await_promise:
+            params["awaitPromise"] = True
         await self._ws.send(
             orjson.dumps(
                 {
                     "id": message_id,
                     "method": "Runtime.evaluate",
                     "sessionId": self.session_id,
-                    "params": {"expression": expression, "returnByValue": True},
+                    "params": params,
                 }
             ),
             text=True,
@@ -232,6 +238,11 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     ordered = sorted(values)
     rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.5)))
     return ordered[rank - 1]
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """The median of per-round figures with their spread (lowest and highest round)."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def latency_stats(latencies_ns: Sequence[int]) -> dict[str, float]:

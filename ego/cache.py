@@ -1,11 +1,21 @@
-"""The extractor cache: tool sources kept in the site's own localStorage (Call and Store).
+"""The extractor cache: tool sources kept in the site's own localStorage, their functions in a
+per-document memo (Call, hot Call and Store).
 
-A run sends the small Call snippet. It reads ``KEY`` and ``KEY:ver``; when both are there
-and the stamp equals this run's version it rebuilds the function with a synchronous
-``eval`` (before any ``await``, which is what a strict CSP still allows) and calls it. When
-the source is missing or stale the Call answers NEEDS_STORE; only then is the Store snippet,
+The Call installs, once per document, a small loader function under a non-writable global
+named by :data:`SIGNAL_KEY`, and calls it. The loader keeps, in a private memo, the function
+the eval produced for each key and version: ``loader(KEY, VER, ...args)`` calls that function
+when the memo holds it at ``VER``; otherwise it reads ``KEY`` and ``KEY:ver`` and, when both are
+there and the stamp equals ``VER``, rebuilds the function with a synchronous ``eval`` (before
+any ``await``, which is what a strict CSP still allows), memoises it and calls it. When the
+source is missing or stale the loader answers NEEDS_STORE; only then is the Store snippet,
 which carries the full source, sent, and the Call sent again. So a hot run costs a few
 hundred bytes whatever the tool's size.
+
+Once a tab's document holds the loader (:attr:`ego.Tab.documents` tells when a navigation
+replaced it), runs send the hot Call instead: one expression that calls the loader, so a run
+of a tool this document already ran is a lookup and a call, with no localStorage read, no eval
+and no function to compile. A hot Call that finds no loader (a navigation the tab had not
+counted yet) answers NO_LOADER, and the full Call follows.
 
 Where the cache cannot work (localStorage throws on opaque origins such as about:blank and
 data: URLs, in sandboxed frames, with storage disabled, on a full quota; or eval is blocked)
@@ -13,16 +23,18 @@ the run falls back to the plain wrap and returns the same result. Callers see on
 log line.
 
 The snippets answer their signals as ``{SIGNAL_KEY: "NEEDS_STORE"}`` (or ``"NO_STORAGE"``,
-``"NO_EVAL"``), where :data:`SIGNAL_KEY` holds a random nonce made once per process. A tool
-cannot learn the nonce, so no result of a tool (not even ``{"__ego_cache__": "NEEDS_STORE"}``)
-is ever taken for a signal, and a tool runs once per call. Exported snippets
-(:mod:`ego.skills.portable`) use the fixed, documented :data:`PORTABLE_SIGNAL_KEY` instead.
+``"NO_EVAL"``, ``"NO_LOADER"``), where :data:`SIGNAL_KEY` holds a random nonce made once per
+process. A tool cannot learn the nonce, so no result of a tool (not even
+``{"__ego_cache__": "NEEDS_STORE"}``) is ever taken for a signal, and a tool runs once per call.
+Exported snippets (:mod:`ego.skills.portable`) use the fixed, documented
+:data:`PORTABLE_SIGNAL_KEY` instead. docs/cache-and-errors.md has the trust model.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -37,23 +49,26 @@ __all__ = [
     "RunStats",
     "cache_key",
     "call_snippet",
+    "hot_snippet",
     "run_cached",
     "store_snippet",
 ]
 
 logger = logging.getLogger("ego.cache")
 
-#: The property of the object the snippets answer with when they did not run the tool: it
-#: carries a nonce made once per process, so that no tool's result can take this form.
+#: The property of the object the snippets answer with when they did not run the tool, and
+#: the global the loader lives under: it carries a nonce made once per process, so that no
+#: tool's result can take this form.
 SIGNAL_KEY: Final = f"__ego_cache_{secrets.token_hex(8)}__"
 
-#: The signal property of exported snippets, which other agents' bridges read: fixed and
-#: documented, so that an export is the same from run to run.
+#: The signal property (and loader global) of exported snippets, which other agents' bridges
+#: read: fixed and documented, so that an export is the same from run to run.
 PORTABLE_SIGNAL_KEY: Final = "__ego_cache__"
 
 _NEEDS_STORE: Final = "NEEDS_STORE"
 _NO_STORAGE: Final = "NO_STORAGE"
 _NO_EVAL: Final = "NO_EVAL"
+_NO_LOADER: Final = "NO_LOADER"
 
 Mode = Literal["cached", "stored", "plain"]
 
@@ -63,7 +78,7 @@ def cache_key(namespace: str, name: str) -> str:
     return f"ego:{namespace}:{name}"
 
 
-@dataclass
+@dataclass(slots=True)
 class RunStats:
     """What one run did.
 
@@ -84,28 +99,77 @@ class RunStats:
     fallback: str = ""
 
 
+# The loader, as the Call installs it: ``L(KEY, VER, ...args)`` runs the function of KEY at VER
+# with the args, or answers a signal. A closure over a null-prototype memo that page scripts
+# cannot reach (no Map or Object.prototype method is involved), keyed by the cache key, one
+# entry per key: a new version replaces the old one. Its miss path is the strict one: both keys
+# read, the stamp compared, the eval indirect (the tool sees the page's globals). The function
+# is called on its own (``this`` is not the memo entry), as the plain wrap calls it.
+_LOADER: Final = (
+    "(m=>(K,V,...a)=>{const S=t=>({[N]:t});let e=m[K],s,f;"
+    "if(e&&e.v===V){f=e.f;return f(...a)}"
+    "try{s=localStorage.getItem(K);"
+    f"if(!s||localStorage.getItem(K+':ver')!==V)return S('{_NEEDS_STORE}')}}"
+    f"catch(_){{return S('{_NO_STORAGE}')}}"
+    "try{f=(0,eval)('('+s+'\\n)')}"
+    f"catch(x){{return S(x instanceof EvalError?'{_NO_EVAL}':'{_NEEDS_STORE}')}}"
+    f"if(typeof f!=='function')return S('{_NEEDS_STORE}');"
+    "m[K]={v:V,f};return f(...a)})(Object.create(null))"
+)
+
+
 def _call_parts(signal_key: str) -> tuple[str, str]:
-    """The Call snippet's text after the stamp and after the arguments (both fixed)."""
+    """The Call's text before the key, and after the arguments (both fixed)."""
     return (
-        f",S=t=>({{{signal_key}:t}});let s,f;"
-        "try{s=localStorage.getItem(K);"
-        f"if(!s||localStorage.getItem(K+':ver')!==V)return S('{_NEEDS_STORE}')}}"
-        f"catch(e){{return S('{_NO_STORAGE}')}}"
-        "try{f=(0,eval)('('+s+'\\n)')}"
-        f"catch(e){{return S(e instanceof EvalError?'{_NO_EVAL}':'{_NEEDS_STORE}')}}"
-        f"if(typeof f!=='function')return S('{_NEEDS_STORE}');"
-        "return f(",
+        f'(()=>{{const N="{signal_key}";let L=globalThis[N];'
+        # No loader, or something else under its name: install ours (non-writable and
+        # non-configurable, also over a configurable property a page script made); where that
+        # fails, this call still uses its own.
+        f"if(typeof L!=='function'){{L={_LOADER};"
+        "try{Object.defineProperty(globalThis,N,"
+        "{value:L,writable:!1,enumerable:!1,configurable:!1})}catch(_){}}"
+        "return L(",
         ")})()",
     )
 
 
-# Built once: a hot call only splices the key, the stamp and the arguments in.
-_CALL_PARTS: Final = _call_parts(SIGNAL_KEY)
+def _hot_parts(signal_key: str) -> tuple[str, str]:
+    """The hot Call's text before the key, and after the arguments.
+
+    One expression, no function of its own to compile: ``typeof`` of the global name (safe
+    when there is none), then a call of the loader.
+    """
+    return (
+        f"typeof {signal_key}==='function'?{signal_key}(",
+        f"):{{{signal_key}:'{_NO_LOADER}'}}",
+    )
+
+
+# Built once: a call only splices the key, the stamp and the arguments in.
+_PARTS: Final = {False: _call_parts(SIGNAL_KEY), True: _hot_parts(SIGNAL_KEY)}
+_TAILS: Final = {hot: parts[1] for hot, parts in _PARTS.items()}
+
+# The snippets up to their arguments, per (key, version, hot): fixed for a tool's version, so
+# a call only appends its arguments and the tail. Emptied when it grows past the bound.
+_HEADS: dict[tuple[str, str, bool], str] = {}
+_MAX_HEADS: Final = 4096
+
+
+def _head(key: str, version: str, hot: bool) -> str:
+    head = _HEADS.get((key, version, hot))
+    if head is None:
+        if len(_HEADS) >= _MAX_HEADS:
+            _HEADS.clear()
+        head = f"{_PARTS[hot][0]}{embed_json(key)},{embed_json(version)},"
+        _HEADS[(key, version, hot)] = head
+    return head
 
 
 def call_snippet(key: str, version: str, arguments: str, *, signal_key: str = SIGNAL_KEY) -> str:
     """The Call: run the stored function with ``arguments`` (JavaScript argument list).
 
+    Installs the loader in the document when it is not there yet, then has it call the
+    function of ``key`` at ``version`` (from its memo, else from localStorage).
     Answers ``{<signal_key>: "NEEDS_STORE"}`` when the stored source is missing, stale,
     unparsable or not a function; ``"NO_STORAGE"`` when localStorage throws; ``"NO_EVAL"``
     when eval is blocked. Otherwise it answers whatever the function returns (a promise is
@@ -116,12 +180,29 @@ def call_snippet(key: str, version: str, arguments: str, *, signal_key: str = SI
         key: the localStorage key (see :func:`cache_key`).
         version: the stamp the stored source must carry.
         arguments: the call's JavaScript argument list.
-        signal_key: the property the signals are answered under: this process's nonce
-            (:data:`SIGNAL_KEY`, what :func:`run_cached` reads), or
+        signal_key: the property the signals are answered under and the loader's global:
+            this process's nonce (:data:`SIGNAL_KEY`, what :func:`run_cached` reads), or
             :data:`PORTABLE_SIGNAL_KEY` for an export.
     """
-    middle, tail = _CALL_PARTS if signal_key == SIGNAL_KEY else _call_parts(signal_key)
-    return f"(()=>{{const K={embed_json(key)},V={embed_json(version)}{middle}{arguments}{tail}"
+    if signal_key == SIGNAL_KEY:
+        return _head(key, version, False) + arguments + _TAILS[False]
+    start, tail = _call_parts(signal_key)
+    return f"{start}{embed_json(key)},{embed_json(version)},{arguments}{tail}"
+
+
+def hot_snippet(key: str, version: str, arguments: str) -> str:
+    """The hot Call: one expression that has the loader this document holds call the function.
+
+    Answers as :func:`call_snippet` does, or ``{SIGNAL_KEY: "NO_LOADER"}`` when the document
+    has no loader (a new document): then the full Call must follow. No localStorage read and
+    no eval when the memo holds ``key`` at ``version``.
+
+    Args:
+        key: the localStorage key (see :func:`cache_key`).
+        version: the stamp the function must carry.
+        arguments: the call's JavaScript argument list.
+    """
+    return _head(key, version, True) + arguments + _TAILS[True]
 
 
 def store_snippet(
@@ -157,6 +238,12 @@ def _signal(result: Any) -> str | None:
     return None
 
 
+# Per tab, the document (as :attr:`ego.Tab.documents` counts them) a full Call last answered
+# in, which installed the loader there: while the tab shows that document, runs send the hot
+# Call. Only a hint: a hot Call in a document without the loader answers NO_LOADER.
+_LOADED: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
 async def run_cached(
     tab: Tab,
     *,
@@ -187,11 +274,47 @@ async def run_cached(
         Whatever :meth:`ego.Tab.evaluate` raises for the tool's own code.
     """
     stats = stats if stats is not None else RunStats()
+    if use_cache:
+        # The hot path: one Call, no closures, nothing else built. A stand-in for a tab
+        # without ``documents`` always gets the full Call.
+        documents = getattr(tab, "documents", None)
+        hot = documents is not None and _LOADED.get(tab) == documents
+        call = _head(key, version, hot) + arguments + _TAILS[hot]
+        stats.evaluations += 1
+        stats.bytes_sent += len(call) if call.isascii() else len(call.encode("utf-8"))
+        # The raw path (describe=False): a tool returns JSON, in one round trip.
+        result = await tab.evaluate(call, timeout=timeout, describe=False)
+        if not hot and documents is not None:
+            _LOADED[tab] = documents
+        signal = _signal(result)
+        if signal is None:
+            return result
+    else:
+        call, signal = "", None
+    return await _not_hot(
+        tab, key, version, expression, arguments, url, timeout, stats, call, signal
+    )
+
+
+async def _not_hot(
+    tab: Tab,
+    key: str,
+    version: str,
+    expression: str,
+    arguments: str,
+    url: str | None,
+    timeout: float | None,
+    stats: RunStats,
+    call: str,
+    signal: str | None,
+) -> Any:
+    """What follows a Call that answered ``signal``, or the plain run (``signal`` None)."""
 
     async def send(code: str) -> Any:
         stats.evaluations += 1
         stats.bytes_sent += len(code.encode("utf-8"))
-        return await tab.evaluate(code, timeout=timeout)
+        # The raw path: a tool returns JSON, and a call must cost one round trip.
+        return await tab.evaluate(code, timeout=timeout, describe=False)
 
     async def plain(reason: str) -> Any:
         stats.mode = "plain"
@@ -200,13 +323,18 @@ async def run_cached(
             logger.debug("cache for %s not usable here (%s): running the plain wrap", key, reason)
         return await send(wrap_call(expression, arguments, url=url))
 
-    if not use_cache:
-        return await plain("disabled")
-    call = call_snippet(key, version, arguments)
-    result = await send(call)
-    signal = _signal(result)
     if signal is None:
-        return result
+        return await plain("disabled")
+    if signal == _NO_LOADER:
+        # A document the tab had not counted yet (or whose loader is not ours): the full Call.
+        documents = getattr(tab, "documents", None)
+        call = call_snippet(key, version, arguments)
+        result = await send(call)
+        if documents is not None:
+            _LOADED[tab] = documents
+        signal = _signal(result)
+        if signal is None:
+            return result
     if signal == _NO_STORAGE:
         return await plain("no storage")
     if signal == _NO_EVAL:

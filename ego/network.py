@@ -1,14 +1,32 @@
-"""The requests a tab's page made since it loaded, recorded from CDP Network events."""
+"""The requests a tab's page made since it loaded, recorded from CDP Network events.
+
+Besides the list, the log knows which requests are still in flight (for a wait on network
+idle) and fetches a finished request's response body from Chrome.
+
+The log is a ring: it keeps the latest :data:`MAX_REQUESTS` requests and drops the oldest
+(counting them in :attr:`NetworkLog.dropped`), so a tab reused for many calls without
+navigating (a pool's tabs) does not grow without bound.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
+
+from .errors import CommandTimeoutError, ProtocolError
 
 if TYPE_CHECKING:
     from .protocol.transport import Connection, Subscription
 
-__all__ = ["NetworkLog", "Request"]
+__all__ = ["MAX_REQUESTS", "NetworkLog", "Request"]
+
+#: The most requests a tab's log keeps; past it the oldest is dropped for each new one.
+#: Requests dropped from the list still count for a wait on network idle while in flight.
+MAX_REQUESTS: Final = 1000
 
 
 @dataclass
@@ -37,6 +55,7 @@ class Request:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "request_id": self.request_id,
             "method": self.method,
             "url": self.url,
             "type": self.type,
@@ -49,16 +68,31 @@ class Request:
 
 @dataclass
 class NetworkLog:
-    """Keeps the requests of the tab's current document.
+    """Keeps the requests of the tab's current document, the latest ``max_requests`` of them.
 
     A new main-frame document (a navigation or reload) starts a new log. Events arrive
     through subscriptions whose handlers run in their own tasks, so :meth:`requests` first
     lets queued events through.
+
+    Attributes:
+        max_requests: how many requests the log keeps (:data:`MAX_REQUESTS`).
+        dropped: requests dropped, oldest first, to stay within ``max_requests`` since the
+            current document started.
     """
 
-    requests_by_id: dict[str, Request] = field(default_factory=dict)
+    requests_by_id: OrderedDict[str, Request] = field(default_factory=OrderedDict)
     main_loader: str | None = None
+    max_requests: int = MAX_REQUESTS
+    dropped: int = 0
     _subscriptions: list[Subscription] = field(default_factory=list)
+    #: Requests started and neither finished nor failed, by id, with their loader.
+    _in_flight: dict[str, str] = field(default_factory=dict)
+    #: Ids whose body Chrome has in full (Network.loadingFinished seen).
+    _finished: set[str] = field(default_factory=set)
+    #: Set on every start or end of a request, for waiters; replaced once they wake.
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _connection: Connection | None = None
+    _session_id: str | None = None
 
     def attach(self, connection: Connection, session_id: str) -> None:
         """Start listening on ``session_id``. Call before ``Network.enable``.
@@ -71,8 +105,11 @@ class NetworkLog:
             "Network.responseReceived": self._on_response,
             "Network.loadingFailed": self._on_failed,
             "Network.requestServedFromCache": self._on_cached,
+            "Network.loadingFinished": self._on_finished,
             "Page.frameNavigated": self._on_frame_navigated,
         }
+        self._connection = connection
+        self._session_id = session_id
 
         def handle(method: str, params: dict[str, Any]) -> None:
             handlers[method](params)
@@ -85,6 +122,11 @@ class NetworkLog:
         for subscription in self._subscriptions:
             subscription.close()
         self._subscriptions = []
+        self._in_flight.clear()
+        self._changed.set()
+
+    def _touch(self) -> None:
+        self._changed.set()
 
     def _on_frame_navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame", {})
@@ -95,13 +137,24 @@ class NetworkLog:
         request = params.get("request", {})
         kind = params.get("type", "Other")
         loader = params.get("loaderId", "")
-        self.requests_by_id[params["requestId"]] = Request(
-            request_id=params["requestId"],
+        request_id = params["requestId"]
+        log = self.requests_by_id
+        # A redirect reuses the id: the entry is replaced, in its place.
+        log[request_id] = Request(
+            request_id=request_id,
             method=request.get("method", "GET"),
             url=request.get("url", ""),
             type=kind,
             loader_id=loader,
         )
+        if len(log) > self.max_requests:
+            oldest, _ = log.popitem(last=False)
+            self._finished.discard(oldest)
+            self.dropped += 1
+        # A redirect is still one load in flight.
+        self._in_flight[request_id] = loader
+        self._finished.discard(request_id)
+        self._touch()
 
     def _on_response(self, params: dict[str, Any]) -> None:
         entry = self.requests_by_id.get(params.get("requestId", ""))
@@ -113,9 +166,19 @@ class NetworkLog:
         entry.from_cache = entry.from_cache or bool(response.get("fromDiskCache"))
 
     def _on_failed(self, params: dict[str, Any]) -> None:
-        entry = self.requests_by_id.get(params.get("requestId", ""))
+        request_id = params.get("requestId", "")
+        entry = self.requests_by_id.get(request_id)
         if entry is not None:
             entry.failed = params.get("errorText", "failed")
+        if self._in_flight.pop(request_id, None) is not None:
+            self._touch()
+
+    def _on_finished(self, params: dict[str, Any]) -> None:
+        request_id = params.get("requestId", "")
+        if request_id in self.requests_by_id:
+            self._finished.add(request_id)
+        if self._in_flight.pop(request_id, None) is not None:
+            self._touch()
 
     def _on_cached(self, params: dict[str, Any]) -> None:
         entry = self.requests_by_id.get(params.get("requestId", ""))
@@ -125,12 +188,23 @@ class NetworkLog:
     def set_main_loader(self, loader_id: str) -> None:
         """The main frame committed a new document; older requests belong to the old page."""
         self.main_loader = loader_id
-        self.requests_by_id = {
-            key: value for key, value in self.requests_by_id.items() if value.loader_id == loader_id
-        }
+        self.requests_by_id = OrderedDict(
+            (key, entry)
+            for key, entry in self.requests_by_id.items()
+            if entry.loader_id == loader_id
+        )
+        self.dropped = 0
+        self._finished &= self.requests_by_id.keys()
+        # The old document's loads end with it; Chrome does not always say so for each.
+        stale = [key for key, loader in self._in_flight.items() if loader and loader != loader_id]
+        for key in stale:
+            del self._in_flight[key]
+        if stale:
+            self._touch()
 
     async def requests(self) -> list[Request]:
-        """The current document's requests in the order they started."""
+        """The current document's requests in the order they started (the latest
+        ``max_requests``; :attr:`dropped` counts the older ones left out)."""
         for subscription in self._subscriptions:
             await subscription.drain()
         return [
@@ -138,3 +212,103 @@ class NetworkLog:
             for request in self.requests_by_id.values()
             if self.main_loader is None or request.loader_id == self.main_loader
         ]
+
+    async def _drain(self) -> None:
+        for subscription in self._subscriptions:
+            await subscription.drain()
+
+    async def _changes(self, deadline: float) -> bool:
+        """Wait for the next request to start or end, until ``deadline``; False on timeout."""
+        self._changed.clear()
+        try:
+            await asyncio.wait_for(self._changed.wait(), max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            return False
+        return True
+
+    async def wait_idle(self, *, quiet: float = 0.5, timeout: float) -> None:
+        """Wait until no request has been in flight for ``quiet`` seconds.
+
+        A request that starts and ends inside the window starts it again. Event driven:
+        each start or end of a request wakes the wait, nothing polls.
+
+        Raises:
+            CommandTimeoutError: the network did not go quiet within ``timeout`` seconds;
+                the message names up to three requests still loading.
+        """
+        deadline = time.monotonic() + timeout
+        await self._drain()
+        while True:
+            if self._in_flight:
+                if not await self._changes(deadline):
+                    break
+                continue
+            window_end = time.monotonic() + quiet
+            if not await self._changes(min(window_end, deadline)):
+                if window_end <= deadline:
+                    return
+                break
+        loading = [
+            self.requests_by_id[key].url if key in self.requests_by_id else key
+            for key in self._in_flight
+        ]
+        still = f"; still loading: {', '.join(loading[:3])}" if loading else ""
+        raise CommandTimeoutError(
+            f"the network did not go idle ({quiet:g} s with no request in flight) within "
+            f"{timeout:g} s{still}"
+        )
+
+    async def response_body(self, request_id: str, *, timeout: float) -> bytes | str:
+        """The response body of the request ``request_id`` (from :meth:`requests`).
+
+        Text comes back as ``str``, a binary body (Chrome sends it base64-encoded) as
+        ``bytes``. A request still loading is waited for, up to ``timeout``.
+
+        Raises:
+            ProtocolError: Chrome no longer has the body (the page navigated since, the
+                body was evicted from its buffer, or the id is unknown), or the request
+                failed or was a redirect and has none.
+            CommandTimeoutError: the request was still loading after ``timeout`` seconds.
+        """
+        connection, session_id = self._connection, self._session_id
+        if connection is None or session_id is None:
+            raise ProtocolError(
+                "the network log is not attached to a tab", method="Network.getResponseBody"
+            )
+        deadline = time.monotonic() + timeout
+        await self._drain()
+        while request_id in self._in_flight:
+            if not await self._changes(deadline):
+                raise CommandTimeoutError(
+                    f"request {self._describe(request_id)} was still loading after "
+                    f"{timeout:g} s; its body is not complete yet"
+                )
+        entry = self.requests_by_id.get(request_id)
+        if entry is not None and entry.failed:
+            raise ProtocolError(
+                f"request {self._describe(request_id)} failed ({entry.failed}): it has no body",
+                method="Network.getResponseBody",
+            )
+        try:
+            result = await connection.send(
+                "Network.getResponseBody",
+                {"requestId": request_id},
+                session_id=session_id,
+                timeout=max(0.001, deadline - time.monotonic()),
+            )
+        except ProtocolError as exc:
+            raise ProtocolError(
+                f"Chrome no longer has the body of request {self._describe(request_id)} "
+                f"({exc}): bodies last until the page navigates (or Chrome's buffer drops "
+                "them); read it right after the request, from tab.network()",
+                method=exc.method,
+                code=exc.code,
+            ) from None
+        body: str = result.get("body", "")
+        if result.get("base64Encoded"):
+            return base64.b64decode(body)
+        return body
+
+    def _describe(self, request_id: str) -> str:
+        entry = self.requests_by_id.get(request_id)
+        return f"{request_id} ({entry.method} {entry.url})" if entry else repr(request_id)

@@ -15,6 +15,7 @@ from .contract import signal_in_exception, signal_in_result
 from .errors import (
     BrowserToolError,
     JavaScriptError,
+    NavigationError,
     NoTabError,
     ReturnsMismatchError,
 )
@@ -29,6 +30,7 @@ from .learning.manifest import Manifest
 from .learning.matching import match_domain
 from .learning.registry import Learnings, LoadedSource
 from .schemas import mismatch
+from .skills import NAMESPACE as SKILL_NAMESPACE
 from .skills import (
     SkillSummary,
     catalog_for,
@@ -89,6 +91,9 @@ class Site:
         self._start_urls: dict[str, str] = {}
         #: What the most recent browser tool run did (cache hit, store, bytes sent).
         self.last_run: RunStats | None = None
+        #: How a NEEDS_LOGIN message on a throwaway profile says to use a persistent one, in
+        #: the caller's words (the command line sets ``--profile NAME``).
+        self.profile_hint = "launch with profile=NAME"
 
     def set_start_url(self, site_id: str, url: str) -> None:
         """Use ``url`` instead of the manifest's ``startUrl`` when a tab must be opened."""
@@ -126,7 +131,14 @@ class Site:
         for candidate in await self.browser.tabs():
             if match_domain(candidate.url, manifest.domains):
                 return candidate
-        return await self.browser.new_tab(self.start_url(manifest))
+        try:
+            return await self.browser.new_tab(self.start_url(manifest))
+        except NavigationError as exc:
+            # A site served locally (the demo shop) says in its manifest how to start it.
+            hint = (manifest.model_extra or {}).get("startUrlRefused")
+            if isinstance(hint, str) and hint and "ERR_CONNECTION_REFUSED" in str(exc):
+                raise NavigationError(f"{exc}: {hint}") from None
+            raise
 
     def start_url(self, manifest: Manifest) -> str:
         """Where a tab for ``manifest``'s site opens: :meth:`set_start_url`'s, else ``startUrl``.
@@ -182,7 +194,8 @@ class Site:
         """
         ref = call.ref
         options = ref.options
-        target = await self._tab_for(ref.manifest, tab)
+        # A given tab needs no lookup (and no coroutine): the hot call names its tab.
+        target = tab if tab is not None else await self._tab_for(ref.manifest, tab)
         if call.source is not None:
             result = await self._run_source(
                 target,
@@ -249,7 +262,7 @@ class Site:
             CommandTimeoutError, ContextDestroyedError, TabClosedError, BrowserClosedError:
                 as :meth:`ego.Tab.evaluate`.
         """
-        options = CallOptions(timeout, confirm, check_returns, cache)
+        options = _options(timeout, confirm, check_returns, cache)
         call = prepare(self.learnings, site_id, tool, args, options, browser_only=True)
         return await self.run_call(call, tab)
 
@@ -274,7 +287,7 @@ class Site:
             Everything :meth:`run_browser_tool` raises, and ToolLoadError when the Python
             file fails to import or has no ``run``.
         """
-        options = CallOptions(timeout, confirm, check_returns, cache)
+        options = _options(timeout, confirm, check_returns, cache)
         return await self.run_call(prepare(self.learnings, site_id, tool, args, options), tab)
 
     async def _run_source(
@@ -310,12 +323,22 @@ class Site:
             )
         except JavaScriptError as exc:
             signal = signal_in_exception(
-                exc, site_id=loaded.site_id, tool=loaded.tool, profile=self.profile_description
+                exc,
+                site_id=loaded.site_id,
+                tool=loaded.tool,
+                profile=self.profile_description,
+                login=self.login_command(loaded.site_id),
             )
             raise (signal or tool_error(loaded, exc)) from None
-        signal_in_result(
-            result, site_id=loaded.site_id, tool=loaded.tool, profile=self.profile_description
-        )
+        # Only a result with an "error" can carry a signal: the messages are built for it.
+        if isinstance(result, dict) and "error" in result:
+            signal_in_result(
+                result,
+                site_id=loaded.site_id,
+                tool=loaded.tool,
+                profile=self.profile_description,
+                login=self.login_command(loaded.site_id),
+            )
         return result
 
     def skills(self) -> list[SkillSummary]:
@@ -389,11 +412,17 @@ class Site:
         if process is None:
             return "the browser ego is attached to"
         if process.temporary:
-            return (
-                "a persistent profile (this browser has a throwaway one: launch with "
-                "profile=NAME or `ego login SITE --profile NAME`)"
-            )
+            return f"a persistent profile (this browser has a throwaway one: {self.profile_hint})"
         return f"the Chrome profile {process.user_data_dir.name!r} ({process.user_data_dir})"
+
+    def login_command(self, site_id: str) -> str | None:
+        """The ``ego login`` command that opens this browser's profile on ``site_id``; None
+        for a browser ego is attached to (the person logs in in that browser) or a skill."""
+        process = self.browser.process
+        if process is None or site_id == SKILL_NAMESPACE:
+            return None
+        name = "NAME" if process.temporary else process.user_data_dir.name
+        return f"ego login {site_id} --profile {name}"
 
     async def save_browser_tool(
         self,
@@ -559,6 +588,13 @@ class Site:
             OSError: the write failed; the site stays consistent.
         """
         return _store.restore_tool(self.learnings, site_id, tool, version)
+
+
+def _options(timeout: float | None, confirm: bool, check_returns: bool, cache: bool) -> CallOptions:
+    # The common call names no option: share the one DEFAULTS rather than build its twin.
+    if timeout is None and not confirm and not check_returns and cache:
+        return DEFAULTS
+    return CallOptions(timeout, confirm, check_returns, cache)
 
 
 def context_for(learnings: Learnings, url: str) -> LearnContext:

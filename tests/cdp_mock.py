@@ -132,7 +132,6 @@ _WRAP = re.compile(
     r"(?://# sourceURL=(?P<url>[^\n]*)\n)?$",
     re.DOTALL,
 )
-_CACHE_CALL = "(()=>{const K="
 _CLOSED = "the connection to the browser closed"
 
 #: Commands answered with an empty result.
@@ -405,8 +404,9 @@ class MockChannel:
         target = self._session_target(session_id)
         assert session_id is not None
         expression = str(params.get("expression", ""))
-        if expression.startswith(_CACHE_CALL):
-            # As on a page whose localStorage throws: the cache steps aside.
+        if SIGNAL_KEY in expression and not expression.startswith(_WRAP_HEAD):
+            # A cache snippet, answered as on a page whose localStorage throws: the cache
+            # steps aside and the plain wrap follows.
             self._reply(command, _remote({SIGNAL_KEY: "NO_STORAGE"}))
             return
         args, url = _tool_call(expression)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,14 +29,8 @@ from ego.learning.registry import Learnings
 from ego.learning.save_plan import plan_browser_tool
 from ego.learning.store import write_tool
 
-from .test_batch import (
-    check_complete,
-    product_inputs,
-    run_batch_cli,
-    start_batch,
-    wait_for_lines,
-    write_jsonl,
-)
+from .test_batch import run_batch_cli, start_batch, write_jsonl
+from .test_pool import POOL_LEARNINGS, HoldServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -207,27 +203,38 @@ def test_a_held_batch_output_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.chrome
-def test_two_batch_runs_on_one_output_never_run_an_input_twice(
-    shop: DemoServer, tmp_path: Path
-) -> None:
-    inputs = product_inputs(shop, 200)
-    source, output = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
-    write_jsonl(source, inputs)
-    args = ["demo-shop", "get_product", "--input", str(source), "--output", str(output)]
-    args += ["--url", shop.url, "--concurrency", "4"]
-    first = start_batch(args)
+def test_two_batch_runs_on_one_output_never_run_an_input_twice(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    (workspace / "learnings").mkdir(parents=True)
+    shutil.copytree(POOL_LEARNINGS / "pool-test", workspace / "learnings" / "pool-test")
+    holder = HoldServer(hold_only={"b"})  # the first run is held on "b" until released
     try:
-        wait_for_lines(output, 1, first)
-        code, _, err = run_batch_cli(args)
-        assert code == 2, err
-        assert f"in use by another ego batch run (pid {first.pid} " in err
-        _, first_err = first.communicate(timeout=120)
-        assert first.returncode == 0, first_err
+        source, output = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
+        write_jsonl(source, [{"id": "a"}, {"id": "b"}, {"id": "c"}])
+        args = ["pool-test", "hold_read", "--input", str(source), "--output", str(output)]
+        args += ["--url", holder.url(), "--concurrency", "1"]
+        env = {"EGO_WORKSPACE": str(workspace)}
+        first = start_batch(args, env)
+        try:
+            assert holder.wait_arrived("b")
+            code, _, err = run_batch_cli(args, env)
+            assert code == 2, err
+            assert f"in use by another ego batch run (pid {first.pid} " in err
+            holder.release()
+            _, first_err = first.communicate(timeout=120)
+            assert first.returncode == 0, first_err
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.communicate()
+        assert holder.counts == Counter({"a": 1, "b": 1, "c": 1})
+        assert sorted(json.loads(line)["index"] for line in output.read_text().splitlines()) == [
+            0,
+            1,
+            2,
+        ]
     finally:
-        if first.poll() is None:
-            first.kill()
-            first.communicate()
-    check_complete(shop, output, inputs)
+        holder.close()
 
 
 def test_two_saves_of_one_tool_planned_together_both_keep_their_changes(tmp_path: Path) -> None:

@@ -437,7 +437,7 @@ def test_export_of_a_skill_holds_extractor_call_and_store(tmp_path: Path) -> Non
     (store,) = blocks(text, "Store")
     assert f'"{skill.key}"' in call
     assert f'"{skill.version_hash}"' in call
-    assert call.endswith('f(document, {"q":"lamp"})})()')
+    assert call.endswith('document, {"q":"lamp"})})()')
     assert f'"{skill.version_hash}"' in store
     assert "'stored'" in store
     with pytest.raises(InvalidArgsError):

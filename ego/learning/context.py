@@ -8,7 +8,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from .manifest import Manifest, NodeToolSpec, ToolSpec, args_schema
-from .matching import match_domain
 from .registry import Learnings, SiteEntry
 
 __all__ = [
@@ -239,13 +238,11 @@ def build_context(learnings: Learnings, url: str, skills: Sequence[ToolInfo] = (
         skills: the SKILL.md skills for ``url``, described as tools by the layer that knows
             them; they come in ``skills`` and at the end of ``tools``.
     """
-    sites = []
-    for entry in learnings.sites():
-        if entry.manifest is None:
-            continue
-        matched = match_domain(url, entry.manifest.domains)
-        if matched is not None:
-            sites.append(_site_context(learnings, entry.manifest, matched))
+    # Only the sites whose domains match are loaded, not every site installed.
+    sites = [
+        _site_context(learnings, entry.require(), matched)
+        for entry, matched in learnings.sites_for_url(url)
+    ]
     skills = list(skills)
     return LearnContext(
         url=url,

@@ -9,7 +9,17 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
-__all__ = ["domain_of", "is_too_broad", "match_domain", "normalize_host", "split_domain"]
+__all__ = [
+    "domain_of",
+    "host_suffixes",
+    "index_keys",
+    "is_too_broad",
+    "match_domain",
+    "match_host",
+    "normalize_host",
+    "split_domain",
+    "url_host",
+]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -37,26 +47,32 @@ def split_domain(entry: str) -> tuple[str, str | None]:
     return normalize_host(host), port or None
 
 
-def match_domain(url: str, domains: tuple[str, ...] | list[str]) -> str | None:
-    """Return the first entry of ``domains`` that ``url`` matches, or None.
+def url_host(url: str) -> tuple[str, int | None] | None:
+    """The host (normalised) and port (the scheme's default when none is given) that
+    :func:`match_domain` matches ``url`` by, or None when it matches nothing: not http(s),
+    no host, or a port that is not a number.
 
-    An entry is an exact host (``x.com``) or a wildcard (``*.x.com``) that matches any
-    subdomain but not the bare domain. Hosts compare case-insensitively and without a
-    trailing dot. An entry without a port matches any port; ``host:port`` matches that port
-    only (the scheme's default port counts when the URL gives none); an IPv6 host is written
-    in brackets (``[::1]:8765``). Only ``http`` and ``https`` URLs match: ``about:blank``,
-    ``data:``, ``file:`` and the like never do.
+    Parsing the URL once and matching with :func:`match_host` answers what
+    :func:`match_domain` answers, for any number of sites.
     """
     try:
         parts = urlsplit(url.strip())
-        if parts.scheme.lower() not in ("http", "https"):
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS:
             return None
         host = normalize_host(parts.hostname or "")
-        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
     except ValueError:
         return None
-    if not host:
-        return None
+    return (host, port) if host else None
+
+
+def match_host(host: str, port: int | None, domains: tuple[str, ...] | list[str]) -> str | None:
+    """Return the first entry of ``domains`` that a URL with this host and port matches.
+
+    ``host`` and ``port`` are as :func:`url_host` gives them; the rules are
+    :func:`match_domain`'s.
+    """
     for entry in domains:
         pattern, wanted_port = split_domain(entry)
         if wanted_port and (not wanted_port.isdigit() or int(wanted_port) != port):
@@ -67,6 +83,48 @@ def match_domain(url: str, domains: tuple[str, ...] | list[str]) -> str | None:
         elif host == pattern:
             return entry
     return None
+
+
+def match_domain(url: str, domains: tuple[str, ...] | list[str]) -> str | None:
+    """Return the first entry of ``domains`` that ``url`` matches, or None.
+
+    An entry is an exact host (``x.com``) or a wildcard (``*.x.com``) that matches any
+    subdomain but not the bare domain. Hosts compare case-insensitively and without a
+    trailing dot. An entry without a port matches any port; ``host:port`` matches that port
+    only (the scheme's default port counts when the URL gives none); an IPv6 host is written
+    in brackets (``[::1]:8765``). Only ``http`` and ``https`` URLs match: ``about:blank``,
+    ``data:``, ``file:`` and the like never do.
+    """
+    target = url_host(url)
+    if target is None:
+        return None
+    return match_host(target[0], target[1], domains)
+
+
+def index_keys(entry: str) -> tuple[str, str]:
+    """Where an index files a domain entry: ``("exact", host)`` or ``("suffix", domain)``.
+
+    A URL's host can match the entry only when it equals the exact host, or when one of its
+    dot-suffixes (:func:`host_suffixes`) equals a wildcard's domain; the port is left to
+    :func:`match_host`.
+    """
+    pattern, _ = split_domain(entry)
+    if pattern.startswith("*."):
+        return ("suffix", pattern[2:])
+    return ("exact", pattern)
+
+
+def host_suffixes(host: str) -> list[str]:
+    """What follows each dot of ``host``: ``a.b.c`` gives ``["b.c", "c"]``.
+
+    A wildcard ``*.d`` matches ``host`` exactly when ``d`` is one of these.
+    """
+    found = []
+    dot = host.find(".")
+    while dot >= 0:
+        found.append(host[dot + 1 :])
+        dot = host.find(".", dot + 1)
+    return found
 
 
 def domain_of(url: str | None) -> str | None:

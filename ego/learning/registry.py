@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from time import monotonic
 from types import ModuleType
 from typing import Any
 
@@ -22,11 +23,16 @@ from ..errors import (
     UnsafePathError,
 )
 from ..js import embed_json, source_url
+from ..places import WORKSPACE_ENV, bundled_root, expand
 from ..schemas import failing_field, first_error, validator
+from .index import DomainIndex
 from .jslint import function_expression
 from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
+from .matching import match_host, url_host
 from .paths import check_relative, resolve_inside
 from .quickcheck import quick_check
+from .watch import REVALIDATE_SECONDS, generation, watch
+from .watch import epoch as watcher_epoch
 
 __all__ = [
     "MAX_SITE_ID",
@@ -40,9 +46,6 @@ __all__ = [
     "project_learnings_dir",
 ]
 
-#: Environment variable naming the agent workspace; its ``learnings/`` is searched first.
-WORKSPACE_ENV = "EGO_WORKSPACE"
-
 #: The longest site id (a folder name, and part of every tool's sourceURL).
 MAX_SITE_ID = 100
 
@@ -50,8 +53,9 @@ _SITE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 def project_learnings_dir() -> Path:
-    """The project's own ``learnings/`` folder (beside the ``ego`` package)."""
-    return Path(__file__).resolve().parents[2] / "learnings"
+    """The ``learnings/`` that ship with ego: in the package of an installed wheel, at the top
+    of a checkout (see :func:`ego.places.bundled_root`)."""
+    return bundled_root() / "learnings"
 
 
 @dataclass(frozen=True)
@@ -112,13 +116,17 @@ class Learnings:
     A site id present in several roots is taken from the first (the workspace shadows the
     project). Folders whose name starts with ``_`` or ``.`` are skipped. A broken manifest
     makes only its own site invalid. Manifests and tool files are re-read when they change
-    on disk (by modification time and size), so editing a learning needs no restart.
+    on disk (by modification time, size, inode and change time), so editing a learning needs
+    no restart. A hot call does not stat them: change notification (:mod:`.watch`) tells
+    when to, and a file is trusted at most :data:`~.watch.REVALIDATE_SECONDS` without a stat.
 
     Args:
         workspace: the agent workspace; its ``learnings/`` is searched first. Defaults to
             ``$EGO_WORKSPACE`` when set.
         project: the project's learnings folder; defaults to :func:`project_learnings_dir`.
         roots: explicit roots, searched in order (replaces both of the above).
+
+    A leading ``~`` in any of these paths is expanded.
     """
 
     def __init__(
@@ -129,13 +137,13 @@ class Learnings:
         roots: Sequence[str | os.PathLike[str]] | None = None,
     ) -> None:
         if roots is not None:
-            self.roots = [Path(root) for root in roots]
+            self.roots = [expand(root) for root in roots]
         else:
             found: list[Path] = []
             workspace = workspace if workspace is not None else os.environ.get(WORKSPACE_ENV)
             if workspace:
-                found.append(Path(workspace) / "learnings")
-            found.append(Path(project) if project is not None else project_learnings_dir())
+                found.append(expand(workspace) / "learnings")
+            found.append(expand(project) if project is not None else project_learnings_dir())
             self.roots = found
         self._manifests: dict[Path, tuple[FileStamp, SiteEntry]] = {}
         self._sources: dict[Path, tuple[FileStamp, LoadedSource]] = {}
@@ -143,17 +151,20 @@ class Learnings:
         self._validators: dict[int, tuple[dict[str, Any], Any, Any]] = {}
         # Per site id: the same folder in earlier roots (which must stay absent, or it would
         # shadow this one), the manifest's path and stamp, and the entry. One stat per call.
-        self._found: dict[str, tuple[tuple[str, ...], str, FileStamp, SiteEntry]] = {}
-        self._checked: dict[tuple[Path, str], tuple[FileStamp, LoadedSource, str]] = {}
+        self._found: dict[str, tuple[tuple[str, ...], str, FileStamp, SiteEntry, _Fresh]] = {}
+        self._checked: dict[tuple[Path, str], tuple[FileStamp, LoadedSource, str, _Fresh]] = {}
+        #: Every site folder of the roots, filed by domain (the listing of :meth:`sites`).
+        self.index = DomainIndex(file_stamp)
 
     @property
     def workspace_root(self) -> Path | None:
         """The first root when it is a workspace's ``learnings/``, else None."""
         return self.roots[0] if len(self.roots) > 1 else None
 
-    def _entry(self, root: Path, directory: Path) -> SiteEntry:
+    def _entry(self, root: Path, directory: Path, stamp: FileStamp | None = None) -> SiteEntry:
         manifest_path = directory / "manifest.json"
-        stamp = file_stamp(manifest_path)
+        if stamp is None:
+            stamp = file_stamp(manifest_path)
         cached = self._manifests.get(manifest_path)
         if cached is not None and cached[0] == stamp:
             return cached[1]
@@ -166,19 +177,36 @@ class Learnings:
         return entry
 
     def sites(self) -> list[SiteEntry]:
-        """Every site in every root, valid or not, one per id, sorted by id."""
-        chosen: dict[str, SiteEntry] = {}
-        for root in self.roots:
-            try:
-                children = sorted(root.iterdir())
-            except OSError:
-                continue
-            for directory in children:
-                name = directory.name
-                if name.startswith(("_", ".")) or name in chosen or not directory.is_dir():
-                    continue
-                chosen[name] = self._entry(root, directory)
-        return [chosen[name] for name in sorted(chosen)]
+        """Every site in every root, valid or not, one per id, sorted by id.
+
+        The listing is the index's (:attr:`index`): fresh by change notification, like a
+        tool's source; every manifest is loaded in full.
+        """
+        return [
+            self._entry(site.root, site.directory, site.stamp)
+            for site in self.index.sites(self.roots)
+        ]
+
+    def sites_for_url(self, url: str) -> list[tuple[SiteEntry, str]]:
+        """The valid sites whose domains match ``url``, sorted by id, each with the domain
+        entry that matched (the rules of :func:`~.matching.match_domain`).
+
+        Only the sites the index names for the URL's host are loaded in full, so the cost
+        grows with the sites that match, not with all sites. A site whose manifest is broken
+        is left out (:meth:`sites` lists it).
+        """
+        target = url_host(url) if isinstance(url, str) else None
+        if target is None:
+            return []
+        host, port = target
+        found = []
+        for site in self.index.candidates(self.roots, host):
+            entry = self._entry(site.root, site.directory, site.stamp)
+            if entry.manifest is not None:
+                matched = match_host(host, port, entry.manifest.domains)
+                if matched is not None:
+                    found.append((entry, matched))
+        return found
 
     def find(self, site_id: str) -> SiteEntry:
         """The site ``site_id`` from the first root that has it, valid or not.
@@ -193,8 +221,13 @@ class Learnings:
             )
         hit = self._found.get(site_id)
         if hit is not None:
-            shadows, manifest_path, stamp, entry = hit
+            shadows, manifest_path, stamp, entry, fresh = hit
+            # The generation is read before the stat: a change after it moves it on again.
+            now, seen = monotonic(), generation()
+            if seen == fresh.generation and now < fresh.until:
+                return entry
             if file_stamp(manifest_path) == stamp and not any(map(os.path.isdir, shadows)):
+                fresh.renew(seen, now)
                 return entry
         # fullmatch: a folder name with a final newline would break the tool's sourceURL.
         if len(site_id) <= MAX_SITE_ID and _SITE_ID.fullmatch(site_id):
@@ -207,7 +240,23 @@ class Learnings:
                     stamp = self._manifests[manifest_file][0]
                     if stamp[0] != -1:
                         shadows = tuple(str(other / site_id) for other in self.roots[:index])
-                        self._found[site_id] = (shadows, str(manifest_file), stamp, entry)
+                        # Watched: the manifest, its folder (an atomic replace), the root (the
+                        # folder renamed) and where an earlier root would gain the site.
+                        watched = watch(
+                            [
+                                str(manifest_file),
+                                str(directory),
+                                str(root),
+                                *(_nearest_folder(Path(shadow)) for shadow in shadows),
+                            ]
+                        )
+                        self._found[site_id] = (
+                            shadows,
+                            str(manifest_file),
+                            stamp,
+                            entry,
+                            _Fresh(watched),
+                        )
                     return entry
         searched = ", ".join(str(root) for root in self.roots) or "no roots"
         known = ", ".join(entry.site_id for entry in self.sites()) or "none"
@@ -325,16 +374,23 @@ class Learnings:
         # to another file changes the inode in the stamp and takes the checked path below.
         key = (entry.directory, spec.path)
         hit = self._checked.get(key)
-        if hit is not None and hit[0] == file_stamp(hit[2]):
-            return hit[1]
+        if hit is not None:
+            fresh = hit[3]
+            now, seen = monotonic(), generation()
+            if seen == fresh.generation and now < fresh.until:
+                return hit[1]
+            if hit[0] == file_stamp(hit[2]):
+                fresh.renew(seen, now)
+                return hit[1]
         what = f"{site_id}/{spec.name}"
         check_relative(spec.path, what=what)
         file = resolve_inside(entry.directory, spec.path, what=what)
         stamp = _stamp(file, what)
         cached = self._sources.get(file)
         declared = str(entry.directory / spec.path)
+        fresh = _Fresh(watch(_source_watch_paths(entry.directory, spec.path, file)))
         if cached is not None and cached[0] == stamp:
-            self._checked[key] = (stamp, cached[1], declared)
+            self._checked[key] = (stamp, cached[1], declared, fresh)
             return cached[1]
         try:
             text = file.read_text(encoding="utf-8")
@@ -345,7 +401,7 @@ class Learnings:
         digest = hashlib.sha256((url + "\n" + expression).encode()).hexdigest()[:16]
         loaded = LoadedSource(site_id, spec.name, file, url, expression, digest)
         self._sources[file] = (stamp, loaded)
-        self._checked[key] = (stamp, loaded, declared)
+        self._checked[key] = (stamp, loaded, declared, fresh)
         return loaded
 
     def python_callable(self, site_id: str, spec: PythonToolSpec) -> Callable[..., Any]:
@@ -414,6 +470,50 @@ def file_stamp(path: str | os.PathLike[str]) -> FileStamp:
     except OSError:
         return (-1, -1, -1, -1)
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
+
+
+class _Fresh:
+    """When a record checked by stat may be trusted without one (see :mod:`.watch`).
+
+    Trusted while nothing watched changed since the last stat (the watcher's generation is
+    the one recorded) and for at most :data:`~.watch.REVALIDATE_SECONDS`; a record whose
+    paths are not all watched (by this process's watcher) never is: it is stat-checked on
+    every call. A new record is
+    not trusted before its first renewal: its stat was taken before the watches existed.
+    """
+
+    __slots__ = ("epoch", "generation", "until")
+
+    def __init__(self, epoch: int) -> None:
+        self.epoch = epoch
+        self.generation = -2
+        self.until = 0.0
+
+    def renew(self, generation: int, now: float) -> None:
+        """The stat just found the record current, with the watcher at ``generation``."""
+        if generation >= 0 and self.epoch >= 0 and self.epoch == watcher_epoch():
+            self.generation = generation
+            self.until = now + REVALIDATE_SECONDS
+
+
+def _nearest_folder(path: Path) -> str:
+    """``path`` if it is a folder, else its nearest ancestor that is (where it would appear)."""
+    for candidate in (path, *path.parents):
+        if candidate.is_dir():
+            return str(candidate)
+    return str(path.anchor or ".")
+
+
+def _source_watch_paths(directory: Path, declared: str, file: Path) -> list[str]:
+    """What a browser tool's freshness depends on: the file as declared and as resolved,
+    every folder from the site's down to it, and the resolved file's folder."""
+    paths = [str(directory)]
+    folder = directory
+    for part in Path(declared).parts[:-1]:
+        folder = folder / part
+        paths.append(str(folder))
+    paths += [str(directory / declared), str(file), str(file.parent)]
+    return paths
 
 
 def _stamp(file: Path, what: str) -> FileStamp:

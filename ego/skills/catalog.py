@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from ..errors import InvalidSkillError, UnknownSkillError
 from ..learning.context import ToolInfo, example_args
-from ..learning.matching import match_domain
+from ..learning.matching import host_suffixes, match_domain, url_host
 from ..learning.registry import FileStamp, Learnings, file_stamp
 from .format import EXTRACTOR_FILE, SKILL_FILE, Skill, is_kebab, is_site, load_skill
 
@@ -205,9 +205,23 @@ class SkillCatalog:
         Args:
             url: a page URL; only http and https URLs match.
         """
+        target = url_host(url) if isinstance(url, str) else None
+        if target is None:
+            return []
+        # A skill's site is its domain folder's name, so only the folders named by the host
+        # or a parent domain of it can hold one: no scan of every skill.
+        chosen: dict[str, SkillEntry] = {}
+        for domain in [target[0], *host_suffixes(target[0])]:
+            if not is_site(domain):
+                continue
+            for root in self.roots:
+                for task_dir in _children(root / domain):
+                    skill_id = f"{domain}/{task_dir.name}"
+                    if skill_id not in chosen:
+                        chosen[skill_id] = self._entry(root, task_dir)
         return [
             entry.skill
-            for entry in self.entries()
+            for _, entry in sorted(chosen.items())
             if entry.skill is not None
             and match_domain(url, [entry.skill.site, f"*.{entry.skill.site}"]) is not None
         ]
