@@ -587,7 +587,9 @@ class Tab(TabVerbs):
         """The requests the page made since it loaded, in the order they started.
 
         Each has method, URL, resource type, status (None while pending or failed), MIME
-        type and, for a failed one, Chrome's error text. A navigation starts a new list.
+        type and, for a failed one, Chrome's error text. A navigation starts a new list. The
+        list keeps the latest :data:`ego.network.MAX_REQUESTS` (1,000) requests of a page;
+        older ones are dropped and counted, so a tab reused for many calls stays small.
 
         Raises:
             TabClosedError: the tab is closed.

@@ -135,7 +135,8 @@ class Connection:
     Strings may hold unpaired UTF-16 surrogates, both ways: one in a message from Chrome
     (``'😀'.slice(0, 1)`` in a page) reaches Python as the same lone code point in the ``str``
     (``'\\ud83d'``, as :func:`json.loads` gives it), and such a ``str`` is sent to Chrome as the
-    same lone code unit. Only a message that is not JSON at all closes the connection.
+    same lone code unit. Only a message that is not JSON at all (or a text frame that is not
+    UTF-8, which the wire closes with 1007) closes the connection.
 
     A command larger than :data:`MAX_COMMAND_BYTES` is refused before it is sent.
 
