@@ -8,30 +8,16 @@ files set with ``DOM.setFileInputFiles``. Elements are found by CSS selector.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from .errors import ElementNotFoundError, ProtocolError
 from .js import embed_json
+from .page_protocol import Page
 from .page_scripts import page_script
 
-__all__ = ["Page", "hover", "press", "select", "upload"]
-
-
-class Page(Protocol):
-    """What the verbs need of a tab (``ego.Tab`` is one)."""
-
-    @property
-    def url(self) -> str: ...
-
-    async def send(
-        self, method: str, params: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]: ...
-
-    async def evaluate(
-        self, expression: str, *, timeout: float | None = None, describe: bool = True
-    ) -> Any: ...
+__all__ = ["hover", "press", "select", "upload"]
 
 
 # -- keys -----------------------------------------------------------------------------------

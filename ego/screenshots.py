@@ -5,33 +5,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal
 
 from .errors import ElementNotFoundError
 from .js import embed_json
+from .page_protocol import Page
 from .page_scripts import page_script
 
-__all__ = ["ImageFormat", "Page", "capture"]
+__all__ = ["ImageFormat", "capture"]
 
 ImageFormat = Literal["png", "jpeg", "webp"]
 _FORMATS: Final = ("png", "jpeg", "webp")
-
-
-class Page(Protocol):
-    """What a screenshot needs of a tab (``ego.Tab`` is one)."""
-
-    @property
-    def url(self) -> str: ...
-
-    async def send(
-        self, method: str, params: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]: ...
-
-    async def evaluate(
-        self, expression: str, *, timeout: float | None = None, describe: bool = True
-    ) -> Any: ...
 
 
 async def capture(

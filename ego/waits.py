@@ -11,34 +11,24 @@ import asyncio
 import time
 from collections.abc import Callable
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Final
 
 from .errors import CommandTimeoutError, ContextDestroyedError
 from .js import embed_json
+from .page_protocol import Page
 from .page_scripts import page_script
 
 if TYPE_CHECKING:
     from .network import NetworkLog
     from .protocol.transport import Connection
 
-__all__ = ["IDLE_QUIET", "Page", "url_matcher", "wait_for"]
+__all__ = ["IDLE_QUIET", "url_matcher", "wait_for"]
 
 #: Seconds with no request in flight that count as network idle.
 IDLE_QUIET: Final = 0.5
 
 #: Extra seconds the evaluate carrying an in-page wait gets past the wait's own end.
 _GRACE: Final = 5.0
-
-
-class Page(Protocol):
-    """What a wait needs of a tab (``ego.Tab`` is one)."""
-
-    @property
-    def url(self) -> str: ...
-
-    async def evaluate(
-        self, expression: str, *, timeout: float | None = None, describe: bool = True
-    ) -> Any: ...
 
 
 def url_matcher(url: str) -> Callable[[str], bool]:

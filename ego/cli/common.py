@@ -29,6 +29,7 @@ __all__ = [
     "GLOBAL_OPTIONS",
     "Settings",
     "accept_global_options",
+    "args_options",
     "common",
     "endpoint_option",
     "json_option",
@@ -319,6 +320,32 @@ def accept_global_options(command: click.Command) -> None:
     if isinstance(command, click.Group):
         for sub in command.commands.values():
             accept_global_options(sub)
+
+
+def args_options(
+    what: str, one: str, schema: str, note: str = ""
+) -> Callable[[Callable[..., Any]], Any]:
+    """``--args JSON`` and ``--arg K=V`` (repeatable), read by :func:`parse_args`.
+
+    Args:
+        what: what the values are, as help text says it ("Tool args", "Params").
+        one: one of them ("arg", "param").
+        schema: whose schema types ``--arg`` values ("the tool's", "the skill's").
+        note: appended to both helps (e.g. " (with --run)").
+    """
+
+    def decorate(function: Callable[..., Any]) -> Any:
+        function = click.option(
+            "--arg",
+            "pairs",
+            multiple=True,
+            metavar="K=V",
+            help=f"One {one}{note}, V read as the type {schema} schema gives K "
+            "(JSON for arrays/objects).",
+        )(function)
+        return click.option("--args", "args_json", help=f"{what} as a JSON object{note}.")(function)
+
+    return decorate
 
 
 def parse_args(args_json: str | None, pairs: tuple[str, ...], schema: Any = None) -> dict[str, Any]:

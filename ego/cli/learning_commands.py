@@ -15,6 +15,7 @@ from ..learning.context import LearnContext, SiteSummary
 from ..site import context_for
 from .common import (
     Settings,
+    args_options,
     common,
     json_option,
     parse_args,
@@ -149,14 +150,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
 @click.command()
 @click.argument("site_id")
 @click.argument("tool")
-@click.option("--args", "args_json", help="Tool args as a JSON object.")
-@click.option(
-    "--arg",
-    "pairs",
-    multiple=True,
-    metavar="K=V",
-    help="One arg, V read as the type the tool's schema gives K (JSON for arrays/objects).",
-)
+@args_options("Tool args", "arg", "the tool's")
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
 @click.option("--url", help="Open this page first (else a matching tab or the site's start URL).")
 @click.option("--profile", help="Persistent profile to launch with.")

@@ -22,7 +22,7 @@ from ..casetests.judge import error_kind
 from ..errors import EgoError
 from ..replay import Recorder
 from ..replay import record as record_har
-from .common import Settings, common, pass_settings, run_async
+from .common import Settings, args_options, common, pass_settings, run_async
 from .learning_commands import CLI_PROFILE_HINT, checked_call
 from .output import EXIT_OK, EXIT_TOOL
 
@@ -48,14 +48,7 @@ _RECORD_TIMEOUT = 30.0
     metavar="SITE TOOL",
     help="After the page loaded, run this tool in it and record its requests too.",
 )
-@click.option("--args", "args_json", help="The tool's args as a JSON object (with --run).")
-@click.option(
-    "--arg",
-    "pairs",
-    multiple=True,
-    metavar="K=V",
-    help="One arg of the tool (with --run), V read as the type its schema gives K.",
-)
+@args_options("The tool's args", "arg", "the tool's", " (with --run)")
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run (with --run).")
 @click.option(
     "--keep-secrets",

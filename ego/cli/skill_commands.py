@@ -11,6 +11,7 @@ import click
 from ..errors import EgoError
 from .common import (
     Settings,
+    args_options,
     common,
     json_option,
     parse_args,
@@ -29,14 +30,7 @@ def skill() -> None:
 
 @skill.command("run")
 @click.argument("skill_id", metavar="DOMAIN/TASK")
-@click.option("--args", "args_json", help="Params as a JSON object.")
-@click.option(
-    "--arg",
-    "pairs",
-    multiple=True,
-    metavar="K=V",
-    help="One param, V read as the type the skill's schema gives K (JSON for arrays/objects).",
-)
+@args_options("Params", "param", "the skill's")
 @click.option("--confirm", is_flag=True, help="Allow an irreversible skill to run.")
 @click.option("--url", help="Use this page (scheme, host and port) instead of the skill's url.")
 @click.option("--profile", help="Persistent profile to launch with.")
