@@ -67,12 +67,14 @@ class ToolCall:
         args: the checked args.
         source: a browser tool's code, loaded and normalised.
         function: a Python tool's ``run``.
+        embedded: the args as the JSON literal a browser tool's call carries.
     """
 
     ref: ToolRef
     args: dict[str, Any]
     source: LoadedSource | None
     function: Callable[..., Any] | None
+    embedded: str
 
 
 def resolve(
@@ -119,11 +121,12 @@ def bind(learnings: Learnings, ref: ToolRef, args: Any) -> ToolCall:
         ToolLoadError: the tool file is missing, empty, or (Python) fails to import.
     """
     spec = ref.spec
-    checked = learnings.check_args(ref.site_id, spec, args)
+    checked, embedded = learnings.checked_args(ref.site_id, spec, args)
     if isinstance(spec, BrowserToolSpec):
-        return ToolCall(ref, checked, learnings.browser_source(ref.site_id, spec, ref.entry), None)
+        source = learnings.browser_source(ref.site_id, spec, ref.entry)
+        return ToolCall(ref, checked, source, None, embedded)
     assert isinstance(spec, PythonToolSpec)
-    return ToolCall(ref, checked, None, learnings.python_callable(ref.site_id, spec))
+    return ToolCall(ref, checked, None, learnings.python_callable(ref.site_id, spec), embedded)
 
 
 def prepare(

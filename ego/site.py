@@ -19,7 +19,6 @@ from .errors import (
     NoTabError,
     ReturnsMismatchError,
 )
-from .js import embed_json
 from .learning import notes as _notes
 from .learning import save as _save
 from .learning import store as _store
@@ -200,7 +199,7 @@ class Site:
             result = await self._run_source(
                 target,
                 call.source,
-                embed_json(call.args),
+                call.embedded,
                 timeout=options.timeout or ref.spec.timeout,
                 cache=options.cache,
             )

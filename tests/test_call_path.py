@@ -50,9 +50,9 @@ class CountingLearnings(Learnings):
 
     checks = 0
 
-    def check_args(self, site_id: str, spec: Any, args: Any) -> dict[str, Any]:
+    def checked_args(self, site_id: str, spec: Any, args: Any) -> tuple[dict[str, Any], str]:
         type(self).checks += 1
-        return super().check_args(site_id, spec, args)
+        return super().checked_args(site_id, spec, args)
 
 
 def test_prepare_checks_everything_before_a_browser(learnings: Learnings) -> None:

@@ -310,6 +310,17 @@ class Learnings:
             InvalidArgsError: the args fail the schema (``field`` names the failing field), or
                 they are not JSON (NaN, a set, ...; ``field`` is ``"(args)"``).
         """
+        return self.checked_args(site_id, spec, args)[0]
+
+    def checked_args(self, site_id: str, spec: ToolSpec, args: Any) -> tuple[dict[str, Any], str]:
+        """:meth:`check_args`, also giving the args as the JSON literal a call embeds.
+
+        Serialising the args is part of the check (what JSON cannot hold fails here), so the
+        literal comes for free and the call need not build it again.
+
+        Raises:
+            InvalidArgsError: as :meth:`check_args`.
+        """
         if args is None:
             args = {}
         if not isinstance(args, dict):
@@ -348,14 +359,14 @@ class Learnings:
                 field=field,
             )
         try:
-            embed_json(args)
+            embedded = embed_json(args)
         except TypeError as exc:
             raise InvalidArgsError(
                 f"{site_id}/{spec.name} ({spec.path}): args are not JSON: {exc}; "
                 "nothing was sent to the browser",
                 field="(args)",
             ) from None
-        return args
+        return args, embedded
 
     def browser_source(
         self, site_id: str, spec: BrowserToolSpec, entry: SiteEntry | None = None
