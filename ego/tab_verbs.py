@@ -8,10 +8,11 @@ network), so that ``ego/tab.py`` keeps to sessions, navigation and evaluation.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from . import input_actions, nav_history, screenshots, waits
+from .page_protocol import Page
 
 if TYPE_CHECKING:
     from .console_log import ConsoleLog, ConsoleMessage
@@ -23,8 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["TabVerbs"]
 
 
-class _Core(Protocol):
-    """What the verbs use of a tab; :class:`ego.Tab` provides it."""
+class _Core(Page, Protocol):
+    """What the verbs use of a tab beyond :class:`~ego.page_protocol.Page`; :class:`ego.Tab`
+    provides it."""
 
     default_timeout: float
     _url: str
@@ -32,18 +34,7 @@ class _Core(Protocol):
     _network: NetworkLog
     _console: ConsoleLog
 
-    @property
-    def url(self) -> str: ...
-
     async def session(self) -> str: ...
-
-    async def send(
-        self, method: str, params: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]: ...
-
-    async def evaluate(
-        self, expression: str, *, timeout: float | None = None, describe: bool = True
-    ) -> Any: ...
 
 
 class TabVerbs:

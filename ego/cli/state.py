@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import psutil
+
+from ..protocol.chrome import still_running
 
 __all__ = [
     "STATE_FILE",
@@ -149,14 +150,8 @@ def forget(pid: int | None = None) -> None:
 
 def pid_alive(browser: KeptBrowser) -> bool:
     """True while the recorded Chrome process runs (the same process, not a reused pid)."""
-    try:
-        process = psutil.Process(browser.pid)
-        return (
-            abs(process.create_time() - browser.started) <= 0.5
-            and process.status() != psutil.STATUS_ZOMBIE
-        )
-    except psutil.Error:
-        return False
+    # The start time went through JSON: a looser match than the launcher's own.
+    return still_running(browser.pid, browser.started, tolerance=0.5)
 
 
 def kept() -> KeptBrowser | None:

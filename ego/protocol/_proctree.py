@@ -6,7 +6,23 @@ import contextlib
 
 import psutil
 
-__all__ = ["kill_tree"]
+__all__ = ["kill_tree", "still_running"]
+
+
+def still_running(pid: int, started: float, *, tolerance: float = 0.01) -> bool:
+    """True while process ``pid`` runs and is the one that started at ``started``.
+
+    ``started`` is its ``create_time``; a process with the same pid but another start time
+    (the pid reused) is not it, and neither is a zombie.
+    """
+    try:
+        process = psutil.Process(pid)
+        return (
+            abs(process.create_time() - started) <= tolerance
+            and process.status() != psutil.STATUS_ZOMBIE
+        )
+    except psutil.Error:
+        return False
 
 
 def kill_tree(pid: int, *, create_time: float | None = None, grace: float = 2.0) -> None:

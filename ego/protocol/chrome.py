@@ -22,7 +22,7 @@ import psutil
 
 from ..errors import ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
 from ..places import PROFILES_ENV, expand, profiles_dir
-from ._proctree import kill_tree
+from ._proctree import kill_tree, still_running
 from ._watchdog import Watchdog, start_watchdog
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "find_chrome",
     "kill_tree",
     "profile_dir",
+    "still_running",
 ]
 
 #: Environment variable naming the Chrome binary; it wins over the PATH search.
@@ -321,14 +322,7 @@ class ChromeProcess:
             return self.process.poll() is None
         # In a forked child Chrome is not our child: waitpid would fail, and Popen would then
         # call it exited.
-        try:
-            process = psutil.Process(self.pid)
-            return (
-                abs(process.create_time() - self._create_time) <= 0.01
-                and process.status() != psutil.STATUS_ZOMBIE
-            )
-        except psutil.Error:
-            return False
+        return still_running(self.pid, self._create_time)
 
     async def wait_exit(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for Chrome to exit by itself; True if it did."""
