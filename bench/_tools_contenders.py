@@ -19,9 +19,9 @@ from _common import Call, RawCDP, latency_stats, rotated, split, spread
 from _tools_site import SITE_ID, TOOLS
 
 import ego
-from ego.cache import cache_key, hot_snippet
-from ego.js import embed_json, wrap
 from ego.learning.registry import LoadedSource
+from ego.runtime.cache import cache_key, hot_snippet
+from ego.runtime.js import embed_json, wrap
 
 if TYPE_CHECKING:
     from playwright.async_api import Page

@@ -38,7 +38,7 @@ import psutil
 from _common import ChromeTracker, environment, run_benchmark
 
 import ego
-from ego.network import MAX_REQUESTS
+from ego.page.network import MAX_REQUESTS
 
 SITE_ID = "bench-memory"
 TOOL = "add_one"

@@ -12,7 +12,7 @@ the same Chromium binary runs every contender. Each call passes ``{"n": i}`` wit
 
 * ``ego-hot``: ``site.run_browser_tool(site_id, tool, {"n": i}, tab=tab)``, cached: it sends
   the small hot Call only (checked: ``site.last_run.mode == "cached"``);
-* ``raw``: ``Runtime.evaluate`` (awaitPromise, returnByValue) of ``ego.js.wrap(expression,
+* ``raw``: ``Runtime.evaluate`` (awaitPromise, returnByValue) of ``ego.runtime.js.wrap(expression,
   {"n": i}, url=...)``, the plain wrap a harness without the cache sends every time, from a
   minimal websockets + orjson client with its own flattened session on ego's page;
 * ``ego-eval``: ego's ``Tab.evaluate`` of that same wrapped source;

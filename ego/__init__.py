@@ -13,10 +13,10 @@ from .api import Browser, BrowserStarter, connect, launch
 from .errors import *  # noqa: F403  (the exception types are part of the top-level API)
 from .errors import __all__ as _error_names
 from .learning import LearnContext, Learnings, ToolInfo
+from .page.tab import Tab
 from .pool import BrowserPool, Endpoint, PoolResult
 from .protocol.chrome import find_chrome
 from .site import Site, ToolContext
-from .tab import Tab
 
 __all__ = [
     "Browser",

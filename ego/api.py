@@ -1,6 +1,6 @@
 """The front door: ``ego.launch`` and ``ego.connect``, and the :class:`Browser` they give.
 
-:class:`Browser` is the protocol-level :class:`ego.browser.Browser` with the learnings facade
+:class:`Browser` is the protocol-level :class:`ego.page.browser.Browser` with the learnings facade
 on it (``browser.site``); it lives here, above the site layer, so that the browser layer
 never names the site layer. ``Browser.launch()``, ``Browser.connect()``, ``ego.launch()`` and
 ``ego.connect()`` all give one.
@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from . import browser as _browser
-from .dialogs import DialogPolicy, dialog_actions
 from .learning.registry import Learnings
+from .page import browser as _browser
+from .page.dialogs import DialogPolicy, dialog_actions
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.transport import Connection
 from .site import Site
@@ -26,7 +26,7 @@ __all__ = ["Browser", "BrowserStarter", "connect", "launch"]
 class Browser(_browser.Browser):
     """A connected browser with its learnings: ``browser.site`` runs their tools.
 
-    Everything :class:`ego.browser.Browser` offers, plus :attr:`site`.
+    Everything :class:`ego.page.browser.Browser` offers, plus :attr:`site`.
 
     Attributes:
         site: the learnings facade (:class:`ego.site.Site`), on the default learnings roots

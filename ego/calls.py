@@ -110,7 +110,7 @@ def resolve(
 def bind(learnings: Learnings, ref: ToolRef, args: Any) -> ToolCall:
     """Check ``args`` (a JSON object, None for ``{}``) against ``ref``'s schema; load the code.
 
-    Args may be any JSON object nested at most :data:`ego.js.MAX_JSON_DEPTH` levels deep
+    Args may be any JSON object nested at most :data:`ego.runtime.js.MAX_JSON_DEPTH` levels deep
     (the args object is level 1).
 
     Raises:

@@ -9,9 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .cache import RunStats, cache_key, run_cached
 from .calls import DEFAULTS, CallOptions, ToolCall, prepare
-from .contract import signal_in_exception, signal_in_result
 from .errors import (
     BrowserToolError,
     JavaScriptError,
@@ -28,7 +26,9 @@ from .learning.history import ToolVersion, list_versions
 from .learning.manifest import Manifest
 from .learning.matching import match_domain
 from .learning.registry import Learnings, LoadedSource
-from .schemas import mismatch
+from .learning.schemas import mismatch
+from .runtime.cache import RunStats, cache_key, run_cached
+from .runtime.contract import signal_in_exception, signal_in_result
 from .skills import NAMESPACE as SKILL_NAMESPACE
 from .skills import (
     SkillSummary,
@@ -41,8 +41,8 @@ from .skills import (
 from .skills import check_returns as check_skill_returns
 
 if TYPE_CHECKING:
-    from .browser import Browser
-    from .tab import Tab
+    from .page.browser import Browser
+    from .page.tab import Tab
 
 __all__ = ["Site", "ToolContext", "context_for", "tool_error"]
 
@@ -232,7 +232,7 @@ class Site:
         """Run a browser tool in the page and return its JSON result.
 
         The tool's source is cached in the site's localStorage: a run sends the small Call
-        snippet and only sends the full source when the cache misses (see :mod:`ego.cache`).
+        snippet and only sends the full source when the cache misses (see :mod:`ego.runtime.cache`).
         :attr:`last_run` tells what the run did.
 
         Args:

@@ -48,8 +48,8 @@ from typing import Any
 import orjson
 
 from ego.api import Browser
-from ego.cache import SIGNAL_KEY
 from ego.protocol.transport import Connection
+from ego.runtime.cache import SIGNAL_KEY
 
 __all__ = [
     "CommandError",

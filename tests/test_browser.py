@@ -10,7 +10,7 @@ import psutil
 import pytest
 
 import ego
-from ego.browser import BrowserContext
+from ego.page.browser import BrowserContext
 from tests.conftest import PageServer
 from tests.fake_cdp import BROWSER_PATH, FakeCDP
 from tests.test_tab import HANG, evaluate_pending, free_port

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 import ego
-from ego.cache import SIGNAL_KEY, RunStats, cache_key, call_snippet, hot_snippet, run_cached
-from ego.js import embed_json
 from ego.learning.registry import Learnings
 from ego.protocol.remote_values import javascript_error, python_value
+from ego.runtime.cache import SIGNAL_KEY, RunStats, cache_key, call_snippet, hot_snippet, run_cached
+from ego.runtime.js import embed_json
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import make_site, tool
@@ -75,7 +75,7 @@ async def set_item(tab: ego.Tab, key: str, value: str) -> None:
 
 
 def cache_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    return [record for record in caplog.records if record.name == "ego.cache"]
+    return [record for record in caplog.records if record.name == "ego.runtime.cache"]
 
 
 def loud_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
@@ -350,7 +350,7 @@ async def test_eval_blocked_answers_no_eval_and_falls_back(
     assert raw["result"]["value"] == {SIGNAL_KEY: "NO_EVAL"}
 
     # Through such a bridge the harness falls back to the plain wrap, same result.
-    caplog.set_level(logging.DEBUG, logger="ego.cache")
+    caplog.set_level(logging.DEBUG, logger="ego.runtime.cache")
     caplog.clear()
     loaded = site.learnings.browser_source(site_id, site.learnings.tool(site_id, "pure")[1])
     stats = RunStats()
@@ -436,7 +436,7 @@ async def test_unusable_storage_falls_back_to_the_plain_wrap(
     site_id = new_id("fallback")
     site = site_with(tmp_path, browser, site_id, pure=tool(PURE, args=SUM_ARGS))
 
-    caplog.set_level(logging.DEBUG, logger="ego.cache")
+    caplog.set_level(logging.DEBUG, logger="ego.runtime.cache")
     caplog.clear()
     result = await site.run_browser_tool(site_id, "pure", {"a": 2, "b": 3}, tab=tab)
     stats = last(site)
@@ -473,7 +473,7 @@ async def test_tampered_value_is_stored_again(
 
     await set_item(page, key, tampered)  # the stamp still matches
     await page.reload()  # a new document: this one's memo still holds the good function
-    caplog.set_level(logging.DEBUG, logger="ego.cache")
+    caplog.set_level(logging.DEBUG, logger="ego.runtime.cache")
     caplog.clear()
     assert await site.run_browser_tool(site_id, "add", {"a": 2, "b": 3}, tab=page) == SUM_EXPECTED
     assert (last(site).mode, last(site).stored, last(site).evaluations) == ("stored", True, 3)
@@ -489,7 +489,7 @@ async def test_cache_switched_off_per_call(
 ) -> None:
     site_id = new_id("off")
     site = site_with(tmp_path, browser, site_id, add=tool(SUM, args=SUM_ARGS))
-    caplog.set_level(logging.DEBUG, logger="ego.cache")
+    caplog.set_level(logging.DEBUG, logger="ego.runtime.cache")
     for _ in range(2):
         result = await site.run_browser_tool(
             site_id, "add", {"a": 2, "b": 3}, tab=page, cache=False

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.cache import (
+from ego.runtime.cache import (
     SIGNAL_KEY,
     RunStats,
     cache_key,
@@ -25,7 +25,7 @@ from ego.cache import (
     run_cached,
     store_snippet,
 )
-from ego.js import embed_json
+from ego.runtime.js import embed_json
 from tests.conftest import PageServer
 from tests.learning_fixtures import tool
 from tests.test_cache import (

@@ -253,7 +253,7 @@ async def test_snapshot_outline_with_selectors_that_select_exactly_their_element
         parsed.append((match.group(2), match.group(3), match.group(4)))
     selectors = [selector for _, _, selector in parsed]
     assert len(parsed) >= 30
-    described = await tab.evaluate(f"({DESCRIBE})({ego.js.embed_json(selectors)})")
+    described = await tab.evaluate(f"({DESCRIBE})({ego.runtime.js.embed_json(selectors)})")
     for (kind, rest, selector), el in zip(parsed, described, strict=True):
         assert el.get("count") == 1, f"{selector!r} selects {el}"
         _check_line(kind, rest, el)

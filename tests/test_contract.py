@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 import ego
-from ego.contract import signal_error
 from ego.errors import (
     BrowserToolError,
     JavaScriptError,
@@ -20,6 +19,7 @@ from ego.errors import (
     SkillBrokenError,
 )
 from ego.learning.registry import Learnings
+from ego.runtime.contract import signal_error
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import make_site, tool

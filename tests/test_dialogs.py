@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 import ego
-from ego.dialogs import MAX_RECORDED_DIALOGS, dialog_actions
 from ego.errors import (
     CommandTimeoutError,
     DialogOpenError,
@@ -28,6 +27,7 @@ from ego.errors import (
     TargetCrashedError,
 )
 from ego.learning.registry import Learnings
+from ego.page.dialogs import MAX_RECORDED_DIALOGS, dialog_actions
 from ego.protocol.transport import Connection
 from ego.site import Site
 from tests.cdp_mock import MockChannel

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import ego
-from ego.cache import run_cached
-from ego.js import embed_json, normalize_source
 from ego.protocol.transport import Connection
+from ego.runtime.cache import run_cached
+from ego.runtime.js import embed_json, normalize_source
 from tests.conftest import PageServer
 from tests.learning_fixtures import CdpSpy
 

@@ -36,8 +36,8 @@ from ego.learning.manifest import (
     load_manifest,
 )
 from ego.learning.registry import MAX_SITE_ID, Learnings
+from ego.learning.schemas import MAX_PATTERN_LENGTH, MAX_SCHEMA_DEPTH, mismatch, schema_problems
 from ego.learning.validate import validate_learnings
-from ego.schemas import MAX_PATTERN_LENGTH, MAX_SCHEMA_DEPTH, mismatch, schema_problems
 from tests.cli_helpers import ROOT, ego_env, ego_sync
 from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
 from tests.test_skills import problems_of, write_skill

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 import ego
-from ego.cache import PORTABLE_SIGNAL_KEY, SIGNAL_KEY, RunStats, cache_key, run_cached
 from ego.calls import prepare
 from ego.errors import BrowserToolError, InvalidArgsError, JavaScriptError, ProtocolError
-from ego.js import MAX_JSON_DEPTH, embed_json
 from ego.learning.registry import Learnings
 from ego.protocol.remote_values import python_value
+from ego.runtime.cache import PORTABLE_SIGNAL_KEY, SIGNAL_KEY, RunStats, cache_key, run_cached
+from ego.runtime.js import MAX_JSON_DEPTH, embed_json
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import make_site, tool

@@ -1,7 +1,7 @@
 """The hot call path: no stat per call, yet every edit to a site's files is seen in time.
 
 No browser: the checks all happen in :func:`ego.calls.prepare` and the Call snippet is built
-by :mod:`ego.cache`, so a stub tab that answers at once is enough.
+by :mod:`ego.runtime.cache`, so a stub tab that answers at once is enough.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from typing import Any, cast
 import pytest
 
 import ego
-from ego import cache, calls
+from ego import calls
 from ego.learning import registry, watch
 from ego.learning.registry import Learnings
+from ego.runtime import cache
 from ego.site import Site
 
 linux_only = pytest.mark.skipif(

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ego
-from ego.js import embed_json, normalize_source, wrap
 from ego.learning.registry import Learnings
+from ego.runtime.js import embed_json, normalize_source, wrap
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, make_site, tool

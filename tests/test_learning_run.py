@@ -18,8 +18,8 @@ from ego.errors import (
     ReturnsMismatchError,
     ToolLoadError,
 )
-from ego.js import normalize_source, source_url, wrap
 from ego.learning.registry import WORKSPACE_ENV, Learnings
+from ego.runtime.js import normalize_source, source_url, wrap
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, WHERE, CdpSpy, make_site, tool

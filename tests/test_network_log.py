@@ -1,7 +1,7 @@
 """A tab's network log stays bounded on a tab reused for many calls (issue 16).
 
 Pool tabs are reused without navigating, so every request a tool makes lands in the same
-document's log. The log keeps the latest :data:`ego.network.MAX_REQUESTS` and counts the
+document's log. The log keeps the latest :data:`ego.page.network.MAX_REQUESTS` and counts the
 ones it drops; waiting for network idle and reading response bodies keep working, since they
 rest on the in-flight tracking, which eviction does not touch.
 """
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.network import MAX_REQUESTS, NetworkLog
+from ego.page.network import MAX_REQUESTS, NetworkLog
 from tests.conftest import PageServer
 from tests.test_tab import HANG
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import ego
-from ego.console_log import ConsoleLog, format_args
-from ego.input_actions import _key_event
-from ego.waits import url_matcher
+from ego.page.console import ConsoleLog, format_args
+from ego.page.input import _key_event
+from ego.page.waits import url_matcher
 from tests.conftest import PageServer
 
 #: Turns a hang into a failure. Never a timing assertion: healthy calls end far sooner.

@@ -41,7 +41,7 @@ from typing import Any, Final
 from ..errors import InvalidCasesError, UnsafePathError
 from ..learning.paths import resolve_inside
 from ..learning.registry import SiteEntry
-from ..schemas import validator
+from ..learning.schemas import validator
 
 __all__ = [
     "CASES_FILE",

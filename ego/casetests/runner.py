@@ -20,7 +20,6 @@ import time
 from collections.abc import Awaitable, Collection, Sequence
 from typing import Any, Final
 
-from ..browser import Browser
 from ..errors import (
     BrowserClosedError,
     CommandTimeoutError,
@@ -30,9 +29,10 @@ from ..errors import (
     TabClosedError,
 )
 from ..learning.registry import Learnings
+from ..page.browser import Browser
+from ..page.tab import Tab
 from ..replay import Har, Replayer
 from ..site import Site
-from ..tab import Tab
 from .cases import CASES_FILE, LearningCase, load_cases
 from .judge import error_kind, judge, judge_error
 from .report import CaseResult, LearningTestReport

@@ -23,8 +23,8 @@ import psutil
 from .. import api
 from ..api import Browser
 from ..errors import BrowserError, EgoError
+from ..page.tab import Tab
 from ..protocol._proctree import kill_tree
-from ..tab import Tab
 from . import state
 from .common import (
     Settings,

@@ -14,7 +14,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from ..dialogs import DialogPolicy
+    from ..page.dialogs import DialogPolicy
 
 __all__ = ["mcp"]
 

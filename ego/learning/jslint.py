@@ -14,7 +14,7 @@ import bisect
 import re
 
 from ..errors import SnapshotReferenceError
-from ..js import normalize_source
+from ..runtime.js import normalize_source
 from .naming import refuse
 
 __all__ = ["NOT_A_FUNCTION", "check_source", "find_snapshot_refs", "function_expression"]

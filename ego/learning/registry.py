@@ -22,15 +22,15 @@ from ..errors import (
     UnknownToolError,
     UnsafePathError,
 )
-from ..js import embed_json, source_url
 from ..places import WORKSPACE_ENV, bundled_root, expand
-from ..schemas import failing_field, first_error, validator
+from ..runtime.js import embed_json, source_url
 from .index import DomainIndex
 from .jslint import function_expression
 from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
 from .matching import match_host, url_host
 from .paths import check_relative, resolve_inside
 from .quickcheck import quick_check
+from .schemas import failing_field, first_error, validator
 from .watch import REVALIDATE_SECONDS, generation, watch
 from .watch import epoch as watcher_epoch
 

@@ -43,8 +43,8 @@ from .save_plan import ToolPlan, check_schemas, plan_browser_tool, workspace_roo
 from .store import SavedTool, write_tool
 
 if TYPE_CHECKING:
-    from ..browser import Browser
-    from ..tab import Tab
+    from ..page.browser import Browser
+    from ..page.tab import Tab
 
 __all__ = ["current_url", "save_browser_tool"]
 

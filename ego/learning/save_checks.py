@@ -11,16 +11,16 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ..contract import signal_error
 from ..errors import BrowserError, JavaScriptError, SaveRefusedError
-from ..js import wrap, wrap_call
-from ..schemas import mismatch
+from ..runtime.contract import signal_error
+from ..runtime.js import wrap, wrap_call
 from .naming import refuse
 from .save_plan import ToolPlan
+from .schemas import mismatch
 
 if TYPE_CHECKING:
-    from ..browser import Browser
-    from ..tab import Tab
+    from ..page.browser import Browser
+    from ..page.tab import Tab
 
 __all__ = ["compile_check", "run_trial"]
 

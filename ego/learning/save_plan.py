@@ -22,8 +22,7 @@ from typing import Any, Literal
 import jsonschema
 
 from ..errors import InvalidManifestError, WorkspaceRequiredError
-from ..js import source_url
-from ..schemas import validator
+from ..runtime.js import source_url
 from .draft import FrontEnd, ToolDraft, merge_entry, words_for
 from .history import changed_fields, content_hash
 from .jslint import check_source
@@ -31,6 +30,7 @@ from .manifest import Manifest, args_schema, load_manifest
 from .matching import domain_of, is_too_broad, match_domain, split_domain
 from .naming import check_site_id, check_tool_name, refuse
 from .registry import Learnings
+from .schemas import validator
 
 __all__ = [
     "SiteBase",
@@ -288,7 +288,8 @@ class ToolPlan:
     Attributes:
         site_id, tool: what is saved.
         source: the tool file's text as given.
-        expression: the source normalised to one expression (see :func:`ego.js.normalize_source`).
+        expression: the source normalised to one expression (see
+            :func:`ego.runtime.js.normalize_source`).
         entry: the manifest entry to write: the tool's current entry with what the draft
             named applied (:func:`merge_entry`).
         manifest: the whole manifest to write (raw JSON data).

@@ -15,8 +15,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..network import Request
-from ..tab import Tab
+from ..page.network import Request
+from ..page.tab import Tab
 from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call
 from .results import tool_result
 

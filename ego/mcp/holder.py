@@ -16,10 +16,10 @@ from mcp.types import ToolAnnotations
 
 from .. import api
 from ..api import Browser
-from ..dialogs import DialogPolicy
 from ..errors import EgoError
 from ..learning.registry import Learnings
-from ..tab import Tab
+from ..page.dialogs import DialogPolicy
+from ..page.tab import Tab
 from .wording import mcp_message
 
 __all__ = [

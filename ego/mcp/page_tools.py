@@ -1,7 +1,7 @@
 """The MCP tools that look at or act inside the current page beyond click and type:
 screenshot, console, waiting, keys, hover, options, file uploads and dialogs.
 
-Each is one call of the :class:`~ego.tab.Tab` verb of the same job, on the current tab, named
+Each is one call of the :class:`~ego.page.tab.Tab` verb of the same job, on the current tab, named
 as agents know it from chrome-devtools-mcp (``take_screenshot``, ``list_console_messages``,
 ``wait_for``, ``press_key``, ``hover``, ``select_option``, ``upload_file``,
 ``handle_dialog``).

@@ -33,8 +33,8 @@ from ..learning.matching import match_domain
 from ..learning.save import current_url
 from ..learning.save_plan import check_domains
 from ..learning.store import restore_tool as restore_kept
+from ..page.tab import Tab
 from ..skills import import_skill as import_skill_file
-from ..tab import Tab
 from .ego_server import EgoServer, tools_changed
 from .holder import BrowserHolder, call
 from .learning_tools import add_learning_tool, mcp_name

@@ -18,9 +18,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..dialogs import DialogPolicy
 from ..learning.context import LearnContext, ToolInfo, example_args
 from ..learning.registry import Learnings
+from ..page.dialogs import DialogPolicy
 from .browser_tools import add_browser_tools
 from .ego_server import EgoServer
 from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
@@ -164,7 +164,7 @@ async def serve(
         endpoint, profile, headless: which Chrome (attach to ``endpoint``, else launch).
         learnings: the learnings served; by default the workspace's and the project's.
         dialogs: how page dialogs are answered; ``"manual"`` leaves each one open for the
-            agent's ``handle_dialog`` (see :data:`ego.dialogs.DialogPolicy`).
+            agent's ``handle_dialog`` (see :data:`ego.page.dialogs.DialogPolicy`).
     """
     holder = BrowserHolder(
         endpoint=endpoint,

@@ -14,8 +14,8 @@ from typing import Final
 
 from ..api import Browser
 from ..learning.registry import Learnings
+from ..page.tab import Tab
 from ..site import Site
-from ..tab import Tab
 from .sources import MemberFactory, MemberSpec
 from .types import MemberInfo, MemberState, PoolStats
 

@@ -13,8 +13,8 @@ import itertools
 
 from ..errors import BrowserClosedError, PoolExhaustedError
 from ..learning.manifest import Manifest
+from ..page.tab import Tab
 from ..site import Site
-from ..tab import Tab
 from .members import Member, Members
 
 __all__ = ["Lease", "Scheduler"]

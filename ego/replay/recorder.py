@@ -30,16 +30,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..browser import Browser
 from ..errors import BrowserClosedError, EgoError, TabClosedError
+from ..page.browser import Browser
 from .capture import Capture, Outcome, iso_time
 from .har import Har, Page
 from .replayer import DEFAULT_IGNORE
 from .secrets import strip_har
 
 if TYPE_CHECKING:
+    from ..page.tab import Tab, WaitUntil
     from ..protocol.transport import Connection, Subscription
-    from ..tab import Tab, WaitUntil
 
 __all__ = ["Recorder", "record"]
 

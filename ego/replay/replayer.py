@@ -43,8 +43,8 @@ from .har import Entry, Har
 from .matching import Matcher, QueryMode, request_content_type
 
 if TYPE_CHECKING:
+    from ..page.tab import Tab
     from ..protocol.transport import Connection, Subscription
-    from ..tab import Tab
 
 __all__ = [
     "DEFAULT_IGNORE",

@@ -25,11 +25,11 @@ from frontmatter.default_handlers import YAMLHandler
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InvalidSkillError, UnsafePathError
-from ..js import normalize_source
 from ..learning.manifest import args_schema
 from ..learning.matching import match_domain
 from ..learning.paths import resolve_inside
-from ..schemas import schema_problems
+from ..learning.schemas import schema_problems
+from ..runtime.js import normalize_source
 
 __all__ = [
     "CAPABILITIES",

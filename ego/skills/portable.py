@@ -2,8 +2,8 @@
 
 An exported SKILL.md is self-contained: the frontmatter, the sections, the extractor's source in
 a ```js block under ``## Extractor``, and two ready-to-paste snippets built exactly as
-:mod:`ego.cache` builds them, ``## Call`` (answers ``{"__ego_cache__": "NEEDS_STORE"}`` when the
-extractor is not stored yet or is stale, else the result) and ``## Store`` (answers
+:mod:`ego.runtime.cache` builds them, ``## Call`` (answers ``{"__ego_cache__": "NEEDS_STORE"}``
+when the extractor is not stored yet or is stale, else the result) and ``## Store`` (answers
 ``"stored"``). VER in both is the content hash ego itself uses, so an extractor stored by
 another agent's bridge is a cache hit for ego and the other way round.
 
@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cache import PORTABLE_SIGNAL_KEY, call_snippet, store_snippet
 from ..errors import (
     InvalidSkillError,
     SkillExistsError,
@@ -33,12 +32,13 @@ from ..errors import (
     UnknownSkillError,
     UnknownToolError,
 )
-from ..js import embed_json
 from ..learning.context import example_args
 from ..learning.locks import site_lock
 from ..learning.manifest import BrowserToolSpec
 from ..learning.paths import resolve_inside
 from ..learning.registry import WORKSPACE_ENV, Learnings
+from ..runtime.cache import PORTABLE_SIGNAL_KEY, call_snippet, store_snippet
+from ..runtime.js import embed_json
 from .catalog import catalog_for
 from .format import (
     EXTRACTOR_FILE,

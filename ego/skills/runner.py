@@ -22,16 +22,16 @@ from ..errors import (
     MissingCapabilityError,
     ReturnsMismatchError,
 )
-from ..js import embed_json
 from ..learning.matching import match_domain
 from ..learning.registry import LoadedSource
-from ..schemas import failing_field, first_error, mismatch, validator
+from ..learning.schemas import failing_field, first_error, mismatch, validator
+from ..runtime.js import embed_json
 from .catalog import SkillCatalog
 from .format import CAPABILITIES, EXTRACTOR_FILE, NAMESPACE, Skill
 
 if TYPE_CHECKING:
-    from ..browser import Browser
-    from ..tab import Tab
+    from ..page.browser import Browser
+    from ..page.tab import Tab
 
 __all__ = [
     "check_needs",
@@ -52,7 +52,7 @@ def provided_capabilities(tab_type: type[Any] | None = None) -> frozenset[str]:
         tab_type: the tab class to look at (default :class:`ego.Tab`).
     """
     if tab_type is None:
-        from ..tab import Tab
+        from ..page.tab import Tab
 
         tab_type = Tab
     return frozenset(name for name in CAPABILITIES if callable(getattr(tab_type, name, None)))

@@ -1,6 +1,6 @@
 """What the tab's verbs need of a tab, as one structural type (``ego.Tab`` is one).
 
-The verbs' modules sit below ``ego.tab`` and must not import it; they take anything with
+The verbs' modules sit below ``ego.page.tab`` and must not import it; they take anything with
 these members, which also lets a test hand them a stand-in.
 """
 

@@ -4,11 +4,11 @@
 
 * **raw** (``describe=False``): one ``Runtime.evaluate`` with ``returnByValue``; the value comes
   back as JSON carries it (a ``Date`` or a DOM node becomes ``{}``, a cycle fails). The tool
-  call path (:func:`ego.cache.run_cached`) and the tab's own verbs use it: their code returns
-  JSON, and this is the fastest a call can be.
+  call path (:func:`ego.runtime.cache.run_cached`) and the tab's own verbs use it: their code
+  returns JSON, and this is the fastest a call can be.
 * **described** (``describe=True``, what ``tab.evaluate`` does by default): the value is kept in
   the page by reference; a primitive comes back in that same answer, and an object is then
-  described in the page by ``page_scripts/describe.js`` and sent back as JSON, with what JSON
+  described in the page by ``page/scripts/describe.js`` and sent back as JSON, with what JSON
   cannot carry put in words (a ``Date`` as its ISO string, a DOM node as a short descriptor,
   a ``Map``/``Set`` as a list, a cycle as ``"[Circular $.path]"``). One more round trip for an
   object result, none for a primitive.
@@ -26,12 +26,12 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, Final
 
-from .errors import CommandTimeoutError, ContextDestroyedError, ProtocolError
-from .page_scripts import page_script
-from .protocol.remote_values import javascript_error, python_value, unreturnable_error
+from ..errors import CommandTimeoutError, ContextDestroyedError, ProtocolError
+from ..protocol.remote_values import javascript_error, python_value, unreturnable_error
+from .scripts import page_script
 
 if TYPE_CHECKING:
-    from .protocol.transport import Connection
+    from ..protocol.transport import Connection
 
 __all__ = ["evaluate"]
 

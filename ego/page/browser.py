@@ -13,22 +13,22 @@ from urllib.parse import urlsplit, urlunsplit
 
 import orjson
 
-from .dialogs import DialogPolicy, dialog_actions
-from .errors import (
+from ..errors import (
     BrowserClosedError,
     ConnectionFailedError,
     EgoError,
     ProtocolError,
     TabClosedError,
 )
-from .protocol.chrome import ChromeProcess, LaunchOptions
-from .protocol.transport import Connection
-from .protocol.wire import redact
+from ..protocol.chrome import ChromeProcess, LaunchOptions
+from ..protocol.transport import Connection
+from ..protocol.wire import redact
+from .dialogs import DialogPolicy, dialog_actions
 from .tab import Tab, WaitUntil
 
 __all__ = ["Browser", "BrowserContext"]
 
-logger = logging.getLogger("ego.browser")
+logger = logging.getLogger("ego.page.browser")
 
 
 class Browser:
@@ -39,7 +39,7 @@ class Browser:
     close). Use it as an async context manager, or call :meth:`close`.
 
     Attributes:
-        dialogs: the dialog policy each tab starts with (see :data:`ego.dialogs.DialogPolicy`);
+        dialogs: the dialog policy each tab starts with (see :data:`ego.page.dialogs.DialogPolicy`);
             a tab's own is :attr:`ego.Tab.dialog_policy`.
     """
 

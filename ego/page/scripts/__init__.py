@@ -10,7 +10,7 @@ __all__ = ["page_script"]
 
 @cache
 def page_script(name: str) -> str:
-    """The source of ``page_scripts/<name>.js``: one function expression, comments stripped
+    """The source of ``page/scripts/<name>.js``: one function expression, comments stripped
     from its head so that it can be called in place."""
     text = resources.files(__package__).joinpath(f"{name}.js").read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if not line.startswith("//")]

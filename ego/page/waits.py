@@ -13,14 +13,14 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Final
 
-from .errors import CommandTimeoutError, ContextDestroyedError
-from .js import embed_json
-from .page_protocol import Page
-from .page_scripts import page_script
+from ..errors import CommandTimeoutError, ContextDestroyedError
+from ..protocol.literals import embed_json
+from .page import Page
+from .scripts import page_script
 
 if TYPE_CHECKING:
+    from ..protocol.transport import Connection
     from .network import NetworkLog
-    from .protocol.transport import Connection
 
 __all__ = ["IDLE_QUIET", "url_matcher", "wait_for"]
 

@@ -17,10 +17,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from .errors import CommandTimeoutError, ProtocolError
+from ..errors import CommandTimeoutError, ProtocolError
 
 if TYPE_CHECKING:
-    from .protocol.transport import Connection, Subscription
+    from ..protocol.transport import Connection, Subscription
 
 __all__ = ["MAX_REQUESTS", "NetworkLog", "Request"]
 

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from .errors import ElementNotFoundError, ProtocolError
-from .js import embed_json
-from .page_protocol import Page
-from .page_scripts import page_script
+from ..errors import ElementNotFoundError, ProtocolError
+from ..protocol.literals import embed_json
+from .page import Page
+from .scripts import page_script
 
 __all__ = ["hover", "press", "select", "upload"]
 

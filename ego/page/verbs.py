@@ -2,7 +2,7 @@
 
 :class:`TabVerbs` is a base of :class:`ego.Tab`: each method is a short wrapper over the
 module that does the work (screenshots, console_log, waits, input_actions, history,
-network), so that ``ego/tab.py`` keeps to sessions, navigation and evaluation.
+network), so that ``ego/page/tab.py`` keeps to sessions, navigation and evaluation.
 """
 
 from __future__ import annotations
@@ -11,21 +11,23 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from . import input_actions, nav_history, screenshots, waits
-from .page_protocol import Page
+from . import history as nav_history
+from . import input as input_actions
+from . import screenshots, waits
+from .page import Page
 
 if TYPE_CHECKING:
-    from .console_log import ConsoleLog, ConsoleMessage
-    from .nav_history import HistoryWait
+    from ..protocol.transport import Connection
+    from .console import ConsoleLog, ConsoleMessage
+    from .history import HistoryWait
     from .network import NetworkLog, Request
-    from .protocol.transport import Connection
     from .screenshots import ImageFormat
 
 __all__ = ["TabVerbs"]
 
 
 class _Core(Page, Protocol):
-    """What the verbs use of a tab beyond :class:`~ego.page_protocol.Page`; :class:`ego.Tab`
+    """What the verbs use of a tab beyond :class:`~ego.page.page.Page`; :class:`ego.Tab`
     provides it."""
 
     default_timeout: float
@@ -72,7 +74,7 @@ class TabVerbs:
         """The page's console messages and uncaught exceptions since ego attached to the tab.
 
         Kept across navigations in a buffer of the newest 1,000
-        (:data:`ego.console_log.MAX_MESSAGES`); :attr:`console_dropped` counts the older
+        (:data:`ego.page.console.MAX_MESSAGES`); :attr:`console_dropped` counts the older
         ones dropped. Each has level, text, source URL, 1-based line and column, and for an
         exception ``exception=True`` and its stack.
 

@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from .errors import ElementNotFoundError
-from .js import embed_json
-from .page_protocol import Page
-from .page_scripts import page_script
+from ..errors import ElementNotFoundError
+from ..protocol.literals import embed_json
+from .page import Page
+from .scripts import page_script
 
 __all__ = ["ImageFormat", "capture"]
 

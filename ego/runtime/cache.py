@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from .js import embed_json, wrap_call
 
 if TYPE_CHECKING:
-    from .tab import Tab
+    from ..page.tab import Tab
 
 __all__ = [
     "PORTABLE_SIGNAL_KEY",
@@ -54,7 +54,7 @@ __all__ = [
     "store_snippet",
 ]
 
-logger = logging.getLogger("ego.cache")
+logger = logging.getLogger("ego.runtime.cache")
 
 #: The property of the object the snippets answer with when they did not run the tool, and
 #: the global the loader lives under: it carries a nonce made once per process, so that no
@@ -262,7 +262,8 @@ async def run_cached(
         tab: where to run.
         key: the localStorage key (see :func:`cache_key`).
         version: the content-derived stamp; a different one makes the Call re-store.
-        expression: JavaScript that evaluates to the function (see :func:`ego.js.normalize_source`).
+        expression: JavaScript that evaluates to the function (see
+            :func:`ego.runtime.js.normalize_source`).
         arguments: the call's JavaScript argument list, e.g. ``'{"q":1}'`` or
             ``'document, {"q":1}'``.
         url: the sourceURL naming the code in JS stacks.

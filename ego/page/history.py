@@ -6,10 +6,10 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .errors import CommandTimeoutError, NavigationError
+from ..errors import CommandTimeoutError, NavigationError
 
 if TYPE_CHECKING:
-    from .protocol.transport import Connection
+    from ..protocol.transport import Connection
 
 __all__ = ["HistoryWait", "go"]
 

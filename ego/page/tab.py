@@ -8,23 +8,23 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
-from .console_log import ConsoleLog
-from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
-from .errors import (
+from ..errors import (
     CommandTimeoutError,
     ElementNotFoundError,
     NavigationError,
     ProtocolError,
     TabClosedError,
 )
+from ..protocol.literals import embed_json
+from .console import ConsoleLog
+from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
 from .evaluation import evaluate
-from .js import embed_json
 from .network import NetworkLog, Request
-from .page_scripts import page_script
-from .tab_verbs import TabVerbs
+from .scripts import page_script
+from .verbs import TabVerbs
 
 if TYPE_CHECKING:
-    from .protocol.transport import Connection
+    from ..protocol.transport import Connection
 
 __all__ = ["Tab", "WaitUntil"]
 
@@ -279,7 +279,7 @@ class Tab(TabVerbs):
 
     @property
     def dialog_policy(self) -> DialogPolicy:
-        """How this tab's page dialogs are answered (see :data:`ego.dialogs.DialogPolicy`);
+        """How this tab's page dialogs are answered (see :data:`ego.page.dialogs.DialogPolicy`);
         the browser's ``dialogs=`` unless set here."""
         return self._dialogs.policy
 
@@ -325,7 +325,7 @@ class Tab(TabVerbs):
         """Wait for the next dialog, and answer it as given: ``dialog = await
         tab.expect_dialog()`` (the one open now, or the next), or ``async with
         tab.expect_dialog(accept=True) as expected:`` around the call that opens it (see
-        :class:`~ego.dialogs.DialogExpectation`).
+        :class:`~ego.page.dialogs.DialogExpectation`).
 
         Args:
             accept: True accepts, False dismisses; None leaves it to the policy.
@@ -588,7 +588,7 @@ class Tab(TabVerbs):
 
         Each has method, URL, resource type, status (None while pending or failed), MIME
         type and, for a failed one, Chrome's error text. A navigation starts a new list. The
-        list keeps the latest :data:`ego.network.MAX_REQUESTS` (1,000) requests of a page;
+        list keeps the latest :data:`ego.page.network.MAX_REQUESTS` (1,000) requests of a page;
         older ones are dropped and counted, so a tab reused for many calls stays small.
 
         Raises:

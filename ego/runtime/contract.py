@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from .errors import JavaScriptError, LearningError, NeedsLoginError, SkillBrokenError
+from ..errors import JavaScriptError, LearningError, NeedsLoginError, SkillBrokenError
 
 __all__ = ["NEEDS_LOGIN", "SKILL_BROKEN", "signal_error", "signal_in_exception", "signal_in_result"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from .protocol.transport import Connection, Subscription
+    from ..protocol.transport import Connection, Subscription
 
 __all__ = ["MAX_MESSAGES", "ConsoleLog", "ConsoleMessage", "format_args"]
 

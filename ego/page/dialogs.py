@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
 
-from .errors import CommandTimeoutError, DialogOpenError, EgoError, ProtocolError, TabClosedError
+from ..errors import CommandTimeoutError, DialogOpenError, EgoError, ProtocolError, TabClosedError
 
 if TYPE_CHECKING:
-    from .protocol.transport import Connection, Subscription
+    from ..protocol.transport import Connection, Subscription
 
 __all__ = [
     "DEFAULT_DIALOG_ACTIONS",
@@ -37,7 +37,7 @@ __all__ = [
     "dialog_actions",
 ]
 
-logger = logging.getLogger("ego.dialogs")
+logger = logging.getLogger("ego.page.dialogs")
 
 DialogType = Literal["alert", "beforeunload", "confirm", "prompt"]
 DialogAction = Literal["accept", "dismiss", "manual"]
