@@ -41,6 +41,7 @@ class Browser(_browser.Browser):
         process: ChromeProcess | None = None,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
+        downloads: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(
             connection,
@@ -48,6 +49,7 @@ class Browser(_browser.Browser):
             process=process,
             default_timeout=default_timeout,
             dialogs=dialogs,
+            downloads=downloads,
         )
         self.site = Site(self)
 
@@ -101,6 +103,7 @@ def launch(
     workspace: str | os.PathLike[str] | None = None,
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "auto",
+    downloads: str | os.PathLike[str] | None = None,
 ) -> BrowserStarter:
     """Start a local Chrome and connect to it.
 
@@ -124,6 +127,9 @@ def launch(
             ``"dismiss"``, ``"manual"`` (left open: calls on the tab fail at once with
             DialogOpenError until ``tab.handle_dialog``), or a mapping per dialog type such
             as ``{"beforeunload": "accept"}``. Every dialog is recorded in ``tab.dialogs``.
+        downloads: the folder files that pages download are saved in (made when missing;
+            default ``downloads/`` in ego's state folder), never the user's Downloads; see
+            ``tab.expect_download()`` and ``browser.downloads()``.
 
     Raises:
         ValueError: ``dialogs`` is not a dialog policy (raised here, before Chrome starts).
@@ -141,7 +147,7 @@ def launch(
     dialog_actions(dialogs)
 
     async def factory() -> Browser:
-        return await Browser.launch_with(options, dialogs=dialogs)
+        return await Browser.launch_with(options, dialogs=dialogs, downloads=downloads)
 
     return BrowserStarter(factory, _learnings(workspace, learnings))
 
@@ -155,6 +161,7 @@ def connect(
     workspace: str | os.PathLike[str] | None = None,
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "auto",
+    downloads: str | os.PathLike[str] | None = None,
 ) -> BrowserStarter:
     """Attach to a Chrome that is already running, locally or on another host.
 
@@ -164,7 +171,8 @@ def connect(
         headers: extra HTTP headers for the handshake (auth for a remote fleet).
         timeout: seconds to reach the endpoint.
         default_timeout: seconds every CDP command may take unless a call says otherwise.
-        workspace, learnings, dialogs: as for :func:`launch`.
+        workspace, learnings, dialogs, downloads: as for :func:`launch` (downloads are saved
+            into ``downloads`` on the machine ego runs on when Chrome runs there too).
 
     Raises:
         ValueError: ``dialogs`` is not a dialog policy (raised here, before connecting).
@@ -183,6 +191,7 @@ def connect(
             timeout=timeout,
             default_timeout=default_timeout,
             dialogs=dialogs,
+            downloads=downloads,
         )
 
     return BrowserStarter(factory, _learnings(workspace, learnings))

@@ -17,6 +17,9 @@ The tree::
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
+    │   ├── FrameDetachedError        a frame was removed from its page while a call used it
+    │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
+    │   ├── DownloadFailedError       a download was cancelled or failed
     │   ├── TargetCrashedError        the tab's renderer crashed; reload or close the tab
     │   ├── DialogOpenError           a page dialog (alert, confirm, ...) blocks the tab
     │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
@@ -38,6 +41,7 @@ The tree::
         ├── InvalidArgsError          args fail the tool's schema
         ├── ToolLoadError             a tool file is missing or cannot be loaded
         ├── NoTabError                no tab to run a tool in, and none can be opened
+        ├── SiteMismatchError         the tab given is not on the tool's site, nor any frame
         ├── ConfirmationRequiredError an irreversible tool was called without confirm=True
         ├── NeedsLoginError           NEEDS_LOGIN: the tool found no usable session
         ├── SkillBrokenError          SKILL_BROKEN: the site no longer matches the tool
@@ -70,8 +74,11 @@ __all__ = [
     "ConnectionFailedError",
     "ContextDestroyedError",
     "DialogOpenError",
+    "DownloadFailedError",
     "EgoError",
     "ElementNotFoundError",
+    "FrameDetachedError",
+    "FrameNotFoundError",
     "HarFormatError",
     "InvalidArgsError",
     "InvalidCasesError",
@@ -91,6 +98,7 @@ __all__ = [
     "ReturnsMismatchError",
     "SaveRefusedError",
     "SiteBusyError",
+    "SiteMismatchError",
     "SkillBrokenError",
     "SkillExistsError",
     "SnapshotReferenceError",
@@ -163,6 +171,18 @@ class NavigationError(BrowserError):
 
 class ContextDestroyedError(BrowserError):
     """The page's JavaScript context went away (usually a navigation) during an evaluate."""
+
+
+class FrameDetachedError(BrowserError):
+    """A frame was removed from its page before or while a call used it."""
+
+
+class FrameNotFoundError(BrowserError):
+    """No frame of the tab matches what ``tab.frame()`` asked for within its timeout."""
+
+
+class DownloadFailedError(BrowserError):
+    """A download was cancelled or failed (by the page, the server, or the browser closing)."""
 
 
 class TargetCrashedError(BrowserError):
@@ -303,6 +323,20 @@ class ToolLoadError(LearningError):
 
 class NoTabError(LearningError):
     """No open tab matches the site, and the manifest gives no start URL to open one."""
+
+
+class SiteMismatchError(LearningError):
+    """A tool was given a tab that is not on its site, and no frame of the tab is either.
+
+    Attributes:
+        host: the host (with port) of the tab's page.
+        domains: the site's domains.
+    """
+
+    def __init__(self, message: str, *, host: str, domains: list[str]) -> None:
+        super().__init__(message)
+        self.host = host
+        self.domains = domains
 
 
 class ReturnsMismatchError(LearningError):

@@ -16,6 +16,7 @@ from .errors import (
     NavigationError,
     NoTabError,
     ReturnsMismatchError,
+    SiteMismatchError,
 )
 from .learning import notes as _notes
 from .learning import save as _save
@@ -24,7 +25,7 @@ from .learning.context import LearnContext, SiteSummary, build_context, summariz
 from .learning.draft import ToolDraft
 from .learning.history import ToolVersion, list_versions
 from .learning.manifest import Manifest
-from .learning.matching import match_domain
+from .learning.matching import domain_of, match_domain
 from .learning.registry import Learnings, LoadedSource
 from .learning.schemas import mismatch
 from .runtime.cache import RunStats, cache_key, run_cached
@@ -42,6 +43,7 @@ from .skills import check_returns as check_skill_returns
 
 if TYPE_CHECKING:
     from .page.browser import Browser
+    from .page.frame import Frame
     from .page.tab import Tab
 
 __all__ = ["Site", "ToolContext", "context_for", "tool_error"]
@@ -130,6 +132,65 @@ class Site:
         for candidate in await self.browser.tabs():
             if match_domain(candidate.url, manifest.domains):
                 return candidate
+        return await self._new_tab(manifest)
+
+    async def _page_for(self, manifest: Manifest, tab: Tab | None) -> Tab | Frame:
+        """Where a browser tool of ``manifest``'s site runs: ``tab`` when its page is on the
+        site, else the frame of ``tab`` that is; without a tab, an open tab on the site, else
+        a frame on the site in an open tab, else a new tab at the start URL.
+
+        Raises:
+            SiteMismatchError: ``tab`` is not on the site and no frame of it is.
+            NoTabError, NavigationError: as :meth:`tab_for`.
+        """
+        if tab is not None:
+            if _on_site(tab.url, manifest.domains):
+                return tab
+            frame = await _frame_on_site(tab, manifest.domains)
+            if frame is None:
+                raise SiteMismatchError(
+                    f"site {manifest.id!r} runs on {', '.join(manifest.domains)}, but the tab "
+                    f"given shows {_host(tab.url)} and none of its frames is on the site: pass "
+                    "a tab on the site (or one that embeds it), or leave tab out to let ego "
+                    "find or open one",
+                    host=_host(tab.url),
+                    domains=list(manifest.domains),
+                )
+            return frame
+        tabs = await self.browser.tabs()
+        for candidate in tabs:
+            if match_domain(candidate.url, manifest.domains):
+                return candidate
+        for candidate in await self._embedding(tabs, manifest):
+            frame = await _frame_on_site(candidate, manifest.domains)
+            if frame is not None:
+                return frame
+        return await self._new_tab(manifest)
+
+    async def _embedding(self, tabs: list[Tab], manifest: Manifest) -> list[Tab]:
+        """The open tabs that may embed the site: those ego attached to already (their
+        frames are known), and those whose cross-site frames Chrome lists on the site."""
+        known = [tab for tab in tabs if tab.session_id is not None]
+        targets = await self.browser.connection.send("Target.getTargets")
+        parents: dict[str, str] = {}
+        wanted: list[str] = []
+        for info in targets.get("targetInfos", []):
+            if info.get("type") == "iframe":
+                parents[str(info.get("targetId"))] = str(info.get("parentFrameId", ""))
+                if match_domain(str(info.get("url", "")), manifest.domains):
+                    wanted.append(str(info.get("targetId")))
+        pages = {tab.target_id: tab for tab in tabs}
+        for frame_id in wanted:
+            seen: set[str] = set()
+            while frame_id in parents and frame_id not in seen:
+                seen.add(frame_id)
+                frame_id = parents[frame_id]
+            page = pages.get(frame_id)
+            if page is not None and page not in known:
+                known.append(page)
+        return known
+
+    async def _new_tab(self, manifest: Manifest) -> Tab:
         try:
             return await self.browser.new_tab(self.start_url(manifest))
         except NavigationError as exc:
@@ -193,11 +254,15 @@ class Site:
         """
         ref = call.ref
         options = ref.options
-        # A given tab needs no lookup (and no coroutine): the hot call names its tab.
-        target = tab if tab is not None else await self._tab_for(ref.manifest, tab)
         if call.source is not None:
+            # A given tab on the site needs no lookup: the hot call names its tab.
+            page = (
+                tab
+                if tab is not None and _on_site(tab.url, ref.manifest.domains)
+                else await self._page_for(ref.manifest, tab)
+            )
             result = await self._run_source(
-                target,
+                page,
                 call.source,
                 call.embedded,
                 timeout=options.timeout or ref.spec.timeout,
@@ -205,6 +270,7 @@ class Site:
             )
         else:
             assert call.function is not None
+            target = tab if tab is not None else await self._tab_for(ref.manifest, tab)
             context = ToolContext(self, self.browser, target, ref.site_id, ref.tool)
             result = call.function(context, call.args)
             if inspect.isawaitable(result):
@@ -291,7 +357,7 @@ class Site:
 
     async def _run_source(
         self,
-        tab: Tab,
+        tab: Tab | Frame,
         loaded: LoadedSource,
         arguments: str,
         *,
@@ -626,3 +692,31 @@ def _display_path(file: Path) -> str:
         return str(file.relative_to(Path.cwd()))
     except ValueError:
         return str(file)
+
+
+# Whether a URL is on a site's domains, for the hot call: the same tab and site ask again and
+# again. Bounded: emptied when it grows past the limit.
+_ON_SITE: dict[tuple[str, tuple[str, ...]], bool] = {}
+_MAX_ON_SITE = 4096
+
+
+def _on_site(url: str, domains: tuple[str, ...]) -> bool:
+    key = (url, domains)
+    known = _ON_SITE.get(key)
+    if known is None:
+        if len(_ON_SITE) >= _MAX_ON_SITE:
+            _ON_SITE.clear()
+        known = _ON_SITE[key] = match_domain(url, domains) is not None
+    return known
+
+
+async def _frame_on_site(tab: Tab, domains: tuple[str, ...]) -> Frame | None:
+    """The first frame of ``tab`` whose document is on ``domains``."""
+    for frame in await tab.frames():
+        if not frame.is_main and _on_site(frame.url, domains):
+            return frame
+    return None
+
+
+def _host(url: str) -> str:
+    return domain_of(url) or url or "about:blank"

@@ -416,6 +416,26 @@ FALLBACKS = {
 }
 
 
+async def run_directly(
+    site: Site, site_id: str, tab: ego.Tab, *, use_cache: bool = True
+) -> tuple[Any, RunStats]:
+    """Run the ``pure`` tool through the cache layer itself, with no site check."""
+    call = site.prepare(site_id, "pure", {"a": 2, "b": 3})
+    assert call.source is not None
+    stats = RunStats()
+    result = await run_cached(
+        tab,
+        key=cache_key(site_id, "pure"),
+        version=call.source.version,
+        expression=call.source.expression,
+        arguments=call.embedded,
+        url=call.source.url,
+        use_cache=use_cache,
+        stats=stats,
+    )
+    return result, stats
+
+
 @pytest.mark.parametrize("case", list(FALLBACKS))
 async def test_unusable_storage_falls_back_to_the_plain_wrap(
     tmp_path: Path,
@@ -438,8 +458,17 @@ async def test_unusable_storage_falls_back_to_the_plain_wrap(
 
     caplog.set_level(logging.DEBUG, logger="ego.runtime.cache")
     caplog.clear()
-    result = await site.run_browser_tool(site_id, "pure", {"a": 2, "b": 3}, tab=tab)
-    stats = last(site)
+    opaque = case in ("about:blank", "data: URL")
+    if opaque:
+        # A page on no site at all: a site's tool is refused there before anything runs, so
+        # the cache layer is driven directly, as a skill or an export would.
+        with pytest.raises(ego.SiteMismatchError, match=r"about:blank|data:"):
+            await site.run_browser_tool(site_id, "pure", {"a": 2, "b": 3}, tab=tab)
+        assert cache_records(caplog) == []
+        result, stats = await run_directly(site, site_id, tab)
+    else:
+        result = await site.run_browser_tool(site_id, "pure", {"a": 2, "b": 3}, tab=tab)
+        stats = last(site)
     assert result == PURE_EXPECTED
     assert (stats.mode, stats.stored, stats.fallback) == ("plain", False, reason)
     assert stats.evaluations == evaluations
@@ -450,9 +479,13 @@ async def test_unusable_storage_falls_back_to_the_plain_wrap(
     assert loud_records(caplog) == []
 
     # The same as a run with the layer off.
-    assert await site.run_browser_tool(site_id, "pure", {"a": 2, "b": 3}, tab=tab, cache=False) == (
-        result
-    )
+    if opaque:
+        assert (await run_directly(site, site_id, tab, use_cache=False))[0] == result
+    else:
+        assert (
+            await site.run_browser_tool(site_id, "pure", {"a": 2, "b": 3}, tab=tab, cache=False)
+            == result
+        )
     if case == "quota exceeded":  # a failed Store leaves no half-written entry behind
         assert await stored_keys(tab, site_id) == {}
 

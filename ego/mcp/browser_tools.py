@@ -9,18 +9,24 @@ know from chrome-devtools-mcp where one fits (``take_snapshot``, ``list_network_
 from __future__ import annotations
 
 import base64
+import contextlib
+import time
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from ..errors import EgoError
+from ..page import snapshot
+from ..page.frame import Frame
 from ..page.network import Request
 from ..page.tab import Tab
+from ..page.verbs import render_outline
 from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call
 from .results import tool_result
 
-__all__ = ["add_browser_tools", "page_info"]
+__all__ = ["add_browser_tools", "page_info", "settled"]
 
 TabId = Annotated[str, Field(description='A tab\'s "id" from list_tabs.')]
 Selector = Annotated[str, Field(description="A CSS selector (take_snapshot gives reusable ones).")]
@@ -32,6 +38,36 @@ async def page_info(tab: Tab) -> dict[str, Any]:
     url = where.get("url", tab.url) if isinstance(where, dict) else tab.url
     title = where.get("title", "") if isinstance(where, dict) else ""
     return {"id": tab.target_id, "url": str(url), "title": str(title)}
+
+
+async def _frame(tab: Tab, frame: str | None) -> Tab | Frame:
+    """The page a tool with a ``frame`` argument acts on: the tab, or the frame with that
+    id, or the one the iframe selector names."""
+    if frame is None:
+        return tab
+    for known in await call(tab.frames):
+        if known.id == frame:
+            return known
+    return await call(lambda: tab.frame(selector=frame, timeout=5.0))
+
+
+#: Seconds with no request in flight after an action before it counts as settled, and the
+#: most an action waits for that.
+_SETTLE_QUIET = 0.1
+_SETTLE_AT_MOST = 2.0
+
+
+async def settled(tab: Tab, started: float) -> dict[str, Any]:
+    """Let what an action started settle: wait (briefly, bounded) for the page's requests to
+    finish, then for the downloads that began since ``started`` to be saved. Answers
+    ``{"downloads": [...]}`` when any began, else ``{}``."""
+    with contextlib.suppress(EgoError):
+        await tab.network_log.wait_idle(quiet=_SETTLE_QUIET, timeout=_SETTLE_AT_MOST)
+    begun = [download for download in tab.downloads() if download.started_at >= started]
+    for download in begun:
+        with contextlib.suppress(EgoError):
+            await download.finished(tab.default_timeout)
+    return {"downloads": [download.as_dict() for download in begun]} if begun else {}
 
 
 def _request(request: Request) -> dict[str, Any]:
@@ -143,26 +179,92 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             str,
             Field(description="A JavaScript expression; top-level await works."),
         ],
+        frame: Annotated[
+            str | None,
+            Field(
+                description="Run in this frame: an iframe's selector as take_snapshot prints "
+                'it before ">>", or a frame "id" from list_frames. Default: the page.'
+            ),
+        ] = None,
+        timeout: Annotated[
+            float | None,
+            Field(
+                description="Seconds the code may run (default 30); a script still "
+                "running then is stopped.",
+                gt=0,
+            ),
+        ] = None,
     ) -> CallToolResult:
-        """Evaluate JavaScript in the current page and return its value.
+        """Evaluate JavaScript in the current page (or one of its frames) and return its
+        value.
 
         Use it to read what the snapshot does not show or to try code before saving it with
         save_browser_tool. Returns the JSON value (an object as is, anything else under
         "result").
         """
         tab = await holder.tab()
-        return tool_result(await call(lambda: tab.evaluate(expression)))
+        page = await _frame(tab, frame)
+        return tool_result(await call(lambda: page.evaluate(expression, timeout=timeout)))
 
     @server.tool(annotations=READ_ONLY)
-    async def take_snapshot() -> CallToolResult:
-        """A text outline of the current page: one element per line with its role, name and
-        a reusable CSS selector in {braces}.
+    async def list_frames() -> CallToolResult:
+        """The frames of the current page: the page itself first, then each iframe (cross-site
+        ones included), each before the frames inside it.
 
-        Use it to find what to click or type into. Returns the outline as text (and under
-        "result").
+        Use it to find a frame for evaluate's frame argument. Returns a list of {id, name,
+        url, parent} (parent: the id of the frame that holds it, null for the page).
         """
         tab = await holder.tab()
-        text: str = await call(tab.snapshot)
+        frames = await call(tab.frames)
+        return tool_result(
+            [
+                {
+                    "id": frame.id,
+                    "name": frame.name,
+                    "url": frame.url,
+                    "parent": frame.parent.id if frame.parent else None,
+                }
+                for frame in frames
+            ]
+        )
+
+    @server.tool(annotations=READ_ONLY)
+    async def take_snapshot(
+        selector: Annotated[
+            str | None,
+            Field(description="Outline only the element this CSS selector names."),
+        ] = None,
+        max_lines: Annotated[
+            int, Field(description="The most lines to return.", ge=1, le=5000)
+        ] = 400,
+        offset: Annotated[
+            int,
+            Field(description="Skip this many lines first (the next page of a cut outline).", ge=0),
+        ] = 0,
+        find: Annotated[
+            str | None,
+            Field(
+                description="Keep only the lines holding this text (any case), with the "
+                "lines they sit under."
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """A text outline of the current page, its frames and open shadow roots included:
+        one element per line with its role, name and a reusable CSS selector in {braces}
+        (an element in an iframe: the iframe's selector, ">>", then its own).
+
+        Use it to find what to click or type into; pass the selectors to click, type and
+        the other tools as printed. A long page is cut at max_lines: the last line says the
+        offset to pass for the rest. Returns the outline as text (and under "result").
+        """
+        tab = await holder.tab()
+        outline = await call(
+            lambda: snapshot.outline(
+                tab, selector=selector, max_lines=max_lines, offset=offset, find=find,
+                timeout=tab.default_timeout,
+            )
+        )  # fmt: skip
+        text = render_outline(outline, "page", lambda following: f"offset: {following}")
         return tool_result(text)
 
     @server.tool(annotations=CHANGES_PAGE)
@@ -170,11 +272,14 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         """Click the element a CSS selector names in the current page (waits up to 5 s for
         it to appear).
 
-        Returns {clicked: selector}.
+        A click that starts a download waits for the file and reports where it was saved.
+        Returns {clicked: selector} (and downloads: [{path, suggested_filename, url, size,
+        state}] when any started).
         """
         tab = await holder.tab()
+        started = time.time()
         await call(lambda: tab.click(selector))
-        return tool_result({"clicked": selector})
+        return tool_result({"clicked": selector, **await settled(tab, started)})
 
     @server.tool(name="type", annotations=CHANGES_PAGE)
     async def type_text(

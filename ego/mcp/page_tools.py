@@ -9,12 +9,14 @@ as agents know it from chrome-devtools-mcp (``take_screenshot``, ``list_console_
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from .browser_tools import settled
 from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call
 from .results import image_result, tool_result
 
@@ -134,8 +136,9 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         {pressed: key}.
         """
         tab = await holder.tab()
+        started = time.time()
         await call(lambda: tab.press(key))
-        return tool_result({"pressed": key})
+        return tool_result({"pressed": key, **await settled(tab, started)})
 
     @server.tool(annotations=CHANGES_PAGE)
     async def hover(selector: Selector) -> CallToolResult:
@@ -197,3 +200,28 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         data = answered.as_dict()
         data["recent"] = [dialog.as_dict() for dialog in tab.dialogs[-10:]]
         return tool_result(data)
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_downloads() -> CallToolResult:
+        """The files pages downloaded since the browser started, oldest first, each saved in
+        ego's downloads folder on the server's machine.
+
+        A click or key that starts a download also reports it in its own result. Returns a
+        list of {path, suggested_filename, url, size, state, started_at, finished_at}; state
+        is "completed", "in_progress" or "canceled".
+        """
+        browser = await holder.browser()
+        return tool_result([download.as_dict() for download in browser.downloads()])
+
+    @server.tool(annotations=READ_ONLY)
+    async def save_pdf(
+        path: Annotated[str, Field(description="Where to save the PDF on the server's machine.")],
+        landscape: Annotated[bool, Field(description="Landscape orientation.")] = False,
+    ) -> CallToolResult:
+        """Print the current page to a PDF file.
+
+        Returns {path, bytes, url}.
+        """
+        tab = await holder.tab()
+        data = await call(lambda: tab.pdf(path=path, landscape=landscape))
+        return tool_result({"path": path, "bytes": len(data), "url": tab.url})

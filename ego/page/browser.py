@@ -20,10 +20,12 @@ from ..errors import (
     ProtocolError,
     TabClosedError,
 )
+from ..places import expand, state_dir
 from ..protocol.chrome import ChromeProcess, LaunchOptions
 from ..protocol.transport import Connection
 from ..protocol.wire import redact
 from .dialogs import DialogPolicy, dialog_actions
+from .downloads import Download, Downloads
 from .tab import Tab, WaitUntil
 
 __all__ = ["Browser", "BrowserContext"]
@@ -41,6 +43,7 @@ class Browser:
     Attributes:
         dialogs: the dialog policy each tab starts with (see :data:`ego.page.dialogs.DialogPolicy`);
             a tab's own is :attr:`ego.Tab.dialog_policy`.
+        downloads_folder: where the files pages download are saved.
     """
 
     def __init__(
@@ -51,6 +54,7 @@ class Browser:
         process: ChromeProcess | None = None,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
+        downloads: str | os.PathLike[str] | None = None,
     ) -> None:
         dialog_actions(dialogs)  # a wrong policy fails here, not at the first dialog
         self.connection = connection
@@ -58,9 +62,26 @@ class Browser:
         self.process = process
         self.default_timeout = default_timeout
         self.dialogs: DialogPolicy = dialogs
+        self.downloads_folder = expand(downloads) if downloads else state_dir() / "downloads"
+        self._downloads = Downloads(connection, self.downloads_folder)
         self._tabs: dict[str, Tab] = {}
         self._closing = False
         connection.subscribe("Target.detachedFromTarget", self._on_detached)
+
+    async def _prepare(self) -> None:
+        """What a new connection needs before its first tab: downloads saved into
+        :attr:`downloads_folder` (a browser that refuses keeps its own download behaviour,
+        said in the log)."""
+        try:
+            await self._downloads.enable()
+        except ProtocolError as exc:
+            logger.warning("downloads are not saved into %s: %s", self.downloads_folder, exc)
+
+    def downloads(self) -> list[Download]:
+        """Every download pages of this browser made since ego connected, oldest first
+        (the last :data:`ego.page.downloads.MAX_DOWNLOADS`), each with its ``path`` once
+        saved."""
+        return self._downloads.list()
 
     @classmethod
     async def launch(
@@ -74,6 +95,7 @@ class Browser:
         timeout: float = 30.0,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
+        downloads: str | os.PathLike[str] | None = None,
     ) -> Self:
         """Start a local Chrome and connect to it. See :func:`ego.launch`."""
         return await cls.launch_with(
@@ -81,10 +103,17 @@ class Browser:
                 profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
             ),
             dialogs=dialogs,
+            downloads=downloads,
         )
 
     @classmethod
-    async def launch_with(cls, options: LaunchOptions, *, dialogs: DialogPolicy = "auto") -> Self:
+    async def launch_with(
+        cls,
+        options: LaunchOptions,
+        *,
+        dialogs: DialogPolicy = "auto",
+        downloads: str | os.PathLike[str] | None = None,
+    ) -> Self:
         """Start a local Chrome as ``options`` say and connect to it.
 
         Raises:
@@ -102,13 +131,20 @@ class Browser:
         except BaseException:
             await process.terminate()
             raise
-        return cls(
+        browser = cls(
             connection,
             endpoint=process.ws_url,
             process=process,
             default_timeout=options.default_timeout,
             dialogs=dialogs,
+            downloads=downloads,
         )
+        try:
+            await browser._prepare()
+        except BaseException:
+            await browser.close()
+            raise
+        return browser
 
     @classmethod
     async def connect(
@@ -119,6 +155,7 @@ class Browser:
         timeout: float = 10.0,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
+        downloads: str | os.PathLike[str] | None = None,
     ) -> Self:
         """Attach to a running browser. See :func:`ego.connect`."""
         dialog_actions(dialogs)
@@ -126,7 +163,19 @@ class Browser:
         connection = await Connection.open(
             ws_url, headers=headers, open_timeout=timeout, default_timeout=default_timeout
         )
-        return cls(connection, endpoint=ws_url, default_timeout=default_timeout, dialogs=dialogs)
+        browser = cls(
+            connection,
+            endpoint=ws_url,
+            default_timeout=default_timeout,
+            dialogs=dialogs,
+            downloads=downloads,
+        )
+        try:
+            await browser._prepare()
+        except BaseException:
+            await browser.close()
+            raise
+        return browser
 
     async def __aenter__(self) -> Browser:
         return self
@@ -162,6 +211,7 @@ class Browser:
                 title=info.get("title", ""),
                 default_timeout=self.default_timeout,
                 dialogs=self.dialogs,
+                downloads=self._downloads,
             )
             self._tabs[tab.target_id] = tab
         else:
@@ -270,6 +320,11 @@ class Browser:
         except ProtocolError:
             if not fallback:
                 raise
+        if context_id is not None:
+            try:
+                await self._downloads.enable(context_id)
+            except ProtocolError as exc:
+                logger.debug("downloads of context %s stay Chrome's: %s", context_id, exc)
         context = BrowserContext(self, context_id, timeout=timeout)
         try:
             yield context
@@ -331,6 +386,7 @@ class Browser:
             for tab in self._tabs.values():
                 tab._mark_closed()
             self._tabs.clear()
+            self._downloads.close()
 
 
 class BrowserContext:

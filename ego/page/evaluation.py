@@ -24,16 +24,17 @@ import asyncio
 import itertools
 import re
 import time
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import CommandTimeoutError, ContextDestroyedError, ProtocolError
+from ..errors import CommandTimeoutError, ContextDestroyedError, EgoError, ProtocolError
 from ..protocol.remote_values import javascript_error, python_value, unreturnable_error
 from .scripts import page_script
 
 if TYPE_CHECKING:
     from ..protocol.transport import Connection
 
-__all__ = ["evaluate"]
+__all__ = ["PROBE_SECONDS", "evaluate", "stop_spinning", "timed_out"]
 
 # Chrome's words for "the context this evaluate ran in is gone" (a navigation or reload).
 _CONTEXT_GONE: Final = (
@@ -42,6 +43,7 @@ _CONTEXT_GONE: Final = (
     "Cannot find context with specified id",
     "Promise was collected",
     "Could not find object with given id",
+    "uniqueContextId not found",
 )
 
 _AWAIT: Final = re.compile(r"\bawait\b")
@@ -61,22 +63,104 @@ async def evaluate(
     user_gesture: bool,
     describe: bool,
     tab: str,
+    context: str | None = None,
+    where: str | None = None,
 ) -> Any:
     """Evaluate ``expression`` in the session's page and return its value.
 
+    A call that gets no answer within ``timeout`` asks whether the page still answers (a
+    short probe on the same session): when it does not, a script is spinning on the page's
+    thread (``while(true){}``), and it is stopped with ``Runtime.terminateExecution`` so that
+    the next call answers at once. A cancelled call does the same in the background.
+
     Args:
         connection: the browser's connection.
-        session_id: the tab's flattened session.
+        session_id: the session of the page (a tab's, or an out-of-process frame's).
         expression: JavaScript source; its completion value is the result.
         await_promise: wait for a promise's value.
         timeout: seconds for the whole call.
         user_gesture: run as if the user had clicked.
         describe: describe what JSON cannot carry (see the module docstring).
         tab: the tab's id, for messages.
+        context: the unique id of the execution context to run in (a frame's); None for the
+            session's main frame.
+        where: how messages name the page (``"the frame pay"``); the tab by default.
 
     Raises:
         as :meth:`ego.Tab.evaluate`.
     """
+    try:
+        return await _evaluate(
+            connection, session_id, expression, await_promise, timeout, user_gesture,
+            describe, tab, context, where,
+        )  # fmt: skip
+    except CommandTimeoutError:
+        stopped = await stop_spinning(connection, session_id)
+        raise CommandTimeoutError(timed_out("evaluate", timeout, stopped)) from None
+    except asyncio.CancelledError:
+        _in_background(stop_spinning(connection, session_id))
+        raise
+
+
+def timed_out(what: str, seconds: float, stopped: bool) -> str:
+    """The message for ``what`` getting no result within ``seconds``, saying whether a spinning
+    script was stopped (then the page answers again) or the page answered the probe (then a
+    promise never settled)."""
+    if stopped:
+        return (
+            f"{what} did not finish: a script kept the page busy, so ego stopped it after "
+            f"{seconds:g} s (Runtime.terminateExecution); the page answers again"
+        )
+    return (
+        f"{what} got no result within {seconds:g} s: a promise that never settled, or slow "
+        "work; the page still answers, so pass a larger timeout if the work needs it"
+    )
+
+
+#: Seconds a page may take to answer the probe before its thread counts as stuck.
+PROBE_SECONDS: Final = 0.3
+
+
+async def stop_spinning(connection: Connection, session_id: str) -> bool:
+    """Stop a script that keeps the page's thread busy; True when one was stopped.
+
+    Sends a trivial evaluate: a page whose thread is free answers it at once, and then
+    nothing is stopped (``Runtime.terminateExecution`` on an idle page would stop the next
+    script that runs, a page's own timer included). Only when the probe gets no answer within
+    :data:`PROBE_SECONDS` is the running script terminated. Never raises: a page that is gone,
+    crashed or blocked by a dialog has nothing to stop.
+    """
+    try:
+        await connection.send(
+            "Runtime.evaluate",
+            {"expression": "0", "returnByValue": True},
+            session_id=session_id,
+            timeout=PROBE_SECONDS,
+        )
+        return False
+    except CommandTimeoutError:
+        pass
+    except EgoError:
+        return False
+    try:
+        await connection.send("Runtime.terminateExecution", session_id=session_id, timeout=5.0)
+    except EgoError:
+        return False
+    return True
+
+
+async def _evaluate(
+    connection: Connection,
+    session_id: str,
+    expression: str,
+    await_promise: bool,
+    timeout: float,
+    user_gesture: bool,
+    describe: bool,
+    tab: str,
+    context: str | None,
+    where: str | None,
+) -> Any:
     deadline = time.monotonic() + timeout
     params: dict[str, Any] = {
         "expression": expression,
@@ -84,11 +168,13 @@ async def evaluate(
         "awaitPromise": await_promise,
         "userGesture": user_gesture,
     }
+    if context is not None:
+        params["uniqueContextId"] = context
     group = ""
     if describe:
         group = f"ego-evaluate-{next(_GROUPS)}"
         params["objectGroup"] = group
-    call = _Call(connection, session_id, tab, timeout, deadline)
+    call = _Call(connection, session_id, where or f"the page in tab {tab[:8]}", timeout, deadline)
     result = await call.send("Runtime.evaluate", params)
     details = result.get("exceptionDetails")
     if details is not None and _needs_top_level_await(details, expression):
@@ -160,11 +246,11 @@ class _Call:
     """One evaluate's commands, sharing its deadline and its error wording."""
 
     def __init__(
-        self, connection: Connection, session_id: str, tab: str, timeout: float, deadline: float
+        self, connection: Connection, session_id: str, where: str, timeout: float, deadline: float
     ) -> None:
         self._connection = connection
         self._session_id = session_id
-        self._tab = tab
+        self._where = where
         self._timeout = timeout
         self._deadline = deadline
 
@@ -179,19 +265,13 @@ class _Call:
         except ProtocolError as exc:
             if any(text in str(exc) for text in _CONTEXT_GONE):
                 raise ContextDestroyedError(
-                    f"the page in tab {self._tab[:8]} navigated or reloaded before the "
-                    "evaluate finished; evaluate again on the new page"
+                    f"{self._where} navigated or reloaded before the evaluate finished; "
+                    "evaluate again on the new page"
                 ) from None
             unreturnable = unreturnable_error(exc)
             if unreturnable is not None:
                 raise unreturnable from None
             raise
-        except CommandTimeoutError:
-            raise CommandTimeoutError(
-                f"evaluate got no result within {self._timeout:g} s (a promise that never "
-                "settles, or a slow page); the tab is still usable, pass a larger timeout if "
-                "needed"
-            ) from None
 
     def release(self, group: str) -> None:
         """Let the page drop the values kept for this call; nobody waits for the answer."""
@@ -209,7 +289,7 @@ class _Call:
         release.add_done_callback(_released)
 
 
-# Releases in flight, held so that they are not collected before they are sent.
+# Releases and stops in flight, held so that they are not collected before they are sent.
 _RELEASES: Final[set[asyncio.Future[Any]]] = set()
 
 
@@ -217,3 +297,10 @@ def _released(release: asyncio.Future[Any]) -> None:
     _RELEASES.discard(release)
     if not release.cancelled():
         release.exception()  # read: a page or tab gone took the values with it
+
+
+def _in_background(work: Coroutine[Any, Any, Any]) -> None:
+    """Run ``work`` without waiting for it (a cancelled caller cannot wait)."""
+    task = asyncio.ensure_future(work)
+    _RELEASES.add(task)
+    task.add_done_callback(_released)

@@ -1,8 +1,10 @@
-"""A tab's input verbs besides click and type: press a key, hover, select options, upload files.
+"""A page's input verbs: click, type, press a key, hover, select options, upload files.
 
-Keys and the mouse go through CDP's Input domain, as a user's would (focus moves on Tab, a
-form submits on Enter, ``:hover`` styles apply); options are chosen from inside the page and
-files set with ``DOM.setFileInputFiles``. Elements are found by CSS selector.
+Clicks and typing happen from inside the page (no coordinates); keys and the mouse go through
+CDP's Input domain on the tab's session, as a user's would (focus moves on Tab, a form submits
+on Enter, ``:hover`` styles apply); options are chosen from inside the page and files set with
+``DOM.setFileInputFiles``. Elements are found by CSS selector, open shadow roots pierced, and
+``iframe >> selector`` reaches into a frame (:mod:`.locate`).
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import Any, Final
 
 from ..errors import ElementNotFoundError, ProtocolError
 from ..protocol.literals import embed_json
+from .locate import element_object, locate
 from .page import Page
 from .scripts import page_script
 
-__all__ = ["hover", "press", "select", "upload"]
+__all__ = ["click", "hover", "press", "select", "type_text", "upload"]
 
 
 # -- keys -----------------------------------------------------------------------------------
@@ -142,7 +145,9 @@ def _key_event(key: str) -> tuple[list[str], dict[str, Any]]:
 
 
 async def press(page: Page, key: str) -> None:
-    """Press ``key`` (with its modifiers held) in the focused element.
+    """Press ``key`` (with its modifiers held) in the focused element of the tab.
+
+    Key events go to the tab's own session: Chrome hands them to the focused frame.
 
     Raises:
         ValueError: ``key`` names no key or modifier.
@@ -152,19 +157,19 @@ async def press(page: Page, key: str) -> None:
     for name in modifiers:
         bit, code, vk = _MODIFIERS[name]
         mask |= bit
-        await page.send(
+        await page.top_send(
             "Input.dispatchKeyEvent",
             {"type": "rawKeyDown", "key": name, "code": code, "windowsVirtualKeyCode": vk,
              "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1},
         )  # fmt: skip
     down = "keyDown" if event.get("text") else "rawKeyDown"
-    await page.send("Input.dispatchKeyEvent", {"type": down, "modifiers": mask, **event})
+    await page.top_send("Input.dispatchKeyEvent", {"type": down, "modifiers": mask, **event})
     up = {k: v for k, v in event.items() if k not in ("text", "unmodifiedText")}
-    await page.send("Input.dispatchKeyEvent", {"type": "keyUp", "modifiers": mask, **up})
+    await page.top_send("Input.dispatchKeyEvent", {"type": "keyUp", "modifiers": mask, **up})
     for name in reversed(modifiers):
         bit, code, vk = _MODIFIERS[name]
         mask &= ~bit
-        await page.send(
+        await page.top_send(
             "Input.dispatchKeyEvent",
             {"type": "keyUp", "key": name, "code": code, "windowsVirtualKeyCode": vk,
              "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1},
@@ -183,25 +188,61 @@ def _not_found(page: Page, selector: str, wait: float, why: str = "") -> Element
     )
 
 
-async def _run(page: Page, code: str, selector: str, wait: float) -> Any:
-    """Evaluate ``code`` (a call that answers None or ``{found: false}`` when ``selector``
-    matches nothing), waiting up to ``wait`` seconds for the element to appear."""
-    result = await page.evaluate(code, describe=False)
+async def _run(
+    page: Page, script: str, selector: str, extra: str, wait: float, *, gesture: bool = False
+) -> tuple[Page, Any]:
+    """Run ``page_scripts/<script>.js`` on the element ``selector`` names (in its frame, for
+    a frame-qualified selector), waiting up to ``wait`` seconds for it to appear.
+
+    The script answers None or ``{found: false}`` when nothing matches. The wait's own
+    evaluate is bounded by ``wait`` plus the page's default timeout.
+
+    Returns:
+        the page the element is in, and the script's answer.
+
+    Raises:
+        ElementNotFoundError: nothing matches within ``wait``.
+    """
+    target, inner = await locate(page, selector, wait)
+    code = f"({page_script(script)})({embed_json(inner)}{extra})"
+    result = await target.evaluate(code, describe=False, user_gesture=gesture)
     if _missing(result) and wait > 0:
-        appeared = await page.evaluate(
-            f"({page_script('wait_for')})({embed_json(selector)}, {int(wait * 1000)})",
-            timeout=wait + 30.0,
+        appeared = await target.evaluate(
+            f"({page_script('wait_for')})({embed_json(inner)}, {int(wait * 1000)})",
+            timeout=wait + target.default_timeout,
             describe=False,
         )
         if appeared:
-            result = await page.evaluate(code, describe=False)
+            result = await target.evaluate(code, describe=False, user_gesture=gesture)
     if _missing(result):
         raise _not_found(page, selector, wait)
-    return result
+    return target, result
 
 
 def _missing(result: Any) -> bool:
     return result is None or (isinstance(result, dict) and result.get("found") is False)
+
+
+async def click(page: Page, selector: str, *, wait: float = 5.0) -> None:
+    """Scroll the element into view, focus it and call its ``click()``.
+
+    Raises:
+        ElementNotFoundError: nothing matches within ``wait``.
+        JavaScriptError: a click handler threw synchronously.
+    """
+    await _run(page, "click", selector, "", wait, gesture=True)
+
+
+async def type_text(
+    page: Page, selector: str, text: str, *, clear: bool = True, wait: float = 5.0
+) -> None:
+    """Set the field's value through its native setter and fire ``input`` and ``change``.
+
+    Raises:
+        ElementNotFoundError: nothing matches within ``wait``.
+    """
+    extra = f", {embed_json(text)}, {str(clear).lower()}"
+    await _run(page, "type_text", selector, extra, wait, gesture=True)
 
 
 async def hover(page: Page, selector: str, *, wait: float = 5.0) -> None:
@@ -211,17 +252,18 @@ async def hover(page: Page, selector: str, *, wait: float = 5.0) -> None:
         ElementNotFoundError: nothing matches within ``wait``, or the element has no box
             (hidden).
     """
-    code = f"({page_script('element_box')})({embed_json(selector)}, true)"
-    box = await _run(page, code, selector, wait)
+    target, box = await _run(page, "element_box", selector, ", true", wait)
     if not box["width"] or not box["height"]:
         raise ElementNotFoundError(
             f"{selector!r} matches a <{box['tag']}> with no box on {page.url or 'the page'}: "
             "it is hidden (display: none, or empty); hover a visible element",
             selector=selector,
         )
-    x = box["x"] + box["width"] / 2
-    y = box["y"] + box["height"] / 2
-    await page.send(
+    # The box is in the frame's viewport; the mouse moves in the tab's.
+    left, top = await target.viewport_offset()
+    x = left + box["x"] + box["width"] / 2
+    y = top + box["y"] + box["height"] / 2
+    await page.top_send(
         "Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y, "button": "none"}
     )
 
@@ -239,8 +281,7 @@ async def select(
         ValueError: several values for a single-choice select, or the select is disabled.
     """
     wanted = [values] if isinstance(values, str) else list(values)
-    code = f"({page_script('select_option')})({embed_json(selector)}, {embed_json(wanted)})"
-    result: dict[str, Any] = await _run(page, code, selector, wait)
+    _, result = await _run(page, "select_option", selector, f", {embed_json(wanted)}", wait)
     if "notSelect" in result:
         raise ElementNotFoundError(
             f"{selector!r} matches a <{result['notSelect']}>, not a <select>: select() "
@@ -288,11 +329,7 @@ async def upload(
         if not resolved.is_file():
             raise FileNotFoundError(f"cannot upload {os.fspath(path)!r}: no such file")
         files.append(str(resolved))
-    probe = (
-        f"(() => {{ const el = document.querySelector({embed_json(selector)}); "
-        "return el && {tag: el.localName, type: el.type || '', multiple: !!el.multiple}; })()"
-    )
-    info = await _run(page, probe, selector, wait)
+    target, info = await _run(page, "file_input", selector, "", wait)
     if info["tag"] != "input" or info["type"] != "file":
         kind = info["tag"] + (f"[type={info['type']}]" if info["type"] else "")
         raise ElementNotFoundError(
@@ -304,16 +341,14 @@ async def upload(
         raise ValueError(
             f"the file input {selector!r} takes one file (no multiple attribute), not {len(files)}"
         )
-    found = await page.send(
-        "Runtime.evaluate", {"expression": f"document.querySelector({embed_json(selector)})"}
-    )
-    object_id = found.get("result", {}).get("objectId")
+    _, inner = await locate(page, selector, 0)
+    object_id = await element_object(target, inner)
     if object_id is None:
         raise _not_found(page, selector, 0)
     try:
-        await page.send("DOM.setFileInputFiles", {"files": files, "objectId": object_id})
+        await target.send("DOM.setFileInputFiles", {"files": files, "objectId": object_id})
     finally:
         try:
-            await page.send("Runtime.releaseObject", {"objectId": object_id})
+            await target.send("Runtime.releaseObject", {"objectId": object_id})
         except ProtocolError:
             pass  # the page navigated: the object went with it

@@ -1,27 +1,79 @@
-"""What the tab's verbs need of a tab, as one structural type (``ego.Tab`` is one).
+"""What the page verbs need of a page, as one structural type: a tab and a frame are both one.
 
-The verbs' modules sit below ``ego.page.tab`` and must not import it; they take anything with
-these members, which also lets a test hand them a stand-in.
+The verbs' modules sit below ``ego.page.tab`` and ``ego.page.frame`` and must not import them;
+they take anything with these members, which also lets a test hand them a stand-in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..protocol.transport import Connection
+    from .network import NetworkLog
 
 __all__ = ["Page"]
 
 
 class Page(Protocol):
-    """A tab as the verbs use it: its URL, a CDP command on its session, an evaluate."""
+    """A document the verbs act on: a tab's main frame, or one of its frames."""
 
     @property
     def url(self) -> str: ...
+
+    @property
+    def default_timeout(self) -> float: ...
+
+    @property
+    def connection(self) -> Connection: ...
+
+    @property
+    def network_log(self) -> NetworkLog: ...
 
     async def send(
         self, method: str, params: Mapping[str, Any] | None = None
     ) -> dict[str, Any]: ...
 
     async def evaluate(
-        self, expression: str, *, timeout: float | None = None, describe: bool = True
+        self,
+        expression: str,
+        *,
+        await_promise: bool = True,
+        timeout: float | None = None,
+        user_gesture: bool = False,
+        describe: bool = True,
     ) -> Any: ...
+
+    async def _target(self) -> tuple[str, int | None]:
+        """The session of the page's document and its execution context id (None: the
+        session's main frame, whatever its current context)."""
+        ...
+
+    @property
+    def is_main(self) -> bool:
+        """True for a tab's main frame (the tab itself)."""
+        ...
+
+    @property
+    def _frame_id(self) -> str:
+        """Chrome's id of the page's frame."""
+        ...
+
+    async def top_send(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """A command on the tab's own session: input events and screenshots go there."""
+        ...
+
+    async def viewport_offset(self) -> tuple[float, float]:
+        """Where the page's viewport sits in the tab's, in CSS pixels ((0, 0) for a tab)."""
+        ...
+
+    async def child_frame(self, frame_id: str, timeout: float) -> Page:
+        """The frame ``frame_id``, one of this page's iframes, once it is known."""
+        ...
+
+    async def child_frames(self) -> Sequence[Page]:
+        """The frames whose parent is this page."""
+        ...

@@ -3,28 +3,35 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import os
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
 from ..errors import (
     CommandTimeoutError,
-    ElementNotFoundError,
+    FrameNotFoundError,
     NavigationError,
     ProtocolError,
     TabClosedError,
 )
-from ..protocol.literals import embed_json
-from .console import ConsoleLog
+from . import history, locate
+from .console import ConsoleLog, ConsoleMessage
 from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
-from .evaluation import evaluate
+from .downloads import Download, DownloadExpectation, Downloads
+from .evaluation import evaluate, stop_spinning
+from .frame import Frame
+from .frames import FrameTree
 from .network import NetworkLog, Request
-from .scripts import page_script
-from .verbs import TabVerbs
+from .verbs import PageVerbs
+from .waits import url_matcher
 
 if TYPE_CHECKING:
     from ..protocol.transport import Connection
+    from .history import HistoryWait
 
 __all__ = ["Tab", "WaitUntil"]
 
@@ -39,7 +46,7 @@ _LIFECYCLE: Final[dict[str, str]] = {
 _DEFAULT: Final = object()
 
 
-class Tab(TabVerbs):
+class Tab(PageVerbs):
     """One page target: navigate it, evaluate in it, close it.
 
     Tabs come from :meth:`ego.Browser.tabs`, :meth:`ego.Browser.new_tab` and
@@ -63,6 +70,7 @@ class Tab(TabVerbs):
         title: str = "",
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
+        downloads: Downloads | None = None,
     ) -> None:
         self._connection = connection
         self.target_id = target_id
@@ -76,6 +84,8 @@ class Tab(TabVerbs):
         self._network = NetworkLog()
         self._console = ConsoleLog()
         self._dialogs = DialogTracker(connection, target_id, self.session, dialogs)
+        self._frames = FrameTree(self, connection)
+        self._downloads = downloads
 
     def __repr__(self) -> str:
         return f"<Tab {self.target_id[:8]} {self._url!r}>"
@@ -121,11 +131,27 @@ class Tab(TabVerbs):
         """The flattened CDP session id, once attached."""
         return self._session_id
 
+    @property
+    def network_log(self) -> NetworkLog:
+        """The tab's network log (what :meth:`network` reads)."""
+        return self._network
+
+    @property
+    def is_main(self) -> bool:
+        """True: a tab is its own main frame (a :class:`Frame` may not be)."""
+        return True
+
+    @property
+    def _frame_id(self) -> str:
+        # A page target's main frame bears the target's id.
+        return self.target_id
+
     def _mark_closed(self) -> None:
         self._closed = True
         self._network.close()
         self._console.close()
         self._dialogs.close()
+        self._frames.close()
 
     async def session(self) -> str:
         """Attach to the tab if needed and return its CDP session id.
@@ -169,6 +195,8 @@ class Tab(TabVerbs):
         self._console.attach(self._connection, session_id)
         # Before Page.enable, like the logs: no dialog slips by.
         self._dialogs.attach(session_id)
+        # Likewise the frames, before Page and Runtime report them.
+        self._frames.attach(session_id)
         self._connection.subscribe(
             "Page.frameNavigated", self._on_frame_navigated, session_id=session_id
         )
@@ -185,6 +213,8 @@ class Tab(TabVerbs):
             # For Inspector.targetCrashed, which fails this tab's calls at once after a
             # crash. Chrome sends it without this too; older builds may not.
             self._enable_quietly("Inspector.enable", session_id),
+            # Cross-site iframes attach as child sessions; frames already there are listed.
+            self._frames.start(session_id),
         )
         self._session_id = session_id
         return session_id
@@ -374,6 +404,8 @@ class Tab(TabVerbs):
         """
         seconds, deadline = self._load_budget(wait_until, timeout)
         session_id = await self.session()
+        # A script spinning in the page would keep a same-site navigation from committing.
+        await stop_spinning(self._connection, session_id)
         lifecycle = _LIFECYCLE.get(wait_until)
         started = time.time()
         seen: set[tuple[str, str]] = set()
@@ -438,6 +470,9 @@ class Tab(TabVerbs):
         """
         seconds, deadline = self._load_budget(wait_until, timeout)
         session_id = await self.session()
+        if not self._connection.session_crashed(session_id):
+            # A script spinning in the page would keep the reload from committing.
+            await stop_spinning(self._connection, session_id)
         if self._connection.session_crashed(session_id):
             # A crashed renderer answers nothing; a page target's main frame bears its id.
             main_frame = self.target_id
@@ -507,95 +542,262 @@ class Tab(TabVerbs):
             self._url = frame.get("url", self._url)
             self._documents += 1
 
-    # -- the catalog's capabilities besides navigate and evaluate -------------------------
+    # -- what only a tab has: its frames, requests, console, history, downloads, PDF ---------
 
-    async def snapshot(self, *, max_lines: int = 400, timeout: float | None = None) -> str:
-        """A compact text outline of the page, one element per line.
+    async def _target(self) -> tuple[str, int | None]:
+        # The main frame's default context is the session's: no context id needed.
+        return await self.session(), None
 
-        Lines name landmarks, headings, links (with their href), buttons, form fields (with
-        labels and values), images and short text, indented by nesting, each followed by a
-        CSS selector in braces that an agent can reuse in a tool: ids, ``data-testid``,
-        ``name`` or ``aria-label`` when they are unique, a short structural path otherwise.
-        Never ephemeral refs or coordinates.
+    async def top_send(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Send a raw CDP command on the tab's session (as :meth:`send`)."""
+        return await self.send(method, params)
+
+    async def viewport_offset(self) -> tuple[float, float]:
+        """Where the page's viewport sits in the tab's: the origin."""
+        return 0.0, 0.0
+
+    async def frames(self) -> list[Frame]:
+        """Every frame of the page, the main frame first, each frame before its children:
+        same-process and cross-site (out-of-process) iframes alike, as they are now.
 
         Raises:
-            as :meth:`evaluate`.
+            TabClosedError: the tab is closed.
         """
-        text: str = await self.evaluate(
-            f"({page_script('snapshot')})({int(max_lines)})", timeout=timeout
-        )
-        return text
+        await self.session()
+        main = self._frames.main
+        if not main.url:
+            main._url = self._url
+        return self._frames.frames()
 
-    async def _wait_for(self, selector: str, wait: float) -> bool:
-        found: bool = await self.evaluate(
-            f"({page_script('wait_for')})({embed_json(selector)}, {int(wait * 1000)})",
-            timeout=wait + self.default_timeout,
-        )
-        return found
+    async def child_frames(self) -> list[Frame]:
+        """The frames whose parent is the main frame."""
+        return [frame for frame in await self.frames() if frame.parent is self._frames.main]
 
-    async def _act(self, script: str, selector: str, extra: str, wait: float) -> dict[str, Any]:
-        code = f"({page_script(script)})({embed_json(selector)}{extra})"
-        result: dict[str, Any] = await self.evaluate(code, user_gesture=True, describe=False)
-        if not result.get("found") and wait > 0 and await self._wait_for(selector, wait):
-            result = await self.evaluate(code, user_gesture=True, describe=False)
-        if not result.get("found"):
-            raise ElementNotFoundError(
-                f"no element matches {selector!r} on {self._url or 'the page'}"
-                + (f" (waited {wait:g} s)" if wait > 0 else "")
-                + ": check the selector; tab.snapshot() lists reusable ones",
-                selector=selector,
-            )
-        return result
+    async def child_frame(self, frame_id: str, timeout: float) -> Frame:
+        """The frame with ``frame_id``, waiting up to ``timeout`` for it to be known."""
+        return await self.frame(frame_id=frame_id, timeout=timeout)
 
-    async def click(self, selector: str, *, wait: float = 5.0) -> None:
-        """Click the first element matching the CSS ``selector``, from inside the page.
-
-        The element is scrolled into view, focused and sent ``click()``, which behaves the
-        same on every browser and needs no coordinates.
+    async def frame(
+        self,
+        *,
+        name: str | None = None,
+        url: str | None = None,
+        frame_id: str | None = None,
+        selector: str | None = None,
+        timeout: float | None = None,
+    ) -> Frame:
+        """The first frame (in :meth:`frames` order) whose ``name`` equals ``name`` and whose
+        URL contains ``url`` (or matches it as a glob with ``*``), waiting up to ``timeout``
+        seconds for one to appear; or the frame the iframe ``selector`` matches shows.
 
         Args:
-            selector: a CSS selector.
-            wait: seconds to wait for the element to appear (0: not at all).
+            name: the frame's name attribute.
+            url: part of the frame's URL, or a glob.
+            frame_id: Chrome's frame id.
+            selector: a CSS selector of the iframe element (``>>`` between the iframes of
+                a frame inside a frame, as the snapshot prints them).
+            timeout: seconds to wait; the tab's default if omitted (0: do not wait).
 
         Raises:
-            ElementNotFoundError: nothing matches within ``wait``.
-            JavaScriptError: a click handler threw synchronously.
+            ValueError: none of ``name``, ``url``, ``frame_id`` or ``selector`` given.
+            FrameNotFoundError: no such frame within ``timeout`` (the message lists the
+                frames there are).
+            ElementNotFoundError: ``selector`` matches no iframe within ``timeout``.
+            TabClosedError: the tab is closed.
         """
-        await self._act("click", selector, "", wait)
+        seconds = self.default_timeout if timeout is None else timeout
+        if selector is not None:
+            found = await locate.enter(self, selector, seconds)
+            assert isinstance(found, Frame)
+            return found
+        if name is None and url is None and frame_id is None:
+            raise ValueError("tab.frame() needs name=, url=, frame_id= or selector=")
+        matches = url_matcher(url) if url is not None else None
+        deadline = time.monotonic() + seconds
+        while True:
+            for frame in await self.frames():
+                if (
+                    (frame_id is None or frame.id == frame_id)
+                    and (name is None or frame.name == name)
+                    and (matches is None or matches(frame.url))
+                ):
+                    return frame
+            left = deadline - time.monotonic()
+            if left <= 0 or not await self._frames.changed(left):
+                break
+        wanted = ", ".join(
+            f"{key}={value!r}"
+            for key, value in (("name", name), ("url", url), ("frame_id", frame_id))
+            if value is not None
+        )
+        listed = "; ".join(
+            f"{frame.name or '(no name)'} {frame.url}" for frame in self._frames.frames()
+        )
+        raise FrameNotFoundError(
+            f"no frame with {wanted} in tab {self.target_id[:8]} within {seconds:g} s; its "
+            f"frames: {listed or 'none'}"
+        )
 
-    async def type(
-        self, selector: str, text: str, *, clear: bool = True, wait: float = 5.0
-    ) -> None:
-        """Type ``text`` into the field matching ``selector``, from inside the page.
-
-        The value is set through the element's native setter and ``input``/``change`` events
-        are fired, so frameworks that track the value see it; a contenteditable element gets
-        the text as an insertion.
-
-        Args:
-            selector: a CSS selector for an input, textarea, select or contenteditable.
-            text: what to type.
-            clear: replace the current value (False appends).
-            wait: seconds to wait for the element to appear (0: not at all).
-
-        Raises:
-            ElementNotFoundError: nothing matches within ``wait``.
-        """
-        await self._act("type_text", selector, f", {embed_json(text)}, {str(clear).lower()}", wait)
+    async def changed(self, timeout: float) -> bool:
+        """Wait until a frame of the tab changes; False when ``timeout`` passed first."""
+        return await self._frames.changed(timeout)
 
     async def network(self) -> list[Request]:
         """The requests the page made since it loaded, in the order they started.
 
         Each has method, URL, resource type, status (None while pending or failed), MIME
         type and, for a failed one, Chrome's error text. A navigation starts a new list. The
-        list keeps the latest :data:`ego.page.network.MAX_REQUESTS` (1,000) requests of a page;
-        older ones are dropped and counted, so a tab reused for many calls stays small.
+        list keeps the latest :data:`ego.page.network.MAX_REQUESTS` (1,000) requests of a
+        page; older ones are dropped and counted, so a tab reused for many calls stays small.
+        Requests of same-process frames are in it; a cross-site frame's are not.
 
         Raises:
             TabClosedError: the tab is closed.
         """
         await self.session()
         return await self._network.requests()
+
+    async def response_body(
+        self, request: str | Request, *, timeout: float | None = None
+    ) -> bytes | str:
+        """The response body of a request from :meth:`network` (or its ``request_id``).
+
+        Text comes back as ``str``, binary bodies (images, fonts, ...) as ``bytes``. A
+        request still loading is waited for. Chrome keeps bodies of the current document
+        only, within its buffer: read them before navigating away.
+
+        Raises:
+            ProtocolError: Chrome no longer has the body (the page navigated since, or it
+                was evicted), the id is unknown, or the request failed or was a redirect.
+            CommandTimeoutError: the request was still loading after ``timeout``.
+        """
+        await self.session()
+        request_id = request if isinstance(request, str) else request.request_id
+        return await self._network.response_body(
+            request_id, timeout=self.default_timeout if timeout is None else timeout
+        )
+
+    async def console(self, *, clear: bool = False) -> list[ConsoleMessage]:
+        """The page's console messages and uncaught exceptions since ego attached to the tab.
+
+        Kept across navigations in a buffer of the newest 1,000
+        (:data:`ego.page.console.MAX_MESSAGES`); :attr:`console_dropped` counts the older
+        ones dropped. Each has level, text, source URL, 1-based line and column, and for an
+        exception ``exception=True`` and its stack.
+
+        Args:
+            clear: empty the buffer (and the dropped count) after reading it.
+
+        Raises:
+            TabClosedError: the tab is closed (and never attached).
+        """
+        await self.session()
+        return await self._console.messages(clear=clear)
+
+    @property
+    def console_dropped(self) -> int:
+        """Console messages dropped because the buffer was full (since attach or the last
+        ``console(clear=True)``)."""
+        return self._console.dropped
+
+    async def back(self, *, wait_until: HistoryWait = "load", timeout: float | None = None) -> None:
+        """Go back one page in the tab's history and wait for it (as :meth:`navigate`).
+
+        Raises:
+            NavigationError: the tab is at the first page of its history.
+            CommandTimeoutError: the page did not reach ``wait_until`` in time.
+        """
+        session_id = await self.session()
+        self._url = await history.go(
+            self._connection, session_id, -1, wait_until=wait_until,
+            timeout=self.default_timeout if timeout is None else timeout,
+        )  # fmt: skip
+
+    async def forward(
+        self, *, wait_until: HistoryWait = "load", timeout: float | None = None
+    ) -> None:
+        """Go forward one page in the tab's history and wait for it (as :meth:`navigate`).
+
+        Raises:
+            NavigationError: the tab is at the last page of its history.
+            CommandTimeoutError: the page did not reach ``wait_until`` in time.
+        """
+        session_id = await self.session()
+        self._url = await history.go(
+            self._connection, session_id, 1, wait_until=wait_until,
+            timeout=self.default_timeout if timeout is None else timeout,
+        )  # fmt: skip
+
+    def expect_download(self, *, timeout: float | None = None) -> DownloadExpectation:
+        """Wait for a download started by this tab (any of its frames), saved and complete.
+
+        ``async with tab.expect_download() as download:`` around the call that starts it
+        (``download`` is a :class:`~ego.page.downloads.Download` whose ``path``,
+        ``suggested_filename``, ``url`` and ``size`` are filled in when the block ends), or
+        ``download = await tab.expect_download()`` for the next one. Files land in the
+        browser's downloads folder (``downloads=`` on launch or connect) under a safe name
+        that never replaces another file.
+
+        Args:
+            timeout: seconds for the download to start and finish; the tab's default if
+                omitted.
+
+        Raises:
+            CommandTimeoutError: no download started, or it did not finish, in time.
+            DownloadFailedError: the download was cancelled or failed.
+        """
+        if self._downloads is None:
+            raise RuntimeError("this tab has no downloads folder: open it through a Browser")
+        seconds = self.default_timeout if timeout is None else timeout
+        return self._downloads.expect(self._owns_download, seconds)
+
+    def downloads(self) -> list[Download]:
+        """The downloads this tab's pages (any of its frames) started, oldest first."""
+        if self._downloads is None:
+            return []
+        return [download for download in self._downloads.list() if self._owns_download(download)]
+
+    def _owns_download(self, download: Download) -> bool:
+        return (
+            download.frame_id == self.target_id or self._frames.get(download.frame_id) is not None
+        )
+
+    async def pdf(
+        self,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        landscape: bool = False,
+        print_background: bool = True,
+        scale: float = 1.0,
+        timeout: float | None = None,
+    ) -> bytes:
+        """Print the page to PDF (``Page.printToPDF``) and return the file's bytes.
+
+        Args:
+            path: also write the PDF to this file.
+            landscape: print in landscape orientation.
+            print_background: print background colours and images.
+            scale: 0.1 to 2, the page's scale on paper.
+            timeout: seconds; the tab's default if omitted.
+
+        Raises:
+            ValueError: ``scale`` out of range.
+            ProtocolError: Chrome cannot print this page (a headed Chrome may refuse).
+            OSError: ``path`` cannot be written.
+        """
+        if not 0.1 <= scale <= 2:
+            raise ValueError(f"pdf scale={scale!r}: give 0.1 to 2")
+        result = await self.send(
+            "Page.printToPDF",
+            {"landscape": landscape, "printBackground": print_background, "scale": scale},
+            timeout=self.default_timeout if timeout is None else timeout,
+        )
+        data = base64.b64decode(result["data"])
+        if path is not None:
+            await asyncio.to_thread(Path(path).write_bytes, data)
+        return data
 
 
 async def _reach(

@@ -1,142 +1,147 @@
-"""The tab's verbs beyond navigate, evaluate and the six capabilities, as methods of ``Tab``.
+"""The verbs every page offers, written once for a tab and a frame alike.
 
-:class:`TabVerbs` is a base of :class:`ego.Tab`: each method is a short wrapper over the
-module that does the work (screenshots, console_log, waits, input_actions, history,
-network), so that ``ego/page/tab.py`` keeps to sessions, navigation and evaluation.
+:class:`PageVerbs` is a base of :class:`ego.Tab` and :class:`ego.page.frame.Frame`: each
+method is a short wrapper over the module that does the work (snapshot, input, waits,
+screenshots). Selectors are CSS and pierce open shadow roots; ``iframe-selector >> selector``
+reaches into a frame (:mod:`.locate`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from . import history as nav_history
-from . import input as input_actions
-from . import screenshots, waits
-from .page import Page
+from . import input as actions
+from . import screenshots, snapshot, waits
 
 if TYPE_CHECKING:
-    from ..protocol.transport import Connection
-    from .console import ConsoleLog, ConsoleMessage
-    from .history import HistoryWait
-    from .network import NetworkLog, Request
+    from .page import Page
     from .screenshots import ImageFormat
+    from .snapshot import Outline
 
-__all__ = ["TabVerbs"]
-
-
-class _Core(Page, Protocol):
-    """What the verbs use of a tab beyond :class:`~ego.page.page.Page`; :class:`ego.Tab`
-    provides it."""
-
-    default_timeout: float
-    _url: str
-    _connection: Connection
-    _network: NetworkLog
-    _console: ConsoleLog
-
-    async def session(self) -> str: ...
+__all__ = ["PageVerbs", "render_outline"]
 
 
-class TabVerbs:
-    """Screenshots, console messages, waits, keys, hover, select, upload, history and
-    response bodies. Selectors are CSS, as everywhere in ego."""
+def render_outline(outline: Outline, kind: str, more: Callable[[int], str]) -> str:
+    """``outline`` as text: a header line, the lines, and what was cut worded by ``more``
+    (given the next offset)."""
+    lines = [f"{kind} {_quoted(outline.title)} {outline.url}", *outline.lines]
+    if outline.matches is not None and not outline.lines:
+        lines.append("(no line holds the text)")
+    following = outline.next_offset
+    if following is not None:
+        first, last = outline.offset + 1, outline.offset + len(outline.lines)
+        total = f"{outline.total:,}" if outline.complete else f"more than {outline.total:,}"
+        lines.append(f"… lines {first:,}-{last:,} of {total}: {more(following)} shows the next")
+    return "\n".join(lines)
 
-    async def screenshot(
-        self: _Core,
+
+def _quoted(text: str) -> str:
+    text = " ".join(text.split())
+    return '"' + (text[:119] + "…" if len(text) > 120 else text).replace('"', '\\"') + '"'
+
+
+class PageVerbs:
+    """Snapshot, click, type, keys, hover, select, upload, waits and element screenshots, in
+    the page's own document."""
+
+    #: How the header of a snapshot names the page.
+    _outline_kind = "page"
+
+    async def snapshot(
+        self: Page,
         *,
-        full_page: bool = False,
         selector: str | None = None,
-        format: ImageFormat = "png",
-        quality: int | None = None,
-        path: str | os.PathLike[str] | None = None,
-    ) -> bytes:
-        """Capture the viewport (or the whole page, or one element) and return the image.
-
-        Args:
-            full_page: the whole scrollable page instead of the viewport.
-            selector: a CSS selector: capture only the first matching element's box.
-            format: ``"png"``, ``"jpeg"`` or ``"webp"``.
-            quality: 0-100, for JPEG and WebP.
-            path: also write the image to this file.
-
-        Raises:
-            ElementNotFoundError: ``selector`` matches nothing (or only a hidden element).
-            ValueError: a bad format or quality, or both ``full_page`` and ``selector``.
-        """
-        return await screenshots.capture(
-            self, full_page=full_page, selector=selector, format=format, quality=quality,
-            path=path,
-        )  # fmt: skip
-
-    async def console(self: _Core, *, clear: bool = False) -> list[ConsoleMessage]:
-        """The page's console messages and uncaught exceptions since ego attached to the tab.
-
-        Kept across navigations in a buffer of the newest 1,000
-        (:data:`ego.page.console.MAX_MESSAGES`); :attr:`console_dropped` counts the older
-        ones dropped. Each has level, text, source URL, 1-based line and column, and for an
-        exception ``exception=True`` and its stack.
-
-        Args:
-            clear: empty the buffer (and the dropped count) after reading it.
-
-        Raises:
-            TabClosedError: the tab is closed (and never attached).
-        """
-        await self.session()
-        return await self._console.messages(clear=clear)
-
-    @property
-    def console_dropped(self: _Core) -> int:
-        """Console messages dropped because the buffer was full (since attach or the last
-        ``console(clear=True)``)."""
-        return self._console.dropped
-
-    async def wait_for(
-        self: _Core,
-        *,
-        text: str | None = None,
-        selector: str | None = None,
-        url: str | None = None,
-        network_idle: bool = False,
+        max_lines: int = 400,
+        offset: int = 0,
+        find: str | None = None,
         timeout: float | None = None,
-    ) -> float:
-        """Wait until one condition holds: ``text`` shows, ``selector`` matches, the URL
-        contains ``url`` (or matches it as a glob with ``*``), or the network is idle (no
-        request in flight for 0.5 s); return the seconds waited.
+    ) -> str:
+        """A compact text outline of the page, one element per line, frames included.
 
-        Text and elements are watched by a ``MutationObserver`` in the page (again in the
-        new document if the page navigates); URLs and the network by the tab's events.
+        Lines name landmarks, headings, links (with their href), buttons, form fields (with
+        labels and values), images, iframes, ``pre`` blocks and the text between them
+        (inline elements such as ``<code>`` or ``<b>`` kept in their sentence), indented by
+        nesting, each followed by a CSS selector in braces that the page's verbs take back:
+        ids, ``data-testid``, ``name`` or ``aria-label`` when they are unique, a short
+        structural path otherwise; an element inside an open shadow root gets its host's
+        selector first, and one inside an iframe the iframe's selector and ``>>``
+        (``iframe[name="pay"] >> #card``). Every frame is read at once, cross-site ones
+        included, and nested under its iframe's line. Never ephemeral refs or coordinates.
 
         Args:
-            timeout: seconds; the tab's default if omitted.
+            selector: outline only the element this selector matches.
+            max_lines: the most lines to return (the budget spans every frame).
+            offset: skip this many lines first; the last line says the next offset when
+                lines were cut.
+            find: keep only the lines holding this text (any case) and their ancestors.
+            timeout: seconds; the page's default if omitted.
 
         Raises:
-            ValueError: not exactly one condition given.
-            CommandTimeoutError: it did not hold in time; the message names the condition.
+            ElementNotFoundError: ``selector`` matches nothing.
+            ValueError: ``max_lines`` below 1 or ``offset`` below 0.
+            as :meth:`evaluate`.
         """
-        session_id = await self.session()
-        return await waits.wait_for(
-            self, self._connection, session_id, self._network, text=text, selector=selector,
-            url=url, network_idle=network_idle,
+        read = await snapshot.outline(
+            self, selector=selector, max_lines=max_lines, offset=offset, find=find,
             timeout=self.default_timeout if timeout is None else timeout,
         )  # fmt: skip
+        kind: str = getattr(self, "_outline_kind", "page")
+        return render_outline(read, kind, lambda following: f"snapshot(offset={following})")
 
-    async def press(self: _Core, key: str) -> None:
+    async def click(self: Page, selector: str, *, wait: float = 5.0) -> None:
+        """Click the first element matching ``selector``, from inside the page.
+
+        The element is scrolled into view, focused and sent ``click()``, which behaves the
+        same on every browser and needs no coordinates.
+
+        Args:
+            selector: a CSS selector (open shadow roots pierced; ``iframe >> selector`` for
+                an element in a frame).
+            wait: seconds to wait for the element to appear (0: not at all).
+
+        Raises:
+            ElementNotFoundError: nothing matches within ``wait``.
+            JavaScriptError: a click handler threw synchronously.
+        """
+        await actions.click(self, selector, wait=wait)
+
+    async def type(
+        self: Page, selector: str, text: str, *, clear: bool = True, wait: float = 5.0
+    ) -> None:
+        """Type ``text`` into the field matching ``selector``, from inside the page.
+
+        The value is set through the element's native setter and ``input``/``change`` events
+        are fired, so frameworks that track the value see it; a contenteditable element gets
+        the text as an insertion.
+
+        Args:
+            selector: a CSS selector for an input, textarea, select or contenteditable.
+            text: what to type.
+            clear: replace the current value (False appends).
+            wait: seconds to wait for the element to appear (0: not at all).
+
+        Raises:
+            ElementNotFoundError: nothing matches within ``wait``.
+        """
+        await actions.type_text(self, selector, text, clear=clear, wait=wait)
+
+    async def press(self: Page, key: str) -> None:
         """Press a key in the focused element, as the keyboard would.
 
         ``key`` is one character (``"a"``, ``"A"``, ``"/"``) or a key name (``"Enter"``,
         ``"Tab"``, ``"Escape"``, ``"Backspace"``, ``"ArrowDown"``, ``"PageUp"``, ``"F5"``,
         ...), after modifiers joined by ``+``: ``"Control+A"``, ``"Shift+Tab"``,
-        ``"Control+Shift+ArrowLeft"``. Focus a field first (``click``) to type in it.
+        ``"Control+Shift+ArrowLeft"``. Focus a field first (``click``) to type in it; keys
+        go to the focused element of the tab, whichever frame holds it.
 
         Raises:
             ValueError: an unknown key or modifier.
         """
-        await input_actions.press(self, key)
+        await actions.press(self, key)
 
-    async def hover(self: _Core, selector: str, *, wait: float = 5.0) -> None:
+    async def hover(self: Page, selector: str, *, wait: float = 5.0) -> None:
         """Scroll the element into view and move the mouse over its centre.
 
         Args:
@@ -146,10 +151,10 @@ class TabVerbs:
         Raises:
             ElementNotFoundError: nothing matches within ``wait``, or the element is hidden.
         """
-        await input_actions.hover(self, selector, wait=wait)
+        await actions.hover(self, selector, wait=wait)
 
     async def select(
-        self: _Core, selector: str, values: str | Sequence[str], *, wait: float = 5.0
+        self: Page, selector: str, values: str | Sequence[str], *, wait: float = 5.0
     ) -> list[str]:
         """Choose options of a ``<select>`` by value (or else by visible label), firing
         ``input`` and ``change``; return the values now selected.
@@ -164,10 +169,10 @@ class TabVerbs:
                 has one of ``values`` (the message lists the options).
             ValueError: several values for a single select, or a disabled select.
         """
-        return await input_actions.select(self, selector, values, wait=wait)
+        return await actions.select(self, selector, values, wait=wait)
 
     async def upload(
-        self: _Core,
+        self: Page,
         selector: str,
         paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
         *,
@@ -181,54 +186,67 @@ class TabVerbs:
             ElementNotFoundError: nothing matches within ``wait``, or not a file input.
             ValueError: several files for an input without ``multiple``.
         """
-        await input_actions.upload(self, selector, paths, wait=wait)
+        await actions.upload(self, selector, paths, wait=wait)
 
-    async def back(
-        self: _Core, *, wait_until: HistoryWait = "load", timeout: float | None = None
-    ) -> None:
-        """Go back one page in the tab's history and wait for it (as :meth:`navigate`).
+    async def wait_for(
+        self: Page,
+        *,
+        text: str | None = None,
+        selector: str | None = None,
+        url: str | None = None,
+        network_idle: bool = False,
+        timeout: float | None = None,
+    ) -> float:
+        """Wait until one condition holds: ``text`` shows, ``selector`` matches, the URL
+        contains ``url`` (or matches it as a glob with ``*``), or the network is idle (no
+        request in flight for 0.5 s); return the seconds waited.
+
+        Text and elements are watched by a ``MutationObserver`` in the page, open shadow
+        roots included (again in the new document if the page navigates); URLs and the
+        network by the tab's events.
+
+        Args:
+            timeout: seconds; the page's default if omitted.
 
         Raises:
-            NavigationError: the tab is at the first page of its history.
-            CommandTimeoutError: the page did not reach ``wait_until`` in time.
+            ValueError: not exactly one condition given.
+            CommandTimeoutError: it did not hold in time; the message names the condition.
         """
-        session_id = await self.session()
-        self._url = await nav_history.go(
-            self._connection, session_id, -1, wait_until=wait_until,
+        return await waits.wait_for(
+            self, text=text, selector=selector, url=url, network_idle=network_idle,
             timeout=self.default_timeout if timeout is None else timeout,
         )  # fmt: skip
 
-    async def forward(
-        self: _Core, *, wait_until: HistoryWait = "load", timeout: float | None = None
-    ) -> None:
-        """Go forward one page in the tab's history and wait for it (as :meth:`navigate`).
+    async def screenshot(
+        self: Page,
+        *,
+        full_page: bool = False,
+        selector: str | None = None,
+        format: ImageFormat = "png",
+        quality: int | None = None,
+        path: str | os.PathLike[str] | None = None,
+        max_size: int | None = None,
+    ) -> bytes:
+        """Capture the viewport (or the whole page, or one element) and return the image.
+
+        On a frame, the capture is the frame's own box (or the element's); ``full_page`` is
+        for a tab.
+
+        Args:
+            full_page: the whole scrollable page instead of the viewport.
+            selector: a CSS selector: capture only the first matching element's box.
+            format: ``"png"``, ``"jpeg"`` or ``"webp"``.
+            quality: 0-100, for JPEG and WebP.
+            path: also write the image to this file.
+            max_size: scale the image down so that its longer side is at most this many
+                pixels (None: full size).
 
         Raises:
-            NavigationError: the tab is at the last page of its history.
-            CommandTimeoutError: the page did not reach ``wait_until`` in time.
+            ElementNotFoundError: ``selector`` matches nothing (or only a hidden element).
+            ValueError: a bad format, quality or size, or both ``full_page`` and ``selector``.
         """
-        session_id = await self.session()
-        self._url = await nav_history.go(
-            self._connection, session_id, 1, wait_until=wait_until,
-            timeout=self.default_timeout if timeout is None else timeout,
+        shot = await screenshots.capture(
+            self, full_page=full_page, selector=selector, format=format, quality=quality,
+            path=path, max_size=max_size,
         )  # fmt: skip
-
-    async def response_body(
-        self: _Core, request: str | Request, *, timeout: float | None = None
-    ) -> bytes | str:
-        """The response body of a request from :meth:`network` (or its ``request_id``).
-
-        Text comes back as ``str``, binary bodies (images, fonts, ...) as ``bytes``. A
-        request still loading is waited for. Chrome keeps bodies of the current document
-        only, within its buffer: read them before navigating away.
-
-        Raises:
-            ProtocolError: Chrome no longer has the body (the page navigated since, or it
-                was evicted), the id is unknown, or the request failed or was a redirect.
-            CommandTimeoutError: the request was still loading after ``timeout``.
-        """
-        await self.session()
-        request_id = request if isinstance(request, str) else request.request_id
-        return await self._network.response_body(
-            request_id, timeout=self.default_timeout if timeout is None else timeout
-        )
+        return shot.data

@@ -11,16 +11,13 @@ import asyncio
 import time
 from collections.abc import Callable
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from ..errors import CommandTimeoutError, ContextDestroyedError
+from ..errors import CommandTimeoutError, ContextDestroyedError, ElementNotFoundError
 from ..protocol.literals import embed_json
+from .locate import locate
 from .page import Page
 from .scripts import page_script
-
-if TYPE_CHECKING:
-    from ..protocol.transport import Connection
-    from .network import NetworkLog
 
 __all__ = ["IDLE_QUIET", "url_matcher", "wait_for"]
 
@@ -42,9 +39,6 @@ def url_matcher(url: str) -> Callable[[str], bool]:
 
 async def wait_for(
     page: Page,
-    connection: Connection,
-    session_id: str,
-    network: NetworkLog,
     *,
     text: str | None = None,
     selector: str | None = None,
@@ -56,9 +50,10 @@ async def wait_for(
     the page's URL contains ``url`` (see :func:`url_matcher`), or ``network_idle`` (no request in
     flight for :data:`IDLE_QUIET` seconds).
 
-    Text and selectors are watched again in the new document when the page navigates
-    meanwhile. A URL counts once the main frame committed to it (or moved to it within the
-    document), before that page loads.
+    Text and selectors are watched in the page's document and its open shadow roots, and
+    again in the new document when the page navigates meanwhile; a frame-qualified selector
+    (``iframe >> selector``) waits for the frame, then in it. A URL counts once the page's
+    frame committed to it (or moved to it within the document), before that page loads.
 
     Returns:
         the seconds waited.
@@ -75,52 +70,64 @@ async def wait_for(
         )
     started = time.monotonic()
     if network_idle:
-        await network.wait_idle(quiet=IDLE_QUIET, timeout=timeout)
+        await page.network_log.wait_idle(quiet=IDLE_QUIET, timeout=timeout)
         return time.monotonic() - started
     if url is not None:
-        await _wait_url(page, connection, session_id, url, timeout)
+        await _wait_url(page, url, timeout)
         return time.monotonic() - started
+    target = page
     if text is not None:
         script, what = f"({page_script('wait_text')})({embed_json(text)}", f"text {text!r}"
     else:
         assert selector is not None
-        script = f"({page_script('wait_for')})({embed_json(selector)}"
+        try:
+            target, inner = await locate(page, selector, timeout)
+        except ElementNotFoundError:
+            raise _timed_out(page, timeout, f"an element matching {selector!r}") from None
+        script = f"({page_script('wait_for')})({embed_json(inner)}"
         what = f"an element matching {selector!r}"
     deadline = started + timeout
     while True:
         left = deadline - time.monotonic()
         try:
-            if left > 0 and await page.evaluate(
+            if left > 0 and await target.evaluate(
                 f"{script}, {int(left * 1000)})", timeout=left + _GRACE, describe=False
             ):
                 return time.monotonic() - started
         except ContextDestroyedError:
             continue  # the page navigated: watch the new document for what is left
         break
-    raise CommandTimeoutError(
+    raise _timed_out(page, timeout, what)
+
+
+def _timed_out(page: Page, timeout: float, what: str) -> CommandTimeoutError:
+    return CommandTimeoutError(
         f"waited {timeout:g} s for {what} on {page.url or 'the page'}; it did not appear "
         "(check the spelling, or pass a larger timeout)"
     )
 
 
-async def _wait_url(
-    page: Page, connection: Connection, session_id: str, url: str, timeout: float
-) -> None:
+async def _wait_url(page: Page, url: str, timeout: float) -> None:
     matches = url_matcher(url)
     deadline = time.monotonic() + timeout
+    session_id, _ = await page._target()
+    frame_id = page._frame_id
+    connection = page.connection
     # Listen before looking, so that a navigation between the two cannot slip by.
     committed = connection.expect(
         "Page.frameNavigated",
         session_id=session_id,
         predicate=lambda params: (
-            not params.get("frame", {}).get("parentId")
+            params.get("frame", {}).get("id") == frame_id
             and matches(params.get("frame", {}).get("url", ""))
         ),
     )
     same_document = connection.expect(
         "Page.navigatedWithinDocument",
         session_id=session_id,
-        predicate=lambda params: matches(params.get("url", "")),
+        predicate=lambda params: (
+            params.get("frameId") == frame_id and matches(params.get("url", ""))
+        ),
     )
     try:
         try:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from .js import embed_json, wrap_call
 
 if TYPE_CHECKING:
+    from ..page.frame import Frame
     from ..page.tab import Tab
 
 __all__ = [
@@ -245,7 +246,7 @@ _LOADED: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
 async def run_cached(
-    tab: Tab,
+    tab: Tab | Frame,
     *,
     key: str,
     version: str,
@@ -298,7 +299,7 @@ async def run_cached(
 
 
 async def _not_hot(
-    tab: Tab,
+    tab: Tab | Frame,
     key: str,
     version: str,
     expression: str,

@@ -1,4 +1,4 @@
-"""JavaScript run in the page by the tab's capabilities (snapshot, click, type, wait)."""
+"""JavaScript run in the page by the page verbs (snapshot, click, type, waits, ...)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,28 @@ from importlib import resources
 
 __all__ = ["page_script"]
 
+#: Placeholders a script may hold: the shared DOM helpers (``dom.js``), replaced by a call of
+#: them, and the statements that watch for a condition (``watch.js``).
+_DOM = "__DOM__"
+_WATCH = "__WATCH__"
+
 
 @cache
 def page_script(name: str) -> str:
     """The source of ``page/scripts/<name>.js``: one function expression, comments stripped
-    from its head so that it can be called in place."""
+    from its head so that it can be called in place, with ``__DOM__`` replaced by the shared
+    DOM helpers (``dom.js``: selectors that pierce open shadow roots, the shown text, a
+    selector for an element) and ``__WATCH__`` by the statements that wait for a condition
+    (``watch.js``)."""
+    text = _read(name)
+    if _WATCH in text:
+        text = text.replace(_WATCH, _read("watch"))
+    if _DOM in text:
+        text = text.replace(_DOM, f"({_read('dom')})()")
+    return text
+
+
+def _read(name: str) -> str:
     text = resources.files(__package__).joinpath(f"{name}.js").read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if not line.startswith("//")]
     return "\n".join(lines).strip().rstrip(";")

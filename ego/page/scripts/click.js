@@ -1,7 +1,9 @@
 // Clicks from inside the page: scroll the element into view and call its click(), which
-// behaves the same on every browser bridge and needs no coordinates.
+// behaves the same on every browser bridge and needs no coordinates. The selector pierces
+// open shadow roots.
 (selector) => {
-  const el = document.querySelector(selector);
+  const dom = __DOM__;
+  const el = dom.query(selector);
   if (!el) return { found: false };
   el.scrollIntoView({ block: "center", inline: "center" });
   if (typeof el.focus === "function") el.focus();

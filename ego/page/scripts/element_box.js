@@ -2,7 +2,7 @@
 // with the page's scroll offsets; null when nothing matches. With scroll, the element is
 // first scrolled to the centre of the viewport (for hovering it).
 (selector, scroll) => {
-  const el = document.querySelector(selector);
+  const el = __DOM__.query(selector);
   if (!el) return null;
   if (scroll) el.scrollIntoView({ block: "center", inline: "center" });
   const r = el.getBoundingClientRect();

@@ -1,7 +1,7 @@
 // Selects options of a <select> by value, else by label, and fires input and change as a
 // user's choice would. Reports what went wrong instead of throwing, so that Python can word it.
 (selector, wanted) => {
-  const el = document.querySelector(selector);
+  const el = __DOM__.query(selector);
   if (!el) return { found: false };
   if (!(el instanceof HTMLSelectElement)) {
     return { found: true, notSelect: el.localName + (el.type ? `[type=${el.type}]` : "") };

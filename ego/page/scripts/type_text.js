@@ -2,7 +2,7 @@
 // (so frameworks that track the value, such as React, see it), then input and change
 // events. A contenteditable element gets the text through insertText, as typing would.
 (selector, value, clear) => {
-  const el = document.querySelector(selector);
+  const el = __DOM__.query(selector);
   if (!el) return { found: false };
   el.scrollIntoView({ block: "center", inline: "center" });
   el.focus();

@@ -1,11 +1,11 @@
-// Resolves true as soon as the selector matches (watching DOM changes rather than polling),
-// or false after ms milliseconds.
+// Resolves true as soon as the selector matches (open shadow roots included), or false after
+// ms milliseconds. DOM changes are watched, not polled: in the document and in every open
+// shadow root, each new one observed as it appears. A shadow root attached to an element that
+// was already in the page makes no change the observers see, so a slow check every 250 ms
+// covers that case.
 (selector, ms) => new Promise((resolve) => {
-  const found = () => document.querySelector(selector) !== null;
+  const dom = __DOM__;
+  const found = () => dom.query(selector) !== null;
   if (found()) return resolve(true);
-  const observer = new MutationObserver(() => {
-    if (found()) { observer.disconnect(); clearTimeout(timer); resolve(true); }
-  });
-  observer.observe(document, { childList: true, subtree: true, attributes: true });
-  const timer = setTimeout(() => { observer.disconnect(); resolve(found()); }, ms);
+  __WATCH__
 })

@@ -1,0 +1,276 @@
+"""One frame of a tab: the main frame, a same-process iframe, or an out-of-process one."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import (
+    CommandTimeoutError,
+    ContextDestroyedError,
+    FrameDetachedError,
+    ProtocolError,
+    TabClosedError,
+)
+from .evaluation import evaluate
+from .verbs import PageVerbs
+
+if TYPE_CHECKING:
+    from ..protocol.transport import Connection
+    from .network import NetworkLog
+
+
+__all__ = ["Frame", "FrameHost"]
+
+
+class FrameHost(Protocol):
+    """What a frame needs of the tab that holds it (:class:`ego.Tab` is one)."""
+
+    default_timeout: float
+    target_id: str
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def connection(self) -> Connection: ...
+
+    async def session(self) -> str: ...
+
+    async def send(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]: ...
+
+    async def frame(
+        self,
+        *,
+        name: str | None = None,
+        url: str | None = None,
+        frame_id: str | None = None,
+        timeout: float | None = None,
+    ) -> Frame: ...
+
+    async def changed(self, timeout: float) -> bool: ...
+
+    async def frames(self) -> list[Frame]: ...
+
+    @property
+    def network_log(self) -> NetworkLog: ...
+
+
+class Frame(PageVerbs):
+    """A frame of a tab: ``tab.frames()`` lists them, ``tab.frame(name=..., url=...)`` finds one.
+
+    A frame offers the page verbs (``evaluate``, ``click``, ``type``, ``press``, ``hover``,
+    ``select``, ``upload``, ``wait_for``, ``snapshot``, ``screenshot(selector=)``), run in its
+    own document: a same-process iframe through its execution context on the tab's session, a
+    cross-site (out-of-process) iframe through the session Chrome attached for it on the tab's
+    connection. The object stays the same while the frame navigates, moves to another process
+    or back; its attributes follow. Once the frame is removed from the page, every pending and
+    later call raises :class:`~ego.errors.FrameDetachedError`.
+
+    Attributes:
+        id: Chrome's frame id (for the main frame, the tab's target id).
+        name: the frame's ``name`` attribute (``""`` when it has none).
+        url: the URL of the frame's document.
+        documents: how many documents the frame has shown since ego saw it (it changes on
+            every navigation; the cache layer keys its page-side memo on it).
+    """
+
+    def __init__(self, host: FrameHost, frame_id: str, parent: Frame | None) -> None:
+        self._host = host
+        self.id = frame_id
+        self.parent = parent
+        self.name = ""
+        self._url = ""
+        self.documents = 0
+        self._session_id: str | None = None
+        self._context: tuple[int, str] | None = None
+        self._detached = False
+
+    def __repr__(self) -> str:
+        state = " detached" if self._detached else ""
+        name = f" {self.name!r}" if self.name else ""
+        return f"<Frame {self.id[:8]}{name} {self._url!r}{state}>"
+
+    @property
+    def url(self) -> str:
+        """The URL of the frame's document."""
+        return self._url
+
+    @property
+    def tab(self) -> FrameHost:
+        """The tab that holds this frame."""
+        return self._host
+
+    @property
+    def detached(self) -> bool:
+        """True once the frame was removed from its page."""
+        return self._detached
+
+    @property
+    def is_main(self) -> bool:
+        """True for the tab's main frame."""
+        return self.parent is None
+
+    @property
+    def default_timeout(self) -> float:
+        """The tab's default timeout."""
+        return self._host.default_timeout
+
+    @property
+    def connection(self) -> Connection:
+        """The browser's CDP connection."""
+        return self._host.connection
+
+    @property
+    def network_log(self) -> NetworkLog:
+        """The tab's network log (a same-process frame's requests are in it)."""
+        return self._host.network_log
+
+    @property
+    def session_id(self) -> str | None:
+        """The CDP session the frame's document is reached through, when known."""
+        return self._session_id
+
+    def _gone(self) -> FrameDetachedError:
+        return FrameDetachedError(
+            f"the frame {self.name or self._url or self.id[:8]} was removed from its page: "
+            "find it again with tab.frame() or tab.frames()"
+        )
+
+    async def _where(self, timeout: float | None = None) -> tuple[str, int, str]:
+        """The session, execution context id and unique context id of the frame's document,
+        waiting (at most ``timeout``) while the frame is between documents or processes.
+
+        Raises:
+            FrameDetachedError: the frame was removed.
+            CommandTimeoutError: no document came within ``timeout``.
+        """
+        await self._host.session()
+        seconds = self._host.default_timeout if timeout is None else timeout
+        deadline = time.monotonic() + seconds
+        while True:
+            if self._detached:
+                raise self._gone()
+            if self._session_id is not None and self._context is not None:
+                return self._session_id, self._context[0], self._context[1]
+            left = deadline - time.monotonic()
+            if left <= 0 or not await self._host.changed(left):
+                raise CommandTimeoutError(
+                    f"the frame {self.name or self._url or self.id[:8]} had no document to run "
+                    f"in within {seconds:g} s (it is loading or stuck); pass a larger timeout"
+                )
+
+    async def _target(self) -> tuple[str, int | None]:
+        session_id, context_id, _ = await self._where()
+        return session_id, context_id
+
+    async def send(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Send a raw CDP command on the session that holds this frame's document.
+
+        Raises:
+            FrameDetachedError: the frame was removed.
+            ProtocolError, CommandTimeoutError, BrowserClosedError: as
+                :meth:`ego.protocol.transport.Connection.send`.
+        """
+        session_id, _, _ = await self._where()
+        try:
+            return await self._host.connection.send(
+                method, params, session_id=session_id, timeout=self._host.default_timeout
+            )
+        except TabClosedError:
+            raise (
+                self._gone()
+                if self._detached
+                else ContextDestroyedError(
+                    f"the frame {self.name or self._url} moved to another process mid-call; "
+                    "call again"
+                )
+            ) from None
+
+    async def evaluate(
+        self,
+        expression: str,
+        *,
+        await_promise: bool = True,
+        timeout: float | None = None,
+        user_gesture: bool = False,
+        describe: bool = True,
+    ) -> Any:
+        """Evaluate a JavaScript expression in the frame's document; as :meth:`ego.Tab.evaluate`.
+
+        Raises:
+            FrameDetachedError: the frame was removed (before or during the call).
+            ContextDestroyedError: the frame navigated before the result.
+            JavaScriptError, CommandTimeoutError, TabClosedError, BrowserClosedError: as
+                :meth:`ego.Tab.evaluate`.
+        """
+        seconds = self._host.default_timeout if timeout is None else timeout
+        started = time.monotonic()
+        session_id, _, unique = await self._where(seconds)
+        try:
+            return await evaluate(
+                self._host.connection,
+                session_id,
+                expression,
+                await_promise=await_promise,
+                timeout=max(0.001, seconds - (time.monotonic() - started)),
+                user_gesture=user_gesture,
+                describe=describe,
+                tab=self._host.target_id,
+                context=unique,
+                where=f"the frame {self.name or self._url}",
+            )
+        except (ContextDestroyedError, TabClosedError):
+            # A removed frame takes its context (or its whole session) with it.
+            await asyncio.sleep(0)  # let the detach event that raced the answer land
+            if self._detached:
+                raise self._gone() from None
+            raise
+
+    async def viewport_offset(self) -> tuple[float, float]:
+        """Where this frame's viewport sits in the tab's, in CSS pixels: the sum of each
+        iframe element's content box in its parent's viewport.
+
+        Raises:
+            FrameDetachedError: the frame (or an ancestor) was removed.
+        """
+        x = y = 0.0
+        frame: Frame | None = self
+        while frame is not None and frame.parent is not None:
+            parent = frame.parent
+            try:
+                owner = await parent.send("DOM.getFrameOwner", {"frameId": frame.id})
+                box = await parent.send(
+                    "DOM.getBoxModel", {"backendNodeId": owner["backendNodeId"]}
+                )
+            except ProtocolError:
+                if frame._detached:
+                    raise frame._gone() from None
+                raise
+            content = box["model"]["content"]
+            x += float(content[0])
+            y += float(content[1])
+            frame = parent
+        return x, y
+
+    async def top_send(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Send a raw CDP command on the tab's own session (input, screenshots)."""
+        return await self._host.send(method, params)
+
+    @property
+    def _frame_id(self) -> str:
+        return self.id
+
+    async def child_frame(self, frame_id: str, timeout: float) -> Frame:
+        """The frame with ``frame_id`` (an iframe of this frame's document)."""
+        return await self._host.frame(frame_id=frame_id, timeout=timeout)
+
+    async def child_frames(self) -> list[Frame]:
+        """The frames whose parent is this one, in :meth:`ego.Tab.frames` order."""
+        return [frame for frame in await self._host.frames() if frame.parent is self]

@@ -1,0 +1,535 @@
+"""Real pages: open shadow roots, same-origin and cross-site iframes, downloads and PDFs.
+
+The page is served on 127.0.0.1; its cross-site iframe comes from ``localhost`` on the same
+port, another site, so Chrome runs it in a process of its own (an out-of-process frame that
+ego reaches through a child session).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import ego
+from ego.errors import (
+    CommandTimeoutError,
+    ContextDestroyedError,
+    DownloadFailedError,
+    ElementNotFoundError,
+    FrameDetachedError,
+    FrameNotFoundError,
+)
+from ego.learning.registry import Learnings
+from ego.page.downloads import safe_name
+from ego.runtime.cache import cache_key
+from ego.site import Site
+from tests.conftest import PageServer
+from tests.learning_fixtures import make_site, tool
+
+SHADOW = """
+<script>
+customElements.define('my-card', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({mode: 'open'}).innerHTML = `
+      <p>Shadow text</p>
+      <button id="inner-btn" onclick="this.textContent = 'inner clicked'">In shadow</button>
+      <input id="inner-field">
+      <select id="inner-select"><option value="a">A</option><option value="b">B</option></select>
+      <input id="inner-file" type="file">
+      <span id="hovered"></span>
+      <slot></slot>`;
+    const hover = this.shadowRoot.getElementById('hovered');
+    this.shadowRoot.getElementById('inner-btn').addEventListener('mouseenter',
+      () => { hover.textContent = 'hovering'; });
+  }
+});
+customElements.define('closed-card', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({mode: 'closed'}).innerHTML =
+      '<button id="secret">Secret</button><p>Hidden words</p>';
+  }
+});
+</script>
+"""
+
+
+def real_page(server: PageServer, tag: str) -> str:
+    """Serve the page with everything at once; answer its URL."""
+    cross = f"http://localhost:{server.port}/real/{tag}/cross"
+    server.route(
+        f"/real/{tag}/same",
+        "<title>Same</title><p>Same-origin text</p>"
+        '<button id="same-btn" onclick="this.textContent=\'same clicked\'">Same button</button>'
+        '<input id="same-field"><select id="same-select"><option value="x">X</option>'
+        '<option value="y">Y</option></select><input id="same-file" type="file">',
+    )
+    server.route(
+        f"/real/{tag}/cross",
+        "<title>Cross</title><p>Cross-site text</p>"
+        '<button id="cross-btn" onclick="this.textContent=\'cross clicked\'">Cross button</button>'
+        '<input id="cross-field">',
+    )
+    server.route(
+        f"/real/{tag}/report.csv",
+        "a,b\n1,2\n",
+        content_type="text/csv",
+        headers={"Content-Disposition": 'attachment; filename="report.csv"'},
+    )
+    return server.route(
+        f"/real/{tag}/",
+        f"""<!doctype html><title>Real</title>{SHADOW}
+<h1>Real page</h1>
+<p>Use <code>demo</code> / <b>demo</b> here</p>
+<pre>first line
+second line</pre>
+<my-card><span>Slotted words</span></my-card>
+<closed-card></closed-card>
+<iframe name="same" src="/real/{tag}/same" width="400" height="200"></iframe>
+<iframe name="cross" id="cross" src="{cross}" width="400" height="200"></iframe>
+<a id="dl" href="/real/{tag}/report.csv">Download report</a>
+""",
+    )
+
+
+@pytest.fixture
+async def page(tab: ego.Tab, server: PageServer, request: pytest.FixtureRequest) -> ego.Tab:
+    await tab.navigate(real_page(server, request.node.name[:40]))
+    await tab.frame(name="cross", timeout=10)
+    await tab.frame(name="same", timeout=10)
+    return tab
+
+
+def selector_of(outline: str, fragment: str) -> str:
+    """The selector printed on the first line of ``outline`` holding ``fragment``."""
+    for line in outline.splitlines():
+        if fragment in line:
+            match = re.search(r"  \{(.+)\}", line)
+            assert match, line
+            return match.group(1)
+    raise AssertionError(f"{fragment!r} not in\n{outline}")
+
+
+# -- one snapshot reads it all; its selectors act --------------------------------------------
+
+
+async def test_one_snapshot_reads_shadow_roots_and_every_frame(page: ego.Tab) -> None:
+    outline = await page.snapshot()
+    for expected in (
+        'heading[1] "Real page"',
+        'text "Use demo / demo here"',  # inline elements stay in their sentence
+        'pre "first line ⏎ second line"',
+        'text "Shadow text"',  # inside the open shadow root
+        'button "In shadow"  {#inner-btn}',
+        'text "Slotted words"',  # slotted content, where its slot is
+        'iframe "same"',
+        'button "Same button"  {iframe[name="same"] >> #same-btn}',
+        "Cross-site text",
+        'button "Cross button"  {#cross >> #cross-btn}',
+        'link "Download report"',
+    ):
+        assert expected in outline, f"{expected!r} not in\n{outline}"
+    # A closed shadow root stays closed.
+    assert "Secret" not in outline
+    assert "Hidden words" not in outline
+    # A frame's lines sit under its iframe's line, one level deeper.
+    lines = outline.splitlines()
+    frame_line = next(i for i, line in enumerate(lines) if line.startswith('iframe "cross"'))
+    assert lines[frame_line + 1].startswith("  ")
+    assert "Cross-site text" in lines[frame_line + 1]
+
+
+async def test_the_selectors_a_snapshot_prints_work_from_the_tab(page: ego.Tab) -> None:
+    outline = await page.snapshot()
+    await page.click(selector_of(outline, 'button "In shadow"'))
+    await page.click(selector_of(outline, 'button "Same button"'))
+    await page.click(selector_of(outline, 'button "Cross button"'))
+    await page.type(selector_of(outline, 'textbox ""  {iframe[name="same"]'), "in same")
+    after = await page.snapshot()
+    assert 'button "inner clicked"' in after
+    assert 'button "same clicked"' in after
+    assert 'button "cross clicked"' in after
+    same = await page.frame(name="same")
+    assert await same.evaluate("document.querySelector('#same-field').value") == "in same"
+
+
+async def test_snapshot_pages_searches_and_takes_a_subtree(page: ego.Tab) -> None:
+    whole = (await page.snapshot()).splitlines()
+    body = whole[1:]
+    first = (await page.snapshot(max_lines=4)).splitlines()
+    assert first[1:5] == body[:4]
+    assert first[5].startswith("… lines 1-4 of ")
+    assert "snapshot(offset=4)" in first[5]
+    second = (await page.snapshot(max_lines=4, offset=4)).splitlines()
+    assert second[1:5] == body[4:8]
+    last = (await page.snapshot(offset=len(body) - 2)).splitlines()
+    assert last[1:] == body[-2:]  # the end: no line says more follow
+
+    found = (await page.snapshot(find="cross button")).splitlines()
+    assert any('button "Cross button"' in line for line in found)
+    assert any(line.startswith('iframe "cross"') for line in found)  # its ancestor
+    assert not any("Same-origin text" in line for line in found)
+    nothing = await page.snapshot(find="no such words anywhere")
+    assert "(no line holds the text)" in nothing
+
+    subtree = await page.snapshot(selector="#cross >> body")
+    assert "Cross-site text" in subtree
+    assert "Real page" not in subtree
+    assert "{#cross >> #cross-btn}" in subtree
+    with pytest.raises(ElementNotFoundError):
+        await page.snapshot(selector="#no-such-element")
+
+
+# -- shadow roots: every verb that takes a selector pierces open ones ------------------------
+
+
+async def test_every_selector_verb_reaches_into_an_open_shadow_root(
+    page: ego.Tab, tmp_path: Path
+) -> None:
+    await page.click("#inner-btn")
+    assert (
+        await page.evaluate(
+            "document.querySelector('my-card').shadowRoot.getElementById('inner-btn').textContent"
+        )
+        == "inner clicked"
+    )
+    await page.type("#inner-field", "typed")
+    await page.click("#inner-field")
+    await page.press("!")
+    assert (
+        await page.evaluate(
+            "document.querySelector('my-card').shadowRoot.getElementById('inner-field').value"
+        )
+        == "typed!"
+    )
+    assert await page.select("#inner-select", "b") == ["b"]
+    upload = tmp_path / "up.txt"
+    upload.write_text("hello")
+    await page.upload("#inner-file", upload)
+    assert (
+        await page.evaluate(
+            "document.querySelector('my-card').shadowRoot.getElementById('inner-file').files[0].name"
+        )
+        == "up.txt"
+    )
+    await page.hover("my-card #inner-btn")  # a descendant combinator across the boundary
+    await page.wait_for(text="hovering", timeout=5)
+    shot = await page.screenshot(selector="#inner-btn")
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # Content added later inside the shadow root is waited for.
+    await page.evaluate(
+        "setTimeout(() => { const r = document.querySelector('my-card').shadowRoot;"
+        " const b = document.createElement('b'); b.id = 'late'; b.textContent = 'Late words';"
+        " r.append(b); }, 100); 0"
+    )
+    await page.wait_for(selector="#late", timeout=5)
+    await page.wait_for(text="Late words", timeout=5)
+    # A shadow root attached later to an element already there (no DOM change announces it).
+    await page.evaluate(
+        "setTimeout(() => { const host = document.createElement('div'); document.body.append(host);"
+        " setTimeout(() => { host.attachShadow({mode: 'open'}).innerHTML ="
+        " '<i id=\"deep\">Deep words</i>'; }, 50); }, 50); 0"
+    )
+    await page.wait_for(selector="#deep", timeout=5)
+
+
+async def test_a_closed_shadow_root_stays_closed(page: ego.Tab) -> None:
+    with pytest.raises(ElementNotFoundError):
+        await page.click("#secret", wait=0)
+    with pytest.raises(CommandTimeoutError):
+        await page.wait_for(text="Hidden words", timeout=0.5)
+
+
+# -- frames ----------------------------------------------------------------------------------
+
+
+async def test_frames_lists_every_frame_with_url_name_and_parent(page: ego.Tab) -> None:
+    frames = await page.frames()
+    main, *children = frames
+    assert main.is_main
+    assert main.parent is None
+    assert main.url == page.url
+    by_name = {frame.name: frame for frame in children}
+    assert set(by_name) == {"same", "cross"}
+    assert by_name["same"].url.endswith("/same")
+    assert by_name["cross"].url.startswith("http://localhost:")
+    assert all(frame.parent is main for frame in children)
+    # The cross-site frame runs in a session of its own; the same-origin one in the tab's.
+    assert by_name["cross"].session_id not in (None, page.session_id)
+    assert by_name["same"].session_id == page.session_id
+
+
+async def test_each_frame_offers_the_page_verbs(page: ego.Tab, tmp_path: Path) -> None:
+    for name, prefix in (("same", "same"), ("cross", "cross")):
+        frame = await page.frame(name=name)
+        assert await frame.evaluate("location.pathname") == f"/real/{page_tag(page)}/{name}"
+        await frame.click(f"#{prefix}-btn")
+        assert await frame.evaluate(f"document.querySelector('#{prefix}-btn').textContent") == (
+            f"{prefix} clicked"
+        )
+        await frame.type(f"#{prefix}-field", "abc")
+        await frame.click(f"#{prefix}-field")
+        await frame.press("d")
+        assert await frame.evaluate(f"document.querySelector('#{prefix}-field').value") == "abcd"
+        await frame.wait_for(text=f"{prefix} clicked", timeout=5)
+        await frame.wait_for(selector=f"#{prefix}-field", timeout=5)
+        outline = await frame.snapshot()
+        assert outline.startswith("page ") or outline.startswith("frame ")
+        assert f'button "{prefix} clicked"  {{#{prefix}-btn}}' in outline
+        shot = await frame.screenshot(selector=f"#{prefix}-btn")
+        assert shot[:8] == b"\x89PNG\r\n\x1a\n"
+        await frame.hover(f"#{prefix}-btn")
+    same = await page.frame(name="same")
+    assert await same.select("#same-select", "y") == ["y"]
+    upload = tmp_path / "f.txt"
+    upload.write_text("x")
+    await same.upload("#same-file", upload)
+    assert await same.evaluate("document.querySelector('#same-file').files.length") == 1
+
+
+def page_tag(page: ego.Tab) -> str:
+    return page.url.rstrip("/").rsplit("/", 1)[-1]
+
+
+async def test_frames_follow_attach_navigate_and_detach(page: ego.Tab, server: PageServer) -> None:
+    tag = page_tag(page)
+    server.route(f"/real/{tag}/later", "<p>Later frame</p>")
+    server.route(f"/real/{tag}/next", "<p>Next page</p>")
+    await page.evaluate(
+        f"const f = document.createElement('iframe'); f.name = 'later';"
+        f" f.src = '/real/{tag}/later'; document.body.append(f); 0"
+    )
+    later = await page.frame(name="later", timeout=10)
+    await later.wait_for(text="Later frame", timeout=10)
+
+    # A same-origin frame that navigates cross-site moves to a process of its own, and back.
+    cross_url = f"http://localhost:{server.port}/real/{tag}/next"
+    await later.evaluate(f"location.href = {cross_url!r}; 0")
+    await page.frame(url=cross_url, timeout=10)
+    assert later.url == cross_url
+    await later.wait_for(text="Next page", timeout=10)
+    assert await later.evaluate("location.host") == f"localhost:{server.port}"
+    await later.evaluate(f"location.href = 'http://127.0.0.1:{server.port}/real/{tag}/later'; 0")
+    await page.frame(url=f"127.0.0.1:{server.port}/real/{tag}/later", timeout=10)
+    await later.wait_for(text="Later frame", timeout=10)
+
+    await page.evaluate("document.querySelector('iframe[name=later]').remove(); 0")
+    deadline = time.monotonic() + 10
+    while not later.detached and time.monotonic() < deadline:
+        await page.changed(1)
+    assert later.detached
+    assert "later" not in {frame.name for frame in await page.frames()}
+    with pytest.raises(FrameDetachedError):
+        await later.evaluate("1")
+    with pytest.raises(FrameNotFoundError, match="no frame with name='later'"):
+        await page.frame(name="later", timeout=0.2)
+
+
+@pytest.mark.parametrize("name", ["same", "cross"])
+async def test_a_frame_removed_or_navigating_mid_call_fails_typed_never_hangs(
+    page: ego.Tab, name: str
+) -> None:
+    frame = await page.frame(name=name)
+    pending = asyncio.ensure_future(frame.evaluate("new Promise(() => {})", timeout=20))
+    await frame.evaluate("1")  # the pending call has reached the page
+    await frame.evaluate("setTimeout(() => location.reload(), 0); 0")
+    started = time.monotonic()
+    with pytest.raises(ContextDestroyedError):
+        await pending
+    assert time.monotonic() - started < 5
+    await frame.wait_for(selector="button", timeout=10)
+
+    pending = asyncio.ensure_future(frame.evaluate("new Promise(() => {})", timeout=20))
+    await frame.evaluate("1")
+    await page.evaluate(f"document.querySelector('iframe[name={name}]').remove(); 0")
+    started = time.monotonic()
+    with pytest.raises(FrameDetachedError):
+        await pending
+    assert time.monotonic() - started < 5
+
+
+# -- downloads and PDF -----------------------------------------------------------------------
+
+
+async def test_a_download_is_saved_under_a_safe_name_that_never_overwrites(
+    page: ego.Tab, browser: ego.Browser
+) -> None:
+    async with page.expect_download() as first:
+        await page.click("#dl")
+    assert first.state == "completed"
+    assert first.suggested_filename == "report.csv"
+    assert first.url.endswith("/report.csv")
+    assert first.size == 8
+    assert first.path is not None
+    assert first.path.read_text() == "a,b\n1,2\n"
+    assert first.path.parent == browser.downloads_folder
+    async with page.expect_download() as second:
+        await page.click("#dl")
+    assert second.path is not None
+    assert second.path != first.path
+    assert second.path.name.startswith("report (")
+    assert second.path.suffix == ".csv"
+    assert first.path.read_text() == "a,b\n1,2\n"
+    assert {first.path, second.path} <= {d.path for d in browser.downloads()}
+    assert first in page.downloads() or any(d.path == first.path for d in page.downloads())
+
+
+def test_safe_names_keep_files_in_the_folder() -> None:
+    assert safe_name("../../etc/passwd") == "passwd"
+    assert safe_name("a\\b\\c.txt") == "c.txt"
+    assert safe_name('x<y>:"z|?*.pdf') == "x_y_z_.pdf"
+    assert safe_name("..") == "download"
+    assert safe_name("\x00\x01") == "download"
+    long = safe_name("n" * 300 + ".tar.gz")
+    assert len(long) <= 120
+    assert long.endswith(".gz")
+
+
+@pytest.fixture
+def truncating() -> Iterator[str]:
+    """A server whose one answer promises 1,000 bytes of a download, sends 2 and hangs up."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.recv(65536)
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+                    b"Content-Disposition: attachment; filename=broken.bin\r\n"
+                    b"Content-Length: 1000\r\n\r\n12"
+                )
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/broken.bin"
+    stop.set()
+    thread.join(5)
+    listener.close()
+
+
+async def test_a_failed_download_is_a_typed_error(page: ego.Tab, truncating: str) -> None:
+    await page.evaluate(
+        f"const a = document.createElement('a'); a.id = 'broken'; a.href = {truncating!r};"
+        " document.body.append(a); 0"
+    )
+    with pytest.raises(DownloadFailedError, match=r"broken\.bin was canceled"):
+        async with page.expect_download(timeout=20):
+            await page.click("#broken")
+
+
+async def test_expect_download_is_bounded(page: ego.Tab) -> None:
+    with pytest.raises(CommandTimeoutError, match="no download started"):
+        async with page.expect_download(timeout=0.3):
+            pass
+
+
+async def test_downloads_go_to_the_folder_given_on_launch(
+    server: PageServer, tmp_path: Path
+) -> None:
+    folder = tmp_path / "got"
+    async with ego.launch(downloads=folder) as own:
+        tab = await own.new_tab(real_page(server, "own-folder"))
+        download = await asyncio.gather(tab.expect_download(), tab.click("#dl"))
+        saved = download[0]
+        assert saved.path == folder / "report.csv"
+        assert os.listdir(folder) == ["report.csv"]
+
+
+async def test_pdf_prints_the_page(page: ego.Tab, tmp_path: Path) -> None:
+    target = tmp_path / "page.pdf"
+    data = await page.pdf(path=target)
+    assert data.startswith(b"%PDF-")
+    assert target.read_bytes() == data
+    with pytest.raises(ValueError, match="scale"):
+        await page.pdf(scale=5)
+
+
+async def test_downloads_work_on_an_attached_browser(server: PageServer, tmp_path: Path) -> None:
+    async with (
+        ego.launch() as owner,
+        ego.connect(owner.endpoint, downloads=tmp_path / "attached") as attached,
+    ):
+        tab = await attached.new_tab(real_page(server, "attached"))
+        async with tab.expect_download() as saved:
+            await tab.click("#dl")
+        assert saved.path == tmp_path / "attached" / "report.csv"
+        assert saved.path.read_text() == "a,b\n1,2\n"
+
+
+# -- a site's tool runs where its site is ----------------------------------------------------
+
+WHERE_HOST = (
+    "async (args) => { window.__ranHere = (window.__ranHere || 0) + 1; return location.host; }\n"
+)
+
+
+def embedded_site(tmp_path: Path, browser: ego.Browser, server: PageServer) -> tuple[Site, str]:
+    """A site on the cross-site iframe's origin (localhost:PORT), with a tool that says where
+    it ran."""
+    site_id = f"embedded-{uuid.uuid4().hex[:8]}"
+    make_site(
+        tmp_path,
+        site_id,
+        domains=[f"localhost:{server.port}"],
+        browser_tools={"where": tool(WHERE_HOST)},
+    )
+    return Site(browser, Learnings(roots=[tmp_path])), site_id
+
+
+async def test_a_tool_runs_in_the_frame_of_its_site_with_its_cache_there(
+    page: ego.Tab, browser: ego.Browser, server: PageServer, tmp_path: Path
+) -> None:
+    site, site_id = embedded_site(tmp_path, browser, server)
+    assert await site.run_browser_tool(site_id, "where", {}, tab=page) == f"localhost:{server.port}"
+    assert await site.run_browser_tool(site_id, "where", {}, tab=page) == f"localhost:{server.port}"
+    cross = await page.frame(name="cross")
+    key = cache_key(site_id, "where")
+    assert await cross.evaluate(f"localStorage.getItem({key!r}) !== null") is True
+    assert await cross.evaluate("window.__ranHere") == 2
+    # Nothing entered the embedding page: no run, no cache.
+    assert await page.evaluate(f"localStorage.getItem({key!r})") is None
+    assert await page.evaluate("window.__ranHere === undefined") is True
+
+
+async def test_a_tab_of_another_site_is_refused_before_anything_is_sent(
+    tab: ego.Tab, browser: ego.Browser, server: PageServer, tmp_path: Path
+) -> None:
+    site, site_id = embedded_site(tmp_path, browser, server)
+    await tab.navigate(server.route("/real/plain", "<title>Plain</title><p>no frames</p>"))
+    with pytest.raises(ego.SiteMismatchError) as refused:
+        await site.run_browser_tool(site_id, "where", {}, tab=tab)
+    assert refused.value.host == f"127.0.0.1:{server.port}"
+    assert refused.value.domains == [f"localhost:{server.port}"]
+    assert f"127.0.0.1:{server.port}" in str(refused.value)
+    assert f"localhost:{server.port}" in str(refused.value)
+    key = cache_key(site_id, "where")
+    assert await tab.evaluate(f"[localStorage.getItem({key!r}), window.__ranHere]") == [None, None]
+
+
+async def test_without_a_tab_an_open_tab_embedding_the_site_is_found(
+    page: ego.Tab, browser: ego.Browser, server: PageServer, tmp_path: Path
+) -> None:
+    site, site_id = embedded_site(tmp_path, browser, server)
+    before = {tab.target_id for tab in await browser.tabs()}
+    assert await site.run_browser_tool(site_id, "where", {}) == f"localhost:{server.port}"
+    assert {tab.target_id for tab in await browser.tabs()} == before  # no tab opened
+    cross = await page.frame(name="cross")
+    assert await cross.evaluate("window.__ranHere") == 1
