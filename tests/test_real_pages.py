@@ -533,3 +533,15 @@ async def test_without_a_tab_an_open_tab_embedding_the_site_is_found(
     assert {tab.target_id for tab in await browser.tabs()} == before  # no tab opened
     cross = await page.frame(name="cross")
     assert await cross.evaluate("window.__ranHere") == 1
+
+
+async def test_a_new_document_drops_the_old_documents_frames(
+    page: ego.Tab, server: PageServer
+) -> None:
+    old = await page.frame(name="cross")
+    await page.navigate(real_page(server, page_tag(page) + "-next"))
+    new = await page.frame(name="cross", timeout=10)
+    assert new is not old
+    assert old.detached
+    assert await new.evaluate("location.pathname") == f"/real/{page_tag(page)}/cross"
+    assert [frame.name for frame in await page.frames()].count("cross") == 1

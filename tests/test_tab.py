@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import socket
+import time
 from typing import Any
 
 import pytest
@@ -277,3 +278,57 @@ async def test_never_settling_promise_times_out_and_tab_stays_usable(tab: ego.Ta
         await tab.evaluate(NEVER, timeout=0.5)
     assert await tab.evaluate("'still here'") == "still here"
     assert await tab.evaluate("Promise.resolve(7)") == 7
+
+
+async def test_a_spinning_script_is_stopped_at_its_timeout_and_the_tab_answers_at_once(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/tab/spin", "<title>Spin</title><p>spin</p>"))
+    started = time.monotonic()
+    with pytest.raises(ego.CommandTimeoutError, match="stopped it after 1 s"):
+        await tab.evaluate("while (true) {}", timeout=1)
+    assert time.monotonic() - started < 3
+    started = time.monotonic()
+    assert await tab.evaluate("1 + 1", timeout=5) == 2
+    assert time.monotonic() - started < 1
+    assert await tab.evaluate("document.title") == "Spin"  # the same page, not reloaded
+
+
+async def test_a_cancelled_spinning_evaluate_is_stopped_too(tab: ego.Tab) -> None:
+    spinning = asyncio.ensure_future(tab.evaluate("while (true) {}", timeout=60))
+    await asyncio.sleep(0)  # sent: the page runs it before anything sent later
+    spinning.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await spinning
+    started = time.monotonic()
+    # Without the stop this would wait out its timeout and fail.
+    assert await tab.evaluate("'answers'", timeout=10) == "answers"
+    assert time.monotonic() - started < 5
+
+
+def spin(tab: ego.Tab) -> asyncio.Future[Any]:
+    """Start a script that never yields, sent raw so that nothing stops it on ego's side; the
+    page runs it before any command sent after."""
+    return asyncio.ensure_future(
+        tab.send("Runtime.evaluate", {"expression": "while (true) {}"}, timeout=60)
+    )
+
+
+async def test_navigate_and_reload_work_on_a_tab_whose_script_spins(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    calm = server.route("/tab/calm", "<title>Calm</title>")
+    other = server.route("/tab/other", "<title>Other</title>")
+    await tab.navigate(calm)
+    for go, title in (
+        (lambda: tab.reload(timeout=10), "Calm"),
+        (lambda: tab.navigate(other, timeout=10), "Other"),
+    ):
+        spinning = spin(tab)
+        await asyncio.sleep(0)
+        started = time.monotonic()
+        await go()
+        assert time.monotonic() - started < 5
+        assert await tab.evaluate("document.title", timeout=5) == title
+        with pytest.raises(ego.EgoError):
+            await spinning  # stopped: Chrome answers it with an error

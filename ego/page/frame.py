@@ -79,6 +79,8 @@ class Frame(PageVerbs):
             every navigation; the cache layer keys its page-side memo on it).
     """
 
+    _outline_kind = "frame"
+
     def __init__(self, host: FrameHost, frame_id: str, parent: Frame | None) -> None:
         self._host = host
         self.id = frame_id

@@ -180,6 +180,10 @@ class FrameTree:
         elif method == "Page.frameNavigated":
             info = params.get("frame", {})
             frame = self._frame(str(info["id"]), info.get("parentId"))
+            # A new document: the frames of the old one went with it (Chrome reports no
+            # detach for them); the new document's frames attach after this.
+            for child in [other for other in self._frames.values() if other.parent is frame]:
+                self._remove(child)
             frame._session_id = session_id
             frame.name = str(info.get("name") or "")
             frame._url = str(info.get("url", "")) + str(info.get("urlFragment", ""))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from ..errors import EgoError, ElementNotFoundError
+from ..errors import CommandTimeoutError, EgoError, ElementNotFoundError
 from ..protocol.remote_values import javascript_error
 from .locate import FRAME_STEP, frame_parts, locate
 from .page import Page
@@ -107,7 +107,15 @@ async def outline(
         page, root = await locate(page, selector, 0)
         prefix = "".join(f"{part} {FRAME_STEP} " for part in parts[:-1])
     limit = FIND_LIMIT if find else offset + max_lines + 1
-    title, url, lines, complete = await asyncio.wait_for(_read(page, root, limit), timeout=timeout)
+    try:
+        title, url, lines, complete = await asyncio.wait_for(
+            _read(page, root, limit), timeout=timeout
+        )
+    except TimeoutError:
+        raise CommandTimeoutError(
+            f"the snapshot of {page.url or 'the page'} took more than {timeout:g} s (a page or "
+            "frame that does not answer); pass a larger timeout, or a selector for less"
+        ) from None
     if root is not None and lines is None:
         raise ElementNotFoundError(
             f"no element matches {selector!r} on {page.url or 'the page'}: check the selector; "

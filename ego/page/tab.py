@@ -288,10 +288,13 @@ class Tab(PageVerbs):
             TabClosedError: the tab closed before the result.
             TargetCrashedError: the tab's renderer crashed (before or during the call);
                 :meth:`reload` it or close it.
-            CommandTimeoutError: no result within ``timeout``; the tab stays usable.
+            CommandTimeoutError: no result within ``timeout``. When the page's thread was
+                busy (a spinning script), the script was stopped and the message says so;
+                otherwise a promise never settled and the page still answers.
             BrowserClosedError: the browser connection is closed.
 
-        Cancelling the call abandons the result; the code keeps running in the page.
+        Cancelling the call abandons the result; a script still spinning in the page is then
+        stopped in the background (``Runtime.terminateExecution``), as after a timeout.
         """
         session_id = await self.session()
         return await evaluate(
