@@ -182,8 +182,8 @@ class FrameTree:
             frame = self._frame(str(info["id"]), info.get("parentId"))
             # A new document: the frames of the old one went with it (Chrome reports no
             # detach for them); the new document's frames attach after this.
-            for child in [other for other in self._frames.values() if other.parent is frame]:
-                self._remove(child)
+            for old in [other for other in self._frames.values() if other.parent is frame]:
+                self._remove(old)
             frame._session_id = session_id
             frame.name = str(info.get("name") or "")
             frame._url = str(info.get("url", "")) + str(info.get("urlFragment", ""))
@@ -204,12 +204,12 @@ class FrameTree:
         elif method == "Target.attachedToTarget":
             self._on_child(params)
         elif method == "Target.detachedFromTarget":
-            child = str(params.get("sessionId", ""))
-            subscription = self._subscriptions.pop(child, None)
+            ended = str(params.get("sessionId", ""))
+            subscription = self._subscriptions.pop(ended, None)
             if subscription is not None:
                 subscription.close()
             for frame in self._frames.values():
-                if frame._session_id == child:
+                if frame._session_id == ended:
                     frame._session_id = None
                     frame._context = None
         self._touch()
