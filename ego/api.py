@@ -16,6 +16,7 @@ from typing import Any
 from .learning.registry import Learnings
 from .page import browser as _browser
 from .page.dialogs import DialogPolicy, dialog_actions
+from .page.policy import OPEN, NavigationPolicy
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.transport import Connection
 from .site import Site
@@ -42,6 +43,7 @@ class Browser(_browser.Browser):
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
         downloads: str | os.PathLike[str] | None = None,
+        policy: NavigationPolicy = OPEN,
     ) -> None:
         super().__init__(
             connection,
@@ -50,6 +52,7 @@ class Browser(_browser.Browser):
             default_timeout=default_timeout,
             dialogs=dialogs,
             downloads=downloads,
+            policy=policy,
         )
         self.site = Site(self)
 
@@ -104,6 +107,9 @@ def launch(
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "auto",
     downloads: str | os.PathLike[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
+    blocked_origins: Sequence[str] | None = None,
+    allow_file_urls: bool = True,
 ) -> BrowserStarter:
     """Start a local Chrome and connect to it.
 
@@ -130,9 +136,18 @@ def launch(
         downloads: the folder files that pages download are saved in (made when missing;
             default ``downloads/`` in ego's state folder), never the user's Downloads; see
             ``tab.expect_download()`` and ``browser.downloads()``.
+        allowed_origins: when given, pages (every frame) may load documents only from
+            origins matching these patterns (``https://shop.example``, ``shop.example:8765``,
+            ``*.shop.example``; see :mod:`ego.page.policy`); others fail with
+            OriginBlockedError for ``navigate`` and Chrome's error page for the page's own
+            navigations. Requests a page's scripts make are not limited.
+        blocked_origins: origins refused the same way, even when allowed.
+        allow_file_urls: False refuses ``file:``, ``chrome:``, ``devtools:`` and
+            ``view-source:`` URLs (``ego mcp`` refuses them unless told otherwise).
 
     Raises:
-        ValueError: ``dialogs`` is not a dialog policy (raised here, before Chrome starts).
+        ValueError: ``dialogs`` is not a dialog policy, or an origin pattern is malformed
+            (raised here, before Chrome starts).
         ChromeNotFoundError: no Chrome binary was found (the message says how to install one).
         ProfileInUseError: another running Chrome holds the profile.
         ChromeLaunchError: Chrome exited or did not open its endpoint in time.
@@ -145,9 +160,12 @@ def launch(
         profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
     )
     dialog_actions(dialogs)
+    policy = NavigationPolicy.of(allowed_origins, blocked_origins, allow_local=allow_file_urls)
 
     async def factory() -> Browser:
-        return await Browser.launch_with(options, dialogs=dialogs, downloads=downloads)
+        return await Browser.launch_with(
+            options, dialogs=dialogs, downloads=downloads, policy=policy
+        )
 
     return BrowserStarter(factory, _learnings(workspace, learnings))
 
@@ -162,6 +180,9 @@ def connect(
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "auto",
     downloads: str | os.PathLike[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
+    blocked_origins: Sequence[str] | None = None,
+    allow_file_urls: bool = True,
 ) -> BrowserStarter:
     """Attach to a Chrome that is already running, locally or on another host.
 
@@ -173,6 +194,8 @@ def connect(
         default_timeout: seconds every CDP command may take unless a call says otherwise.
         workspace, learnings, dialogs, downloads: as for :func:`launch` (downloads are saved
             into ``downloads`` on the machine ego runs on when Chrome runs there too).
+        allowed_origins, blocked_origins, allow_file_urls: as for :func:`launch`; they hold
+            for the pages of this connection's browser while it is connected.
 
     Raises:
         ValueError: ``dialogs`` is not a dialog policy (raised here, before connecting).
@@ -183,6 +206,7 @@ def connect(
     """
 
     dialog_actions(dialogs)
+    policy = NavigationPolicy.of(allowed_origins, blocked_origins, allow_local=allow_file_urls)
 
     async def factory() -> Browser:
         return await Browser.connect(
@@ -192,6 +216,7 @@ def connect(
             default_timeout=default_timeout,
             dialogs=dialogs,
             downloads=downloads,
+            policy=policy,
         )
 
     return BrowserStarter(factory, _learnings(workspace, learnings))

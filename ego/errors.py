@@ -16,6 +16,7 @@ The tree::
     │   ├── ProtocolError             Chrome answered a command with an error
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
+    │   │   └── OriginBlockedError    ... refused by the browser's origin or scheme limits
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
     │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
@@ -91,6 +92,7 @@ __all__ = [
     "NeedsLoginError",
     "NoTabError",
     "NotRetriedError",
+    "OriginBlockedError",
     "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
@@ -167,6 +169,19 @@ class TabClosedError(BrowserError):
 
 class NavigationError(BrowserError):
     """A navigation failed (DNS, refused, aborted) before reaching its lifecycle point."""
+
+
+class OriginBlockedError(NavigationError):
+    """A navigation was refused by the browser's limits: an origin outside the allowed ones,
+    a blocked one, or a local URL (``file:``, ``chrome:``) where those are not allowed.
+
+    Attributes:
+        url: the URL refused.
+    """
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
 
 
 class ContextDestroyedError(BrowserError):

@@ -26,6 +26,8 @@ from ..protocol.transport import Connection
 from ..protocol.wire import redact
 from .dialogs import DialogPolicy, dialog_actions
 from .downloads import Download, Downloads
+from .guard import NavigationGuard
+from .policy import OPEN, NavigationPolicy
 from .tab import Tab, WaitUntil
 
 __all__ = ["Browser", "BrowserContext"]
@@ -55,6 +57,7 @@ class Browser:
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
         downloads: str | os.PathLike[str] | None = None,
+        policy: NavigationPolicy = OPEN,
     ) -> None:
         dialog_actions(dialogs)  # a wrong policy fails here, not at the first dialog
         self.connection = connection
@@ -64,6 +67,8 @@ class Browser:
         self.dialogs: DialogPolicy = dialogs
         self.downloads_folder = expand(downloads) if downloads else state_dir() / "downloads"
         self._downloads = Downloads(connection, self.downloads_folder)
+        self.policy = policy
+        self._guard = NavigationGuard(connection, policy) if policy.limits_origins else None
         self._tabs: dict[str, Tab] = {}
         self._closing = False
         connection.subscribe("Target.detachedFromTarget", self._on_detached)
@@ -76,6 +81,9 @@ class Browser:
             await self._downloads.enable()
         except ProtocolError as exc:
             logger.warning("downloads are not saved into %s: %s", self.downloads_folder, exc)
+        if self._guard is not None:
+            # Refused by the browser: no origin limit could hold, so none is pretended.
+            await self._guard.start()
 
     def downloads(self) -> list[Download]:
         """Every download pages of this browser made since ego connected, oldest first
@@ -96,6 +104,7 @@ class Browser:
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
         downloads: str | os.PathLike[str] | None = None,
+        policy: NavigationPolicy = OPEN,
     ) -> Self:
         """Start a local Chrome and connect to it. See :func:`ego.launch`."""
         return await cls.launch_with(
@@ -104,6 +113,7 @@ class Browser:
             ),
             dialogs=dialogs,
             downloads=downloads,
+            policy=policy,
         )
 
     @classmethod
@@ -113,6 +123,7 @@ class Browser:
         *,
         dialogs: DialogPolicy = "auto",
         downloads: str | os.PathLike[str] | None = None,
+        policy: NavigationPolicy = OPEN,
     ) -> Self:
         """Start a local Chrome as ``options`` say and connect to it.
 
@@ -138,6 +149,7 @@ class Browser:
             default_timeout=options.default_timeout,
             dialogs=dialogs,
             downloads=downloads,
+            policy=policy,
         )
         try:
             await browser._prepare()
@@ -156,6 +168,7 @@ class Browser:
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
         downloads: str | os.PathLike[str] | None = None,
+        policy: NavigationPolicy = OPEN,
     ) -> Self:
         """Attach to a running browser. See :func:`ego.connect`."""
         dialog_actions(dialogs)
@@ -169,6 +182,7 @@ class Browser:
             default_timeout=default_timeout,
             dialogs=dialogs,
             downloads=downloads,
+            policy=policy,
         )
         try:
             await browser._prepare()
@@ -212,6 +226,7 @@ class Browser:
                 default_timeout=self.default_timeout,
                 dialogs=self.dialogs,
                 downloads=self._downloads,
+                policy=self.policy,
             )
             self._tabs[tab.target_id] = tab
         else:
@@ -387,6 +402,8 @@ class Browser:
                 tab._mark_closed()
             self._tabs.clear()
             self._downloads.close()
+            if self._guard is not None:
+                self._guard.close()
 
 
 class BrowserContext:

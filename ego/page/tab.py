@@ -15,6 +15,7 @@ from ..errors import (
     CommandTimeoutError,
     FrameNotFoundError,
     NavigationError,
+    OriginBlockedError,
     ProtocolError,
     TabClosedError,
 )
@@ -26,6 +27,7 @@ from .evaluation import evaluate, stop_spinning
 from .frame import Frame
 from .frames import FrameTree
 from .network import NetworkLog, Request
+from .policy import OPEN, NavigationPolicy
 from .verbs import PageVerbs
 from .waits import url_matcher
 
@@ -71,6 +73,7 @@ class Tab(PageVerbs):
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
         downloads: Downloads | None = None,
+        policy: NavigationPolicy = OPEN,
     ) -> None:
         self._connection = connection
         self.target_id = target_id
@@ -86,6 +89,7 @@ class Tab(PageVerbs):
         self._dialogs = DialogTracker(connection, target_id, self.session, dialogs)
         self._frames = FrameTree(self, connection)
         self._downloads = downloads
+        self._policy = policy
 
     def __repr__(self) -> str:
         return f"<Tab {self.target_id[:8]} {self._url!r}>"
@@ -400,12 +404,15 @@ class Tab(PageVerbs):
             referrer: an optional Referer.
 
         Raises:
+            OriginBlockedError: the browser's limits refuse ``url`` (nothing was sent), or a
+                redirect led to an origin they refuse.
             NavigationError: the navigation failed (DNS, refused, aborted); the message holds
                 Chrome's error text such as ``net::ERR_CONNECTION_REFUSED``.
             CommandTimeoutError: ``wait_until`` was not reached in time.
             TabClosedError: the tab closed meanwhile.
         """
         seconds, deadline = self._load_budget(wait_until, timeout)
+        self._policy.check(url)
         session_id = await self.session()
         # A script spinning in the page would keep a same-site navigation from committing.
         await stop_spinning(self._connection, session_id)
@@ -440,6 +447,13 @@ class Tab(PageVerbs):
                     f"navigation to {url} got no response within {seconds:g} s"
                 ) from None
             error_text = result.get("errorText")
+            if error_text == "net::ERR_BLOCKED_BY_CLIENT" and self._policy.limits_origins:
+                # A redirect to a refused origin: the guard failed it.
+                self._policy.check(url)
+                raise OriginBlockedError(
+                    f"navigation to {url} refused: it led to an origin the browser's limits refuse",
+                    url=url,
+                )
             if error_text:
                 raise NavigationError(
                     f"navigation to {url} failed: {error_text}" + self._dialogs.stayed(started)

@@ -1,0 +1,139 @@
+"""Holding every frame of every page to a :class:`~ego.page.policy.NavigationPolicy`'s origins.
+
+``Tab.navigate`` checks the URL it is given, but a page navigates by itself too (a link, a
+form, ``location.href``, an iframe's ``src``, a popup). The guard sees every document request
+of every frame before it leaves the browser: on the browser's session it asks Chrome to attach
+each page as it is created (``Target.setAutoAttach`` with ``waitForDebuggerOnStart``), and on
+each page (and each cross-site frame inside one) it enables ``Fetch`` for document requests and
+the same auto-attach for frames, then lets the target run. A document request to a refused
+origin fails with ``BlockedByClient`` (the frame shows Chrome's error page; a ``navigate`` to it
+raises :class:`~ego.errors.OriginBlockedError`); everything else continues untouched.
+
+It covers documents only: the requests a page's scripts make (``fetch``, XHR, images,
+WebSockets) and service workers are not watched. The guard is a convenience that keeps an agent
+on the sites it was given, not a security boundary against a hostile page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Final
+
+from ..errors import EgoError
+from .policy import NavigationPolicy
+
+if TYPE_CHECKING:
+    from ..protocol.transport import Connection, Subscription
+
+__all__ = ["NavigationGuard"]
+
+logger = logging.getLogger("ego.page.guard")
+
+_DOCUMENTS: Final = {"patterns": [{"urlPattern": "*", "resourceType": "Document"}]}
+
+
+class NavigationGuard:
+    """Fails the document requests a policy refuses, on every page and frame of a browser.
+
+    Args:
+        connection: the browser's connection.
+        policy: what is refused.
+    """
+
+    def __init__(self, connection: Connection, policy: NavigationPolicy) -> None:
+        self._connection = connection
+        self._policy = policy
+        self._subscriptions: list[Subscription] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        """Watch every page there is and every page created from now on.
+
+        Raises:
+            ProtocolError: the browser refuses auto-attach (some remote endpoints do).
+        """
+        self._subscriptions.append(
+            self._connection.subscribe("Target.attachedToTarget", self._on_attached)
+        )
+        await self._connection.send(
+            "Target.setAutoAttach",
+            {
+                "autoAttach": True,
+                "waitForDebuggerOnStart": True,
+                "flatten": True,
+                "filter": [{"type": "page"}],
+            },
+        )
+
+    def close(self) -> None:
+        for subscription in self._subscriptions:
+            subscription.close()
+        self._subscriptions.clear()
+        for task in self._tasks:
+            task.cancel()
+
+    def _on_attached(self, params: dict[str, Any]) -> None:
+        session_id = str(params.get("sessionId", ""))
+        kind = params.get("targetInfo", {}).get("type")
+        if not session_id or kind not in ("page", "iframe"):
+            return
+        self._subscriptions.append(
+            self._connection.subscribe(
+                "Fetch.requestPaused", self._on_paused(session_id), session_id=session_id
+            )
+        )
+        self._subscriptions.append(
+            self._connection.subscribe(
+                "Target.attachedToTarget", self._on_attached, session_id=session_id
+            )
+        )
+        task = asyncio.ensure_future(self._prepare(session_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _prepare(self, session_id: str) -> None:
+        send = self._connection.send
+        try:
+            await asyncio.gather(
+                send("Fetch.enable", _DOCUMENTS, session_id=session_id),
+                send(
+                    "Target.setAutoAttach",
+                    {
+                        "autoAttach": True,
+                        "waitForDebuggerOnStart": True,
+                        "flatten": True,
+                        "filter": [{"type": "iframe"}],
+                    },
+                    session_id=session_id,
+                ),
+            )
+        except EgoError as exc:
+            logger.debug("guarding session %s: %s", session_id, exc)
+        finally:
+            try:
+                await send("Runtime.runIfWaitingForDebugger", session_id=session_id)
+            except EgoError:
+                pass  # gone already
+
+    def _on_paused(self, session_id: str) -> Any:
+        async def decide(params: dict[str, Any]) -> None:
+            request_id = params.get("requestId")
+            url = str(params.get("request", {}).get("url", ""))
+            reason = self._policy.refusal(url)
+            try:
+                if reason is None:
+                    await self._connection.send(
+                        "Fetch.continueRequest", {"requestId": request_id}, session_id=session_id
+                    )
+                else:
+                    logger.info("refused %s: %s", url, reason)
+                    await self._connection.send(
+                        "Fetch.failRequest",
+                        {"requestId": request_id, "errorReason": "BlockedByClient"},
+                        session_id=session_id,
+                    )
+            except EgoError as exc:
+                logger.debug("answering paused request %s: %s", url, exc)
+
+        return decide
