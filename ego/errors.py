@@ -34,6 +34,7 @@ The tree::
     │   ├── UnmatchedRequestError     strict replay: the page asked for something the HAR lacks
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
+    ├── FileAccessError               a path outside the folders a server may use
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -78,6 +79,7 @@ __all__ = [
     "DownloadFailedError",
     "EgoError",
     "ElementNotFoundError",
+    "FileAccessError",
     "FrameDetachedError",
     "FrameNotFoundError",
     "HarFormatError",
@@ -570,6 +572,18 @@ class NotRetriedError(BrowserError):
 
 class PoolExhaustedError(BrowserError):
     """Every browser of a pool died or never started, and none could be replaced."""
+
+
+class FileAccessError(EgoError, PermissionError):
+    """A path lies outside the folders a server may use, or names a file it may not replace.
+
+    Attributes:
+        path: the path, resolved.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class BatchFileError(EgoError, ValueError):

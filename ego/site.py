@@ -97,8 +97,20 @@ class Site:
         self.profile_hint = "launch with profile=NAME"
 
     def set_start_url(self, site_id: str, url: str) -> None:
-        """Use ``url`` instead of the manifest's ``startUrl`` when a tab must be opened."""
+        """Use ``url`` instead of the manifest's ``startUrl`` when a tab must be opened.
+
+        Only tabs (and frames) on ``url``'s host and port then count as the site's, in place
+        of the manifest's domains: the copy of the site that was named is used, never another
+        program on the port the manifest's ``startUrl`` fixes.
+        """
         self._start_urls[site_id] = url
+
+    def domains(self, manifest: Manifest) -> tuple[str, ...]:
+        """The domains ``manifest``'s site runs on here: its own, or, after
+        :meth:`set_start_url`, the start URL's host and port."""
+        start = self._start_urls.get(manifest.id)
+        own = domain_of(start) if start else None
+        return manifest.domains if own is None else (own,)
 
     def sites(self) -> list[SiteSummary]:
         """Every site in the learnings roots, valid or not (invalid ones list their problems)."""
@@ -130,7 +142,7 @@ class Site:
         if tab is not None:
             return tab
         for candidate in await self.browser.tabs():
-            if match_domain(candidate.url, manifest.domains):
+            if match_domain(candidate.url, self.domains(manifest)):
                 return candidate
         return await self._new_tab(manifest)
 
@@ -143,26 +155,26 @@ class Site:
             SiteMismatchError: ``tab`` is not on the site and no frame of it is.
             NoTabError, NavigationError: as :meth:`tab_for`.
         """
+        domains = self.domains(manifest)
         if tab is not None:
-            if _on_site(tab.url, manifest.domains):
+            if _on_site(tab.url, domains):
                 return tab
-            frame = await _frame_on_site(tab, manifest.domains)
+            frame = await _frame_on_site(tab, domains)
             if frame is None:
                 raise SiteMismatchError(
-                    f"site {manifest.id!r} runs on {', '.join(manifest.domains)}, but the tab "
-                    f"given shows {_host(tab.url)} and none of its frames is on the site: pass "
-                    "a tab on the site (or one that embeds it), or leave tab out to let ego "
-                    "find or open one",
+                    f"site {manifest.id!r} runs on {', '.join(domains)}, but the tab given shows "
+                    f"{_host(tab.url)} and none of its frames is on the site: pass a tab on the "
+                    "site (or one that embeds it), or leave tab out to let ego find or open one",
                     host=_host(tab.url),
-                    domains=list(manifest.domains),
+                    domains=list(domains),
                 )
             return frame
         tabs = await self.browser.tabs()
         for candidate in tabs:
-            if match_domain(candidate.url, manifest.domains):
+            if match_domain(candidate.url, domains):
                 return candidate
         for candidate in await self._embedding(tabs, manifest):
-            frame = await _frame_on_site(candidate, manifest.domains)
+            frame = await _frame_on_site(candidate, domains)
             if frame is not None:
                 return frame
         return await self._new_tab(manifest)
@@ -177,7 +189,7 @@ class Site:
         for info in targets.get("targetInfos", []):
             if info.get("type") == "iframe":
                 parents[str(info.get("targetId"))] = str(info.get("parentFrameId", ""))
-                if match_domain(str(info.get("url", "")), manifest.domains):
+                if match_domain(str(info.get("url", "")), self.domains(manifest)):
                     wanted.append(str(info.get("targetId")))
         pages = {tab.target_id: tab for tab in tabs}
         for frame_id in wanted:
@@ -222,7 +234,7 @@ class Site:
             NoTabError: the tab is elsewhere and the site has no start URL.
             NavigationError, CommandTimeoutError: as :meth:`ego.Tab.navigate`.
         """
-        if match_domain(tab.url, manifest.domains) is None:
+        if match_domain(tab.url, self.domains(manifest)) is None:
             await tab.navigate(self.start_url(manifest))
 
     def prepare(
@@ -258,7 +270,7 @@ class Site:
             # A given tab on the site needs no lookup: the hot call names its tab.
             page = (
                 tab
-                if tab is not None and _on_site(tab.url, ref.manifest.domains)
+                if tab is not None and _on_site(tab.url, self.domains(ref.manifest))
                 else await self._page_for(ref.manifest, tab)
             )
             result = await self._run_source(

@@ -11,7 +11,7 @@ import asyncio
 import json
 import re
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +68,15 @@ CORE_TOOLS = {
 class McpClient:
     """An ``ego mcp`` subprocess and a connected SDK ClientSession, owned by one task."""
 
-    def __init__(self, env: dict[str, str], cwd: Path, errlog: Path) -> None:
+    def __init__(
+        self, env: dict[str, str], cwd: Path, errlog: Path, args: Sequence[str] = ()
+    ) -> None:
         self.params = StdioServerParameters(
-            command=sys.executable, args=["-m", "ego", "mcp"], env=env, cwd=str(cwd)
+            command=sys.executable, args=["-m", "ego", "mcp", *args], env=env, cwd=str(cwd)
         )
         self.errlog = errlog
+        #: The server's output folder, when a test gave it one.
+        self.output = cwd
         #: Set each time the server sends notifications/tools/list_changed.
         self.tools_changed = asyncio.Event()
         self.session: ClientSession | None = None
@@ -147,7 +151,7 @@ class McpClient:
 def _find_server() -> psutil.Process:
     for child in psutil.Process().children():
         try:
-            if child.cmdline()[1:] == ["-m", "ego", "mcp"]:
+            if child.cmdline()[1:4] == ["-m", "ego", "mcp"]:
                 return child
         except psutil.Error:
             continue

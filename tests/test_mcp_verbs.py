@@ -30,7 +30,10 @@ pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
     base = tmp_path_factory.mktemp("mcp-verbs")
     env = ego_env(base / "profiles", workspace=base / "ws")
-    client = McpClient(env, base, base / "server-stderr.log")
+    # Files the tools read or write must be inside the server's output folder.
+    client = McpClient(env, base, base / "server-stderr.log", ["--output-dir", str(base / "out")])
+    client.output = base / "out"
+    client.output.mkdir()
     await client.start()
     try:
         yield client
@@ -290,7 +293,7 @@ async def test_press_hover_select_and_upload(
         await agent.call("select_option", {"selector": "#size", "values": ["m", "l"]})
     )
     assert selected["selected"] == ["m", "l"]
-    upload = tmp_path / "note.txt"
+    upload = agent.output / "note.txt"
     upload.write_text("twelve bytes")
     uploaded = await agent.call("upload_file", {"selector": "#file", "paths": [str(upload)]})
     assert not uploaded.is_error, text_of(uploaded)
@@ -414,7 +417,7 @@ async def test_handle_each_dialog_type(agent: McpClient, server: PageServer) -> 
 
 
 async def test_import_skill_says_the_list_changed(agent: McpClient, tmp_path: Path) -> None:
-    skill_file = tmp_path / "SKILL.md"
+    skill_file = agent.output / "SKILL.md"
     skill_file.write_text(export_skill("shop.localhost/search-products"))
     agent.tools_changed.clear()
     imported = value_of(await agent.call("import_skill", {"path": str(skill_file)}))

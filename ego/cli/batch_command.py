@@ -23,6 +23,7 @@ from ..batch import BatchProgress, BatchSummary, run_batch
 from ..errors import EgoError
 from ..learning.registry import Learnings
 from ..pool import BrowserPool, Endpoint
+from .common import start_url_option
 from .output import EXIT_OTHER, Output
 
 __all__ = ["batch"]
@@ -172,6 +173,7 @@ def _root_settings() -> Any:
     help="Calls in flight in total [4 per browser].",
 )
 @click.option("--url", help="Open this page for the site instead of its startUrl.")
+@start_url_option
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
 @click.option("--timeout", type=float, help="Seconds each call may run.")
 @click.option(
@@ -207,6 +209,7 @@ def batch(
     browsers: int | None,
     concurrency: int | None,
     url: str | None,
+    start_urls: tuple[tuple[str, str], ...],
     confirm: bool,
     timeout: float | None,
     retries: int,
@@ -246,6 +249,8 @@ def batch(
         replace_attempts=replace_attempts,
         learnings=learnings,
     )
+    for start_site, start_url in start_urls:
+        browser_pool.set_start_url(start_site, start_url)
     if url:
         browser_pool.set_start_url(site_id, url)
     progress = _Progress(output)

@@ -37,6 +37,7 @@ __all__ = [
     "parse_args",
     "pass_settings",
     "run_async",
+    "start_url_option",
     "workspace_option",
 ]
 
@@ -379,3 +380,27 @@ def parse_args(args_json: str | None, pairs: tuple[str, ...], schema: Any = None
             raise click.BadParameter(f"{pair!r} is not k=v", param_hint="--arg")
         args[key] = value_from_text(key, value, property_schema(schema, key))
     return args
+
+
+def _start_urls(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for value in values:
+        site_id, sep, url = value.partition("=")
+        if not sep or not site_id or not url:
+            raise click.BadParameter(f"{value!r} is not SITE=URL", param_hint="--start-url")
+        pairs.append((site_id.strip(), url.strip()))
+    return tuple(pairs)
+
+
+#: ``--start-url SITE=URL`` (repeatable): where a site's tools open a tab.
+start_url_option = click.option(
+    "--start-url",
+    "start_urls",
+    multiple=True,
+    metavar="SITE=URL",
+    callback=_start_urls,
+    help="Open SITE's tools at URL (a local copy on another port, a staging host) instead of "
+    "its manifest's startUrl; tabs on URL's host and port count as the site's. Repeatable.",
+)

@@ -21,6 +21,7 @@ from .common import (
     parse_args,
     pass_settings,
     run_async,
+    start_url_option,
 )
 from .output import EXIT_OK, EXIT_TOOL
 
@@ -156,6 +157,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
 @click.option("--profile", help="Persistent profile to launch with.")
 @click.option("--timeout", type=float, help="Seconds the tool may run.")
 @click.option("--no-cache", is_flag=True, help="Do not use the localStorage cache.")
+@start_url_option
 @common
 @pass_settings
 def run(
@@ -169,6 +171,7 @@ def run(
     profile: str | None,
     timeout: float | None,
     no_cache: bool,
+    start_urls: tuple[tuple[str, str], ...],
 ) -> None:
     """Run TOOL of SITE_ID (a browser or a Python tool) and print its result.
 
@@ -180,6 +183,8 @@ def run(
     async def go() -> Any:
         async with settings.browser(profile=profile) as browser:
             browser.site.profile_hint = CLI_PROFILE_HINT
+            for start_site, start_url in start_urls:
+                browser.site.set_start_url(start_site, start_url)
             tab = None
             if url:
                 with settings.output.progress(f"loading {url}"):

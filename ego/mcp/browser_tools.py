@@ -11,13 +11,15 @@ from __future__ import annotations
 import base64
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from ..errors import EgoError
+from ..errors import DialogOpenError, EgoError
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
@@ -25,6 +27,7 @@ from ..page.tab import Tab
 from ..page.verbs import render_outline
 from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call
 from .results import tool_result
+from .wording import mcp_message
 
 __all__ = ["add_browser_tools", "page_info", "settled"]
 
@@ -68,6 +71,33 @@ async def settled(tab: Tab, started: float) -> dict[str, Any]:
         with contextlib.suppress(EgoError):
             await download.finished(tab.default_timeout)
     return {"downloads": [download.as_dict() for download in begun]} if begun else {}
+
+
+async def acting(
+    tab: Tab, action: Callable[[], Awaitable[object]], started: float
+) -> dict[str, Any] | None:
+    """Run an input ``action``; when it opened a page dialog (which then blocks the page),
+    answer what happened instead of an error: the action ran, and how to answer the dialog.
+
+    Raises:
+        ToolError: the action failed (a dialog that was open before it included).
+    """
+    try:
+        await action()
+    except DialogOpenError as exc:
+        dialog = tab.dialog
+        if dialog is None or dialog.opened_at < started:
+            raise ToolError(mcp_message(exc)) from None
+        shown = f" {dialog.message!r}" if dialog.message else ""
+        return {
+            "dialog": dialog.as_dict(),
+            "next": f"this opened a {dialog.type} dialog{shown}; the page waits until it is "
+            "answered: call handle_dialog with accept: true or false (prompt_text for a "
+            "prompt)",
+        }
+    except EgoError as exc:
+        raise ToolError(mcp_message(exc)) from None
+    return None
 
 
 def _request(request: Request) -> dict[str, Any]:
@@ -278,7 +308,9 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         """
         tab = await holder.tab()
         started = time.time()
-        await call(lambda: tab.click(selector))
+        opened = await acting(tab, lambda: tab.click(selector), started)
+        if opened is not None:
+            return tool_result({"clicked": selector, **opened})
         return tool_result({"clicked": selector, **await settled(tab, started)})
 
     @server.tool(name="type", annotations=CHANGES_PAGE)
@@ -291,8 +323,8 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         Returns {typed: selector}.
         """
         tab = await holder.tab()
-        await call(lambda: tab.type(selector, text))
-        return tool_result({"typed": selector})
+        opened = await acting(tab, lambda: tab.type(selector, text), time.time())
+        return tool_result({"typed": selector, **(opened or {})})
 
     @server.tool(annotations=READ_ONLY)
     async def list_network_requests() -> CallToolResult:

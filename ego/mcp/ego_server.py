@@ -17,10 +17,13 @@ from typing import Any
 
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from .arguments import argument_problem
 
 __all__ = ["EgoServer", "SchemaTool", "tools_changed"]
 
@@ -56,10 +59,22 @@ class EgoServer(MCPServer[Any]):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._schema_tools: dict[str, SchemaTool] = {}
+        self._keep: Callable[[SchemaTool], bool] = lambda tool: True
+        #: Run before every call (with the tool's name and the request's context).
+        self.before_call: list[Callable[[str, Context[Any, Any] | None], Awaitable[None]]] = []
+        #: Applied to every successful result, in order.
+        self.after_call: list[Callable[[CallToolResult], CallToolResult]] = []
 
     def put_schema_tool(self, tool: SchemaTool) -> None:
-        """Add ``tool``, or replace the one of the same name."""
-        self._schema_tools[tool.name] = tool
+        """Add ``tool``, or replace the one of the same name, when :meth:`keep_schema_tools`
+        keeps it."""
+        if self._keep(tool):
+            self._schema_tools[tool.name] = tool
+
+    def keep_schema_tools(self, keep: Callable[[SchemaTool], bool]) -> None:
+        """Serve only the schema tools ``keep`` accepts, now and when more are put."""
+        self._keep = keep
+        self._schema_tools = {name: t for name, t in self._schema_tools.items() if keep(t)}
 
     def schema_tool(self, name: str) -> SchemaTool | None:
         return self._schema_tools.get(name)
@@ -71,10 +86,29 @@ class EgoServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        """Call a tool: its arguments checked first (an SDK tool's unknown ones refused, bad
+        ones answered in one line), the :attr:`before_call` hooks run, and the
+        :attr:`after_call` hooks applied to a successful result.
+
+        Raises:
+            ToolError: unknown or bad arguments, or the tool's own refusal.
+        """
         tool = self._schema_tools.get(name)
+        listed = self._tool_manager.get_tool(name) if tool is None else None
+        if listed is not None:
+            problem = argument_problem(name, listed.parameters, arguments)
+            if problem is not None:
+                raise ToolError(problem)
+        for hook in self.before_call:
+            await hook(name, context)
         if tool is None:
-            return await super().call_tool(name, arguments, context)
-        return await tool.handler(dict(arguments))
+            result = await super().call_tool(name, arguments, context)
+        else:
+            result = await tool.handler(dict(arguments))
+        if isinstance(result, CallToolResult) and not result.is_error:
+            for change in self.after_call:
+                result = change(result)
+        return result
 
     def _tool_input_schema(self, name: str) -> dict[str, Any] | None:
         # The SDK looks schemas up here (Mcp-Param headers on HTTP); it only knows its own.

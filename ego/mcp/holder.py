@@ -8,8 +8,9 @@ The current tab is the one the page tools act on: the tab last navigated or chos
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, Final, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
@@ -20,6 +21,8 @@ from ..errors import EgoError
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from ..page.tab import Tab
+from ..places import state_dir
+from .limits import FileAccess, ServerLimits
 from .wording import mcp_message
 
 __all__ = [
@@ -29,9 +32,15 @@ __all__ = [
     "READ_ONLY",
     "BrowserHolder",
     "call",
+    "check",
 ]
 
 T = TypeVar("T")
+
+_REPLACED: Final = (
+    "Note: ego {what}: the tabs, the current tab and what they held (logins made in a "
+    "throwaway profile, cached tools) were lost; list_tabs shows what is open now."
+)
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
 CHANGES_PAGE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True)
@@ -43,7 +52,10 @@ class BrowserHolder:
     """Starts the browser on first use and keeps one current tab for the page tools.
 
     Page dialogs are left open by default (``dialogs="manual"``): an agent sees them as
-    DialogOpenError and answers them with ``handle_dialog``, as it would by hand.
+    DialogOpenError and answers them with ``handle_dialog``, as it would by hand. The browser
+    is held to ``limits`` (origins, schemes, the downloads folder inside the output folder);
+    when it had to be started again (Chrome closed or crashed, or the attached one went away),
+    :attr:`notice` says so until a result carries it to the agent.
     """
 
     def __init__(
@@ -54,12 +66,20 @@ class BrowserHolder:
         headless: bool,
         learnings: Learnings,
         dialogs: DialogPolicy = "manual",
+        limits: ServerLimits | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.profile = profile
         self.headless = headless
         self.learnings = learnings
         self.dialogs: DialogPolicy = dialogs
+        self.limits = limits if limits is not None else ServerLimits()
+        self.limits.policy  # noqa: B018  (a malformed origin pattern fails here, not later)
+        output = self.limits.output_dir or state_dir() / "mcp" / f"server-{os.getpid()}"
+        self.files = FileAccess(output, unrestricted=self.limits.unrestricted_files)
+        self.start_urls: dict[str, str] = dict(self.limits.start_urls)
+        #: What the next result tells the agent about a browser that changed under it.
+        self.notice: str | None = None
         self._browser: Browser | None = None
         self._tab: Tab | None = None
         self._lock = asyncio.Lock()
@@ -67,19 +87,42 @@ class BrowserHolder:
     async def browser(self) -> Browser:
         async with self._lock:
             if self._browser is None or self._browser.closed:
-                if self.endpoint:
-                    self._browser = await api.connect(
-                        self.endpoint, learnings=self.learnings, dialogs=self.dialogs
+                if self._browser is not None:
+                    self.notice = _REPLACED.format(
+                        what="reconnected to the browser"
+                        if self.endpoint
+                        else "started Chrome again (the one before closed or crashed)"
                     )
+                limits = self.limits
+                keywords: dict[str, Any] = {
+                    "learnings": self.learnings,
+                    "dialogs": self.dialogs,
+                    "downloads": self.files.output_dir / "downloads",
+                    "allowed_origins": limits.allowed_origins,
+                    "blocked_origins": limits.blocked_origins,
+                    "allow_file_urls": limits.allow_file_urls,
+                }
+                if self.endpoint:
+                    self._browser = await api.connect(self.endpoint, **keywords)
                 else:
                     self._browser = await api.launch(
-                        profile=self.profile,
-                        headless=self.headless,
-                        learnings=self.learnings,
-                        dialogs=self.dialogs,
+                        profile=self.profile, headless=self.headless, **keywords
                     )
+                for site_id, url in self.start_urls.items():
+                    self._browser.site.set_start_url(site_id, url)
                 self._tab = None
             return self._browser
+
+    def set_start_url(self, site_id: str, url: str) -> None:
+        """Open ``site_id``'s tools at ``url`` from now on (this browser and any later one)."""
+        self.start_urls[site_id] = url
+        if self._browser is not None:
+            self._browser.site.set_start_url(site_id, url)
+
+    def take_notice(self) -> str | None:
+        """The notice for the next result, once."""
+        notice, self.notice = self.notice, None
+        return notice
 
     async def tab(self) -> Tab:
         """The current tab: the last one used, else the first open one, else a new one."""
@@ -119,6 +162,19 @@ class BrowserHolder:
         if self._browser is not None:
             await self._browser.close()
             self._browser = None
+
+
+def check(action: Callable[[], T]) -> T:
+    """Run ``action`` (a check that needs no waiting, such as a path's); an ego error becomes
+    an MCP tool error, as in :func:`call`.
+
+    Raises:
+        ToolError: ``action`` raised an ego error.
+    """
+    try:
+        return action()
+    except EgoError as exc:
+        raise ToolError(mcp_message(exc)) from None
 
 
 async def call(action: Callable[[], Awaitable[T]], *, confirm_key: str = "confirm") -> T:

@@ -9,6 +9,7 @@ as agents know it from chrome-devtools-mcp (``take_screenshot``, ``list_console_
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Annotated, Any, Literal
 
@@ -16,8 +17,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from .browser_tools import settled
-from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call
+from .browser_tools import acting, settled
+from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call, check
+from .images import MAX_BYTES, MAX_EDGE, bounded_screenshot
 from .results import image_result, tool_result
 
 __all__ = ["add_page_tools"]
@@ -43,26 +45,54 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             int | None, Field(description="0-100, for jpeg and webp only.", ge=0, le=100)
         ] = None,
         path: Annotated[
-            str | None, Field(description="Also save the image to this file on the server.")
+            str | None,
+            Field(
+                description="Save the image to this file (inside the server's folders) "
+                "instead of returning it."
+            ),
         ] = None,
+        full_size: Annotated[
+            bool,
+            Field(
+                description=f"Keep every pixel: without it the image is scaled to at most "
+                f"{MAX_EDGE} px on its longer side and about {MAX_BYTES // 1000} kB."
+            ),
+        ] = False,
     ) -> CallToolResult:
         """See the current page as an image (the viewport, the whole page, or one element).
 
         Use it when the layout or a visual state matters; take_snapshot is cheaper for
-        finding elements. Returns the image, and {format, bytes, path}.
+        finding elements. The image is scaled down to fit a context window unless full_size
+        is true; "scale" says how (a point x, y of the image is x / scale, y / scale on the
+        page). Returns the image (or, with path, the file), and {format, bytes, scale, width,
+        height, path}.
         """
         tab = await holder.tab()
-        image = await call(
-            lambda: tab.screenshot(
-                full_page=full_page, selector=selector, format=format, quality=quality, path=path
+        target = check(lambda: holder.files.for_writing(path)) if path is not None else None
+        shot = await call(
+            lambda: bounded_screenshot(
+                tab, full_page=full_page, selector=selector, format=format, quality=quality,
+                full_size=full_size,
             )
-        )
+        )  # fmt: skip
+        if target is not None:
+            await call(lambda: asyncio.to_thread(target.write_bytes, shot.data))
         what = f"element {selector}" if selector else "full page" if full_page else "viewport"
-        info = {"format": format, "bytes": len(image), "path": path}
-        text = f"Screenshot of the {what} of {tab.url} ({format}, {len(image)} bytes)" + (
-            f", saved to {path}" if path else ""
+        info = {
+            "format": shot.format,
+            "bytes": len(shot.data),
+            "scale": round(shot.scale, 4),
+            "width": round(shot.width * shot.scale),
+            "height": round(shot.height * shot.scale),
+            "path": str(target) if target is not None else None,
+        }
+        scaled = f", scaled {shot.scale:.2f}" if shot.scale < 1 else ""
+        text = (
+            f"Screenshot of the {what} of {tab.url} ({shot.format}, {len(shot.data)} bytes{scaled})"
         )
-        return image_result(image, _MIME[format], info, text)
+        if target is not None:
+            return tool_result(info, text=f"{text}, saved to {target}")
+        return image_result(shot.data, _MIME[shot.format], info, text)
 
     @server.tool(annotations=READ_ONLY)
     async def list_console_messages(
@@ -137,7 +167,9 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         """
         tab = await holder.tab()
         started = time.time()
-        await call(lambda: tab.press(key))
+        opened = await acting(tab, lambda: tab.press(key), started)
+        if opened is not None:
+            return tool_result({"pressed": key, **opened})
         return tool_result({"pressed": key, **await settled(tab, started)})
 
     @server.tool(annotations=CHANGES_PAGE)
@@ -177,8 +209,9 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         Returns {selector, files}.
         """
         tab = await holder.tab()
-        await call(lambda: tab.upload(selector, paths))
-        return tool_result({"selector": selector, "files": paths})
+        files = check(lambda: [holder.files.for_reading(path) for path in paths])
+        await call(lambda: tab.upload(selector, files))
+        return tool_result({"selector": selector, "files": [str(file) for file in files]})
 
     @server.tool(annotations=CHANGES_PAGE)
     async def handle_dialog(
@@ -223,5 +256,6 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         Returns {path, bytes, url}.
         """
         tab = await holder.tab()
-        data = await call(lambda: tab.pdf(path=path, landscape=landscape))
-        return tool_result({"path": path, "bytes": len(data), "url": tab.url})
+        target = check(lambda: holder.files.for_writing(path))
+        data = await call(lambda: tab.pdf(path=target, landscape=landscape))
+        return tool_result({"path": str(target), "bytes": len(data), "url": tab.url})

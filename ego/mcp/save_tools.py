@@ -36,7 +36,7 @@ from ..learning.store import restore_tool as restore_kept
 from ..page.tab import Tab
 from ..skills import import_skill as import_skill_file
 from .ego_server import EgoServer, tools_changed
-from .holder import BrowserHolder, call
+from .holder import BrowserHolder, call, check
 from .learning_tools import add_learning_tool, mcp_name
 from .results import tool_result
 
@@ -217,10 +217,12 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         """
         root = holder.learnings.workspace_root
 
+        source = check(lambda: holder.files.for_reading(path))
+
         async def go() -> Path:
             try:
                 return import_skill_file(
-                    path, None if root is None else root.parent, overwrite=overwrite
+                    source, None if root is None else root.parent, overwrite=overwrite
                 )
             except ValueError as exc:  # no workspace: ego mcp runs without --workspace
                 raise ToolError(f"{exc}; start ego mcp with --workspace") from None

@@ -14,17 +14,21 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from ..learning.context import LearnContext, ToolInfo, example_args
+from ..learning.manifest import ToolSpec
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
+from ..skills import catalog_for
 from .browser_tools import add_browser_tools
 from .ego_server import EgoServer
 from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
 from .learning_tools import add_learning_tools, confirm_key_for, mcp_name
+from .limits import ServerLimits, ToolGroup
 from .page_tools import add_page_tools
 from .results import tool_result
 from .save_tools import add_save_tools
@@ -59,12 +63,53 @@ def mcp_example(info: ToolInfo) -> str:
 
 
 def _for_mcp(context: LearnContext) -> dict[str, Any]:
+    """``context`` as an MCP result: each tool and note listed once (the sites say which
+    are theirs by name only; skills are among the tools, kind ``"skill"``)."""
     data: dict[str, Any] = context.model_dump(mode="json")
-    for key in ("tools", "skills"):
-        for info, dumped in zip(getattr(context, key), data.get(key, []), strict=True):
-            if info.runnable and info.kind in ("browser", "python", "skill"):
-                dumped["example"] = mcp_example(info)
+    for info, dumped in zip(context.tools, data.get("tools", []), strict=True):
+        if info.runnable and info.kind in ("browser", "python", "skill"):
+            dumped["example"] = mcp_example(info)
+    for site in data.get("sites", []):
+        site["tools"] = [tool["tool_name"] for tool in site.get("tools", [])]
+        site["notes"] = [note.get("path") or note.get("title") for note in site.get("notes", [])]
+    data.pop("skills", None)
     return data
+
+
+#: Which group (``ego mcp --tools``) each generic tool belongs to; site tools are
+#: ``learnings``, and tools not named here too.
+TOOL_GROUPS: dict[str, ToolGroup] = {
+    **dict.fromkeys(
+        ("list_tabs", "select_tab", "close_tab", "navigate", "navigate_back",
+         "navigate_forward", "reload", "take_snapshot", "take_screenshot",
+         "list_console_messages", "wait_for", "list_frames", "list_downloads", "save_pdf"),
+        "pages",
+    ),
+    **dict.fromkeys(
+        ("click", "type", "press_key", "hover", "select_option", "upload_file",
+         "handle_dialog", "evaluate"),
+        "input",
+    ),
+    **dict.fromkeys(("list_network_requests", "get_network_request"), "network"),
+    **dict.fromkeys(
+        ("save_browser_tool", "save_note", "tool_history", "restore_tool", "import_skill"),
+        "saving",
+    ),
+}  # fmt: skip
+
+#: What ``--read-only`` keeps of the groups above: navigation and reading.
+READ_ONLY_TOOLS: frozenset[str] = frozenset(
+    {"list_tabs", "select_tab", "close_tab", "navigate", "navigate_back", "navigate_forward",
+     "reload", "take_snapshot", "take_screenshot", "list_console_messages", "wait_for",
+     "list_frames", "list_downloads", "save_pdf", "list_network_requests",
+     "get_network_request", "learn_context", "list_sites", "run_browser_tool", "run_skill",
+     "set_start_url", "tool_history"}
+)  # fmt: skip
+
+#: The tools that read or write files: the client's roots are asked for before they run.
+_FILE_TOOLS: frozenset[str] = frozenset(
+    {"take_screenshot", "save_pdf", "upload_file", "import_skill"}
+)
 
 
 def build_server(holder: BrowserHolder) -> EgoServer:
@@ -119,6 +164,12 @@ def build_server(holder: BrowserHolder) -> EgoServer:
         another client. Irreversible tools (posting, sending) run only with confirm: true.
         Returns the tool's JSON result (an object as is, anything else under "result").
         """
+        if holder.limits.read_only:
+            _, spec = await call(lambda: _known(holder, site_id, tool))
+            if spec.side_effect != "read":
+                raise ToolError(
+                    _READ_ONLY.format(what=f"{site_id}/{tool}", effect=spec.side_effect)
+                )
         browser = await holder.browser()
         result = await call(
             lambda: browser.site.run_tool(site_id, tool, args or {}, confirm=confirm)
@@ -140,14 +191,88 @@ def build_server(holder: BrowserHolder) -> EgoServer:
         Irreversible skills run only with confirm: true. Returns the skill's JSON result.
         """
         browser = await holder.browser()
+        if holder.limits.read_only:
+            skill = await call(lambda: _skill(browser.site, skill_id))
+            if skill.side_effect != "read":
+                raise ToolError(_READ_ONLY.format(what=skill_id, effect=skill.side_effect))
         result = await call(lambda: browser.site.run_skill(skill_id, params or {}, confirm=confirm))
         return tool_result(result)
+
+    @server.tool(annotations=LOCAL_ONLY)
+    async def set_start_url(
+        site_id: Annotated[str, Field(description="The site's id (from learn_context).")],
+        url: Annotated[str, Field(description="Where its tools open a tab from now on.")],
+    ) -> CallToolResult:
+        """Say where a site's tools open a tab when none is open on the site: a local copy
+        of the site on another port, a staging host.
+
+        Tabs on that URL's host and port then count as the site's, in place of any port the
+        manifest fixed. Returns {site_id, url}.
+        """
+        await call(lambda: _known_site(holder, site_id))
+        holder.set_start_url(site_id, url)
+        return tool_result({"site_id": site_id, "url": url})
 
     add_browser_tools(server, holder)
     add_page_tools(server, holder)
     add_learning_tools(server, holder)
     add_save_tools(server, holder)
+    _limit_tools(server, holder.limits)
+
+    async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
+        if name in _FILE_TOOLS and context is not None:
+            await holder.files.refresh_roots(context)
+
+    def tell_what_changed(result: CallToolResult) -> CallToolResult:
+        notice = holder.take_notice()
+        if notice is None:
+            return result
+        # The one text block says it first; the structured content carries it as "notice".
+        content = [
+            TextContent(type="text", text=f"{notice}\n{part.text}")
+            if isinstance(part, TextContent)
+            else part
+            for part in result.content
+        ]
+        structured = {**(result.structured_content or {}), "notice": notice}
+        return result.model_copy(update={"content": content, "structured_content": structured})
+
+    server.before_call.append(ask_for_roots)
+    server.after_call.append(tell_what_changed)
     return server
+
+
+_READ_ONLY = (
+    "{what} is a {effect} tool and this server is read-only (ego mcp --read-only): only tools "
+    "whose side effect is read run here"
+)
+
+
+async def _known(holder: BrowserHolder, site_id: str, tool: str) -> tuple[Any, ToolSpec]:
+    return holder.learnings.tool(site_id, tool)
+
+
+async def _known_site(holder: BrowserHolder, site_id: str) -> None:
+    holder.learnings.site(site_id)
+
+
+async def _skill(site: Any, skill_id: str) -> Any:
+    return catalog_for(site.learnings).skill(skill_id)
+
+
+def _limit_tools(server: EgoServer, limits: ServerLimits) -> None:
+    """Remove the tools the limits do not serve: groups not chosen, and under read-only
+    every tool that acts on a page or saves (a site tool unless its side effect is read)."""
+    for name in [tool.name for tool in server._tool_manager.list_tools()]:
+        group = TOOL_GROUPS.get(name, "learnings")
+        if group not in limits.groups or (limits.read_only and name not in READ_ONLY_TOOLS):
+            server.remove_tool(name)
+    server.keep_schema_tools(
+        lambda tool: (
+            "learnings" in limits.groups
+            and (not limits.read_only or bool(tool.annotations.read_only_hint))
+        )
+    )
 
 
 async def serve(
@@ -157,6 +282,7 @@ async def serve(
     headless: bool = True,
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "manual",
+    limits: ServerLimits | None = None,
 ) -> None:
     """Serve MCP over stdio until the client disconnects, then close the browser.
 
@@ -165,6 +291,11 @@ async def serve(
         learnings: the learnings served; by default the workspace's and the project's.
         dialogs: how page dialogs are answered; ``"manual"`` leaves each one open for the
             agent's ``handle_dialog`` (see :data:`ego.page.dialogs.DialogPolicy`).
+        limits: what the agent may reach (origins, files, tools); by default local URLs are
+            refused and files stay in a folder of the server's own.
+
+    Raises:
+        ValueError: a malformed origin pattern in ``limits`` (before anything starts).
     """
     holder = BrowserHolder(
         endpoint=endpoint,
@@ -172,6 +303,7 @@ async def serve(
         headless=headless,
         learnings=learnings if learnings is not None else Learnings(),
         dialogs=dialogs,
+        limits=limits,
     )
     server = build_server(holder)
     try:
