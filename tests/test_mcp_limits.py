@@ -7,6 +7,7 @@ line. Through the MCP SDK's stdio client, as an agent uses it.
 from __future__ import annotations
 
 import base64
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from mcp.types import ImageContent
 
 from ego.demo import DemoServer
 from ego.mcp.images import MAX_BYTES, MAX_EDGE
-from tests.cli_helpers import ego_env, is_chrome, process_tree, wait_gone
+from tests.cli_helpers import ego_async, ego_env, is_chrome, process_tree, wait_gone
 from tests.conftest import PageServer
 from tests.test_mcp import McpClient, text_of, value_of
 from tests.test_mcp_verbs import png_size
@@ -325,3 +326,21 @@ async def test_tools_chooses_the_groups_served(
         assert not any("__" in name for name in tools)
     finally:
         await client.close()
+
+
+async def test_ego_run_takes_start_url_too(tmp_path: Path) -> None:
+    with DemoServer() as shop:
+        env = ego_env(tmp_path / "profiles")
+        result = await ego_async(
+            "run", "demo-shop", "get_product", "--arg", "id=2", "--new-browser",
+            "--start-url", f"demo-shop={shop.url}", "--json", env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        product = json.loads(result.stdout)
+        assert product["url"].startswith(shop.origin)
+        bad = await ego_async(
+            "run", "demo-shop", "get_product", "--start-url", "no-equals-sign",
+            env=env, cwd=tmp_path,
+        )  # fmt: skip
+        assert bad.returncode == 2
+        assert "SITE=URL" in bad.stderr
