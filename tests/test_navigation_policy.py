@@ -65,6 +65,7 @@ def test_blocked_wins_and_local_schemes_follow_allow_local() -> None:
         policy.check("file:///etc/hostname")
 
 
+@pytest.mark.chrome  # launches a Chrome of its own
 async def test_every_frame_and_popup_is_held_to_the_allowed_origins(
     server: PageServer,
 ) -> None:

@@ -441,6 +441,7 @@ async def test_expect_download_is_bounded(page: ego.Tab) -> None:
             pass
 
 
+@pytest.mark.chrome  # launches a Chrome of its own
 async def test_downloads_go_to_the_folder_given_on_launch(
     server: PageServer, tmp_path: Path
 ) -> None:
@@ -462,6 +463,7 @@ async def test_pdf_prints_the_page(page: ego.Tab, tmp_path: Path) -> None:
         await page.pdf(scale=5)
 
 
+@pytest.mark.chrome  # launches a Chrome of its own
 async def test_downloads_work_on_an_attached_browser(server: PageServer, tmp_path: Path) -> None:
     async with (
         ego.launch() as owner,
