@@ -30,8 +30,10 @@ SITE_LAYER_STEP = "all of run_browser_tool, stub tab"
 class StubTab:
     """Stands in for a tab: answers every evaluate at once, as a hot Call would (n + 1)."""
 
-    def __init__(self) -> None:
+    def __init__(self, url: str) -> None:
         self.answer = 0
+        # On the site's domains, as the tool's tab must be.
+        self.url = url
 
     # A tab whose document never changes: after the first call, run_browser_tool sends the
     # hot Call, as it does to a real tab that already ran the tool.
@@ -53,7 +55,7 @@ async def python_overhead_us(bench: Bench, kind: str, count: int) -> dict[str, f
     learnings = site.learnings
     _, spec = learnings.tool(SITE_ID, tool)
     assert isinstance(spec, BrowserToolSpec)
-    stub = StubTab()
+    stub = StubTab(learnings.site(SITE_ID).start_url or "")
     steps: dict[str, Callable[[int], object]] = {
         "learnings.tool (site + manifest lookup)": lambda n: learnings.tool(SITE_ID, tool),
         "check_args (JSON Schema)": lambda n: learnings.check_args(SITE_ID, spec, {"n": n}),

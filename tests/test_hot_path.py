@@ -191,6 +191,9 @@ def test_a_forked_child_trusts_nothing_it_does_not_watch(tmp_path: Path) -> None
 class StubTab:
     """Answers every evaluate at once (with 2), keeping what it was sent."""
 
+    #: On the test site's domains, as a tool's tab must be.
+    url = "http://127.0.0.1/"
+
     def __init__(self) -> None:
         self.sent: list[str] = []
 
