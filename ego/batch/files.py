@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from ..errors import BatchFileError
+from ..protocol.jsontext import json_bytes
 
 __all__ = [
     "InputItem",
@@ -202,7 +203,8 @@ def error_record(error: BaseException) -> dict[str, str]:
 
 
 def dumps(record: dict[str, Any]) -> bytes:
-    return orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS, default=_default)
+    # A tool's result may hold a lone surrogate (text cut mid-emoji): written as an escape.
+    return json_bytes(record, option=orjson.OPT_NON_STR_KEYS, default=_default)
 
 
 def _default(value: Any) -> Any:

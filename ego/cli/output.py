@@ -24,6 +24,7 @@ from ..errors import (
     SkillExistsError,
     WorkspaceRequiredError,
 )
+from ..protocol.jsontext import json_text
 
 __all__ = [
     "EXIT_BROWSER",
@@ -84,7 +85,7 @@ class Output:
         readline.
         """
         if self.json and one_line:
-            click.echo(orjson.dumps(data, default=_default).decode())
+            click.echo(json_text(data, default=_default))
         elif self.json or human is None:
             click.echo(_dumps(data))
         else:
@@ -129,7 +130,7 @@ class Output:
         kind = type(exc).__name__ if isinstance(exc, EgoError) else "error"
         if self.json:
             # One line even in JSON mode: a caller reads the error with a single readline.
-            line = orjson.dumps({"error": message, "type": type(exc).__name__}).decode()
+            line = json_text({"error": message, "type": type(exc).__name__})
             click.echo(line, err=True)
         else:
             click.echo(f"ego: {kind}: {message}", err=True)
@@ -175,11 +176,12 @@ def cli_words(exc: BaseException) -> str:
 
 
 def _dumps(data: Any) -> str:
-    return orjson.dumps(
+    # Any string a manifest, a page or a tool holds prints: a lone surrogate as an escape.
+    return json_text(
         data,
         option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY,
         default=_default,
-    ).decode()
+    )
 
 
 def _default(value: Any) -> Any:

@@ -39,7 +39,11 @@ def _check_file(site_dir: Path, site_id: str, path: str, what: str) -> tuple[Pat
         file = resolve_inside(site_dir, path, what=f"{site_id} {what}")
     except UnsafePathError as exc:
         return None, str(exc)
-    if not file.is_file():
+    try:
+        exists = file.is_file()
+    except OSError as exc:
+        return None, f"{what} {path!r} cannot be read ({exc.strerror})"
+    if not exists:
         return None, f"{what} {path!r} does not exist"
     return file, ""
 

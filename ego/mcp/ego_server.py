@@ -19,10 +19,13 @@ from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
 from mcp.types import Tool as MCPTool
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic_core import PydanticSerializationError
 
+from ..protocol.jsontext import json_text
 from .arguments import argument_problem
 
 __all__ = ["EgoServer", "SchemaTool", "tools_changed"]
@@ -124,7 +127,7 @@ class EgoServer(MCPServer[Any]):
         lowlevel = self._lowlevel_server
         options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
         async with stdio_server() as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream, options)
+            await lowlevel.run(read_stream, _LenientWrites(write_stream), options)
 
 
 async def tools_changed(ctx: Context[Any, Any] | None) -> None:
@@ -143,3 +146,61 @@ async def tools_changed(ctx: Context[Any, Any] | None) -> None:
             await request.session.send_tool_list_changed()
     except Exception as exc:
         logger.debug("tools/list_changed not sent: %s", exc)
+
+
+class _LenientMessage:
+    """A JSON-RPC message that serialises whatever string it holds.
+
+    The SDK writes each message with pydantic, which refuses a string holding an unpaired
+    UTF-16 surrogate (text a page cut in the middle of an emoji): the message would be lost
+    and the server stop. Such a message is written instead with each lone surrogate replaced
+    by U+FFFD: a ``\\ud83d`` escape would be valid JSON, but the SDK's own client (pydantic)
+    refuses to read it, so the replacement character is what every MCP client can take.
+    """
+
+    __slots__ = ("_message",)
+
+    def __init__(self, message: Any) -> None:
+        self._message = message
+
+    def model_dump_json(self, **options: Any) -> str:
+        try:
+            return str(self._message.model_dump_json(**options))
+        except PydanticSerializationError as exc:
+            if "surrogates" not in str(exc):
+                raise
+            return json_text(_replaced(self._message.model_dump(mode="json", **options)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._message, name)
+
+
+def _replaced(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys included) made U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {_replaced(key): _replaced(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replaced(item) for item in value]
+    return value
+
+
+class _LenientWrites:
+    """The stdio transport's write stream, each message made :class:`_LenientMessage`."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(SessionMessage(_LenientMessage(item.message), item.metadata))  # type: ignore[arg-type]
+
+    async def __aenter__(self) -> _LenientWrites:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._inner.__aexit__(*exc_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)

@@ -15,6 +15,8 @@ import orjson
 from mcp.types import CallToolResult, ImageContent, TextContent
 from pydantic_core import to_jsonable_python
 
+from ..protocol.jsontext import json_text
+
 __all__ = ["image_result", "structured", "tool_result"]
 
 
@@ -50,4 +52,4 @@ def image_result(image: bytes, mime_type: str, value: dict[str, Any], text: str)
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2, default=repr).decode()
+    return json_text(value, option=orjson.OPT_INDENT_2, default=repr)

@@ -19,10 +19,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from ..learning.context import LearnContext, ToolInfo, example_args
+from ..learning.context import LearnContext, ToolInfo, example_args, summarize_site
 from ..learning.manifest import ToolSpec
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
+from ..site import context_for
 from ..skills import catalog_for
 from .browser_tools import add_browser_tools
 from .ego_server import EgoServer
@@ -131,12 +132,14 @@ def build_server(holder: BrowserHolder) -> EgoServer:
         """What ego has learned for a URL: the matching sites, their notes and their tools.
 
         Call it first on a new page. Each tool comes with its args schema, side effect and an
-        "example" MCP call (its own <site>__<tool> tool, or run_skill). Returns {url,
-        matched, sites, tools, notes, skills}.
+        "example" MCP call (its own <site>__<tool> tool, or run_skill). Reads local files
+        only: no browser starts. Returns {url, matched, sites, tools, notes}.
         """
-        browser = await holder.browser()
-        context = await call(lambda: browser.site.learn_context(url))
-        return tool_result(_for_mcp(context))
+
+        async def read() -> LearnContext:
+            return context_for(holder.learnings, url)
+
+        return tool_result(_for_mcp(await call(read)))
 
     @server.tool(annotations=LOCAL_ONLY)
     async def list_sites() -> CallToolResult:
@@ -144,8 +147,8 @@ def build_server(holder: BrowserHolder) -> EgoServer:
 
         Returns a list of {site_id, name, domains, valid, problems, ...}.
         """
-        browser = await holder.browser()
-        return tool_result([summary.model_dump(mode="json") for summary in browser.site.sites()])
+        summaries = [summarize_site(entry) for entry in holder.learnings.sites()]
+        return tool_result([summary.model_dump(mode="json") for summary in summaries])
 
     @server.tool(annotations=DESTRUCTIVE)
     async def run_browser_tool(
