@@ -22,6 +22,7 @@ from ..learning.context import LearnContext, ToolInfo, example_args
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from .browser_tools import add_browser_tools
+from .catalog_tools import add_catalog_tools
 from .ego_server import EgoServer
 from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
 from .learning_tools import add_learning_tools, confirm_key_for, mcp_name
@@ -146,6 +147,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     add_browser_tools(server, holder)
     add_page_tools(server, holder)
     add_learning_tools(server, holder)
+    add_catalog_tools(server, holder)
     add_save_tools(server, holder)
     return server
 
