@@ -366,6 +366,10 @@ def show(learnings: Learnings, ref: str) -> CatalogSite | CatalogTool:
     """One site (``SITE``) or tool (``SITE/TOOL``) in full: everything ``learn_context``
     says of it, and where it comes from.
 
+    Args:
+        learnings: the roots.
+        ref: ``site_id`` or ``site_id/tool``.
+
     Raises:
         UnknownSiteError: no such site.
         InvalidManifestError: the site does not load (a pack's site whose files differ from
