@@ -38,6 +38,7 @@ The tree::
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
+        │   └── PackIntegrityError    ... a pack's site differs from what its installer recorded
         ├── UnknownToolError          the manifest declares no such tool
         ├── UnsafePathError           a path in the manifest leaves the site folder
         ├── InvalidArgsError          args fail the tool's schema
@@ -56,7 +57,9 @@ The tree::
         │   └── SnapshotReferenceError  ... the source uses snapshot refs or pixel coordinates
         ├── WorkspaceRequiredError    saving needs an agent workspace (EGO_WORKSPACE)
         ├── SiteBusyError             another save holds the site's lock for too long
-        └── UnknownVersionError       a tool's history has no such saved version
+        ├── UnknownVersionError       a tool's history has no such saved version
+        ├── UnknownPackError          no installed learning pack has that name
+        └── PackBuildError            a learning pack could not be built; nothing was written
 """
 
 from __future__ import annotations
@@ -95,6 +98,8 @@ __all__ = [
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",
+    "PackBuildError",
+    "PackIntegrityError",
     "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
@@ -109,6 +114,7 @@ __all__ = [
     "TabClosedError",
     "TargetCrashedError",
     "ToolLoadError",
+    "UnknownPackError",
     "UnknownSiteError",
     "UnknownSkillError",
     "UnknownToolError",
@@ -318,6 +324,14 @@ class InvalidManifestError(LearningError):
         self.problems = problems
 
 
+class PackIntegrityError(InvalidManifestError):
+    """A site of an installed learning pack differs from the files its installer recorded
+    (the distribution's RECORD): a file changed, went missing or was added since the install.
+
+    ``problems`` names each file; only that site is unusable, every other site keeps working.
+    """
+
+
 class UnknownToolError(LearningError):
     """The site's manifest does not declare the tool asked for."""
 
@@ -505,6 +519,15 @@ class SiteBusyError(LearningError):
 
 class UnknownVersionError(LearningError):
     """A tool's history holds no saved version with that id (the message lists them)."""
+
+
+class UnknownPackError(LearningError):
+    """No installed distribution with an ``ego.learnings`` entry point has this name."""
+
+
+class PackBuildError(LearningError):
+    """A learning pack was not built: a site is invalid, a name or version is not allowed, or
+    the build backend failed. Nothing was written."""
 
 
 class ReplayError(EgoError):

@@ -24,7 +24,7 @@ import pytest
 
 import ego
 
-pytest_plugins = ["tests.hang_guard"]
+pytest_plugins = ["tests.hang_guard", "tests.wheel_fixture"]
 
 ROOT = Path(__file__).resolve().parent.parent
 _SESSION_START = time.time()

@@ -53,6 +53,10 @@ NO_BROWSER_COMMANDS = {
     ("save-note",),
     ("skill", "export"),
     ("skill", "import"),
+    ("catalog", "search"),
+    ("catalog", "show"),
+    ("pack", "build"),
+    ("pack", "list"),
 }
 
 

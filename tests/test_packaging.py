@@ -1,11 +1,12 @@
 """ego as installed software: a built wheel carries the bundled learnings and skills, and an
 install of it in a fresh venv, run outside the checkout, finds them (doctor, sites, demo).
 
-The wheel is built once for this module (the build backend comes from the package index, as
-for any ``pip install``). The fresh venv takes ego from the wheel only; its dependencies come
-from this interpreter's site-packages through a .pth file, which adds that folder but not the
-editable install's own .pth, so nothing of the checkout is importable there. .ci/run does the
-same with the dependencies installed from the index.
+The wheel is built once per session (``ego_wheel`` in tests/wheel_fixture.py; the build
+backend comes from the package index, as for any ``pip install``). The fresh venv takes ego
+from the wheel only; its dependencies come from this interpreter's site-packages through a
+.pth file, which adds that folder but not the editable install's own .pth, so nothing of the
+checkout is importable there. .ci/run does the same with the dependencies installed from the
+index.
 """
 
 from __future__ import annotations
@@ -127,27 +128,11 @@ class Installed:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    """Build the wheel once, install it alone into a fresh venv outside the checkout."""
+def installed(tmp_path_factory: pytest.TempPathFactory, ego_wheel: Path) -> Installed:
+    """The wheel (built once per session) installed alone into a fresh venv outside the
+    checkout."""
     base = tmp_path_factory.mktemp("packaging")
-    dist = base / "dist"
-    built = run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--disable-pip-version-check",
-            "-w",
-            str(dist),
-            str(ROOT),
-        ],
-        cwd=base,
-    )
-    assert built.returncode == 0, built
-    (wheel,) = dist.glob("ego-*.whl")
+    wheel = ego_wheel
     python = new_venv(base / "venv")
     pip_into(python, str(wheel))
     lend_dependencies(python)

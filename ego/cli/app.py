@@ -39,6 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restore": ("save_commands", "restore"),
     "record": ("replay_commands", "record"),
     "test": ("replay_commands", "test"),
+    "pack": ("pack_commands", "pack"),
+    "catalog": ("catalog_commands", "catalog"),
 }
 
 

@@ -131,6 +131,9 @@ def sites(settings: Settings) -> None:
                 lines.append(f"  {skill.skill_id:36} INVALID: {'; '.join(skill.problems)}")
         return "\n".join(lines)
 
+    for summary in summaries:
+        if summary.warning:
+            click.echo(f"warning: {summary.warning}", err=True)
     settings.output.result(data, human)
 
 
@@ -139,7 +142,10 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
     for summary in summaries:
         if summary.valid:
             tools = ", ".join([*summary.browser_tools, *summary.python_tools])
-            line = f"{summary.site_id:16} {summary.name}  [{tools}]"
+            source: str = summary.source
+            if summary.pack:
+                source = f"pack {summary.pack} {summary.pack_version}"
+            line = f"{summary.site_id:16} {summary.name}  [{tools}]  ({source})"
             if summary.node_tools:
                 line += f"  (not runnable here: {', '.join(summary.node_tools)})"
             lines.append(line)

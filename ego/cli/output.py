@@ -20,6 +20,7 @@ from ..errors import (
     JavaScriptError,
     LearningError,
     NoTabError,
+    PackBuildError,
     ProfileInUseError,
     SkillExistsError,
     WorkspaceRequiredError,
@@ -147,6 +148,7 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
     ),
     (ProfileInUseError, re.compile(r"use another profile"), "pass another --profile"),
     (SkillExistsError, re.compile(r"pass overwrite=True"), "pass --overwrite"),
+    (PackBuildError, re.compile(r"pass (name|version)="), r"pass --\1"),
     (
         WorkspaceRequiredError,
         re.compile(r", or pass workspace= to ego\.launch\(\)/Learnings\(\)"),

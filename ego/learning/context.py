@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from .manifest import Manifest, NodeToolSpec, ToolSpec, args_schema
+from .packs import conflict_message
 from .registry import Learnings, SiteEntry
 
 __all__ = [
@@ -111,6 +112,17 @@ class SiteSummary(BaseModel):
     node_tools: list[str] = Field(
         default_factory=list, description="Tools ego lists but cannot run (TypeScript harness)."
     )
+    source: Literal["workspace", "pack", "bundled", "folder"] = Field(
+        "folder", description="Where the site comes from (a folder: a root given by path)."
+    )
+    pack: str | None = Field(None, description="The pack's name, for a site from a pack.")
+    pack_version: str | None = None
+    shadows: list[str] = Field(
+        default_factory=list,
+        description="Later roots that hold the same site id, whose copies are not used "
+        "('workspace', 'pack NAME VERSION', 'bundled', 'folder').",
+    )
+    warning: str = Field("", description="Two packs hold this site id: which one is used.")
 
 
 def _example_value(name: str, schema: Any) -> Any:
@@ -257,6 +269,11 @@ def build_context(learnings: Learnings, url: str, skills: Sequence[ToolInfo] = (
 def summarize_site(entry: SiteEntry) -> SiteSummary:
     """One line's worth of facts about a site, valid or not."""
     manifest = entry.manifest
+    origin = entry.origin
+    packs = [shadow.label for shadow in entry.shadows if shadow.kind == "pack"]
+    warning = ""
+    if origin is not None and origin.kind == "pack" and packs:
+        warning = conflict_message(entry.site_id, [origin.label, *packs])
     return SiteSummary(
         site_id=entry.site_id,
         name=manifest.name if manifest else None,
@@ -267,4 +284,9 @@ def summarize_site(entry: SiteEntry) -> SiteSummary:
         browser_tools=sorted(manifest.browser_tools) if manifest else [],
         python_tools=sorted(manifest.python_tools) if manifest else [],
         node_tools=sorted(manifest.node_tools) if manifest else [],
+        source=origin.kind if origin is not None else "folder",
+        pack=origin.pack if origin is not None else None,
+        pack_version=origin.version if origin is not None else None,
+        shadows=[shadow.label for shadow in entry.shadows],
+        warning=warning,
     )

@@ -21,13 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from time import monotonic
+from typing import Any
 
 from .manifest import MAX_MANIFEST_BYTES
 from .matching import host_suffixes, index_keys
 from .watch import REVALIDATE_SECONDS, generation, watch
 from .watch import epoch as watcher_epoch
 
-__all__ = ["DomainIndex", "IndexedSite", "read_domains"]
+__all__ = ["DomainIndex", "IndexedSite", "read_domains", "read_raw"]
 
 Stamp = tuple[int, int, int, int]
 
@@ -47,13 +48,9 @@ class IndexedSite:
     domains: tuple[str, ...]
 
 
-def read_domains(manifest_file: str) -> tuple[str, ...]:
-    """The ``domains`` a manifest lists, read cheaply; empty when they cannot be read.
-
-    A manifest that loads is parsed exactly like this before its checks, so its validated
-    ``domains`` are these: the index may answer sites that then fail to load (skipped), but
-    never misses one that loads.
-    """
+def read_raw(manifest_file: str) -> dict[str, Any] | None:
+    """A manifest's JSON object, read cheaply (a parse, no schema check, no models); None
+    when it cannot be read, is not JSON, is past the size limit or is not an object."""
     try:
         with open(manifest_file, "rb") as file:
             # Read by its size: a read of the largest allowed size would allocate 1 MiB for
@@ -61,11 +58,22 @@ def read_domains(manifest_file: str) -> tuple[str, ...]:
             size = os.fstat(file.fileno()).st_size
             data = file.read(min(size, MAX_MANIFEST_BYTES) + 1)
         if len(data) > MAX_MANIFEST_BYTES:
-            return ()
+            return None
         raw = json.loads(data.decode("utf-8"))
     except (OSError, ValueError, RecursionError):  # ValueError covers bad UTF-8 and JSON
-        return ()
-    domains = raw.get("domains") if isinstance(raw, dict) else None
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def read_domains(manifest_file: str) -> tuple[str, ...]:
+    """The ``domains`` a manifest lists, read cheaply; empty when they cannot be read.
+
+    A manifest that loads is parsed exactly like this before its checks, so its validated
+    ``domains`` are these: the index may answer sites that then fail to load (skipped), but
+    never misses one that loads.
+    """
+    raw = read_raw(manifest_file)
+    domains = raw.get("domains") if raw is not None else None
     if not isinstance(domains, list):
         return ()
     return tuple(entry for entry in domains if isinstance(entry, str))

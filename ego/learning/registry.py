@@ -8,7 +8,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from time import monotonic
 from types import ModuleType
@@ -28,6 +28,7 @@ from .index import DomainIndex
 from .jslint import function_expression
 from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
 from .matching import match_host, url_host
+from .packs import Integrity, Origin, Pack, installed_packs
 from .paths import check_relative, resolve_inside
 from .quickcheck import quick_check
 from .schemas import failing_field, first_error, validator
@@ -67,6 +68,10 @@ class SiteEntry:
     directory: Path
     manifest: Manifest | None
     error: InvalidManifestError | None
+    #: Where the site comes from (workspace, a pack, bundled); None for an entry made by hand.
+    origin: Origin | None = None
+    #: The later roots that hold the same site id, in search order: their copies are not used.
+    shadows: tuple[Origin, ...] = ()
 
     @property
     def valid(self) -> bool:
@@ -111,20 +116,26 @@ class Note:
 
 
 class Learnings:
-    """The learnings roots: the workspace's ``learnings/`` first, then the project's.
+    """The learnings roots: the workspace's ``learnings/`` first, then each installed learning
+    pack's (:mod:`.packs`), then the project's.
 
-    A site id present in several roots is taken from the first (the workspace shadows the
-    project). Folders whose name starts with ``_`` or ``.`` are skipped. A broken manifest
-    makes only its own site invalid. Manifests and tool files are re-read when they change
-    on disk (by modification time, size, inode and change time), so editing a learning needs
-    no restart. A hot call does not stat them: change notification (:mod:`.watch`) tells
-    when to, and a file is trusted at most :data:`~.watch.REVALIDATE_SECONDS` without a stat.
+    A site id present in several roots is taken from the first (the workspace shadows a pack,
+    a pack the project). A pack's site is checked against its installer's RECORD first: one
+    that differs is invalid (:class:`~ego.errors.PackIntegrityError`). Folders whose name
+    starts with ``_`` or ``.`` are skipped. A broken manifest makes only its own site invalid.
+    Manifests and tool files are re-read when they change on disk (by modification time,
+    size, inode and change time), so editing a learning needs no restart. A hot call does not
+    stat them: change notification (:mod:`.watch`) tells when to, and a file is trusted at
+    most :data:`~.watch.REVALIDATE_SECONDS` without a stat.
 
     Args:
         workspace: the agent workspace; its ``learnings/`` is searched first. Defaults to
             ``$EGO_WORKSPACE`` when set.
         project: the project's learnings folder; defaults to :func:`project_learnings_dir`.
-        roots: explicit roots, searched in order (replaces both of the above).
+        roots: explicit roots, searched in order (replaces all of the above).
+        packs: the learning packs whose roots come between the workspace and the project;
+            by default every installed one (:func:`~.packs.installed_packs`). With ``roots``,
+            the packs whose roots are among them (so that those sites are verified).
 
     A leading ``~`` in any of these paths is expanded.
     """
@@ -135,16 +146,36 @@ class Learnings:
         workspace: str | os.PathLike[str] | None = None,
         project: str | os.PathLike[str] | None = None,
         roots: Sequence[str | os.PathLike[str]] | None = None,
+        packs: Sequence[Pack] | None = None,
     ) -> None:
+        origins: dict[Path, Origin] = {}
+        chosen = list(packs or ()) if packs is not None or roots is not None else installed_packs()
+        pack_roots = {pack.root: pack for pack in chosen if pack.root is not None}
         if roots is not None:
             self.roots = [expand(root) for root in roots]
+            first = self.roots[0] if len(self.roots) > 1 else None
+            self._workspace = first if first not in pack_roots else None
+            origins[project_learnings_dir()] = Origin("bundled")
         else:
             found: list[Path] = []
             workspace = workspace if workspace is not None else os.environ.get(WORKSPACE_ENV)
-            if workspace:
-                found.append(expand(workspace) / "learnings")
-            found.append(expand(project) if project is not None else project_learnings_dir())
-            self.roots = found
+            self._workspace = expand(workspace) / "learnings" if workspace else None
+            if self._workspace is not None:
+                found.append(self._workspace)
+            found.extend(pack_roots)
+            project_root = expand(project) if project is not None else project_learnings_dir()
+            origins[project_root] = Origin("bundled")
+            self.roots = [*found, project_root]
+        if self._workspace is not None:
+            origins[self._workspace] = Origin("workspace")
+        origins.update((root, pack.origin) for root, pack in pack_roots.items())
+        #: The learning packs among the roots, in search order.
+        self.packs = [pack for pack in chosen if pack.root in self.roots]
+        self._packs = {root: pack for root, pack in pack_roots.items() if root in self.roots}
+        self._origins = origins
+        #: Checks the packs' sites against their RECORD (a stat per file once checked).
+        self.integrity = Integrity()
+        self._refused: dict[Path, tuple[SiteEntry, tuple[str, ...], SiteEntry]] = {}
         self._manifests: dict[Path, tuple[FileStamp, SiteEntry]] = {}
         self._sources: dict[Path, tuple[FileStamp, LoadedSource]] = {}
         self._modules: dict[Path, tuple[FileStamp, ModuleType]] = {}
@@ -158,8 +189,13 @@ class Learnings:
 
     @property
     def workspace_root(self) -> Path | None:
-        """The first root when it is a workspace's ``learnings/``, else None."""
-        return self.roots[0] if len(self.roots) > 1 else None
+        """The workspace's ``learnings/`` root (with ``roots=``: the first of several roots
+        when it is no pack's), else None."""
+        return self._workspace
+
+    def origin(self, root: Path) -> Origin:
+        """Where the sites of ``root`` come from: the workspace, a pack, bundled, or a folder."""
+        return self._origins.get(root) or Origin("folder")
 
     def _entry(self, root: Path, directory: Path, stamp: FileStamp | None = None) -> SiteEntry:
         manifest_path = directory / "manifest.json"
@@ -167,25 +203,46 @@ class Learnings:
             stamp = file_stamp(manifest_path)
         cached = self._manifests.get(manifest_path)
         if cached is not None and cached[0] == stamp:
-            return cached[1]
-        try:
-            manifest = load_manifest(directory, root=root)
-            entry = SiteEntry(directory.name, root, directory, manifest, None)
-        except InvalidManifestError as exc:
-            entry = SiteEntry(directory.name, root, directory, None, exc)
-        self._manifests[manifest_path] = (stamp, entry)
-        return entry
+            entry = cached[1]
+        else:
+            origin = self.origin(root)
+            try:
+                manifest = load_manifest(directory, root=root)
+                entry = SiteEntry(directory.name, root, directory, manifest, None, origin)
+            except InvalidManifestError as exc:
+                entry = SiteEntry(directory.name, root, directory, None, exc, origin)
+            self._manifests[manifest_path] = (stamp, entry)
+        pack = self._packs.get(root)
+        return entry if pack is None else self._verified(pack, entry)
+
+    def _verified(self, pack: Pack, entry: SiteEntry) -> SiteEntry:
+        """``entry``, or the same site made invalid when its files differ from the pack's
+        RECORD (the same object while nothing changes, which :meth:`find` relies on)."""
+        problems = self.integrity.problems(pack, entry.site_id)
+        if not problems:
+            return entry
+        kept = self._refused.get(entry.directory)
+        if kept is not None and kept[0] is entry and kept[1] is problems:
+            return kept[2]
+        error = self.integrity.error(pack, entry.site_id, problems)
+        refused = replace(entry, manifest=None, error=error)
+        self._refused[entry.directory] = (entry, problems, refused)
+        return refused
 
     def sites(self) -> list[SiteEntry]:
-        """Every site in every root, valid or not, one per id, sorted by id.
+        """Every site in every root, valid or not, one per id, sorted by id; each says where
+        it comes from and which later roots it shadows.
 
         The listing is the index's (:attr:`index`): fresh by change notification, like a
         tool's source; every manifest is loaded in full.
         """
-        return [
-            self._entry(site.root, site.directory, site.stamp)
-            for site in self.index.sites(self.roots)
-        ]
+        found = []
+        for site in self.index.sites(self.roots):
+            entry = self._entry(site.root, site.directory, site.stamp)
+            later = self.roots[self.roots.index(site.root) + 1 :]
+            shadows = tuple(self.origin(root) for root in later if (root / site.site_id).is_dir())
+            found.append(replace(entry, shadows=shadows) if shadows else entry)
+        return found
 
     def sites_for_url(self, url: str) -> list[tuple[SiteEntry, str]]:
         """The valid sites whose domains match ``url``, sorted by id, each with the domain
@@ -226,7 +283,14 @@ class Learnings:
             now, seen = monotonic(), generation()
             if seen == fresh.generation and now < fresh.until:
                 return entry
-            if file_stamp(manifest_path) == stamp and not any(map(os.path.isdir, shadows)):
+            if (
+                file_stamp(manifest_path) == stamp
+                and not any(map(os.path.isdir, shadows))
+                and (
+                    entry.root not in self._packs
+                    or self._entry(entry.root, entry.directory, stamp) is entry
+                )
+            ):
                 fresh.renew(seen, now)
                 return entry
         # fullmatch: a folder name with a final newline would break the tool's sourceURL.
@@ -241,13 +305,15 @@ class Learnings:
                     if stamp[0] != -1:
                         shadows = tuple(str(other / site_id) for other in self.roots[:index])
                         # Watched: the manifest, its folder (an atomic replace), the root (the
-                        # folder renamed) and where an earlier root would gain the site.
+                        # folder renamed), where an earlier root would gain the site, and
+                        # for a pack every folder of the site (any file its RECORD covers).
                         watched = watch(
                             [
                                 str(manifest_file),
                                 str(directory),
                                 str(root),
                                 *(_nearest_folder(Path(shadow)) for shadow in shadows),
+                                *(self.integrity.folders(directory) if root in self._packs else ()),
                             ]
                         )
                         self._found[site_id] = (
@@ -288,7 +354,7 @@ class Learnings:
         except UnknownSiteError as exc:
             raise UnknownSiteError(f"cannot run {site_id}/{tool}: {exc}") from None
         except InvalidManifestError as exc:
-            raise InvalidManifestError(
+            raise type(exc)(
                 f"cannot run {site_id}/{tool}: {exc}", site_id=exc.site_id, problems=exc.problems
             ) from None
         spec: ToolSpec | None = None

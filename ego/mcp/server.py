@@ -26,6 +26,7 @@ from ..page.dialogs import DialogPolicy
 from ..site import context_for
 from ..skills import catalog_for
 from .browser_tools import add_browser_tools
+from .catalog_tools import add_catalog_tools
 from .ego_server import EgoServer
 from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
 from .learning_tools import add_learning_tools, confirm_key_for, mcp_name
@@ -219,6 +220,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     add_browser_tools(server, holder)
     add_page_tools(server, holder)
     add_learning_tools(server, holder)
+    add_catalog_tools(server, holder)
     add_save_tools(server, holder)
     _limit_tools(server, holder.limits)
 

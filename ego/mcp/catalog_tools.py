@@ -1,0 +1,47 @@
+"""``search_catalog``: an MCP client finds tools and notes across every site ego has."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from ..learning.search import catalog_search
+from .ego_server import EgoServer
+from .holder import LOCAL_ONLY, BrowserHolder, call
+from .results import tool_result
+
+__all__ = ["add_catalog_tools"]
+
+
+def add_catalog_tools(server: EgoServer, holder: BrowserHolder) -> None:
+    """Add ``search_catalog``, which reads only local files (no browser starts for it)."""
+
+    @server.tool(annotations=LOCAL_ONLY)
+    async def search_catalog(
+        query: Annotated[str, Field(description="Words to look for, such as 'search products'.")],
+        domain: Annotated[
+            str | None, Field(description="Only sites whose domains match this host (x.com).")
+        ] = None,
+        limit: Annotated[int, Field(description="How many hits to return.", ge=1)] = 10,
+    ) -> CallToolResult:
+        """Find tools and notes across every site ego has: the workspace's, installed packs'
+        and the bundled ones, ranked by their names, descriptions, domains and notes.
+
+        Use it when you do not know which site has a tool for a task. Each hit has site_id,
+        kind (tool or note), name, description, source (workspace, pack NAME VERSION or
+        bundled), side_effect and an "example" MCP call. Returns {query, domain, total, hits}.
+        """
+        # Imported here: the server module imports this one to register the tool.
+        from .server import mcp_example
+
+        async def search() -> dict[str, Any]:
+            found = catalog_search(holder.learnings, query, domain=domain, limit=limit)
+            data: dict[str, Any] = found.model_dump(mode="json")
+            for hit, dumped in zip(found.hits, data["hits"], strict=True):
+                if hit.info is not None:
+                    dumped["example"] = mcp_example(hit.info)
+            return data
+
+        return tool_result(await call(search))
