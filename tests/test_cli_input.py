@@ -24,7 +24,6 @@ from ego.cli.common import parse_args
 from ego.cli.learning_commands import CLI_PROFILE_HINT, as_url
 from ego.errors import InvalidArgsError, NavigationError, NeedsLoginError
 from ego.learning.registry import Learnings
-from ego.learning.schemas import mismatch
 from ego.runtime.contract import signal_error
 from ego.site import Site
 from tests.cli_helpers import PYTHON_EGO, ROOT, ego_env, free_port, read_json_line
@@ -208,31 +207,6 @@ def test_tools_takes_a_bare_host(no_chrome: Path) -> None:
 
 
 # --- schema errors in JSON words ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("schema", "value", "message"),
-    [
-        ({"type": "string"}, None, 'at (result): null is not of type "string"'),
-        ({"type": "integer"}, True, 'at (result): true is not of type "integer"'),
-        ({"const": False}, True, "at (result): false was expected"),
-        ({"enum": ["a", "b"]}, "c", 'at (result): "c" is not one of ["a", "b"]'),
-        ({"required": ["q"]}, {}, 'at (result): "q" is a required property'),
-        (
-            {"properties": {"a": {"type": "array", "maxItems": 1}}},
-            {"a": [None, True]},
-            "at a: [null, true] is too long",
-        ),
-        (
-            {"additionalProperties": False},
-            {"x": 1},
-            'at (result): Additional properties are not allowed ("x" was unexpected)',
-        ),
-        ({"pattern": "^a"}, "it's 'b'", 'at (result): "it\'s \'b\'" does not match "^a"'),
-    ],
-)
-def test_schema_errors_use_json_words(schema: Any, value: Any, message: str) -> None:
-    assert mismatch(schema, value) == message
 
 
 def test_cli_args_error_uses_json_words(no_chrome: Path) -> None:

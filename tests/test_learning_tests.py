@@ -177,7 +177,7 @@ def test_broken_cases_file_lists_every_problem(tmp_path: Path) -> None:
     assert "no 'har'" in problems
 
     (site / "tests" / "cases.json").write_text('{"cases": [{"name": "x"}]}', encoding="utf-8")
-    with pytest.raises(InvalidCasesError, match="'tool' is a required property"):
+    with pytest.raises(InvalidCasesError, match='"tool" is a required property'):
         load_cases(entry)
 
 

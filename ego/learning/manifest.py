@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InvalidManifestError
-from .schemas import json_depth, schema_problems, validator
+from .schemas import json_depth, schema_problems, validator, worded
 
 __all__ = [
     "MANIFEST_SCHEMA_PATH",
@@ -241,7 +241,10 @@ def _load(site_dir: Path, path: Path, root: Path | None) -> Manifest:
     problems = []
     for error in sorted(_manifest_validator().iter_errors(raw), key=lambda e: list(e.path)):
         where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
-        problems.append(f"{where}: {error.message}")
+        problems.append(f"{where}: {worded(error)}")
+    # One line per problem: jsonschema reports each missing required property apart, and
+    # worded() names them all in each.
+    problems = list(dict.fromkeys(problems))
     if isinstance(raw, dict):
         if isinstance(raw.get("id"), str) and raw["id"] != site_id:
             problems.append(f"id: {raw['id']!r} must equal the folder name {site_id!r}")
