@@ -30,7 +30,8 @@ from ego.errors import BatchFileError
 
 from .test_pool import POOL_LEARNINGS, HoldServer
 
-pytestmark = pytest.mark.chrome  # these tests run `ego batch` over real Chromes
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -138,6 +139,7 @@ def check_complete(shop: DemoServer, output: Path, inputs: list[dict[str, Any]])
         assert isinstance(record["ms"], float)
 
 
+@pytest.mark.chrome
 def test_batch_killed_half_way_then_resumed(shop: DemoServer, tmp_path: Path) -> None:
     inputs = product_inputs(shop, 300)
     source, output = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
@@ -194,6 +196,7 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.chrome
 def test_a_write_cut_short_by_a_kill_is_not_run_again(tmp_path: Path, workspace: Path) -> None:
     holder = HoldServer(hold_only={"b"})
     try:

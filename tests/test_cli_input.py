@@ -8,7 +8,6 @@ import json
 import shutil
 import signal
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
@@ -72,17 +71,12 @@ REVIEW = '{"product_id": 1, "rating": 5, "text": "fine"}'
 def test_a_typo_fails_at_once_and_starts_no_chrome(
     no_chrome: Path, argv: list[str], code: int, needle: str
 ) -> None:
-    runner = CliRunner()
-    runner.invoke(cli, ["sites"])  # imports warm, so the timing below is the command's own
-    timings = []
-    for _ in range(3):  # the best of three: the machine may be busy with other work
-        started = time.monotonic()
-        result = runner.invoke(cli, argv)
-        timings.append(time.monotonic() - started)
-        assert result.exit_code == code, (result.stdout, result.stderr)
-        assert needle in result.stderr
-        assert not no_chrome.exists(), "a browser was started before the cheap checks"
-    assert min(timings) < 0.5, f"{argv} took {min(timings):.2f} s to fail"
+    # "At once" is what the fake Chrome proves: the command failed before any browser
+    # start. How long that takes is bench/bench_cli.py's figure, not a test's.
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert needle in result.stderr
+    assert not no_chrome.exists(), "a browser was started before the cheap checks"
 
 
 def test_a_good_call_does_reach_the_browser(no_chrome: Path) -> None:

@@ -28,7 +28,8 @@ from ego.places import HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV
 from ego.skills.catalog import catalog_for
 from tests.cli_helpers import ROOT, Result
 
-pytestmark = pytest.mark.chrome
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 #: Seconds a build or an install may take (a cold package cache downloads the backend).
 BUILD_TIMEOUT = 300
@@ -206,6 +207,7 @@ def test_an_installed_ego_finds_its_learnings_outside_the_checkout(installed: In
     assert Path(learnings) == package / "_bundled" / "learnings"
 
 
+@pytest.mark.chrome
 def test_doctor_sites_and_demo_run_from_the_installed_wheel(installed: Installed) -> None:
     bundle = installed.site_packages / "ego" / "_bundled"
     result, doctor = installed.ego_json("doctor")
