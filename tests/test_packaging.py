@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+import ego
 from ego.learning.registry import Learnings
 from ego.places import HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV
 from ego.skills.catalog import catalog_for
@@ -184,6 +186,17 @@ def test_the_wheel_carries_the_bundled_learnings_and_skills(installed: Installed
         assert expected <= names, sorted(expected - names)[:10]
     assert "ego/py.typed" in names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
+
+
+def test_the_version_is_written_once(installed: Installed) -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"]
+    assert project["project"]["dynamic"] == ["version"]
+    with zipfile.ZipFile(installed.wheel) as archive:
+        (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        headers = archive.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+    assert f"Version: {ego.__version__}" in headers
+    assert installed.wheel.name.startswith(f"ego-{ego.__version__}-")
 
 
 def test_an_installed_ego_finds_its_learnings_outside_the_checkout(installed: Installed) -> None:

@@ -14,7 +14,7 @@ import dataclasses
 import importlib
 import types
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -569,6 +569,30 @@ async def test_leaving_a_map_early_cancels_its_calls(fleet: Fleet) -> None:
         # The pool is still usable.
         echo = await pool.run_browser_tool("pool-test", "echo", {"after": True})
         assert echo["args"] == {"after": True}
+
+
+async def test_closing_a_map_while_it_reads_an_input_ends_cleanly(fleet: Fleet) -> None:
+    async with fleet.pool(1) as pool:
+        asked, never = asyncio.Event(), asyncio.Event()
+        ended: list[str] = []
+
+        async def inputs() -> AsyncIterator[dict[str, str]]:
+            try:
+                yield {"id": "a"}
+                asked.set()
+                await never.wait()  # the next input never comes
+                yield {"id": "b"}
+            except asyncio.CancelledError:
+                ended.append("cancelled")
+                raise
+
+        results = pool.map("pool-test", "hold_read", inputs(), ordered=False)
+        iterator = aiter(results)
+        first = await asyncio.wait_for(anext(iterator), WAIT)
+        await asyncio.wait_for(asked.wait(), WAIT)
+        await results.aclose()  # the read in progress is stopped; closing raises nothing
+        assert first.result == product("a")
+        assert ended == ["cancelled"]
 
 
 async def test_map_captures_errors_per_item(fleet: Fleet) -> None:

@@ -26,7 +26,15 @@ from ..places import WORKSPACE_ENV, bundled_root, expand
 from ..runtime.js import embed_json, source_url
 from .index import DomainIndex
 from .jslint import function_expression
-from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
+from .manifest import (
+    MAX_SITE_ID,
+    BrowserToolSpec,
+    Manifest,
+    PythonToolSpec,
+    ToolSpec,
+    is_site_id,
+    load_manifest,
+)
 from .matching import match_host, url_host
 from .paths import check_relative, resolve_inside
 from .quickcheck import quick_check
@@ -45,11 +53,6 @@ __all__ = [
     "file_stamp",
     "project_learnings_dir",
 ]
-
-#: The longest site id (a folder name, and part of every tool's sourceURL).
-MAX_SITE_ID = 100
-
-_SITE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 def project_learnings_dir() -> Path:
@@ -229,8 +232,8 @@ class Learnings:
             if file_stamp(manifest_path) == stamp and not any(map(os.path.isdir, shadows)):
                 fresh.renew(seen, now)
                 return entry
-        # fullmatch: a folder name with a final newline would break the tool's sourceURL.
-        if len(site_id) <= MAX_SITE_ID and _SITE_ID.fullmatch(site_id):
+        # A whole match: a folder name with a final newline would break the tool's sourceURL.
+        if is_site_id(site_id):
             for index, root in enumerate(self.roots):
                 directory = root / site_id
                 if directory.is_dir():
