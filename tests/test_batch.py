@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -174,6 +175,17 @@ def test_batch_killed_half_way_then_resumed(shop: DemoServer, tmp_path: Path) ->
     summary = json.loads(out)
     assert summary["skipped"] == kept
     assert summary["ran"] == 300 - kept
+    # Progress reaches a stderr that is no terminal, the summary being JSON: a line at every
+    # tenth, no rate or time left before there is one, and at the end the summary's rate.
+    progress = [line for line in err.splitlines() if " done, " in line]
+    assert progress, err
+    assert progress[0] == f"1/{300 - kept} done, 0 failed, ?/s, ? left ({kept} done before)"
+    last = re.search(r", ([\d.]+|\?)/s, ", progress[-1])
+    assert last is not None, progress[-1]
+    if summary["rate"] is None:
+        assert last.group(1) == "?"
+    else:
+        assert float(last.group(1)) == pytest.approx(summary["rate"], abs=0.051)
     assert summary["failed"] == summary["failed_before"] == 0
     # The torn tail was cut off, and nothing written before the kill changed.
     assert output.read_bytes().startswith(done_before)

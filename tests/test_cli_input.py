@@ -214,6 +214,19 @@ def test_cli_args_error_uses_json_words(no_chrome: Path) -> None:
     assert "None" not in error["error"]
 
 
+def test_a_misspelt_arg_is_named_with_the_one_meant(no_chrome: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "demo-shop", "get_product", "--arg", "idd=1"])
+    assert result.exit_code == 3
+    error = json.loads(result.stderr.strip().splitlines()[-1])
+    assert error["type"] == "InvalidArgsError"
+    assert error["error"] == (
+        "demo-shop/get_product (browser-tools/get_product.js): bad args at 'id': \"id\" is a "
+        "required property; unknown arg 'idd' (did you mean 'id'?); nothing was sent to the "
+        "browser"
+    )
+    assert not no_chrome.exists()
+
+
 # --- NEEDS_LOGIN ------------------------------------------------------------------------------
 
 

@@ -459,6 +459,30 @@ async def test_a_browser_that_cannot_be_replaced_is_given_up(fleet: Fleet) -> No
             pass
 
 
+@pytest.mark.parametrize(
+    ("options", "waits"),
+    [({}, [0.5, 2.0]), ({"replace_attempts": 5}, [0.5, 2.0, 5.0, 5.0])],
+    ids=["default", "five-attempts"],
+)
+async def test_replacement_attempts_wait_0_then_half_a_second_2_then_5_s(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], waits: list[float]
+) -> None:
+    # A patched clock: each wait is noted and passes at once (docs/fleet.md gives these).
+    real_sleep, waited = asyncio.sleep, []
+
+    async def noted(delay: float, result: Any = None) -> Any:
+        waited.append(delay)
+        return await real_sleep(0, result)
+
+    monkeypatch.setattr(asyncio, "sleep", noted)
+    async with fleet.pool(1, **options) as pool:
+        fleet.refuse = True
+        fleet.channel_of(pool.members[0]).kill()
+        with pytest.raises(PoolExhaustedError):
+            await pool.run_browser_tool("pool-test", "echo", {})
+    assert [delay for delay in waited if delay] == waits  # the first attempt does not wait
+
+
 # -- map -----------------------------------------------------------------------------------
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
 import os
@@ -53,6 +54,22 @@ __all__ = [
     "file_stamp",
     "project_learnings_dir",
 ]
+
+
+def _unknown_args(schema: dict[str, Any], args: dict[str, Any]) -> str:
+    """``; unknown arg 'idd' (did you mean 'id'?)`` for the args ``schema`` does not name, or
+    ``""``: a misspelt name often shows only as a required arg missing."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return ""
+    unknown = [key for key in args if key not in properties]
+    if not unknown:
+        return ""
+    named = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, [str(name) for name in properties], n=1)
+        named.append(f"{key!r:.80}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"; unknown arg{'s' if len(unknown) > 1 else ''} {', '.join(named)}"
 
 
 def project_learnings_dir() -> Path:
@@ -357,8 +374,8 @@ class Learnings:
         if error is not None:
             field = failing_field(error, "(args)")
             raise InvalidArgsError(
-                f"{site_id}/{spec.name} ({spec.path}): bad args at {field!r}: {error.message}; "
-                f"nothing was sent to the browser",
+                f"{site_id}/{spec.name} ({spec.path}): bad args at {field!r}: {error.message}"
+                f"{_unknown_args(spec.args, args)}; nothing was sent to the browser",
                 field=field,
             )
         try:
