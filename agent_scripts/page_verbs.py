@@ -17,8 +17,9 @@ async def main() -> None:
         await tab.click("button")
         await tab.wait_for(text="done")
         print([message.text for message in await tab.console()])  # ['clicked']
-        async with tab.expect_dialog(accept=True):  # answers the next dialog
+        async with tab.expect_dialog(accept=True) as expected:  # answers the next dialog
             await tab.click("#ask")
+        print(expected.dialog.message)  # Sure?
         print(await tab.evaluate("document.title"))  # yes
 
 

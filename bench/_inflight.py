@@ -31,7 +31,7 @@ def commands_sent(browser: ego.Browser) -> int:
 
     Read from the counter's repr (``count(N)``) so that nothing is added to the calls being
     timed; used to check that every in-flight hot call sent exactly one command (a cached
-    Call), since ``site.last_run`` only tells about the last of many concurrent calls.
+    Call) without reading ``site.last_run`` in each call's task, which the timing would pay.
     """
     match = re.fullmatch(r"count\((\d+)\)", repr(browser.connection._ids))
     if match is None:

@@ -13,7 +13,8 @@ round by round so that a busy machine slows every kind alike:
 - ``ego --version``: start-up plus importing ego's command line;
 - ``ego run demo-shop get_product --arg id=1``: attach to the kept browser, one hot Call
   (the tool's source is already in the shop's localStorage), print, exit;
-- the same with ``--new-browser`` (a cold Chrome per run), for comparison (fewer runs).
+- the same with ``--new-browser`` (a cold Chrome per run), for comparison (fewer runs);
+- ``ego run demo-shop get_prodct``: a typo, refused before any browser is reached (exit 3).
 
 The target: an ``ego run`` of a hot tool costs under 0.3 s of wall time beyond Python's
 start-up. Exits 1 when it is missed, 0 otherwise. ``ego close`` ends the Chrome at the end,
@@ -43,13 +44,15 @@ EGO = [sys.executable, "-m", "ego"]
 TARGET = 0.3
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+def timed(
+    argv: list[str], env: dict[str, str], code: int = 0
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     started = time.perf_counter()
     done = subprocess.run(
         argv, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
     )
     elapsed = time.perf_counter() - started
-    if done.returncode != 0:
+    if done.returncode != code:
         raise SystemExit(f"$ {' '.join(argv)} exited {done.returncode}:\n{done.stderr}")
     return elapsed, done
 
@@ -100,10 +103,12 @@ def main() -> int:
                 "ego --version": [*EGO, "--version"],
                 "ego run (kept browser, hot)": run,
             }
+            typo = "ego run with a typo (refused, exit 3)"
+            kinds[typo] = [*EGO, "run", "demo-shop", "get_prodct"]
             times: dict[str, list[float]] = {name: [] for name in kinds}
             for _ in range(options.runs):
                 for name, argv in kinds.items():
-                    times[name].append(timed(argv, env)[0])
+                    times[name].append(timed(argv, env, 3 if name == typo else 0)[0])
             cold = "ego run --new-browser (cold Chrome)"
             times[cold] = [
                 timed([*run, "--new-browser", "--url", shop.url], env)[0]

@@ -36,4 +36,5 @@ __all__ = [
     *_error_names,
 ]
 
+#: The one place the version is written: pyproject.toml reads it from here.
 __version__ = "0.1.0"

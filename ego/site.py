@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -90,11 +91,31 @@ class Site:
         self.browser = browser
         self.learnings = learnings if learnings is not None else Learnings()
         self._start_urls: dict[str, str] = {}
-        #: What the most recent browser tool run did (cache hit, store, bytes sent).
-        self.last_run: RunStats | None = None
+        # Each asyncio task sees the runs it made itself (see last_run). One variable per
+        # Site: a module-wide one would show a run on one browser as another's.
+        self._last_run: ContextVar[RunStats | None] = ContextVar(
+            f"ego.site.last_run.{id(self)}", default=None
+        )
+        # The run that started last in any task: what a reader that made none sees.
+        self._latest_run: RunStats | None = None
         #: How a NEEDS_LOGIN message on a throwaway profile says to use a persistent one, in
         #: the caller's words (the command line sets ``--profile NAME``).
         self.profile_hint = "launch with profile=NAME"
+
+    @property
+    def last_run(self) -> RunStats | None:
+        """What the latest browser tool (or skill) run of the reading task did: ``mode``
+        (cache hit, store or plain wrap), ``evaluations``, ``bytes_sent``, ``fallback``.
+
+        Each run keeps its stats in the asyncio task that made it (a ``contextvars`` value),
+        so calls running at once never overwrite each other's: read ``last_run`` in the task
+        that awaited the call (each task of an ``asyncio.gather`` sees its own call's). A
+        reader that made no run itself (the task that gathered others, code that runs each
+        call with its own ``asyncio.run``) sees the run that started last on this Site in any
+        task; None before any run.
+        """
+        own = self._last_run.get()
+        return own if own is not None else self._latest_run
 
     def set_start_url(self, site_id: str, url: str) -> None:
         """Use ``url`` instead of the manifest's ``startUrl`` when a tab must be opened.
@@ -311,7 +332,7 @@ class Site:
 
         The tool's source is cached in the site's localStorage: a run sends the small Call
         snippet and only sends the full source when the cache misses (see :mod:`ego.runtime.cache`).
-        :attr:`last_run` tells what the run did.
+        :attr:`last_run`, read in the same task after the call, tells what the run did.
 
         Args:
             site_id: the site's id (its folder name).
@@ -385,7 +406,8 @@ class Site:
             NeedsLoginError, SkillBrokenError, BrowserToolError: as :meth:`run_browser_tool`.
         """
         stats = RunStats()
-        self.last_run = stats
+        self._last_run.set(stats)
+        self._latest_run = stats
         try:
             result = await run_cached(
                 tab,

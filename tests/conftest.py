@@ -1,7 +1,9 @@
 """Shared fixtures: one headless Chrome for the session, a fresh tab per test, a local server.
 
 Tests that need a real Chrome are marked ``chrome`` (see :func:`pytest_collection_modifyitems`);
-``pytest -m "not chrome"`` is the fast tier that needs none.
+``pytest -m "not chrome"`` is the fast tier that needs none. A test without the mark gets a
+stand-in that fails as its Chrome (:func:`_chrome_only_where_marked`), so a missing mark
+shows as a failure, and a mark nothing needs is a test the fast tier misses.
 
 Every Chrome a test starts must be gone when the session ends: :func:`pytest_sessionfinish`
 fails the run if a Chrome started during it is still alive.
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -23,6 +27,7 @@ import psutil
 import pytest
 
 import ego
+from ego.protocol.chrome import CHROME_ENV
 
 pytest_plugins = ["tests.hang_guard", "tests.wheel_fixture"]
 
@@ -174,6 +179,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.chrome)
 
 
+#: What ``$EGO_CHROME`` names where no Chrome may start: a "browser" that says so and fails,
+#: so that a test starting Chrome without the ``chrome`` mark fails (its subprocesses too)
+#: instead of slowing the fast tier down or passing by luck.
+NO_CHROME_MESSAGE = "this test is not marked chrome, yet it started Chrome: mark it"
+_STAND_IN = pytest.StashKey[Path]()
+
+
+def _no_chrome_stand_in(config: pytest.Config) -> Path:
+    path = config.stash.get(_STAND_IN, None)
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="ego-no-chrome-")) / "chrome"
+        path.write_text(f"#!/bin/sh\necho '{NO_CHROME_MESSAGE}' >&2\nexit 97\n")
+        path.chmod(0o755)
+        config.stash[_STAND_IN] = path
+    return path
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # A run of the fast tier alone: nothing in it may start Chrome, fixtures of any scope
+    # included (a module's server started by its first test would otherwise slip by).
+    if session.items and not any(item.get_closest_marker("chrome") for item in session.items):
+        os.environ[CHROME_ENV] = str(_no_chrome_stand_in(session.config))
+
+
+@pytest.fixture(autouse=True)
+def _chrome_only_where_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In any run, a test not marked ``chrome`` gets the stand-in as its Chrome."""
+    if request.node.get_closest_marker("chrome") is None:
+        monkeypatch.setenv(CHROME_ENV, str(_no_chrome_stand_in(request.config)))
+
+
 def ego_chromes(since: float = _SESSION_START) -> list[psutil.Process]:
     """Live Chrome processes started during this test run (by ego or by a test).
 
@@ -199,6 +237,9 @@ def ego_chromes(since: float = _SESSION_START) -> list[psutil.Process]:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    stand_in = session.config.stash.get(_STAND_IN, None)
+    if stand_in is not None:
+        shutil.rmtree(stand_in.parent, ignore_errors=True)
     # Give Chrome processes that are already exiting a moment to go, then insist.
     deadline = time.time() + 5
     leftovers = ego_chromes()

@@ -1,8 +1,15 @@
 """The fuzz's cases: seeded inputs over manifests, names, args, tool sources and results.
 
 ``generate(seed, count)`` gives the same cases for the same seed (``random.Random(seed)``, no
-other dependency). A :class:`Case` is data only: what to write into a learnings site and
-which public calls to make with what; :mod:`tests.fuzz_run` runs and classifies them.
+other dependency). A :class:`Case` is data only: what to write into a learnings site, which
+public calls to make with what, and how those calls must end (``expect``: ``"ok"``, or the
+name of the ego error they must raise); :mod:`tests.fuzz_run` runs and classifies them.
+
+The expectations come from the rules the docs give (docs/learnings.md, docs/architecture.md),
+written down beside each pool of inputs: a manifest that breaks the schema makes its site
+invalid, a path that leaves the site folder is unsafe, args that are not JSON or fail the
+tool's schema are refused, a tool that throws is a tool error, a value JSON cannot carry
+cannot come back by value from a tool (``tab.evaluate`` describes it instead).
 
 The families and what they hold:
 
@@ -24,11 +31,14 @@ The families and what they hold:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from random import Random
 from typing import Any
+
+import jsonschema
 
 __all__ = [
     "COUNTING_TOOL",
@@ -85,6 +95,9 @@ class Case:
     detail: str
     spec: dict[str, Any] = field(repr=False)
     slow: bool = False
+    #: How the case's own calls (the tool run, or the evaluate) end: ``"ok"``, or the class
+    #: name of the ego error each of them raises.
+    expect: str = "ok"
 
     @property
     def label(self) -> str:
@@ -145,14 +158,56 @@ ODD_JSON = [Raw(text) for text in [
 TOOL_FIELDS = ["args", "returns", "timeout", "sideEffect", "auth", "description", "path"]
 TOP_FIELDS = ["id", "name", "domains", "notes", "browserTools", "pythonTools", "startUrl",
               "version", "description"]
+#: How the run ends when a tool field holds an ODD_JSON value (by its text); any value not
+#: named makes the manifest invalid. args: a compact map or an object schema; returns: any
+#: JSON Schema (not checked on these runs); timeout: a number over 0 (1e999 reads as
+#: infinity); a path that parses still has to name a file, and a lone surrogate cannot.
+TOOL_FIELD_ENDS: dict[str, dict[str, str]] = {
+    "args": dict.fromkeys(['{}', '{"__proto__": {"type": "string"}}',
+                           '{"type": "object", "properties": {"a": {"default": 1e400}}}'], "ok"),
+    "returns": dict.fromkeys(["true", "false", "{}", '{"a": 1}', '{"a": true}',
+                              '{"a": {"type": "nope"}}', '{"type": "array"}',
+                              '{"type": ["object", "null"]}', '{"__proto__": {"type": "string"}}',
+                              '{"type": "object", "properties": {"a": {"default": 1e400}}}'],
+                             "ok"),
+    "timeout": dict.fromkeys(["1.5", "1e999"], "ok"),
+    "description": dict.fromkeys(['"x"', '"\\ud800"'], "ok"),
+    "path": {'"x"': "ToolLoadError", '"\\ud800"': "UnsafePathError"},
+}
+#: The same for the top-level fields. A site whose browserTools is empty declares no tool.
+TOP_FIELD_ENDS: dict[str, dict[str, str]] = {
+    "name": dict.fromkeys(['"x"', '"\\ud800"'], "ok"),
+    "description": dict.fromkeys(['"x"', '"\\ud800"'], "ok"),
+    "version": dict.fromkeys(['"x"', '"\\ud800"', "-1", "0", "-0"], "ok"),
+    "notes": {"[]": "ok"},
+    "pythonTools": {"{}": "ok"},
+    "browserTools": {"{}": "UnknownToolError"},
+}
+#: Tool paths and how the run ends: absolute, ``..``, a backslash, NUL, a leading ``~`` or
+#: blank, a drive or a lone surrogate is unsafe; an empty one breaks the schema; the rest stay
+#: in the folder and must name a readable tool file.
 BAD_PATHS = [
-    "../t.js", "/etc/hostname", "a\\b.js", "", " ", "browser-tools/../../t.js", "t\x00.js",
-    "~/t.js", "C:/t.js", ".", "browser-tools", "missing.js", "x" * 300 + ".js",
-    ("d/" * 400) + "t.js", "t\n.js", "\udcff.js", "\ud800.js", "./browser-tools/t.js",
-    "browser-tools//t.js", "manifest.json", "file:///etc/hostname",
+    ("../t.js", "UnsafePathError"), ("/etc/hostname", "UnsafePathError"),
+    ("a\\b.js", "UnsafePathError"), ("", "InvalidManifestError"), (" ", "UnsafePathError"),
+    ("browser-tools/../../t.js", "UnsafePathError"), ("t\x00.js", "UnsafePathError"),
+    ("~/t.js", "UnsafePathError"), ("C:/t.js", "UnsafePathError"), (".", "ToolLoadError"),
+    ("browser-tools", "ToolLoadError"), ("missing.js", "ToolLoadError"),
+    ("x" * 300 + ".js", "ToolLoadError"), (("d/" * 400) + "t.js", "ToolLoadError"),
+    ("t\n.js", "ToolLoadError"), ("\udcff.js", "ToolLoadError"),
+    ("\ud800.js", "UnsafePathError"), ("./browser-tools/t.js", "ok"),
+    ("browser-tools//t.js", "ok"), ("manifest.json", "ToolLoadError"),
+    ("file:///etc/hostname", "ToolLoadError"),
 ]
-SYMLINKS = ["site-out", "manifest-out", "tool-out", "manifest-loop", "manifest-dangling",
-            "manifest-dir", "site-root", "tool-dir", "notes-out", "manifest-devnull"]
+#: Links and how the run ends: a manifest or site folder that leads elsewhere (or nowhere)
+#: makes the site invalid, a tool file that does is unsafe; a note's link is only read when
+#: the note is.
+SYMLINKS = {
+    "site-out": "InvalidManifestError", "manifest-out": "InvalidManifestError",
+    "tool-out": "UnsafePathError", "manifest-loop": "InvalidManifestError",
+    "manifest-dangling": "InvalidManifestError", "manifest-dir": "InvalidManifestError",
+    "site-root": "InvalidManifestError", "tool-dir": "UnsafePathError", "notes-out": "ok",
+    "manifest-devnull": "InvalidManifestError",
+}
 _REF = "@REF@/ref/"
 REMOTE_REFS: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]] = [
     ("args-prop", {"a": {"$ref": _REF + "a.json"}}, None),
@@ -171,6 +226,9 @@ REMOTE_REFS: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]] = [
 ]
 BAD_PATTERNS = ["(", "[z-a]", "(?<x", "*", "\\", "a{2,1}", "(?P<n>a)(?P<n>b)", "\\p{L}",
                 "a" * 100_000, "(?i)" * 50 + "a", "[[:alpha:]]"]
+#: The patterns above that RE2 takes (and that match the "aaa" the cases send); the others
+#: make the manifest invalid.
+RE2_TAKES = {"(?i)" * 50 + "a", "[[:alpha:]]"}
 RAW_MANIFESTS: list[str | bytes] = [
     "", "{", "null", "[]", "1", '"x"', "\x00", "{}", "NaN", '{"id": 1}',
     '{"id": "@SITE@", "id": "other"}', "\ufeff{}", b"\xff\xfe{", b'{"id": "\xc3"}',
@@ -189,7 +247,30 @@ TOOL_NAMES: list[Any] = [
 ]
 FOLDER_NAMES = ["bad\n", "ok-1", "a" * 200, "x y", "\u00fc", "\U0001f600", "-lead", "UPPER",
                 "a.b", "trail.", "\udcff", "tab\t", "fz\r"]
+#: The site-id rule (docs/learnings.md): a folder named otherwise is not a site.
+SITE_ID = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
 
+#: How a tool file that is not a usable function ends. Sources ego can tell are no function
+#: before sending anything are a ToolLoadError; the others throw in the page when called.
+SOURCE_ENDS = {
+    "not-function": {"({})": "BrowserToolError"},
+    "syntax": {
+        "async function (": "BrowserToolError", "export default 5": "BrowserToolError",
+        "async () => `": "BrowserToolError", "async () => { return 1 }}": "BrowserToolError",
+        "import x from 'y';\nexport default async () => x": "BrowserToolError",
+        "\u2028async () => 1": "ok",
+        "export default async function () { return 1 }\nexport default 2": "BrowserToolError",
+        "async () => {\n//# sourceURL=evil\nreturn 1}": "ok",
+        "async () => '\\": "BrowserToolError",
+    },
+    "shape": {
+        "function* () { yield 1 }": "ok", "async function* () { yield 1 }": "ok",
+        "(function () { @C return typeof this })": "ok",
+        "async (a, b, c) => { @C return [a, b] }": "ok",
+        "(async () => { @C return 1 }).bind(null)": "ok",
+        "async () => { @C throw new Error('NEEDS_LOGIN') }": "NeedsLoginError",
+    },
+}
 SOURCES = {
     "not-function": ["42", "'x'", "null", "undefined", "({})", "[]", "class A {}", "Symbol()",
                      "document.body", "10n", "new Promise(() => {})", "NaN"],
@@ -240,6 +321,23 @@ VALUE_LEAVES = [
     "(() => { let a = 1; for (let i = 0; i < 1500; i++) a = [a]; return a })()",
     "(() => { let a = 1; for (let i = 0; i < 20000; i++) a = {a}; return a })()",
 ]
+#: The leaves a tool cannot send back by value (a tool call takes the raw path: one
+#: ``Runtime.evaluate`` with ``returnByValue``), with where they fail: ``"any"`` anywhere in the
+#: result; ``"nested"`` inside an object or array (Chrome sends a bare BigInt as its digits);
+#: ``"bare"`` only as the whole result (the promise is awaited, and its Symbol cannot come
+#: back; inside an object a Promise is just ``{}``). Every other leaf comes back, and
+#: ``tab.evaluate`` describes even these.
+NOT_BY_VALUE = {
+    **dict.fromkeys(["1n", "2n ** 64n", "10n ** 4400n", "-(10n ** 5000n)"], "nested"),
+    **dict.fromkeys([
+        "Symbol()", "Symbol.iterator", _CYCLE, "(() => { const a = []; a.push(a); return a })()",
+        "window", "new Proxy({}, {ownKeys() { throw 1 }})",
+        "({get x() { throw new Error('getter') }})",
+        "(() => { let a = 1; for (let i = 0; i < 1500; i++) a = [a]; return a })()",
+        "(() => { let a = 1; for (let i = 0; i < 20000; i++) a = {a}; return a })()",
+    ], "any"),
+    "Promise.resolve(Symbol())": "bare",
+}
 ARG_LEAVES: list[Callable[[], Any]] = [
     lambda: "\ud800", lambda: "a\udfffb", lambda: 2**63, lambda: 2**64, lambda: -(2**63) - 1,
     lambda: 10**4300, lambda: 10**5000, lambda: float("nan"), lambda: float("inf"), lambda: {1},
@@ -262,7 +360,16 @@ def base_manifest(site_id: str) -> dict[str, Any]:
     }
 
 
-def _manifest_case(rng: Random, site_id: str, slow_left: int) -> tuple[str, str, dict[str, Any]]:
+#: What a case function gives: kind, detail, spec and the expected end.
+Made = tuple[str, str, dict[str, Any], str]
+
+#: The largest manifest.json ego reads (ego.learning.manifest.MAX_MANIFEST_BYTES, 1 MiB).
+MAX_MANIFEST_BYTES = 1 << 20
+#: The most digits Python reads in one integer (manifests are read by Python's json).
+MAX_INT_DIGITS = 4300
+
+
+def _manifest_case(rng: Random, site_id: str, slow_left: int) -> Made:
     manifest = base_manifest(site_id)
     tool = manifest["browserTools"]["t"]
     spec: dict[str, Any] = {"folder": site_id, "tool": "t", "args": {}, "files": {}}
@@ -282,10 +389,13 @@ def _manifest_case(rng: Random, site_id: str, slow_left: int) -> tuple[str, str,
     if slow_left > 0:
         kinds.append("runaway-pattern")
     kind = rng.choice(kinds)
+    # Most broken manifests make the site invalid; the branches say where it is otherwise.
+    expect = "InvalidManifestError"
     if kind == "tool-field":
         name, value = rng.choice(TOOL_FIELDS), rng.choice(ODD_JSON)
         tool[name] = value
         detail = f"{name}={value.text}"
+        expect = TOOL_FIELD_ENDS.get(name, {}).get(value.text, expect)
     elif kind == "schema-type":
         where, value = rng.choice(["args", "returns"]), rng.choice(ODD_JSON)
         tool[where] = {"$schema": value, "type": "object"}
@@ -294,6 +404,7 @@ def _manifest_case(rng: Random, site_id: str, slow_left: int) -> tuple[str, str,
         name, value = rng.choice(TOP_FIELDS), rng.choice(ODD_JSON)
         manifest[name] = value
         detail = f"{name}={value.text}"
+        expect = TOP_FIELD_ENDS.get(name, {}).get(value.text, expect)
     elif kind == "deep":
         depth = rng.choice([300, 900, 1500, 5000, 50_000])
         where = rng.choice(["args", "returns", "extra", "tool-extra", "args-prop"])
@@ -321,6 +432,10 @@ def _manifest_case(rng: Random, site_id: str, slow_left: int) -> tuple[str, str,
         else:
             manifest[where] = value
         detail = f"{where}: {digits}-digit integer"
+        if digits <= MAX_INT_DIGITS:
+            # Read: the arg 1 is below such a minimum; a timeout must fit a float.
+            expect = {"minimum": "InvalidArgsError", "timeout": "ok" if digits <= 308 else expect}
+            expect = expect.get(where, "ok")
     elif kind == "huge-string":
         size = rng.choice([100_000, 1_000_000, 2_000_000])
         where = rng.choice(["description", "tool-description", "domain", "tool-name", "name"])
@@ -335,6 +450,9 @@ def _manifest_case(rng: Random, site_id: str, slow_left: int) -> tuple[str, str,
         else:
             manifest[where] = big
         detail = f"{where}: {size} chars"
+        # Tool names are at most 64 characters; a manifest over 1 MiB is not read.
+        too_big = len(dump(manifest).encode()) > MAX_MANIFEST_BYTES
+        expect = "InvalidManifestError" if where == "tool-name" or too_big else "ok"
     elif kind == "remote-ref":
         label, args, returns = rng.choice(REMOTE_REFS)
         if args is not None:
@@ -364,6 +482,7 @@ def _manifest_case(rng: Random, site_id: str, slow_left: int) -> tuple[str, str,
             spec["args"] = {"a": "aaa"}
             spec["check_returns"] = True
         detail = f"{where} {short(pattern, 30)}"
+        expect = "ok" if pattern in RE2_TAKES else expect
     elif kind == "runaway-pattern":
         where = rng.choice(["args", "returns"])
         evil = "a" * RUNAWAY_LENGTH + "!"
@@ -381,12 +500,15 @@ def _manifest_case(rng: Random, site_id: str, slow_left: int) -> tuple[str, str,
             spec["args"] = {"a": evil}
             spec["check_returns"] = True
         detail = f"^(a+)+$ on {where}, {len(evil)} chars"
+        # RE2 answers at once that the text does not match: refused, not frozen.
+        expect = "InvalidArgsError" if where == "args" else "ReturnsMismatchError"
     elif kind == "bad-path":
-        path = rng.choice(BAD_PATHS)
+        path, expect = rng.choice(BAD_PATHS)
         tool["path"] = path
         detail = short(path, 40)
     elif kind == "symlink":
-        link = rng.choice(SYMLINKS)
+        link = rng.choice(list(SYMLINKS))
+        expect = SYMLINKS[link]
         files = spec["files"]
         if link == "site-out":
             spec["folder_link"] = f"@outside/{site_id}"
@@ -420,7 +542,7 @@ def _manifest_case(rng: Random, site_id: str, slow_left: int) -> tuple[str, str,
         detail = short(text, 40)
     spec.setdefault("manifest_text", dump(manifest))
     spec["files"].setdefault("browser-tools/t.js", COUNTING_TOOL)
-    return kind, detail, spec
+    return kind, detail, spec, expect
 
 
 def _deep_value(depth: int, leaf: Any, rng: Random) -> Any:
@@ -430,7 +552,71 @@ def _deep_value(depth: int, leaf: Any, rng: Random) -> Any:
     return value
 
 
-def _args_case(rng: Random) -> tuple[str, str, dict[str, Any]]:
+#: The ``fzargs`` site's tools (each runs an echo): their args as its manifest writes them, and
+#: the JSON Schema that stands for (a compact map takes no args it does not name).
+_TYPED = {"s": {"type": "string"}, "n": {"type": "integer"}, "a": {}}
+_STRICT = {
+    "type": "object",
+    "properties": {"a": {"type": ["array", "object", "string"]}},
+    "additionalProperties": False,
+}
+ARGS_TOOLS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "echo": ({"type": "object"}, {"type": "object"}),
+    "typed": (_TYPED, {"type": "object", "properties": _TYPED, "additionalProperties": False}),
+    "strict": (_STRICT, _STRICT),
+}
+#: The deepest JSON ego sends (containers, the args object being level 1).
+MAX_JSON_DEPTH = 254
+
+
+def is_json(value: Any) -> bool:
+    """Whether ego can send ``value`` as JSON: null, booleans, strings with no lone surrogate,
+    integers of 64 bits (signed or not), finite floats, lists (tuples too) and objects with
+    string keys, nested at most :data:`MAX_JSON_DEPTH` levels, with no cycle."""
+    stack: list[tuple[Any, int, frozenset[int]]] = [(value, 1, frozenset())]
+    while stack:
+        item, level, above = stack.pop()
+        if item is None or isinstance(item, bool):
+            continue
+        if isinstance(item, str):
+            if any("\ud800" <= char <= "\udfff" for char in item):
+                return False
+        elif isinstance(item, int):
+            if not -(2**63) <= item < 2**64:
+                return False
+        elif isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                return False
+        elif isinstance(item, list | tuple | dict):
+            if level > MAX_JSON_DEPTH or id(item) in above:
+                return False
+            inner = above | {id(item)}
+            if isinstance(item, dict):
+                if not all(isinstance(key, str) for key in item):
+                    return False
+                stack.extend((key, level, inner) for key in item)
+                children: Any = item.values()
+            else:
+                children = item
+            stack.extend((child, level + 1, inner) for child in children)
+        else:
+            return False
+    return True
+
+
+def args_end(tool: str, args: Any) -> str:
+    """How a run of ``fzargs/<tool>`` with ``args`` ends: refused unless they are a JSON
+    object that fits the tool's schema."""
+    if not isinstance(args, dict) or not is_json(args):
+        return "InvalidArgsError"
+    try:
+        valid = jsonschema.Draft202012Validator(ARGS_TOOLS[tool][1]).is_valid(args)
+    except (ValueError, RecursionError):
+        valid = False  # a value jsonschema itself cannot handle is no valid arg either
+    return "ok" if valid else "InvalidArgsError"
+
+
+def _args_case(rng: Random) -> Made:
     tool = rng.choice(["echo", "typed", "strict"])
     kind = rng.choice(["deep", "leaf", "leaf-key", "not-object", "cycle", "names"])
     args: Any
@@ -460,17 +646,18 @@ def _args_case(rng: Random) -> tuple[str, str, dict[str, Any]]:
     else:
         args = {"s": "x", "n": rng.choice([1, -1, 2**53, 1.0, True, "1"])}
         detail = short(args, 40)
-    return kind, detail, {"tool": tool, "args": args}
+    return kind, f"{detail} to {tool}", {"tool": tool, "args": args}, args_end(tool, args)
 
 
-def _name_case(rng: Random, index: int) -> tuple[str, str, dict[str, Any]]:
+def _name_case(rng: Random, index: int) -> Made:
+    # No site id or tool name of these pools names a site or tool (the folders below may).
     kind = rng.choice(["site-id", "tool-name", "folder"])
     if kind == "site-id":
         value = rng.choice(SITE_IDS)
-        return kind, short(value, 40), {"site_id": value, "tool": "echo"}
+        return kind, short(value, 40), {"site_id": value, "tool": "echo"}, "UnknownSiteError"
     if kind == "tool-name":
         value = rng.choice(TOOL_NAMES)
-        return kind, short(value, 40), {"site_id": "fzargs", "tool": value}
+        return kind, short(value, 40), {"site_id": "fzargs", "tool": value}, "UnknownToolError"
     folder = rng.choice(FOLDER_NAMES)
     if folder == "ok-1":
         folder = f"ok-{index}"
@@ -481,10 +668,11 @@ def _name_case(rng: Random, index: int) -> tuple[str, str, dict[str, Any]]:
         "manifest_text": dump(base_manifest(folder)),
         "files": {"browser-tools/t.js": COUNTING_TOOL},
     }
-    return kind, short(folder, 40), spec
+    expect = "ok" if SITE_ID.fullmatch(folder) else "UnknownSiteError"
+    return kind, short(folder, 40), spec, expect
 
 
-def _source_case(rng: Random) -> tuple[str, str, dict[str, Any]]:
+def _source_case(rng: Random) -> Made:
     kind = rng.choice([*SOURCES, "throws", "throws"])
     if kind == "throws":
         thrown = rng.choice(THROWN)
@@ -496,14 +684,16 @@ def _source_case(rng: Random) -> tuple[str, str, dict[str, Any]]:
         }[how]
         source = f"async (args) => {{ {COUNT_JS} {body} }}\n"
         detail = f"{how} {short(thrown, 40)}"
+        expect = "BrowserToolError"  # whatever it throws, and however odd
     else:
         source = rng.choice(SOURCES[kind])
         detail = short(source, 40)
+        expect = SOURCE_ENDS[kind].get(source, "ToolLoadError")
     spec = {"source": source.replace("@C", COUNT_JS), "counts": "@C" in source or kind == "throws"}
-    return kind, detail, {**spec, "cache": rng.random() < 0.8, "calls": 2}
+    return kind, detail, {**spec, "cache": rng.random() < 0.8, "calls": 2}, expect
 
 
-def _result_case(rng: Random) -> tuple[str, str, dict[str, Any]]:
+def _result_case(rng: Random) -> Made:
     kind = rng.choice(["surrogate", "signal", "value", "value", "surrogate-error"])
     via = rng.choice(["tool", "tool", "evaluate"])
     if kind == "signal":
@@ -529,7 +719,15 @@ def _result_case(rng: Random) -> tuple[str, str, dict[str, Any]]:
     }[place]
     body = f"async (args) => {{ {COUNT_JS} {expression} }}"
     spec = {"source": body + "\n", "via": via, "calls": 2 if kind == "signal" else 1}
-    return kind, f"{place} {short(leaf, 40)} via {via}", spec
+    thrown = "BrowserToolError" if via == "tool" else "JavaScriptError"
+    expect = "ok"
+    if place in ("error", "throw", "reject"):
+        expect = thrown
+    elif via == "tool" and kind == "value":
+        fails = {"any": True, "nested": place != "bare", "bare": place == "bare"}
+        if fails.get(NOT_BY_VALUE.get(leaf, ""), False):
+            expect = thrown
+    return kind, f"{place} {short(leaf, 40)} via {via}", spec, expect
 
 
 def generate(seed: int, count: int) -> list[Case]:
@@ -543,16 +741,16 @@ def generate(seed: int, count: int) -> list[Case]:
     for index in range(count):
         family = rng.choices(FAMILIES, weights=[35, 13, 15, 15, 22])[0]
         if family == "manifest":
-            kind, detail, spec = _manifest_case(rng, f"c{index:04d}", slow_left)
+            kind, detail, spec, expect = _manifest_case(rng, f"c{index:04d}", slow_left)
         elif family == "name":
-            kind, detail, spec = _name_case(rng, index)
+            kind, detail, spec, expect = _name_case(rng, index)
         elif family == "args":
-            kind, detail, spec = _args_case(rng)
+            kind, detail, spec, expect = _args_case(rng)
         elif family == "source":
-            kind, detail, spec = _source_case(rng)
+            kind, detail, spec, expect = _source_case(rng)
         else:
-            kind, detail, spec = _result_case(rng)
+            kind, detail, spec, expect = _result_case(rng)
         slow = kind == "runaway-pattern"
         slow_left -= slow
-        cases.append(Case(index, family, kind, detail, spec, slow))
+        cases.append(Case(index, family, kind, detail, spec, slow, expect))
     return cases

@@ -5,9 +5,12 @@ own (``ego.launch(headless=True)``, relaunched when a case ends the connection, 
 end) on a temporary learnings root and a page on a local server, through ``browser.site``
 (``sites``, ``learn_context``, ``run_browser_tool``), :class:`ego.Learnings` and
 :meth:`ego.Tab.evaluate`. Each case's outcome is ``ok`` (a value) or ``ego-error`` (an
-:class:`ego.EgoError`), both fine, or ``crash`` (any other exception) or ``hang`` (over the
-per-case bound, whether the event loop was frozen or not); on top of that it may be flagged:
+:class:`ego.EgoError`), or ``crash`` (any other exception) or ``hang`` (over the per-case
+bound, whether the event loop was frozen or not); on top of that it may be flagged:
 
+- ``unexpected``: the case's own calls (the tool run, or the evaluate) did not end as the
+  case expects (:attr:`tests.fuzz_cases.Case.expect`: a value, or that ego error), or listing
+  the sites or ``learn_context`` failed (they report a broken site, never raise for it);
 - ``connection-lost``: ``evaluate("1")`` fails on another tab and on a fresh one afterwards;
 - ``collateral``: a known-good site in the same root stopped listing, matching or running, or
   another tab stopped answering (one bad input took down more than itself);
@@ -38,6 +41,7 @@ from typing import Any
 
 import ego
 from tests.fuzz_cases import (
+    ARGS_TOOLS,
     COUNTING_TOOL,
     FAMILIES,
     PAGE_HTML,
@@ -53,6 +57,8 @@ from tests.fuzz_cases import (
 __all__ = [
     "BAD",
     "CATEGORIES",
+    "LISTING_CALLS",
+    "MAIN_CALLS",
     "CountingServer",
     "Outcome",
     "main",
@@ -67,13 +73,17 @@ CATEGORIES = (
     "ego-error",
     "crash",
     "hang",
+    "unexpected",
     "connection-lost",
     "collateral",
     "double-run",
     "fetch",
 )
 #: The categories the test requires to be zero.
-BAD = ("crash", "hang", "connection-lost", "collateral", "double-run", "fetch")
+BAD = ("crash", "hang", "unexpected", "connection-lost", "collateral", "double-run", "fetch")
+#: The calls whose ends a case's ``expect`` names; the listing calls must always succeed.
+MAIN_CALLS = ("run", "evaluate")
+LISTING_CALLS = ("sites", "learn_context")
 
 
 # --- the page and ref server ----------------------------------------------------------------
@@ -129,10 +139,31 @@ class Outcome:
     seconds: float = 0.0
     #: With the checks after the case (and a relaunch, if one was needed).
     total_seconds: float = 0.0
+    #: Each call made: what it was and how it ended (``"ok"`` or the exception's type name).
+    calls: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def bad(self) -> bool:
         return self.outcome in BAD or bool(self.flags & set(BAD))
+
+    @property
+    def ended(self) -> str:
+        """How the case's own calls ended, as :attr:`Case.expect` says it: ``"ok"``, an error
+        type, or several joined by ``/`` when they did not all end the same way."""
+        return "/".join(sorted({end for what, end in self.calls if what in MAIN_CALLS})) or "ok"
+
+    def check_expectation(self) -> None:
+        """Flag ``unexpected`` when the calls did not end as the case expects."""
+        failed_listing = [
+            f"{what}: {end}" for what, end in self.calls if what in LISTING_CALLS and end != "ok"
+        ]
+        if self.ended != self.case.expect or failed_listing:
+            self.flags.add("unexpected")
+            self.notes.insert(
+                0,
+                f"expected {self.case.expect}, ended {self.ended}"
+                + (f"; listing failed: {', '.join(failed_listing)}" if failed_listing else ""),
+            )
 
 
 def summarize(outcomes: Iterable[Outcome]) -> tuple[Counter[str], dict[str, Counter[str]]]:
@@ -271,19 +302,8 @@ def _prepare_root(root: Path, outside: Path) -> None:
     fzargs = {
         **base_manifest("fzargs"),
         "browserTools": {
-            "echo": {"path": "browser-tools/echo.js", "args": {"type": "object"}},
-            "typed": {
-                "path": "browser-tools/echo.js",
-                "args": {"s": {"type": "string"}, "n": {"type": "integer"}, "a": {}},
-            },
-            "strict": {
-                "path": "browser-tools/echo.js",
-                "args": {
-                    "type": "object",
-                    "properties": {"a": {"type": ["array", "object", "string"]}},
-                    "additionalProperties": False,
-                },
-            },
+            name: {"path": "browser-tools/echo.js", "args": args}
+            for name, (args, _) in ARGS_TOOLS.items()
         },
     }
     for site_id, manifest, tool, source in (
@@ -311,15 +331,18 @@ async def _ops(case: Case, rig: _Rig, result: Outcome) -> None:
             if asyncio.iscoroutine(value):
                 value = await value
             failed = False
+            result.calls.append((what, "ok"))
         except asyncio.CancelledError:
             raise
         except ego.EgoError as exc:
             failed = True
+            result.calls.append((what, type(exc).__name__))
             if result.outcome == "ok":
                 result.outcome = "ego-error"
             result.notes.append(f"{what}: {_describe(exc)}")
         except Exception as exc:
             failed = True
+            result.calls.append((what, type(exc).__name__))
             result.outcome = "crash"
             result.notes.append(f"{what}: CRASH {_describe(exc)}")
         if counted:
@@ -458,6 +481,8 @@ async def run_cases(
                 result.outcome = "hang"
                 result.notes.append(f"still running after {bound:g} s")
             result.seconds = time.monotonic() - started
+            if result.outcome != "hang":
+                result.check_expectation()
             if result.seconds > bound and result.outcome != "hang":
                 # The loop itself was frozen (synchronous work), so wait_for could not fire.
                 result.notes.append(f"took {result.seconds:.1f} s (bound {bound:g} s)")
@@ -486,6 +511,7 @@ def report(outcomes: Sequence[Outcome], *, show: bool = True) -> str:
         f"{total['cases']} cases: " + ", ".join(f"{name} {total[name]}" for name in CATEGORIES)
     ]
     abbreviation = {
+        "unexpected": "unexp",
         "connection-lost": "conn",
         "collateral": "coll",
         "double-run": "double",

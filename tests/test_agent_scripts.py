@@ -37,7 +37,7 @@ def test_first_script_prints_the_title_and_the_mapped_list() -> None:
 
 def test_page_verbs_takes_a_screenshot_reads_the_console_and_answers_a_dialog() -> None:
     out = run_script("page_verbs.py").stdout.splitlines()
-    assert out == ["True", "['clicked']", "yes"]
+    assert out == ["True", "['clicked']", "Sure?", "yes"]
 
 
 def test_discover_lists_the_shop_tools_and_runs_one() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,7 +31,8 @@ from ego.errors import BatchFileError
 
 from .test_pool import POOL_LEARNINGS, HoldServer
 
-pytestmark = pytest.mark.chrome  # these tests run `ego batch` over real Chromes
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -138,6 +140,7 @@ def check_complete(shop: DemoServer, output: Path, inputs: list[dict[str, Any]])
         assert isinstance(record["ms"], float)
 
 
+@pytest.mark.chrome
 def test_batch_killed_half_way_then_resumed(shop: DemoServer, tmp_path: Path) -> None:
     inputs = product_inputs(shop, 300)
     source, output = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
@@ -172,6 +175,17 @@ def test_batch_killed_half_way_then_resumed(shop: DemoServer, tmp_path: Path) ->
     summary = json.loads(out)
     assert summary["skipped"] == kept
     assert summary["ran"] == 300 - kept
+    # Progress reaches a stderr that is no terminal, the summary being JSON: a line at every
+    # tenth, no rate or time left before there is one, and at the end the summary's rate.
+    progress = [line for line in err.splitlines() if " done, " in line]
+    assert progress, err
+    assert progress[0] == f"1/{300 - kept} done, 0 failed, ?/s, ? left ({kept} done before)"
+    last = re.search(r", ([\d.]+|\?)/s, ", progress[-1])
+    assert last is not None, progress[-1]
+    if summary["rate"] is None:
+        assert last.group(1) == "?"
+    else:
+        assert float(last.group(1)) == pytest.approx(summary["rate"], abs=0.051)
     assert summary["failed"] == summary["failed_before"] == 0
     # The torn tail was cut off, and nothing written before the kill changed.
     assert output.read_bytes().startswith(done_before)
@@ -194,6 +208,7 @@ def workspace(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.chrome
 def test_a_write_cut_short_by_a_kill_is_not_run_again(tmp_path: Path, workspace: Path) -> None:
     holder = HoldServer(hold_only={"b"})
     try:

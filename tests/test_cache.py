@@ -8,6 +8,7 @@ quota, tampered values, eval blocked, the layer switched off) returning the same
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from pathlib import Path
@@ -208,6 +209,49 @@ async def test_the_cached_tool_sees_the_pages_globals_like_the_plain_wrap(
     assert last(site).mode == "stored"
     assert await site.run_browser_tool(site_id, "names", tab=tab) == expected
     assert last(site).mode == "cached"
+
+
+#: Marks the page, then waits until the test calls window.__release() (no timer involved).
+HELD = """async () => {
+  document.body.insertAdjacentHTML('beforeend', '<i id="held-waiting"></i>');
+  await new Promise((resolve) => { window.__release = resolve; });
+  return 'held';
+}
+"""
+
+
+async def test_each_task_reads_its_own_calls_stats_while_others_run(
+    tmp_path: Path, browser: ego.Browser, page: ego.Tab
+) -> None:
+    site_id = new_id("stats")
+    site = site_with(tmp_path, browser, site_id, held=tool(HELD), add=tool(PURE, args=SUM_ARGS))
+
+    async def held() -> tuple[Any, RunStats | None]:
+        result = await site.run_browser_tool(site_id, "held", tab=page, cache=False)
+        return result, site.last_run
+
+    async def add() -> tuple[Any, RunStats | None]:
+        result = await site.run_browser_tool(site_id, "add", {"a": 2, "b": 3}, tab=page)
+        return result, site.last_run
+
+    # The held call starts first and ends last: the other call runs entirely inside it.
+    first = asyncio.create_task(held())
+    await page.wait_for(selector="#held-waiting", timeout=10)
+    added, add_stats = await asyncio.create_task(add())
+    await page.evaluate("window.__release()")
+    result, held_stats = await asyncio.wait_for(first, 10)
+
+    assert (result, added) == ("held", PURE_EXPECTED)
+    assert held_stats is not None
+    assert add_stats is not None
+    assert (held_stats.mode, held_stats.fallback, held_stats.evaluations) == (
+        "plain",
+        "disabled",
+        1,
+    )
+    assert (add_stats.mode, add_stats.evaluations) == ("stored", 3)
+    # The task that started them made no run of its own: it sees the one that started last.
+    assert site.last_run is add_stats
 
 
 # --- versions ----------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from ego.learning.registry import Learnings
 
 from .conftest import PageServer
 
-pytestmark = pytest.mark.chrome
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 MANIFEST = """{
   "id": "counted",
@@ -89,6 +90,7 @@ async def test_each_check_runs_once_per_call(
         await tab.close()
 
 
+@pytest.mark.chrome
 async def test_browser_launch_gives_a_browser_with_its_site() -> None:
     browser = await ego.Browser.launch()
     try:

@@ -20,7 +20,8 @@ from ego.protocol.chrome import find_chrome
 from tests.conftest import ROOT, PageServer
 from tests.test_tab import HANG
 
-pytestmark = pytest.mark.chrome  # launching and ending Chrome is what this module tests
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 CHROMIUM = "/usr/bin/chromium"
 linux_only = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
@@ -116,6 +117,7 @@ async def test_no_sandbox_only_when_root(browser: ego.Browser) -> None:
     assert ("--no-sandbox" in cmdline) == (os.geteuid() == 0)
 
 
+@pytest.mark.chrome
 async def test_launch_without_the_root_flag_leaves_no_sandbox_out(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -162,6 +164,7 @@ async def test_chrome_output_goes_to_a_file_not_a_pipe(browser: ego.Browser) -> 
 # --- profiles -------------------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 async def test_persistent_profile_keeps_local_storage_and_cookies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: PageServer
 ) -> None:
@@ -190,6 +193,7 @@ async def test_persistent_profile_keeps_local_storage_and_cookies(
     assert cookies == ["js=from-script", "kept=from-header"]
 
 
+@pytest.mark.chrome
 async def test_second_chrome_on_a_profile_in_use_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -216,6 +220,7 @@ def test_profile_names_must_be_plain(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 # --- ending Chrome --------------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 async def test_close_ends_the_whole_tree_and_removes_the_temp_profile(
     server: PageServer,
 ) -> None:
@@ -237,6 +242,7 @@ async def test_close_ends_the_whole_tree_and_removes_the_temp_profile(
     await launched.close()  # idempotent
 
 
+@pytest.mark.chrome
 async def test_launch_then_close_leaves_no_process_of_that_chrome() -> None:
     async with ego.launch() as launched:
         process = launched_process(launched)
@@ -260,6 +266,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.chrome
 async def test_sigkilled_owner_leaves_no_chrome_behind(tmp_path: Path) -> None:
     errors = tmp_path / "child.err"
     with open(errors, "wb") as stderr:

@@ -46,7 +46,8 @@ from tests.cli_helpers import (
 )
 
 # The commands under test launch Chrome, or attach to this module's own.
-pytestmark = pytest.mark.chrome
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 DEMO_TOOLS = {
     "list_products",
@@ -205,6 +206,7 @@ def test_sites_marks_invalid_sites_with_the_reason(
 # -- run --------------------------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 async def test_run_list_products_via_console_script(
     env: dict[str, str], cwd: Path, shop: DemoServer
 ) -> None:
@@ -230,6 +232,7 @@ async def test_run_list_products_via_console_script(
     assert [product["id"] for product in data["products"]] == [1, 2]
 
 
+@pytest.mark.chrome
 async def test_run_with_bad_args_exits_3_naming_the_field(
     env: dict[str, str], cwd: Path, endpoint: str
 ) -> None:
@@ -254,6 +257,7 @@ def test_run_with_a_malformed_arg_is_a_usage_error(env: dict[str, str], cwd: Pat
     assert "k=v" in result.stderr
 
 
+@pytest.mark.chrome
 async def test_run_unknown_tool_exits_3_listing_the_declared_ones(
     env: dict[str, str], cwd: Path, endpoint: str
 ) -> None:
@@ -267,6 +271,7 @@ async def test_run_unknown_tool_exits_3_listing_the_declared_ones(
     assert "list_products" in error["error"]
 
 
+@pytest.mark.chrome
 async def test_run_irreversible_tool_needs_confirm(
     env: dict[str, str], cwd: Path, endpoint: str, shop: DemoServer
 ) -> None:
@@ -292,6 +297,7 @@ async def test_run_irreversible_tool_needs_confirm(
 # -- skills -----------------------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 async def test_skill_run_search_products(
     env: dict[str, str], cwd: Path, endpoint: str, shop: DemoServer
 ) -> None:
@@ -336,6 +342,7 @@ def _js_block(text: str, heading: str) -> str:
     return match.group(1)
 
 
+@pytest.mark.chrome
 async def test_skill_export_prints_skill_md_with_call_and_store(
     exported_skill: tuple[Result, Path], chrome: ego.Browser, shop: DemoServer
 ) -> None:
@@ -365,6 +372,7 @@ async def test_skill_export_prints_skill_md_with_call_and_store(
         await tab.close()
 
 
+@pytest.mark.chrome
 async def test_skill_import_into_workspace_then_run(
     exported_skill: tuple[Result, Path],
     env: dict[str, str],
@@ -451,6 +459,7 @@ def test_validate_shipped_learnings_and_skills(env: dict[str, str], cwd: Path) -
 # -- browser commands -------------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 async def test_doctor_names_chrome_and_its_version(
     env: dict[str, str], cwd: Path, profiles: Path, chrome: ego.Browser
 ) -> None:
@@ -482,6 +491,7 @@ async def main(browser, tab, site):
 """
 
 
+@pytest.mark.chrome
 async def test_script_runs_an_agent_script(
     env: dict[str, str], cwd: Path, endpoint: str, shop: DemoServer, tmp_path: Path
 ) -> None:
@@ -499,6 +509,7 @@ async def test_script_runs_an_agent_script(
     assert data["found"] == ["Felt Desk Mat", "Mechanical Desk Clock"]
 
 
+@pytest.mark.chrome
 async def test_demo_runs_the_tour(env: dict[str, str], cwd: Path) -> None:
     result = await ego_async("demo", env=env, cwd=cwd, timeout=90)
     assert result.returncode == 0, result
@@ -524,6 +535,7 @@ async def test_demo_runs_the_tour(env: dict[str, str], cwd: Path) -> None:
     assert all(step["ok"] for step in steps if step["call"].split("(", 1)[0] not in refused)
 
 
+@pytest.mark.chrome
 async def test_tabs_lists_the_tabs_of_an_endpoint(
     env: dict[str, str], cwd: Path, chrome: ego.Browser, endpoint: str, shop: DemoServer
 ) -> None:
@@ -578,6 +590,7 @@ async def background(*args: str, env: dict[str, str], cwd: Path) -> AsyncIterato
             await process.wait()
 
 
+@pytest.mark.chrome
 async def test_launch_prints_endpoint_and_stops_on_sigint(tmp_path: Path, cwd: Path) -> None:
     env = ego_env(tmp_path)
     profile_dir = tmp_path / "bg"
@@ -609,6 +622,7 @@ async def test_launch_prints_endpoint_and_stops_on_sigint(tmp_path: Path, cwd: P
     assert not (profile_dir / "SingletonLock").is_symlink()
 
 
+@pytest.mark.chrome
 async def test_login_keeps_the_session_in_the_profile(
     tmp_path: Path, cwd: Path, shop: DemoServer
 ) -> None:

@@ -8,7 +8,6 @@ import json
 import shutil
 import signal
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,7 +23,6 @@ from ego.cli.common import parse_args
 from ego.cli.learning_commands import CLI_PROFILE_HINT, as_url
 from ego.errors import InvalidArgsError, NavigationError, NeedsLoginError
 from ego.learning.registry import Learnings
-from ego.learning.schemas import mismatch
 from ego.runtime.contract import signal_error
 from ego.site import Site
 from tests.cli_helpers import PYTHON_EGO, ROOT, ego_env, free_port, read_json_line
@@ -73,17 +71,12 @@ REVIEW = '{"product_id": 1, "rating": 5, "text": "fine"}'
 def test_a_typo_fails_at_once_and_starts_no_chrome(
     no_chrome: Path, argv: list[str], code: int, needle: str
 ) -> None:
-    runner = CliRunner()
-    runner.invoke(cli, ["sites"])  # imports warm, so the timing below is the command's own
-    timings = []
-    for _ in range(3):  # the best of three: the machine may be busy with other work
-        started = time.monotonic()
-        result = runner.invoke(cli, argv)
-        timings.append(time.monotonic() - started)
-        assert result.exit_code == code, (result.stdout, result.stderr)
-        assert needle in result.stderr
-        assert not no_chrome.exists(), "a browser was started before the cheap checks"
-    assert min(timings) < 0.5, f"{argv} took {min(timings):.2f} s to fail"
+    # "At once" is what the fake Chrome proves: the command failed before any browser
+    # start. How long that takes is bench/bench_cli.py's figure, not a test's.
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert needle in result.stderr
+    assert not no_chrome.exists(), "a browser was started before the cheap checks"
 
 
 def test_a_good_call_does_reach_the_browser(no_chrome: Path) -> None:
@@ -210,31 +203,6 @@ def test_tools_takes_a_bare_host(no_chrome: Path) -> None:
 # --- schema errors in JSON words ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("schema", "value", "message"),
-    [
-        ({"type": "string"}, None, 'at (result): null is not of type "string"'),
-        ({"type": "integer"}, True, 'at (result): true is not of type "integer"'),
-        ({"const": False}, True, "at (result): false was expected"),
-        ({"enum": ["a", "b"]}, "c", 'at (result): "c" is not one of ["a", "b"]'),
-        ({"required": ["q"]}, {}, 'at (result): "q" is a required property'),
-        (
-            {"properties": {"a": {"type": "array", "maxItems": 1}}},
-            {"a": [None, True]},
-            "at a: [null, true] is too long",
-        ),
-        (
-            {"additionalProperties": False},
-            {"x": 1},
-            'at (result): Additional properties are not allowed ("x" was unexpected)',
-        ),
-        ({"pattern": "^a"}, "it's 'b'", 'at (result): "it\'s \'b\'" does not match "^a"'),
-    ],
-)
-def test_schema_errors_use_json_words(schema: Any, value: Any, message: str) -> None:
-    assert mismatch(schema, value) == message
-
-
 def test_cli_args_error_uses_json_words(no_chrome: Path) -> None:
     result = CliRunner().invoke(
         cli, ["run", "demo-shop", "search_products", "--args", '{"query": null}']
@@ -244,6 +212,19 @@ def test_cli_args_error_uses_json_words(no_chrome: Path) -> None:
     assert error["type"] == "InvalidArgsError"
     assert 'null is not of type "string"' in error["error"]
     assert "None" not in error["error"]
+
+
+def test_a_misspelt_arg_is_named_with_the_one_meant(no_chrome: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "demo-shop", "get_product", "--arg", "idd=1"])
+    assert result.exit_code == 3
+    error = json.loads(result.stderr.strip().splitlines()[-1])
+    assert error["type"] == "InvalidArgsError"
+    assert error["error"] == (
+        "demo-shop/get_product (browser-tools/get_product.js): bad args at 'id': \"id\" is a "
+        "required property; unknown arg 'idd' (did you mean 'id'?); nothing was sent to the "
+        "browser"
+    )
+    assert not no_chrome.exists()
 
 
 # --- NEEDS_LOGIN ------------------------------------------------------------------------------

@@ -38,7 +38,8 @@ from tests.cli_helpers import (
     with_descendants,
 )
 
-pytestmark = pytest.mark.chrome
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 MARK = "from the kept browser"
 CACHE_KEY = "ego:demo-shop:get_product"
@@ -140,6 +141,7 @@ def _read_all(fd: int) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.chrome
 async def test_launch_then_runs_attach_to_it_then_close_ends_it(
     tmp_path: Path, shop: DemoServer
 ) -> None:
@@ -224,6 +226,7 @@ async def test_launch_then_runs_attach_to_it_then_close_ends_it(
     assert nothing.json() == {"closed": False, "reason": "no browser is kept"}
 
 
+@pytest.mark.chrome
 async def test_launch_detach_returns_and_keeps_chrome_running(
     tmp_path: Path, shop: DemoServer
 ) -> None:
@@ -270,6 +273,7 @@ async def test_launch_detach_returns_and_keeps_chrome_running(
         await end_detached(env)
 
 
+@pytest.mark.chrome
 async def test_a_stale_record_is_ignored_and_removed(tmp_path: Path, shop: DemoServer) -> None:
     env = ego_env(tmp_path)
     gone = subprocess.Popen(["true"])

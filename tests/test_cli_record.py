@@ -86,6 +86,13 @@ async def test_record_run_records_the_page_and_the_tools_requests(
         "expect": data["result"],
     }
     assert len(await browser.tabs()) == tabs_before  # no tab left in the attached browser
+    # The case is in the site's tests/cases.json, whole: `ego test` runs it as it is.
+    assert (data["cases_file"], data["case_replaced"]) == (str(_cases(workspace)), False)
+    assert json.loads(_cases(workspace).read_text()) == {"cases": [data["case"]]}
+    env = ego_env(tmp_path / "profiles", workspace=workspace)
+    tested = await ego_async("test", "demo-shop", "--endpoint", endpoint, env=env)
+    assert tested.returncode == 0, tested
+    assert tested.json()["passed"] is True
 
 
 async def test_test_update_writes_the_actual_result_after_showing_the_diff(

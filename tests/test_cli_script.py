@@ -127,7 +127,6 @@ async def test_the_shell_runs_piped_statements_with_await(
         "x = await tab.evaluate('6 * 7')\n"
         "print('answer', x)\n"
         "print(type(browser).__name__, type(site).__name__, type(tab).__name__)\n"
-        "1 / 0\n"
         "async def twice(n):\n"
         "    return 2 * n\n"
         "\n"
@@ -136,13 +135,46 @@ async def test_the_shell_runs_piped_statements_with_await(
     )
     result = await _shell(statements, ego_env(tmp_path / "profiles"), "--endpoint", endpoint)
     assert result.returncode == 0, result
-    assert "answer 42" in result.stdout
-    assert "Browser Site Tab" in result.stdout
-    assert "twice 84" in result.stdout  # the prompt went on after the error
-    assert "True" in result.stdout
-    assert "ZeroDivisionError" in result.stderr
-    assert "ego shell" in result.stderr  # the banner
+    # Only what the statements print: no banner, no ">>>" or "..." prompts.
+    assert result.stdout.splitlines() == ["answer 42", "Browser Site Tab", "twice 84", "True"]
+    assert "ego shell" not in result.stderr
     assert len(await browser.tabs()) == tabs_before  # its tab closed with it
+
+
+@pytest.mark.parametrize(
+    ("statements", "code", "frames", "error"),
+    [
+        (
+            "print('before')\ndef check(n):\n    return 1 / n\n\ncheck(0)\n",
+            1,
+            [(1, "<module>"), (2, "check")],
+            {"error": "ZeroDivisionError: division by zero", "type": "ScriptError"},
+        ),
+        (
+            "print('before')\nawait site.run_tool('demo-shop', 'get_prodct')\n",
+            3,
+            [(1, "<module>")],
+            {"type": "UnknownToolError"},
+        ),
+    ],
+    ids=["python-error", "ego-error"],
+)
+async def test_a_failed_piped_statement_stops_the_shell_as_a_script_would(
+    tmp_path: Path,
+    endpoint: str,
+    statements: str,
+    code: int,
+    frames: list[tuple[int, str]],
+    error: dict[str, str],
+) -> None:
+    result = await _shell(
+        statements + "print('after')\n", ego_env(tmp_path / "profiles"), "--endpoint", endpoint
+    )
+    assert result.returncode == code, result
+    assert result.stdout.splitlines() == ["before"]  # the statements after it did not run
+    # Its own frames (the statement's, in <stdin>) and one error line, as `ego script` gives.
+    reported = _assert_short_traceback(result, Path("<stdin>"), frames)
+    assert {key: reported[key] for key in error} == error
 
 
 async def test_the_shell_leaves_on_exit(tmp_path: Path, endpoint: str) -> None:

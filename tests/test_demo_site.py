@@ -11,20 +11,25 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shutil
 import socket
 import time
+import types
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 import ego
 from ego.demo import CSP, SESSION_COOKIE, SITE_DIR, DemoServer, pages
-from ego.errors import ConfirmationRequiredError, NeedsLoginError
+from ego.demo.tour import tour
+from ego.errors import ConfirmationRequiredError, NeedsLoginError, SkillBrokenError
+from ego.learning.registry import Learnings
+from ego.site import Site
 from tests.conftest import PageServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -591,6 +596,27 @@ async def test_tools_through_the_facade(
         "demo-shop", "cheapest_in_category", {"category": "office"}, tab=shop
     )
     assert best["product"]["name"] == "Felt Desk Mat"
+
+
+async def test_the_tour_fails_when_the_search_finds_nothing(
+    browser: ego.Browser, demo: DemoServer, tmp_path: Path
+) -> None:
+    """A broken search stops ``ego demo`` with SKILL_BROKEN instead of touring product 1."""
+    root = tmp_path / "learnings"
+    shutil.copytree(ROOT / "learnings" / "demo-shop", root / "demo-shop")
+    search = root / "demo-shop" / "browser-tools" / "search_products.js"
+    search.write_text("async () => ({query: 'desk', count: 0, products: []})\n")
+    site = Site(browser, Learnings(roots=[root]))
+    stand_in = cast(ego.Browser, types.SimpleNamespace(site=site, new_tab=browser.new_tab))
+    before = {tab.target_id for tab in await browser.tabs()}
+    try:
+        with pytest.raises(SkillBrokenError, match="for 'desk' returned") as caught:
+            await tour(stand_in, demo.url)
+    finally:
+        for tab in await browser.tabs():
+            if tab.target_id not in before:
+                await tab.close()
+    assert (caught.value.site_id, caught.value.tool) == ("demo-shop", "search_products")
 
 
 # -- every learnings file ---------------------------------------------------------------------

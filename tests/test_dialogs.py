@@ -303,8 +303,15 @@ async def test_manual_beforeunload_fails_the_navigation_at_once_then_accepting_l
 
 async def test_manual_expect_dialog_answers_the_next_one_as_told(manual: ego.Tab) -> None:
     async with manual.expect_dialog(accept=True, prompt_text="Cleo", timeout=HANG) as expected:
+        assert repr(expected) == (
+            f"<DialogExpectation accept with 'Cleo': no dialog yet (waits up to {HANG:g} s)>"
+        )
         await manual.click("#prompt")  # answered at once: the click gets its answer
     assert expected.dialog is not None
+    assert repr(expected) == (
+        f"<DialogExpectation accept with 'Cleo': prompt {expected.dialog.message!r}, "
+        "accepted by caller>"
+    )
     assert (expected.dialog.handled_by, expected.dialog.prompt_text) == ("caller", "Cleo")
     assert await manual.evaluate("window.answer") == "Cleo"
     # Awaited while one is open: answered as told, at once.

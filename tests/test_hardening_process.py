@@ -29,7 +29,8 @@ from ego.protocol.chrome import ChromeProcess, LaunchOptions
 from tests.conftest import ROOT
 from tests.test_chrome import live, processes_mentioning, tree
 
-pytestmark = pytest.mark.chrome  # every test here launches Chrome (or tries to)
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
 
@@ -183,6 +184,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.chrome
 @linux_only
 def test_a_forked_child_does_not_keep_chrome_alive_after_the_owner_is_killed(
     tmp_path: Path, private_env: dict[str, str]
@@ -234,6 +236,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.chrome
 @linux_only
 def test_a_leaked_write_end_does_not_keep_chrome_alive(
     tmp_path: Path, private_env: dict[str, str]
@@ -269,6 +272,7 @@ def test_a_leaked_write_end_does_not_keep_chrome_alive(
 # --- log files ------------------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_killing_ego_launch_leaves_no_log_file(
     tmp_path: Path, private_env: dict[str, str], sig: signal.Signals
@@ -351,6 +355,7 @@ async def test_a_launch_removes_the_logs_of_gone_owners_only(
     )
 
 
+@pytest.mark.chrome
 async def test_close_removes_the_log_of_a_persistent_profile(
     tmp_path: Path, private_tempdir: Path
 ) -> None:

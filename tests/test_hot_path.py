@@ -189,7 +189,8 @@ def test_a_forked_child_trusts_nothing_it_does_not_watch(tmp_path: Path) -> None
 
 
 class StubTab:
-    """Answers every evaluate at once (with 2), keeping what it was sent."""
+    """Answers every evaluate at once, each with an answer of its own (``{"answer": n}`` for
+    the n-th), keeping what it was sent."""
 
     #: On the test site's domains, as a tool's tab must be.
     url = "http://127.0.0.1/"
@@ -202,7 +203,7 @@ class StubTab:
     ) -> Any:
         assert describe is False  # a tool call takes the raw path: one round trip
         self.sent.append(expression)
-        return 2
+        return {"answer": len(self.sent)}
 
 
 def test_the_call_snippet_is_built_from_its_fixed_parts(tmp_path: Path) -> None:
@@ -211,7 +212,7 @@ def test_the_call_snippet_is_built_from_its_fixed_parts(tmp_path: Path) -> None:
     tab = StubTab()
     for n in (1, 1, 12345):
         result = asyncio.run(site.run_browser_tool("hot", "add", {"n": n}, tab=cast(ego.Tab, tab)))
-        assert result == 2
+        assert result == {"answer": len(tab.sent)}  # this call's own answer, as the page gave it
         assert site.last_run is not None
         assert (site.last_run.mode, site.last_run.evaluations) == ("cached", 1)
         assert site.last_run.bytes_sent == len(tab.sent[-1].encode())

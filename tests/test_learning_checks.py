@@ -497,7 +497,7 @@ async def test_a_broken_manifest_spoils_only_its_own_site(
     assert listed["bad-json"].valid is False
     assert listed["bad-json"].name is None
     assert "not JSON" in listed["bad-json"].problems[0]
-    assert listed["bad-schema"].problems == ["domains: [] should be non-empty"]
+    assert listed["bad-schema"].problems == ["domains: [] is too short (at least 1 item)"]
     assert listed["mismatch"].problems == ["id: 'other' must equal the folder name 'mismatch'"]
 
     # Every other site keeps working.
@@ -511,7 +511,7 @@ async def test_a_broken_manifest_spoils_only_its_own_site(
     spy = CdpSpy().install(monkeypatch)
     for site_id, needle in [
         ("bad-json", "not JSON"),
-        ("bad-schema", "should be non-empty"),
+        ("bad-schema", "is too short (at least 1 item)"),
         ("mismatch", "must equal the folder name"),
     ]:
         for call in (site.run_browser_tool, site.run_tool):

@@ -22,6 +22,7 @@ from ego.learning.manifest import (
     manifest_schema,
 )
 from ego.learning.registry import Learnings
+from ego.learning.schemas import worded
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
@@ -66,7 +67,7 @@ def _problems(tmp_path: Path, manifest: Any) -> list[str]:
 def _schema_messages(manifest: Any) -> set[str]:
     schema = json.loads(MANIFEST_SCHEMA_PATH.read_text())
     validator = jsonschema.Draft202012Validator(schema)
-    return {error.message for error in validator.iter_errors(manifest)}
+    return {worded(error) for error in validator.iter_errors(manifest)}
 
 
 # --- the shipped schema file ------------------------------------------------------------------
@@ -85,13 +86,13 @@ def test_schema_file_is_shipped_in_the_package_and_is_a_valid_schema() -> None:
     ("manifest", "needle"),
     [
         pytest.param(
-            {"id": "site", "name": "Site"}, "'domains' is a required property", id="no-domains"
+            {"id": "site", "name": "Site"}, '"domains" is a required property', id="no-domains"
         ),
         pytest.param(_base(domains=[]), "domains", id="empty-domains"),
         pytest.param(_base(domains=["https://site.test/"]), "domains/0", id="url-as-domain"),
         pytest.param(
             _base(browserTools={"echo": {"description": "no path"}}),
-            "'path' is a required property",
+            '"path" is a required property',
             id="tool-without-path",
         ),
         pytest.param(
@@ -111,7 +112,7 @@ def test_schema_file_is_shipped_in_the_package_and_is_a_valid_schema() -> None:
         ),
         pytest.param(_base(startUrl="ftp://site.test/"), "startUrl", id="bad-start-url"),
         pytest.param(_base(name=""), "name", id="empty-name"),
-        pytest.param(["not", "an", "object"], "not of type 'object'", id="not-an-object"),
+        pytest.param(["not", "an", "object"], 'not of type "object"', id="not-an-object"),
     ],
 )
 def test_schema_rejects_a_bad_manifest(tmp_path: Path, manifest: Any, needle: str) -> None:
@@ -127,16 +128,16 @@ def test_bad_side_effect_names_the_allowed_values(tmp_path: Path) -> None:
     manifest = _base(browserTools={"post": {"path": "browser-tools/post.js", "sideEffect": "x"}})
     (problem,) = _problems(tmp_path, manifest)
     assert problem.startswith("browserTools/post/sideEffect:")
-    assert "'read', 'write', 'irreversible'" in problem
+    assert '["read", "write", "irreversible"]' in problem
 
 
 def test_every_problem_is_reported(tmp_path: Path) -> None:
     manifest = {"id": "site", "browserTools": {"a": {}}, "domains": 3}
     problems = _problems(tmp_path, manifest)
     text = "\n".join(problems)
-    assert "'name' is a required property" in text
-    assert "domains: 3 is not of type 'array'" in text
-    assert "'path' is a required property" in text
+    assert '"name" is a required property' in text
+    assert 'domains: 3 is not of type "array"' in text
+    assert '"path" is a required property' in text
     assert len(problems) == 3
 
 
@@ -156,7 +157,7 @@ def test_validation_comes_from_the_schema_file(
     manifest_module.manifest_schema.cache_clear()
     manifest_module._manifest_validator.cache_clear()
     try:
-        with pytest.raises(InvalidManifestError, match="'mustHaveThis' is a required property"):
+        with pytest.raises(InvalidManifestError, match='"mustHaveThis" is a required property'):
             load_manifest(site_dir)
     finally:
         monkeypatch.undo()

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 import ego
-from ego.errors import UnknownSiteError
+from ego.errors import SaveRefusedError, UnknownSiteError
+from ego.learning.manifest import MAX_SITE_ID, is_site_id, manifest_schema
+from ego.learning.naming import check_site_id
 from ego.learning.registry import WORKSPACE_ENV, Learnings, project_learnings_dir
+from ego.learning.schemas import validator
 from ego.site import Site
-from tests.learning_fixtures import make_site, tool
+from tests.learning_fixtures import ECHO, make_site, tool
 
 
 def _two_roots(tmp_path: Path) -> tuple[Path, Path]:
@@ -157,3 +160,29 @@ def test_a_site_found_once_is_looked_up_again_when_the_roots_change(tmp_path: Pa
         shutil.rmtree(root / "later")
     with pytest.raises(UnknownSiteError):
         learnings.find("later")
+
+
+@pytest.mark.parametrize(
+    "candidate",
+    ["x-com", "a.b", "a_b", "0", "a" * 100, "a" * 101, "X-com", "-a", "a\n", "a b", "\u00fc"],
+    ids=repr,
+)
+def test_the_site_id_rule_is_the_manifest_schemas_wherever_it_applies(
+    tmp_path: Path, candidate: str
+) -> None:
+    """One rule, written in manifest.schema.json: a manifest's id, a folder taken for a site,
+    and a save's site id all follow it."""
+    allowed = validator(manifest_schema()["properties"]["id"]).is_valid(candidate)
+    assert is_site_id(candidate) == allowed
+    if allowed:
+        check_site_id(candidate)
+    else:
+        with pytest.raises(SaveRefusedError, match=f"at most {MAX_SITE_ID} characters"):
+            check_site_id(candidate)
+    make_site(tmp_path, candidate, domains=["x.test"], browser_tools={"t": tool(ECHO)})
+    learnings = Learnings(roots=[tmp_path])
+    if allowed:
+        assert learnings.find(candidate).valid
+    else:
+        with pytest.raises(UnknownSiteError):
+            learnings.find(candidate)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.casetests import load_cases, run_learning_tests
+from ego.casetests import add_case, load_cases, run_learning_tests
 from ego.errors import InvalidCasesError
 from ego.learning.registry import Learnings, project_learnings_dir
 from ego.replay import Har, build_entry
@@ -177,10 +177,32 @@ def test_broken_cases_file_lists_every_problem(tmp_path: Path) -> None:
     assert "no 'har'" in problems
 
     (site / "tests" / "cases.json").write_text('{"cases": [{"name": "x"}]}', encoding="utf-8")
-    with pytest.raises(InvalidCasesError, match="'tool' is a required property"):
+    with pytest.raises(InvalidCasesError, match='"tool" is a required property'):
         load_cases(entry)
 
 
 def test_a_site_without_tests_has_no_cases(tmp_path: Path) -> None:
     make_site(tmp_path, "plain", domains=["plain.test"], browser_tools={"t": tool(HANGS)})
     assert load_cases(Learnings(roots=[tmp_path]).find("plain")) == []
+
+
+def test_a_recorded_case_is_added_to_its_cases_file(tmp_path: Path) -> None:
+    cases = tmp_path / "tests" / "cases.json"
+    cases.parent.mkdir()
+    first = {"name": "get_product as recorded", "har": "a.har", "tool": "get_product"}
+    assert add_case(cases, first) is False  # created
+    other = {"name": "by hand", "har": "b.har", "tool": "t", "description": "kept as it is"}
+    data = json.loads(cases.read_text())
+    data["defaults"] = {"url": "https://shop.example/"}
+    data["cases"].append(other)
+    cases.write_text(json.dumps(data))
+    again = {**first, "args": {"id": 3}}
+    assert add_case(cases, again) is True  # the case of that name, replaced in place
+    assert json.loads(cases.read_text()) == {
+        "cases": [again, other],
+        "defaults": {"url": "https://shop.example/"},
+    }
+    cases.write_text('["not", "a", "cases", "file"]')
+    with pytest.raises(ValueError, match=r"not a cases file .* the case was not added"):
+        add_case(cases, first)
+    assert cases.read_text() == '["not", "a", "cases", "file"]'

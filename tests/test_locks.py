@@ -6,6 +6,7 @@ where the read-modify-write of a manifest happens; the browser checks run before
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -16,14 +17,16 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ego.batch.lock import hold_output
 from ego.demo import DemoServer
 from ego.errors import BatchFileError, SiteBusyError
+from ego.learning import store
 from ego.learning.draft import ToolDraft
-from ego.learning.locks import site_lock
+from ego.learning.locks import LOCK_TIMEOUT, site_lock
 from ego.learning.notes import save_note
 from ego.learning.registry import Learnings
 from ego.learning.save_plan import plan_browser_tool
@@ -53,28 +56,59 @@ def tools_kept(workspace: Path) -> set[str]:
     return set(manifest["browserTools"])
 
 
-def test_sixteen_threads_saving_different_tools_keep_all_of_them(tmp_path: Path) -> None:
-    names = [f"tool_{i}" for i in range(16)]
-    start = threading.Barrier(len(names))
+def test_a_save_waits_for_the_one_holding_the_site_and_keeps_both_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two saves of one site, interleaved on purpose, not by luck.
+
+    A reads the manifest under the lock and then waits until B has either read the manifest
+    too (no lock: both hold the old one and the later write drops a tool) or is seen waiting
+    for the lock (a probe that does not wait finds it held). Only then does A write.
+    """
+    save(tmp_path, "first")  # the site exists: both saves read and merge its manifest
+    a_read, b_progress = threading.Event(), threading.Event()
+    threads: dict[str, threading.Thread] = {}
+    real_lock, real_overlay = store.site_lock, store.overlay
+
+    @contextlib.contextmanager
+    def watched_lock(root: Path, name: str, *, timeout: float = LOCK_TIMEOUT) -> Iterator[Path]:
+        if threading.current_thread() is threads.get("b"):
+            try:
+                with real_lock(root, name, timeout=0):
+                    pass  # free: B goes on to read at once
+            except SiteBusyError:
+                b_progress.set()  # A holds it: B waits for it below
+        with real_lock(root, name, timeout=timeout) as path:
+            yield path
+
+    def watched_overlay(current: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
+        merged = real_overlay(current, planned)
+        if threading.current_thread() is threads["a"]:
+            a_read.set()
+            assert b_progress.wait(timeout=30), "B neither read the manifest nor waited"
+        else:
+            b_progress.set()
+        return merged
+
+    monkeypatch.setattr(store, "site_lock", watched_lock)
+    monkeypatch.setattr(store, "overlay", watched_overlay)
     errors: list[BaseException] = []
 
-    def worker(name: str) -> None:
-        start.wait(timeout=30)
+    def worker(tool: str) -> None:
         try:
-            save(tmp_path, name)
+            save(tmp_path, tool)
         except BaseException as exc:  # reported below, with the tool it belongs to
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(name,)) for name in names]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
+    threads["a"] = threading.Thread(target=worker, args=("tool_a",))
+    threads["a"].start()
+    assert a_read.wait(timeout=30), errors
+    threads["b"] = threading.Thread(target=worker, args=("tool_b",))
+    threads["b"].start()
+    for thread in threads.values():
         thread.join(timeout=60)
     assert not errors, errors
-    assert tools_kept(tmp_path) == set(names)
-    site = tmp_path / "learnings" / "shop"
-    for name in names:
-        assert (site / "browser-tools" / f"{name}.js").read_text() == f'async () => "{name}"'
+    assert tools_kept(tmp_path) == {"first", "tool_a", "tool_b"}
 
 
 _SAVER = """

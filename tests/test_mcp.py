@@ -29,7 +29,8 @@ from ego.learning.registry import project_learnings_dir
 from ego.mcp.learning_tools import mcp_name
 from tests.cli_helpers import alive, ego_env, is_chrome, process_tree, wait_gone
 
-pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 CORE_TOOLS = {
     "learn_context",
@@ -278,6 +279,7 @@ async def test_every_site_tool_takes_its_manifest_schema_at_the_top(mcp: McpClie
     assert not Draft202012Validator(search).is_valid({"args": {"query": "desk"}})
 
 
+@pytest.mark.chrome
 async def test_list_sites(mcp: McpClient) -> None:
     sites = {site["site_id"]: site for site in value_of(await mcp.call("list_sites"))}
     assert {"demo-shop", "x-com", "google-com"} <= set(sites)
@@ -287,6 +289,7 @@ async def test_list_sites(mcp: McpClient) -> None:
 # -- learnings --------------------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 async def test_learn_context_for_the_demo_shop(mcp: McpClient, shop: DemoServer) -> None:
     context = value_of(await mcp.call("learn_context", {"url": shop.url}))
     assert context["matched"] is True
@@ -303,6 +306,7 @@ async def test_learn_context_for_the_demo_shop(mcp: McpClient, shop: DemoServer)
     assert all(t["example"].startswith("run_skill {") for t in skills), skills
 
 
+@pytest.mark.chrome
 async def test_run_browser_tool_on_the_demo_shop(mcp: McpClient, shop: DemoServer) -> None:
     navigated = value_of(await mcp.call("navigate", {"url": shop.url}))
     assert navigated["url"] == shop.url
@@ -336,6 +340,7 @@ async def test_run_browser_tool_on_the_demo_shop(mcp: McpClient, shop: DemoServe
     assert json.loads(text_of(products)) == products.structured_content
 
 
+@pytest.mark.chrome
 async def test_bad_args_are_a_tool_error_naming_the_field(mcp: McpClient, shop: DemoServer) -> None:
     await mcp.call("navigate", {"url": shop.url})
     result = await mcp.call(
@@ -353,6 +358,7 @@ async def test_bad_args_are_a_tool_error_naming_the_field(mcp: McpClient, shop: 
     assert "list_products" in text_of(unknown)
 
 
+@pytest.mark.chrome
 async def test_irreversible_tool_refused_without_confirm(mcp: McpClient, shop: DemoServer) -> None:
     await mcp.call("navigate", {"url": shop.url})
     reviews_before = len(shop.state.reviews)
@@ -378,6 +384,7 @@ async def test_irreversible_tool_refused_without_confirm(mcp: McpClient, shop: D
     assert len(shop.state.reviews) == reviews_before
 
 
+@pytest.mark.chrome
 async def test_needs_login_comes_back_with_its_recovery(mcp: McpClient, shop: DemoServer) -> None:
     await mcp.call("navigate", {"url": shop.url})
     result = await mcp.call("demo-shop__get_orders")
@@ -401,6 +408,7 @@ new Promise((resolve, reject) => {
 """
 
 
+@pytest.mark.chrome
 async def test_snapshot_type_click_and_network_on_the_contact_page(
     mcp: McpClient, shop: DemoServer
 ) -> None:
@@ -455,6 +463,7 @@ async def test_snapshot_type_click_and_network_on_the_contact_page(
 # -- shutdown (keep last: it disconnects the module's client) ---------------------------------
 
 
+@pytest.mark.chrome
 async def test_no_chrome_left_after_the_client_disconnects(mcp: McpClient) -> None:
     await mcp.call("list_tabs")  # Chrome is running (started now if this test runs alone)
     descendants = mcp.remember_descendants()

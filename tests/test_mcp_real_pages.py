@@ -116,8 +116,9 @@ async def test_save_pdf_writes_the_page(
     agent: McpClient, server: PageServer, tmp_path: Path
 ) -> None:
     await open_real(agent, server, "mcp-pdf")
-    target = tmp_path / "page.pdf"
-    saved = value_of(await agent.call("save_pdf", {"path": str(target)}))
+    saved = value_of(await agent.call("save_pdf", {"path": "page.pdf"}))
+    target = Path(saved["path"])  # in the server's output folder
+    assert target.name == "page.pdf"
     assert saved["bytes"] == target.stat().st_size
     assert target.read_bytes().startswith(b"%PDF-")
 

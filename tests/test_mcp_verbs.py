@@ -23,7 +23,8 @@ from tests.cli_helpers import ego_env
 from tests.conftest import PageServer
 from tests.test_mcp import McpClient, text_of, value_of
 
-pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +67,7 @@ SEND = """async ({to, text}) => {
 ECHO_CONFIRM = "async ({confirm}) => ({echoed: confirm})"
 
 
+@pytest.mark.chrome
 async def test_a_saved_tool_appears_at_once_and_irreversible_needs_confirm(
     agent: McpClient, server: PageServer
 ) -> None:
@@ -139,6 +141,7 @@ async def test_a_saved_tool_appears_at_once_and_irreversible_needs_confirm(
     assert (await agent.tools())[name].description.startswith(f"[{site_id}] Send a message")
 
 
+@pytest.mark.chrome
 async def test_an_irreversible_tool_with_its_own_confirm_arg(
     agent: McpClient, server: PageServer
 ) -> None:
@@ -178,6 +181,7 @@ BOX_PAGE = """<!doctype html><title>Box</title>
 """
 
 
+@pytest.mark.chrome
 async def test_take_screenshot_returns_a_png(agent: McpClient, server: PageServer) -> None:
     await agent.call("navigate", {"url": server.route("/box", BOX_PAGE)})
     viewport = value_of(
@@ -217,6 +221,7 @@ console.warn("careful");
 """
 
 
+@pytest.mark.chrome
 async def test_list_console_messages(agent: McpClient, server: PageServer) -> None:
     url = server.route("/console", CONSOLE_PAGE)
     await agent.call("navigate", {"url": url})
@@ -246,6 +251,7 @@ setTimeout(() => {
 """
 
 
+@pytest.mark.chrome
 async def test_wait_for_text_that_appears_after_a_timer(
     agent: McpClient, server: PageServer
 ) -> None:
@@ -282,6 +288,7 @@ document.getElementById("file").addEventListener("change", (e) =>
 """
 
 
+@pytest.mark.chrome
 async def test_press_hover_select_and_upload(
     agent: McpClient, server: PageServer, tmp_path: Path
 ) -> None:
@@ -313,6 +320,7 @@ async def test_press_hover_select_and_upload(
     assert chosen == ["m", "l"]
 
 
+@pytest.mark.chrome
 async def test_history_reload_and_tabs(agent: McpClient, server: PageServer) -> None:
     first = server.route("/first", "<title>First</title><p>one</p>")
     second = server.route("/second", "<title>Second</title><p>two</p>")
@@ -372,6 +380,7 @@ async def opens_dialog(agent: McpClient, expression: str, kind: str, message: st
     assert asyncio.get_running_loop().time() - started < 10
 
 
+@pytest.mark.chrome
 async def test_handle_each_dialog_type(agent: McpClient, server: PageServer) -> None:
     await agent.call("navigate", {"url": server.route("/dialogs", DIALOG_PAGE)})
 

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,12 +25,14 @@ from pathlib import Path
 
 import pytest
 
+import ego
 from ego.learning.registry import Learnings
 from ego.places import HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV
 from ego.skills.catalog import catalog_for
 from tests.cli_helpers import ROOT, Result
 
-pytestmark = pytest.mark.chrome
+# Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
+# the rest need none and run in the fast tier.
 
 #: Seconds a build or an install may take (a cold package cache downloads the backend).
 BUILD_TIMEOUT = 300
@@ -170,6 +173,17 @@ def test_the_wheel_carries_the_bundled_learnings_and_skills(installed: Installed
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
 
 
+def test_the_version_is_written_once(installed: Installed) -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"]
+    assert project["project"]["dynamic"] == ["version"]
+    with zipfile.ZipFile(installed.wheel) as archive:
+        (metadata,) = [name for name in archive.namelist() if name.endswith(".dist-info/METADATA")]
+        headers = archive.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+    assert f"Version: {ego.__version__}" in headers
+    assert installed.wheel.name.startswith(f"ego-{ego.__version__}-")
+
+
 def test_an_installed_ego_finds_its_learnings_outside_the_checkout(installed: Installed) -> None:
     probe = run(
         [
@@ -191,6 +205,7 @@ def test_an_installed_ego_finds_its_learnings_outside_the_checkout(installed: In
     assert Path(learnings) == package / "_bundled" / "learnings"
 
 
+@pytest.mark.chrome
 def test_doctor_sites_and_demo_run_from_the_installed_wheel(installed: Installed) -> None:
     bundle = installed.site_packages / "ego" / "_bundled"
     result, doctor = installed.ego_json("doctor")

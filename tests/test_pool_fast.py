@@ -14,7 +14,7 @@ import dataclasses
 import importlib
 import types
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -459,6 +459,30 @@ async def test_a_browser_that_cannot_be_replaced_is_given_up(fleet: Fleet) -> No
             pass
 
 
+@pytest.mark.parametrize(
+    ("options", "waits"),
+    [({}, [0.5, 2.0]), ({"replace_attempts": 5}, [0.5, 2.0, 5.0, 5.0])],
+    ids=["default", "five-attempts"],
+)
+async def test_replacement_attempts_wait_0_then_half_a_second_2_then_5_s(
+    fleet: Fleet, monkeypatch: pytest.MonkeyPatch, options: dict[str, Any], waits: list[float]
+) -> None:
+    # A patched clock: each wait is noted and passes at once (docs/fleet.md gives these).
+    real_sleep, waited = asyncio.sleep, []
+
+    async def noted(delay: float, result: Any = None) -> Any:
+        waited.append(delay)
+        return await real_sleep(0, result)
+
+    monkeypatch.setattr(asyncio, "sleep", noted)
+    async with fleet.pool(1, **options) as pool:
+        fleet.refuse = True
+        fleet.channel_of(pool.members[0]).kill()
+        with pytest.raises(PoolExhaustedError):
+            await pool.run_browser_tool("pool-test", "echo", {})
+    assert [delay for delay in waited if delay] == waits  # the first attempt does not wait
+
+
 # -- map -----------------------------------------------------------------------------------
 
 
@@ -569,6 +593,30 @@ async def test_leaving_a_map_early_cancels_its_calls(fleet: Fleet) -> None:
         # The pool is still usable.
         echo = await pool.run_browser_tool("pool-test", "echo", {"after": True})
         assert echo["args"] == {"after": True}
+
+
+async def test_closing_a_map_while_it_reads_an_input_ends_cleanly(fleet: Fleet) -> None:
+    async with fleet.pool(1) as pool:
+        asked, never = asyncio.Event(), asyncio.Event()
+        ended: list[str] = []
+
+        async def inputs() -> AsyncIterator[dict[str, str]]:
+            try:
+                yield {"id": "a"}
+                asked.set()
+                await never.wait()  # the next input never comes
+                yield {"id": "b"}
+            except asyncio.CancelledError:
+                ended.append("cancelled")
+                raise
+
+        results = pool.map("pool-test", "hold_read", inputs(), ordered=False)
+        iterator = aiter(results)
+        first = await asyncio.wait_for(anext(iterator), WAIT)
+        await asyncio.wait_for(asked.wait(), WAIT)
+        await results.aclose()  # the read in progress is stopped; closing raises nothing
+        assert first.result == product("a")
+        assert ended == ["cancelled"]
 
 
 async def test_map_captures_errors_per_item(fleet: Fleet) -> None:

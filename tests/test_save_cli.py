@@ -199,8 +199,6 @@ def _ego(*args: str, workspace: Path | None = None) -> subprocess.CompletedProce
 def test_save_tool_through_a_real_subprocess(
     tmp_path: Path, demo: DemoServer, site_id: str
 ) -> None:
-    if _ego("save-tool", "--help").returncode != 0:
-        pytest.skip("`ego save-tool` is not registered on the ego group yet (ego/cli/app.py)")
     workspace = tmp_path / "ws"
     source = tmp_path / "find.js"
     source.write_text(SEARCH.replace("VERSION", "7"))

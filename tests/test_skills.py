@@ -224,8 +224,8 @@ def test_frontmatter_problems_one_line_each(tmp_path: Path) -> None:
     )
     problems = problems_of(folder)
     assert "url: required with auth: session (the page that holds the session)" in problems
-    assert "frontmatter: 'description' is a required property" in problems
-    assert any(p.startswith("side_effect: 'sometimes' is not one of") for p in problems)
+    assert 'frontmatter: "description" is a required property' in problems
+    assert any(p.startswith('side_effect: "sometimes" is not one of') for p in problems)
     assert all("\n" not in p for p in problems)
 
 
@@ -245,7 +245,7 @@ def test_no_frontmatter_and_bad_yaml(tmp_path: Path) -> None:
     bare = write_skill(tmp_path, task="bare", text="## Preconditions\nnone\n")
     problems = problems_of(bare)
     assert problems[0] == "no YAML frontmatter: SKILL.md must start with ---"
-    assert "frontmatter: 'name' is a required property" not in problems
+    assert 'frontmatter: "name" is a required property' not in problems
     broken = write_skill(tmp_path, task="broken", text="---\nname: [unclosed\n---\n## X\n")
     assert problems_of(broken)[0].startswith("frontmatter: not valid YAML:")
     listed = write_skill(tmp_path, task="listed", text="---\n- a\n---\n## X\n")

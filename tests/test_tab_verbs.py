@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import ego
+from ego.page import waits
 from ego.page.console import ConsoleLog, format_args
 from ego.page.input import _key_event
 from ego.page.waits import url_matcher
@@ -201,19 +202,33 @@ def test_console_text_follows_format_specifiers() -> None:
 # --- wait_for -------------------------------------------------------------------------------
 
 
-async def test_wait_for_text_and_selector_that_appear_after_a_timer(
-    tab: ego.Tab, server: PageServer
+class StoppedClock:
+    """A ``time`` stand-in for the waits: it reads ``now`` until a test moves it, and says
+    when it was first read (the wait has started)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.read = asyncio.Event()
+
+    def monotonic(self) -> float:
+        self.read.set()
+        return self.now
+
+
+async def test_wait_for_returns_the_seconds_waited_for_what_appears_later(
+    tab: ego.Tab, server: PageServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await page(
-        tab,
-        server,
-        "/verbs/later",
-        "<div id=root></div><script>setTimeout(() => {"
-        " root.innerHTML = '<p class=done>Results are ready</p>' }, 300)</script>",
-    )
-    seconds = await tab.wait_for(text="Results are ready", timeout=HANG)
-    assert seconds >= 0
-    assert await tab.wait_for(selector="p.done", timeout=HANG) >= 0
+    await page(tab, server, "/verbs/later", "<div id=root></div>")
+    clock = StoppedClock()
+    monkeypatch.setattr(waits, "time", clock)
+    waiting = asyncio.create_task(tab.wait_for(text="Results are ready", timeout=HANG))
+    await asyncio.wait_for(clock.read.wait(), HANG)  # the wait took its start time
+    clock.now += 2.5
+    await tab.evaluate("root.innerHTML = '<p class=done>Results are ready</p>'")
+    # The seconds waited are those of the clock between the start and the text showing.
+    assert await asyncio.wait_for(waiting, HANG) == 2.5
+    assert await tab.wait_for(selector="p.done", timeout=HANG) == 0.0  # there already
+    monkeypatch.undo()
     await tab.evaluate("setTimeout(() => { root.append(document.createElement('aside')) }, 200)")
     await tab.wait_for(selector="#root aside", timeout=HANG)
     assert await tab.evaluate("!!document.querySelector('#root aside')")

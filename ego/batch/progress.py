@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["BatchProgress", "BatchSummary"]
@@ -13,39 +13,56 @@ __all__ = ["BatchProgress", "BatchSummary"]
 class BatchProgress:
     """Where a run is; passed to the ``progress`` callback after every result.
 
+    The rate counts from the first result of this run's calls on, so that neither Chrome's
+    start nor the first page load (which only the first calls wait for) makes the time left
+    look longer than it is; the summary's rate is the same figure.
+
     Attributes:
         total: inputs in the file.
         skipped: inputs done by earlier runs (not run again).
-        done: inputs finished by this run.
+        done: inputs finished by this run (refused ones included).
         failed: of those, the failed ones.
-        started: ``time.monotonic()`` when this run started its calls.
+        started: ``time.monotonic()`` when this run's calls started (its browsers were up),
+            None before.
+        first_at, first_done: when the first result after that came, and ``done`` then.
+        last_at: when the latest result came.
     """
 
     total: int
     skipped: int
     done: int = 0
     failed: int = 0
-    started: float = field(default_factory=time.monotonic)
+    started: float | None = None
+    first_at: float | None = None
+    first_done: int = 0
+    last_at: float | None = None
+
+    def add(self, *, failed: bool, now: float | None = None) -> None:
+        """Count one result, which came at ``now`` (``time.monotonic()`` by default)."""
+        now = time.monotonic() if now is None else now
+        self.done += 1
+        self.failed += failed
+        self.last_at = now
+        if self.started is not None and self.first_at is None:
+            self.first_at, self.first_done = now, self.done
 
     @property
     def remaining(self) -> int:
         return self.total - self.skipped - self.done
 
     @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    @property
-    def rate(self) -> float:
-        """Results per second so far in this run."""
-        elapsed = self.elapsed
-        return self.done / elapsed if elapsed > 0 else 0.0
+    def rate(self) -> float | None:
+        """Results per second since the first result of the calls; None before a second
+        one came at a later time."""
+        if self.first_at is None or self.last_at is None or self.last_at <= self.first_at:
+            return None
+        return (self.done - self.first_done) / (self.last_at - self.first_at)
 
     @property
     def eta(self) -> float | None:
-        """Seconds left at the current rate, or None before the first result."""
+        """Seconds left at :attr:`rate`, or None while the rate is not known."""
         rate = self.rate
-        return self.remaining / rate if rate > 0 else None
+        return self.remaining / rate if rate else None
 
 
 @dataclass
@@ -63,7 +80,12 @@ class BatchSummary:
             timeout, a write cut short) rather than from the tool.
         interrupted: journaled write inputs of an earlier killed run, recorded as failed.
         failed_before, browser_failed_before: failed results among the skipped ones.
-        seconds: this run's time.
+        seconds: this run's time, from reading the files to the last result (the browsers'
+            start included).
+        first_result: seconds from the same start to the first result of the calls (None:
+            no call ended).
+        rate: results per second after that first one (:attr:`BatchProgress.rate`, the
+            figure the last progress line shows); None when it is not known.
 
     The exit code looks at the whole output, earlier runs included: a resumed run that
     finished the rest cleanly still says 3 or 4 when the file holds failures.
@@ -83,10 +105,8 @@ class BatchSummary:
     failed_before: int = 0
     browser_failed_before: int = 0
     seconds: float = 0.0
-
-    @property
-    def rate(self) -> float:
-        return self.ran / self.seconds if self.seconds > 0 else 0.0
+    first_result: float | None = None
+    rate: float | None = None
 
     @property
     def exit_code(self) -> int:
@@ -112,6 +132,7 @@ class BatchSummary:
             "failed_before": self.failed_before,
             "browser_failed_before": self.browser_failed_before,
             "seconds": round(self.seconds, 3),
-            "rate": round(self.rate, 2),
+            "first_result": None if self.first_result is None else round(self.first_result, 3),
+            "rate": None if self.rate is None else round(self.rate, 2),
             "exit_code": self.exit_code,
         }

@@ -200,8 +200,7 @@ async def _run(
                     }
                 )
                 summary.interrupted += 1
-                state.done += 1
-                state.failed += 1
+                state.add(failed=True)
                 if progress is not None:
                     progress(state)
             else:
@@ -221,7 +220,8 @@ async def _run(
                     os.fsync(fd)
 
             async with pool:
-                # The rate and time left count from here, not from Chrome's start.
+                # The rate and time left count from the first result after this, not
+                # from Chrome's start (see BatchProgress).
                 state.started = time.monotonic()
                 results_of = pool.map_calls(
                     calls, ordered=False, on_send=on_send if journaled else None
@@ -251,6 +251,9 @@ async def _run(
                         )
     finally:
         summary.seconds = time.monotonic() - began
+        if state.first_at is not None:
+            summary.first_result = state.first_at - began
+        summary.rate = state.rate
         await log.close()
         if journal_fd is not None:
             os.close(journal_fd)
@@ -283,12 +286,11 @@ def _count(
     progress: Callable[[BatchProgress], None] | None,
 ) -> None:
     summary.ran += 1
-    state.done += 1
+    state.add(failed=not ok)
     if ok:
         summary.ok += 1
     else:
         summary.failed += 1
-        state.failed += 1
         if browser:
             summary.browser_failed += 1
     if progress is not None:

@@ -9,7 +9,8 @@ runs tools through :class:`ego.site.Site`, like any other front end.
 - :mod:`.judge`: comparing a result or an error with the case's expectations.
 - :mod:`.runner`: running cases against replayed pages (:func:`run_learning_tests`).
 - :mod:`.report`: :class:`CaseResult` and :class:`LearningTestReport`.
-- :mod:`.update`: new expectations from actual results (``ego test --update``).
+- :mod:`.update`: new expectations from actual results (``ego test --update``), and a
+  recorded case added to a cases file (``ego record --run``).
 
 See ``docs/replay.md``.
 """
@@ -20,7 +21,7 @@ from .cases import CASES_FILE, CASES_SCHEMA, ERROR_KINDS, LearningCase, load_cas
 from .judge import judge
 from .report import CaseResult, LearningTestReport
 from .runner import run_case, run_learning_tests
-from .update import ExpectationUpdate, expectation_updates, write_updates
+from .update import ExpectationUpdate, add_case, expectation_updates, write_updates
 
 __all__ = [
     "CASES_FILE",
@@ -30,6 +31,7 @@ __all__ = [
     "ExpectationUpdate",
     "LearningCase",
     "LearningTestReport",
+    "add_case",
     "expectation_updates",
     "judge",
     "load_cases",

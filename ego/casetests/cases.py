@@ -41,7 +41,7 @@ from typing import Any, Final
 from ..errors import InvalidCasesError, UnsafePathError
 from ..learning.paths import resolve_inside
 from ..learning.registry import SiteEntry
-from ..learning.schemas import validator
+from ..learning.schemas import validator, worded
 
 __all__ = [
     "CASES_FILE",
@@ -169,12 +169,14 @@ def load_cases(entry: SiteEntry) -> list[LearningCase]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _invalid(site_id, file, [f"cannot read it as JSON: {exc}"]) from None
     # Every problem, not only the first: a broken file is fixed in one go.
-    problems = [
-        f"{'/'.join(str(p) for p in error.absolute_path) or '(top level)'}: {error.message}"
-        for error in sorted(
-            validator(CASES_SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path)
+    problems = list(
+        dict.fromkeys(
+            f"{'/'.join(str(p) for p in error.absolute_path) or '(top level)'}: {worded(error)}"
+            for error in sorted(
+                validator(CASES_SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path)
+            )
         )
-    ]
+    )
     if problems:
         raise _invalid(site_id, file, problems)
     defaults: dict[str, Any] = data.get("defaults", {})

@@ -20,7 +20,7 @@ from .cases import CASES_FILE, MISSING, LearningCase, load_cases
 from .judge import _difference
 from .report import LearningTestReport
 
-__all__ = ["ExpectationUpdate", "expectation_updates", "write_updates"]
+__all__ = ["ExpectationUpdate", "add_case", "expectation_updates", "write_updates"]
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,47 @@ def write_updates(updates: list[ExpectationUpdate]) -> list[Path]:
             if raw is None:
                 raise ValueError(f"{file} no longer holds the case {change.name!r}")
             raw[change.key] = change.new
-        temporary = file.with_name(f".{file.name}.update")
-        temporary.write_text(_dumps(data) + "\n", encoding="utf-8")
-        temporary.replace(file)
+        _write(file, data)
     return list(by_file)
+
+
+def add_case(file: Path, case: dict[str, Any]) -> bool:
+    """Add ``case`` to the cases file ``file``, created as ``{"cases": [case]}`` when missing.
+
+    A case of the same name is replaced in place; every other case and key stays.
+
+    Returns:
+        True when a case of that name was replaced.
+
+    Raises:
+        ValueError: ``file`` exists but is not a cases file (JSON with a ``cases`` list);
+            nothing was written.
+        OSError: the file cannot be read or written.
+    """
+    data: Any = {"cases": []}
+    if file.exists():
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{file} is not JSON ({exc}); the case was not added") from None
+        if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+            raise ValueError(
+                f'{file} is not a cases file (an object with a "cases" list); the case was '
+                "not added"
+            )
+    cases: list[Any] = data["cases"]
+    for index, raw in enumerate(cases):
+        if isinstance(raw, dict) and raw.get("name") == case["name"]:
+            cases[index] = case
+            _write(file, data)
+            return True
+    cases.append(case)
+    _write(file, data)
+    return False
+
+
+def _write(file: Path, data: Any) -> None:
+    """``data`` as ``file``'s JSON (two-space indents), replacing it in one step."""
+    temporary = file.with_name(f".{file.name}.update")
+    temporary.write_text(_dumps(data) + "\n", encoding="utf-8")
+    temporary.replace(file)

@@ -24,22 +24,18 @@ from ..errors import EgoError
 from ..learning.registry import Learnings
 from ..pool import BrowserPool, Endpoint
 from .common import start_url_option
-from .output import EXIT_OTHER, Output
+from .output import EXIT_INTERRUPTED, EXIT_OTHER, EXIT_TERMINATED, Output
 
 __all__ = ["batch"]
 
-# Exit codes when a signal stopped the run (the shell's convention: 128 + signal number).
-_EXIT_SIGINT = 130
-_EXIT_SIGTERM = 143
-
 
 class _Progress:
-    """The progress display: a line rewritten in place on a terminal; plain lines at every
-    tenth of the work when stderr is not a terminal; nothing in JSON mode."""
+    """The progress display, on stderr whatever the summary's format: a line rewritten in
+    place when stderr is a terminal, else a plain line at every tenth of the work."""
 
-    def __init__(self, output: Output) -> None:
-        self.live = output.progress_enabled
-        self.plain = not output.json and not output.progress_enabled
+    def __init__(self) -> None:
+        self.live = sys.stderr.isatty()
+        self.plain = not self.live
         self._shown = 0.0
         self._step = -1
         self.last: BatchProgress | None = None
@@ -86,9 +82,10 @@ def _say_stopped(output: Output, cause: str, state: BatchProgress | None) -> Non
 
 def _progress_line(state: BatchProgress) -> str:
     todo = state.total - state.skipped
-    eta = state.eta
+    eta, rate = state.eta, state.rate
     left = _duration(eta) if eta is not None else "?"
-    return f"{state.done}/{todo} done, {state.failed} failed, {state.rate:.1f}/s, {left} left" + (
+    speed = f"{rate:.1f}/s" if rate is not None else "?/s"
+    return f"{state.done}/{todo} done, {state.failed} failed, {speed}, {left} left" + (
         f" ({state.skipped} done before)" if state.skipped else ""
     )
 
@@ -109,8 +106,11 @@ def _summary_text(summary: BatchSummary) -> str:
     if summary.interrupted:
         ran += f", {summary.interrupted} cut short by an earlier stop"
     parts.append(ran)
-    rate = f", {summary.rate:.1f}/s" if summary.ran else ""
-    return f"{', '.join(parts)} in {summary.seconds:.1f} s{rate} -> {summary.output}"
+    pace = ""
+    if summary.first_result is not None:
+        pace = f" (the first result after {summary.first_result:.1f} s"
+        pace += f", then {summary.rate:.1f}/s)" if summary.rate is not None else ")"
+    return f"{', '.join(parts)} in {summary.seconds:.1f} s{pace} -> {summary.output}"
 
 
 def _headers(values: tuple[str, ...]) -> dict[str, str] | None:
@@ -188,7 +188,8 @@ def _root_settings() -> Any:
     type=click.IntRange(min=0),
     default=3,
     show_default=True,
-    help="Attempts to relaunch or reconnect a dead browser (waits 0, 0.5, 2, then 5 s).",
+    help="Attempts to relaunch or reconnect a dead browser (the first at once, then after "
+    "0.5 s, 2 s, and 5 s for any further one).",
 )
 @click.option(
     "--retry-failed", is_flag=True, help="Run the inputs whose earlier result failed again."
@@ -253,7 +254,7 @@ def batch(
         browser_pool.set_start_url(start_site, start_url)
     if url:
         browser_pool.set_start_url(site_id, url)
-    progress = _Progress(output)
+    progress = _Progress()
 
     async def go() -> BatchSummary:
         task = asyncio.current_task()
@@ -283,11 +284,11 @@ def batch(
     except KeyboardInterrupt:
         progress.finish()
         _say_stopped(output, "Ctrl+C", progress.last)
-        sys.exit(_EXIT_SIGINT)
+        sys.exit(EXIT_INTERRUPTED)
     except asyncio.CancelledError:
         progress.finish()
         _say_stopped(output, "SIGTERM", progress.last)
-        sys.exit(_EXIT_SIGTERM)
+        sys.exit(EXIT_TERMINATED)
     except OSError as exc:
         progress.finish()
         output.error(exc)

@@ -23,7 +23,7 @@ from ..api import Browser
 from ..errors import BrowserError, ChromeLaunchError, EgoError, ProfileInUseError
 from ..learning.registry import Learnings
 from . import state
-from .output import Output
+from .output import EXIT_INTERRUPTED, Output
 
 __all__ = [
     "GLOBAL_OPTIONS",
@@ -189,7 +189,7 @@ def run_async(settings: Settings, coroutine: Coroutine[Any, Any, T]) -> T:
     except EgoError as exc:
         sys.exit(settings.output.error(exc))
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
 
 
 pass_settings = click.make_pass_decorator(Settings, ensure=True)

@@ -29,8 +29,10 @@ from ..protocol.jsontext import json_text
 
 __all__ = [
     "EXIT_BROWSER",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_OTHER",
+    "EXIT_TERMINATED",
     "EXIT_TOOL",
     "EXIT_USAGE",
     "Output",
@@ -39,7 +41,8 @@ __all__ = [
 ]
 
 EXIT_OK = 0
-#: Something else went wrong (a bug, an unexpected OS error).
+#: Something else went wrong: an agent script's (or a piped shell statement's) own exception,
+#: a bug, an unexpected OS error.
 EXIT_OTHER = 1
 #: The command line was wrong (click uses 2 as well).
 EXIT_USAGE = 2
@@ -47,6 +50,10 @@ EXIT_USAGE = 2
 EXIT_TOOL = 3
 #: The browser failed: Chrome missing, profile in use, endpoint unreachable, timeout, gone.
 EXIT_BROWSER = 4
+#: Ctrl+C (SIGINT) stopped the command (the shell's convention: 128 + the signal's number).
+EXIT_INTERRUPTED = 130
+#: SIGTERM stopped ``ego batch`` (which ends its run as for Ctrl+C, keeping every result).
+EXIT_TERMINATED = 143
 
 
 def exit_code_for(exc: BaseException) -> int:

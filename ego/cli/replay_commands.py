@@ -12,8 +12,10 @@ import click
 
 from ..calls import CallOptions, ToolCall
 from ..casetests import (
+    CASES_FILE,
     ERROR_KINDS,
     LearningTestReport,
+    add_case,
     expectation_updates,
     run_learning_tests,
     write_updates,
@@ -30,6 +32,8 @@ __all__ = ["REPLAY_COMMANDS", "record", "test"]
 
 #: Seconds the page load, and again the settling after it or after the tool, may take.
 _RECORD_TIMEOUT = 30.0
+#: The cases file a recorded case goes to, beside its HAR (the site's ``tests/cases.json``).
+CASES_FILE_NAME = Path(CASES_FILE).name
 
 
 @click.command()
@@ -87,9 +91,11 @@ def record(
     """Record what URL loads into a HAR 1.2 file (no session secrets unless asked).
 
     With --run SITE TOOL, URL defaults to the site's start URL; the tool runs in the loaded
-    page and every request it makes is recorded too, so the HAR can answer a test case of
-    it (the output holds that case, ready for the site's tests/cases.json). The tool is
-    checked (site, tool, args, --confirm) before a browser starts.
+    page and every request it makes is recorded too, and a test case that replays the HAR
+    and expects what the tool did is added to cases.json beside the HAR (created when
+    missing; a case of the same name is replaced). Record into the site's tests/ folder and
+    `ego test SITE` runs it. The tool is checked (site, tool, args, --confirm) before a
+    browser starts.
     """
     if run_tool is None:
         if url is None:
@@ -137,11 +143,25 @@ def record(
             "result": result,
             "error": None if failure is None else str(failure),
             "case": _case(call, har_path, start, result, failure),
+            "cases_file": None,
+            "case_replaced": False,
         }
         return data, failure
 
     data, failure = run_async(settings, go())
+    refused: ValueError | None = None
+    if data["case"] is not None:
+        cases_file = har_path.parent / CASES_FILE_NAME
+        try:
+            data["case_replaced"] = add_case(cases_file, data["case"])
+            data["cases_file"] = str(cases_file)
+        except ValueError as exc:
+            refused = exc
+        except OSError as exc:
+            refused = ValueError(f"cannot write {cases_file}: {exc}; the case was not added")
     settings.output.result(data, _recorded_text)
+    if refused is not None:
+        sys.exit(settings.output.error(refused))
     if failure is not None:
         sys.exit(settings.output.error(failure))
 
@@ -204,11 +224,14 @@ def _case(
 
 def _recorded_text(data: dict[str, Any]) -> str:
     lines = [f"recorded {data['entries']} request(s) into {data['har']} (page and {data['tool']})"]
-    if data["case"] is not None:
+    if data["cases_file"] is not None:
+        how = "replaced the case of that name in" if data["case_replaced"] else "added it to"
         lines.append(
-            "a case for the site's tests/cases.json (put the HAR in tests/ beside it):\n"
+            f"a test case of it ({how} {data['cases_file']}):\n"
             + json.dumps(data["case"], indent=2, ensure_ascii=False)
         )
+    elif data["case"] is None:
+        lines.append("no test case: the tool ended in an error a case cannot expect")
     return "\n".join(lines)
 
 

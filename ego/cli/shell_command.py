@@ -5,6 +5,11 @@ main thread (where the browser's connection lives) and the prompt reads lines in
 each statement is compiled with top-level ``await`` allowed and run as a task on the loop,
 as ``python -m asyncio`` does. Ctrl+C cancels the statement that is running; Ctrl+D (or end
 of input) leaves, and the browser is closed.
+
+Statements piped in (stdin not a terminal) run as ``ego script`` runs a file: no banner and
+no prompts, and the first statement that fails stops the rest; its own frames (``<stdin>``)
+and one error line are printed, and the exit code is the error's (1 for one that is no ego
+error, 3 for a tool's, 4 for the browser's).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import inspect
 import sys
 import threading
 import types
+from pathlib import Path
 from typing import Any
 
 import click
@@ -25,8 +31,12 @@ import click
 from ..errors import EgoError
 from .common import Settings, endpoint_option, pass_settings
 from .learning_commands import CLI_PROFILE_HINT
+from .script_command import ScriptError, script_traceback
 
 __all__ = ["AsyncConsole", "shell"]
+
+#: The file name piped statements are compiled under (what their frames say).
+STDIN = "<stdin>"
 
 BANNER = (
     "ego shell: `browser`, `tab` and `site` are ready; use `await` directly, e.g.\n"
@@ -42,14 +52,37 @@ class AsyncConsole(code.InteractiveConsole):
     Args:
         names: the console's globals.
         loop: the running event loop (in another thread) that executes each statement.
+        piped: the statements come from a pipe or a file: no prompts, and the first that
+            fails ends the input (:attr:`failure` keeps its exception).
     """
 
-    def __init__(self, names: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(names)
+    def __init__(
+        self, names: dict[str, Any], loop: asyncio.AbstractEventLoop, *, piped: bool = False
+    ) -> None:
+        super().__init__(names, filename=STDIN if piped else "<console>")
         self.compile.compiler.flags |= ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         self.loop = loop
+        self.piped = piped
         #: The statement running on the loop, for Ctrl+C to cancel.
         self.running: asyncio.Task[Any] | None = None
+        #: The exception of the piped statement that failed (None: none did).
+        self.failure: BaseException | None = None
+
+    def raw_input(self, prompt: str = "") -> str:
+        if not self.piped:
+            return super().raw_input(prompt)
+        # input() would print the prompt to stdout, among the statements' own output.
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
+
+    def showsyntaxerror(self, filename: str | None = None, **kwargs: Any) -> None:
+        if not self.piped:
+            super().showsyntaxerror(filename, **kwargs)
+            return
+        self.failure = sys.exc_info()[1]
+        raise SystemExit  # ends the input: the statements after it would run without it
 
     def runcode(self, code: types.CodeType) -> None:
         """Run one compiled statement on the loop and wait for it; show its traceback."""
@@ -86,8 +119,12 @@ class AsyncConsole(code.InteractiveConsole):
             raise
         except KeyboardInterrupt:
             self.write("\nKeyboardInterrupt\n")
-        except BaseException:
-            self.showtraceback()
+        except BaseException as exc:
+            if not self.piped:
+                self.showtraceback()
+                return
+            self.failure = exc
+            raise SystemExit from None  # the shell reports it once the input has ended
 
 
 @click.command()
@@ -99,6 +136,8 @@ def shell(settings: Settings, url: str | None, profile: str | None) -> None:
     """An asyncio Python prompt with `browser`, `tab` and `site` ready (top-level await works).
 
     Statements may also be piped in: `echo 'print(await tab.evaluate("1+1"))' | ego shell`.
+    Then there are no prompts, and the first statement that fails stops the rest: its own
+    frames and one error line are printed, and the exit code is non-zero, as `ego script`.
     """
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
@@ -121,15 +160,31 @@ def shell(settings: Settings, url: str | None, profile: str | None) -> None:
             "tab": tab,
             "site": browser.site,
         }
-        console = AsyncConsole(names, loop)
+        console = AsyncConsole(names, loop, piped=not sys.stdin.isatty())
         _interact(console, loop)
         # An attached browser outlives the shell: leave no tab behind in it.
         with contextlib.suppress(EgoError):
             loop.run_until_complete(tab.close())
+        if console.failure is not None:
+            sys.exit(_report(settings, console.failure))
     finally:
         with contextlib.suppress(EgoError, OSError):
             loop.run_until_complete(stack.aclose())
         loop.close()
+
+
+def _report(settings: Settings, failure: BaseException) -> int:
+    """Print a failed piped statement as ``ego script`` prints a script's exception: its own
+    frames, then one error line; return the exit code."""
+    text = script_traceback(failure, Path(STDIN))
+    if text:
+        click.echo(text, err=True, nl=False)
+    if isinstance(failure, EgoError):
+        return settings.output.error(failure)
+    if isinstance(failure, SyntaxError):
+        where = f" (line {failure.lineno})" if failure.lineno else ""
+        return settings.output.error(ScriptError(f"SyntaxError: {failure.msg}{where}"))
+    return settings.output.error(ScriptError(f"{type(failure).__name__}: {failure}"))
 
 
 def _interact(console: AsyncConsole, loop: asyncio.AbstractEventLoop) -> None:
@@ -137,7 +192,7 @@ def _interact(console: AsyncConsole, loop: asyncio.AbstractEventLoop) -> None:
 
     def read() -> None:
         try:
-            console.interact(banner=BANNER, exitmsg="")
+            console.interact(banner="" if console.piped else BANNER, exitmsg="")
         except SystemExit:
             pass  # exit() or quit(): leave like Ctrl+D
         finally:

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfirmationRequiredError, EgoError, NeedsLoginError
+from ..errors import ConfirmationRequiredError, EgoError, NeedsLoginError, SkillBrokenError
 from ..learning.context import LearnContext
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ async def tour(browser: Browser, shop_url: str) -> tuple[LearnContext, list[Step
     are steps with ``ok=False`` and a note; anything else unexpected raises.
 
     Raises:
+        SkillBrokenError: the search for desk products found none.
         EgoError: a step failed in a way the tour does not expect.
     """
     site = browser.site
@@ -73,7 +74,19 @@ async def tour(browser: Browser, shop_url: str) -> tuple[LearnContext, list[Step
     await step("list_products", {"limit": 3})
     await step("list_products", {"limit": 3}, note="second run: served from the page's cache")
     found = await step("search_products", {"query": "desk", "limit": 5})
-    product_id = found["products"][0]["id"] if found and found.get("products") else 1
+    products = found.get("products") if isinstance(found, dict) else None
+    if not products:
+        # The shop sells desk items: finding none means the search is broken, and the rest
+        # of the tour must not hide it behind some other product.
+        raise SkillBrokenError(
+            f"SKILL_BROKEN from {SITE_ID}/search_products: searching the demo shop for 'desk' "
+            f"returned {found!r}, not its desk products; the tool or the shop's search needs "
+            "fixing",
+            site_id=SITE_ID,
+            tool="search_products",
+            detail="no products for 'desk'",
+        )
+    product_id = products[0]["id"]
     await step("get_product", {"id": product_id})
     await step("add_to_cart", {"product_id": product_id, "quantity": 2})
     await step("get_cart", {})

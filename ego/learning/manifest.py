@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InvalidManifestError
-from .schemas import json_depth, schema_problems, validator
+from .schemas import json_depth, schema_problems, validator, worded
 
 __all__ = [
     "MANIFEST_SCHEMA_PATH",
     "MAX_MANIFEST_BYTES",
     "MAX_MANIFEST_DEPTH",
+    "MAX_SITE_ID",
     "BrowserToolSpec",
     "Manifest",
     "NodeToolSpec",
     "PythonToolSpec",
     "ToolSpec",
     "args_schema",
+    "is_site_id",
     "load_manifest",
     "manifest_schema",
 ]
@@ -103,6 +106,25 @@ def manifest_schema() -> dict[str, Any]:
     """The manifest JSON Schema, parsed."""
     schema: dict[str, Any] = json.loads(MANIFEST_SCHEMA_PATH.read_text())
     return schema
+
+
+# The site-id rule is written once, as the schema's "id" property; folder lookups and saves
+# read it from there.
+_ID_RULE: Final = manifest_schema()["properties"]["id"]
+#: The longest site id (a folder name, and part of every tool's sourceURL).
+MAX_SITE_ID: Final[int] = _ID_RULE["maxLength"]
+_SITE_ID: Final = re.compile(_ID_RULE["pattern"])
+
+
+def is_site_id(value: object) -> bool:
+    """Whether ``value`` can name a site: the manifest schema's rule for ``id`` (lower-case
+    letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit, at most
+    :data:`MAX_SITE_ID` characters). A whole match: a final newline is no part of an id."""
+    return (
+        isinstance(value, str)
+        and len(value) <= MAX_SITE_ID
+        and _SITE_ID.fullmatch(value) is not None
+    )
 
 
 @cache
@@ -241,7 +263,10 @@ def _load(site_dir: Path, path: Path, root: Path | None) -> Manifest:
     problems = []
     for error in sorted(_manifest_validator().iter_errors(raw), key=lambda e: list(e.path)):
         where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
-        problems.append(f"{where}: {error.message}")
+        problems.append(f"{where}: {worded(error)}")
+    # One line per problem: jsonschema reports each missing required property apart, and
+    # worded() names them all in each.
+    problems = list(dict.fromkeys(problems))
     if isinstance(raw, dict):
         if isinstance(raw.get("id"), str) and raw["id"] != site_id:
             problems.append(f"id: {raw['id']!r} must equal the folder name {site_id!r}")

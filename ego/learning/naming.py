@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..errors import SaveRefusedError
+from .manifest import MAX_SITE_ID, is_site_id
 
 __all__ = [
     "MAX_NAME",
@@ -20,7 +21,6 @@ __all__ = [
     "refuse",
 ]
 
-_SITE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 #: The longest tool or note name accepted.
@@ -56,14 +56,15 @@ def check_site_id(site_id: str, *, name: str = "") -> None:
         SaveRefusedError: ``site_id`` is not lower-case letters, digits, ``.``, ``_`` and
             ``-``, starting with a letter or digit (reason ``"site id"``).
     """
-    if not isinstance(site_id, str) or not _SITE_ID.fullmatch(site_id) or len(site_id) > 100:
+    if not is_site_id(site_id):
         raise refuse(
             str(site_id),
             name,
             "site id",
             [
                 f"site id {site_id!r} is not valid: use lower-case letters, digits, '.', '_' "
-                "and '-', starting with a letter or digit (e.g. 'x-com')"
+                f"and '-', starting with a letter or digit, at most {MAX_SITE_ID} characters "
+                "(e.g. 'x-com')"
             ],
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
 import os
@@ -26,7 +27,15 @@ from ..places import WORKSPACE_ENV, bundled_root, expand
 from ..runtime.js import embed_json, source_url
 from .index import DomainIndex
 from .jslint import function_expression
-from .manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec, load_manifest
+from .manifest import (
+    MAX_SITE_ID,
+    BrowserToolSpec,
+    Manifest,
+    PythonToolSpec,
+    ToolSpec,
+    is_site_id,
+    load_manifest,
+)
 from .matching import match_host, url_host
 from .packs import Integrity, Origin, Pack, installed_packs
 from .paths import check_relative, resolve_inside
@@ -47,10 +56,21 @@ __all__ = [
     "project_learnings_dir",
 ]
 
-#: The longest site id (a folder name, and part of every tool's sourceURL).
-MAX_SITE_ID = 100
 
-_SITE_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+def _unknown_args(schema: dict[str, Any], args: dict[str, Any]) -> str:
+    """``; unknown arg 'idd' (did you mean 'id'?)`` for the args ``schema`` does not name, or
+    ``""``: a misspelt name often shows only as a required arg missing."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return ""
+    unknown = [key for key in args if key not in properties]
+    if not unknown:
+        return ""
+    named = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, [str(name) for name in properties], n=1)
+        named.append(f"{key!r:.80}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"; unknown arg{'s' if len(unknown) > 1 else ''} {', '.join(named)}"
 
 
 def project_learnings_dir() -> Path:
@@ -293,8 +313,8 @@ class Learnings:
             ):
                 fresh.renew(seen, now)
                 return entry
-        # fullmatch: a folder name with a final newline would break the tool's sourceURL.
-        if len(site_id) <= MAX_SITE_ID and _SITE_ID.fullmatch(site_id):
+        # A whole match: a folder name with a final newline would break the tool's sourceURL.
+        if is_site_id(site_id):
             for index, root in enumerate(self.roots):
                 directory = root / site_id
                 if directory.is_dir():
@@ -420,8 +440,8 @@ class Learnings:
         if error is not None:
             field = failing_field(error, "(args)")
             raise InvalidArgsError(
-                f"{site_id}/{spec.name} ({spec.path}): bad args at {field!r}: {error.message}; "
-                f"nothing was sent to the browser",
+                f"{site_id}/{spec.name} ({spec.path}): bad args at {field!r}: {error.message}"
+                f"{_unknown_args(spec.args, args)}; nothing was sent to the browser",
                 field=field,
             )
         try:

@@ -30,7 +30,7 @@ from .manifest import Manifest, args_schema, load_manifest
 from .matching import domain_of, is_too_broad, match_domain, split_domain
 from .naming import check_site_id, check_tool_name, refuse
 from .registry import Learnings
-from .schemas import validator
+from .schemas import validator, worded
 
 __all__ = [
     "SiteBase",
@@ -71,7 +71,7 @@ def check_schemas(draft: ToolDraft) -> dict[str, Any]:
                 except jsonschema.SchemaError as exc:
                     where = "/".join(str(p) for p in exc.path)
                     problems.append(
-                        f"args is not a valid JSON Schema: {exc.message}"
+                        f"args is not a valid JSON Schema: {worded(exc)}"
                         + (f" (at {where})" if where else "")
                     )
     if returns is not None:
@@ -81,7 +81,7 @@ def check_schemas(draft: ToolDraft) -> dict[str, Any]:
             try:
                 validator(returns).check_schema(returns)
             except jsonschema.SchemaError as exc:
-                problems.append(f"returns is not a valid JSON Schema: {exc.message}")
+                problems.append(f"returns is not a valid JSON Schema: {worded(exc)}")
     if problems:
         raise refuse(site_id, tool, "args schema", problems)
     return schema

@@ -23,7 +23,6 @@ is safe to run on any schema :func:`schema_problems` accepts:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any
@@ -39,14 +38,16 @@ from jsonschema_specifications import REGISTRY as _SPECIFICATIONS
 __all__ = [
     "MAX_PATTERN_LENGTH",
     "MAX_SCHEMA_DEPTH",
+    "MAX_SHOWN",
     "failing_field",
     "first_error",
     "json_depth",
-    "json_worded",
     "mismatch",
     "pattern_problem",
     "schema_problems",
+    "shown",
     "validator",
+    "worded",
 ]
 
 #: The longest ``pattern`` (or ``patternProperties`` key) a schema may hold, in characters.
@@ -289,8 +290,7 @@ def schema_problems(schema: Any) -> list[str]:
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path)
             return [
-                f"not a valid JSON Schema: {json_worded(error)}"
-                + (f" (at {where})" if where else "")
+                f"not a valid JSON Schema: {worded(error)}" + (f" (at {where})" if where else "")
             ]
         return _structure_problems(schema, base)
     except Exception as exc:
@@ -313,57 +313,144 @@ def _one_line(exc: BaseException) -> str:
     return text[:300] + ("..." if len(text) > 300 else "")
 
 
-#: Values whose Python repr is longer than this stay as jsonschema wrote them.
-_MAX_REWORDED = 10_000
+#: The most characters of a value a message shows (longer ones end with "...").
+MAX_SHOWN = 120
 
 
-def _as_json(value: Any) -> str | None:
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return None
+def shown(value: Any) -> str:
+    """``value`` as a message shows it: JSON (``null``, ``true``, ``"text"``), cut to
+    :data:`MAX_SHOWN` characters.
 
-
-def json_worded(error: jsonschema.ValidationError) -> str:
-    """``error``'s message in JSON words: ``null``, ``true``, ``"text"``, ``["a", "b"]``.
-
-    jsonschema writes the values it names as Python reprs (``None is not of type 'string'``);
-    the people and agents reading ego's errors know JSON. Every value the message can name
-    (the instance, the keyword's value and their items or keys) is put back as JSON, in one
-    pass so that a replaced value is never replaced again.
+    A string holding a lone surrogate is shown with ``\\u`` escapes (it has no UTF-8 form to
+    print); what JSON cannot hold (a set, bytes, an integer past Python's digit limit, a
+    nesting past the recursion limit) is named by its type.
     """
-    candidates: list[Any] = [error.instance, error.validator_value]
-    for value in (error.instance, error.validator_value):
-        if isinstance(value, list | dict):
-            candidates.extend(value)
-    replacements: dict[str, str] = {}
-    for value in candidates:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = f"<{type(value).__name__}>"
+    else:
         try:
-            python = repr(value)
-        except Exception:
-            continue
-        if len(python) > _MAX_REWORDED:
-            continue
-        worded = _as_json(value)
-        if worded is not None and worded != python:
-            replacements.setdefault(python, worded)
-    message = str(error.message)
-    if not replacements:
-        return message
-    pattern = "|".join(re.escape(text) for text in sorted(replacements, key=len, reverse=True))
-    return re.sub(pattern, lambda match: replacements[match.group(0)], message)
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(value)
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
+
+
+def _listed(values: Any) -> str:
+    """``"a"``, ``"a" or "b"``, ``"a", "b" or "c"``: each value :func:`shown`."""
+    items = [shown(each) for each in values] if isinstance(values, list) else [shown(values)]
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _plural(count: Any, word: str) -> str:
+    return f"{shown(count)} {word}" + ("" if count == 1 else "s")
+
+
+def _extra_properties(instance: Any, schema: dict[str, Any]) -> str:
+    """``("x" was unexpected)``, and the patterns that matched none of them, if any."""
+    extras = sorted(_extras(instance, schema), key=str) if isinstance(instance, dict) else []
+    verb = "was" if len(extras) == 1 else "were"
+    patterns = schema.get("patternProperties")
+    matched = f"; patternProperties: {', '.join(map(shown, patterns))}" if patterns else ""
+    return f"({', '.join(shown(each) for each in extras)} {verb} unexpected{matched})"
+
+
+def worded(error: jsonschema.ValidationError) -> str:
+    """The message of ``error``, built from its fields (``validator``, ``validator_value``,
+    ``instance``, ``schema``, ``context``) rather than from jsonschema's own text, so that
+    the wording is ego's own and a jsonschema upgrade cannot change it.
+
+    Values are in JSON words (:func:`shown`): ``null is not of type "string"``,
+    ``"c" is not one of ["a", "b"]``. A failure of a ``propertyNames`` subschema says it is
+    about a property name. A keyword without a wording of its own reads
+    ``<value> fails <keyword>: <keyword's value>``.
+    """
+    keyword = error.validator
+    value = error.validator_value
+    instance = error.instance
+    subject = shown(instance)
+    if "propertyNames" in error.relative_schema_path:
+        subject = f"property name {subject}"
+    if keyword is None:  # a ``false`` schema: nothing is allowed here
+        return f"{subject} is not allowed here (the schema is false)"
+    if keyword == "type":
+        return f"{subject} is not of type {_listed(value)}"
+    if keyword == "required":
+        have = instance if isinstance(instance, dict) else {}
+        missing = [name for name in value if name not in have] if isinstance(value, list) else []
+        if len(missing) > 1:
+            return f"{_listed(missing).replace(' or ', ' and ')} are required properties"
+        return f"{shown(missing[0] if missing else value)} is a required property"
+    if keyword == "enum":
+        return f"{subject} is not one of {shown(value)}"
+    if keyword == "const":
+        return f"{shown(value)} was expected, not {subject}"
+    if keyword == "pattern":
+        return f"{subject} does not match {shown(value)}"
+    if keyword == "format":
+        return f"{subject} is not a valid {shown(value)}"
+    if keyword in ("minLength", "maxLength", "minItems", "maxItems"):
+        short = keyword.startswith("min")
+        unit = "character" if keyword.endswith("Length") else "item"
+        bound = "at least" if short else "at most"
+        return f"{subject} is too {'short' if short else 'long'} ({bound} {_plural(value, unit)})"
+    if keyword in ("minProperties", "maxProperties"):
+        if keyword == "minProperties":
+            return f"{subject} has too few properties (at least {shown(value)})"
+        return f"{subject} has too many properties (at most {shown(value)})"
+    bounds = {
+        "minimum": "less than the minimum of",
+        "maximum": "greater than the maximum of",
+        "exclusiveMinimum": "less than or equal to the minimum of",
+        "exclusiveMaximum": "greater than or equal to the maximum of",
+    }
+    if keyword in bounds:
+        return f"{subject} is {bounds[keyword]} {shown(value)}"
+    if keyword == "multipleOf":
+        return f"{subject} is not a multiple of {shown(value)}"
+    if keyword == "uniqueItems":
+        return f"{subject} has items that are not unique"
+    if keyword in ("additionalProperties", "unevaluatedProperties"):
+        if keyword == "additionalProperties" and isinstance(error.schema, dict):
+            return (
+                f"Additional properties are not allowed {_extra_properties(instance, error.schema)}"
+            )
+        return f"{subject} has properties no keyword of the schema evaluates"
+    if keyword in ("items", "additionalItems", "unevaluatedItems"):
+        return f"{subject} has more items than the schema allows"
+    if keyword == "dependentRequired" and isinstance(value, dict):
+        have = instance if isinstance(instance, dict) else {}
+        for name, needed in value.items():
+            missing = [each for each in needed if name in have and each not in have]
+            if missing:
+                return f"{_listed(missing).replace(' or ', ' and ')} required by {shown(name)}"
+    if keyword == "contains":
+        return f"{subject} has no item that matches {shown(value)}"
+    if keyword in ("minContains", "maxContains"):
+        fewer = "fewer" if keyword == "minContains" else "more"
+        return f"{subject} has {fewer} than {_plural(value, 'item')} matching its contains schema"
+    if keyword in ("anyOf", "oneOf"):
+        if keyword == "oneOf" and not error.context:
+            return f"{subject} matches more than one of the schemas oneOf lists"
+        return f"{subject} matches none of the schemas {keyword} lists"
+    if keyword == "not":
+        return f"{subject} must not match {shown(value)}"
+    return f"{subject} fails {keyword}: {shown(value)}"
 
 
 def first_error(checker: Any, instance: Any) -> jsonschema.ValidationError | None:
     """The most relevant error of ``instance`` under ``checker``, or None when it is valid.
 
-    Its ``message`` is in JSON words (see :func:`json_worded`).
+    Its ``message`` is ego's wording of it (see :func:`worded`).
     """
     error: jsonschema.ValidationError | None = jsonschema.exceptions.best_match(
         checker.iter_errors(instance)
     )
     if error is not None:
-        error.message = json_worded(error)
+        error.message = worded(error)
     return error
 
 

@@ -10,6 +10,7 @@ restore or import changed the list.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -28,9 +29,12 @@ from pydantic_core import PydanticSerializationError
 from ..protocol.jsontext import json_text
 from .arguments import argument_problem
 
-__all__ = ["EgoServer", "SchemaTool", "tools_changed"]
+__all__ = ["MAX_TOOL_NAME", "EgoServer", "SchemaTool", "tools_changed"]
 
 logger = logging.getLogger("ego.mcp")
+
+#: The longest tool name MCP allows.
+MAX_TOOL_NAME = 128
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,9 @@ class EgoServer(MCPServer[Any]):
         self.before_call: list[Callable[[str, Context[Any, Any] | None], Awaitable[None]]] = []
         #: Applied to every successful result, in order.
         self.after_call: list[Callable[[CallToolResult], CallToolResult]] = []
+        #: The name each learning tool is served under, and the tool of each such name.
+        self._names: dict[tuple[str, str], str] = {}
+        self._owners: dict[str, tuple[str, str]] = {}
 
     def put_schema_tool(self, tool: SchemaTool) -> None:
         """Add ``tool``, or replace the one of the same name, when :meth:`keep_schema_tools`
@@ -79,8 +86,42 @@ class EgoServer(MCPServer[Any]):
         self._keep = keep
         self._schema_tools = {name: t for name, t in self._schema_tools.items() if keep(t)}
 
-    def schema_tool(self, name: str) -> SchemaTool | None:
-        return self._schema_tools.get(name)
+    def learning_tool_name(self, site_id: str, tool: str, base: str) -> str:
+        """The MCP name of learning tool ``site_id``/``tool``, whose plain name is ``base``.
+
+        A tool keeps the name it was given first. A new one gets ``base`` unless another
+        tool already has it (``a__b`` + ``c`` and ``a`` + ``b__c`` both read ``a__b__c``, and
+        names cut at 128 characters can meet): then ``base`` cut to 119 characters, ``_`` and
+        8 hex digits of a hash of ``site_id/tool`` (the same in every session), and a warning
+        on the ``ego.mcp`` logger says which tool got which name. :func:`add_learning_tools`
+        names the tools in ``(site_id, tool)`` order, so the first of them keeps ``base``.
+        """
+        known = self._names.get((site_id, tool))
+        if known is not None:
+            return known
+        name, attempt = base, 0
+        while name in self._owners:
+            digest = hashlib.sha256(f"{site_id}/{tool}#{attempt}".encode()).hexdigest()
+            name = f"{base[: MAX_TOOL_NAME - 9]}_{digest[:8]}"
+            attempt += 1
+        if name != base:
+            other_site, other_tool = self._owners[base]
+            logger.warning(
+                "MCP tool name %s is taken by %s/%s: %s/%s is served as %s",
+                base,
+                other_site,
+                other_tool,
+                site_id,
+                tool,
+                name,
+            )
+        self._names[(site_id, tool)] = name
+        self._owners[name] = (site_id, tool)
+        return name
+
+    def learning_tool_names(self) -> dict[tuple[str, str], str]:
+        """Every learning tool's MCP name so far, by ``(site_id, tool)``."""
+        return dict(self._names)
 
     async def list_tools(self) -> list[MCPTool]:
         listed = await super().list_tools()

@@ -150,9 +150,6 @@ class BrowserHolder:
         """Make ``tab`` the current tab."""
         self._tab = tab
 
-    def is_current(self, tab: Tab) -> bool:
-        return self._tab is tab
-
     def forget(self, tab: Tab) -> None:
         """``tab`` is closing: the next page tool picks the current tab afresh."""
         if self._tab is tab:

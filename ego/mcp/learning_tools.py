@@ -1,5 +1,9 @@
 """One MCP tool per learning tool, named ``<site>__<tool>``, annotated by its side effect.
 
+Two tools whose names read the same (site ``a__b`` with tool ``c``, site ``a`` with tool
+``b__c``) get different names: the first in ``(site, tool)`` order keeps it, the other gets
+a hash suffix, and its description, ``learn_context`` and a logged warning say which is which.
+
 Its input schema is the tool's own args schema from the manifest (the compact form compiled
 to JSON Schema): a client calls ``demo-shop__search_products`` with ``{"query": "desk"}``.
 An ``irreversible`` tool also takes ``confirm`` (boolean); no other tool does. When an
@@ -19,7 +23,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 
 from ..errors import InvalidArgsError
 from ..learning.manifest import ToolSpec
-from .ego_server import EgoServer, SchemaTool
+from .ego_server import MAX_TOOL_NAME, EgoServer, SchemaTool
 from .holder import BrowserHolder, call
 from .results import tool_result
 
@@ -41,8 +45,10 @@ _SIDE_EFFECTS = {
 
 
 def mcp_name(site_id: str, tool: str) -> str:
-    """The MCP tool name of a learning tool: ``<site>__<tool>``, in MCP's name alphabet."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{site_id}__{tool}")[:128]
+    """The plain MCP tool name of a learning tool: ``<site>__<tool>``, in MCP's name
+    alphabet, at most 128 characters. Two tools can have the same plain name; the server
+    keeps names unique (:meth:`EgoServer.learning_tool_name`)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{site_id}__{tool}")[:MAX_TOOL_NAME]
 
 
 def confirm_key(spec: ToolSpec) -> str | None:
@@ -122,21 +128,30 @@ def describe(site_id: str, spec: ToolSpec) -> str:
 
 
 def add_learning_tools(server: EgoServer, holder: BrowserHolder) -> None:
-    """One MCP tool per learning tool, with its own annotations, named ``site__tool``."""
+    """One MCP tool per learning tool, with its own annotations, named ``site__tool``.
+
+    Tools are named in ``(site_id, tool)`` order, so when two plain names are the same the
+    first in that order keeps it (see :meth:`EgoServer.learning_tool_name`).
+    """
+    found: list[tuple[str, ToolSpec]] = []
     for entry in holder.learnings.sites():
         if entry.manifest is None:
             continue
         manifest = entry.manifest
         specs: list[ToolSpec] = [*manifest.browser_tools.values(), *manifest.python_tools.values()]
-        for spec in specs:
-            add_learning_tool(server, holder, manifest.id, spec)
+        found.extend((manifest.id, spec) for spec in specs)
+    for site_id, spec in sorted(found, key=lambda item: (item[0], item[1].name)):
+        add_learning_tool(server, holder, site_id, spec)
 
 
 def add_learning_tool(
     server: EgoServer, holder: BrowserHolder, site_id: str, spec: ToolSpec
-) -> None:
-    """Add (or replace) the MCP tool ``<site_id>__<tool>`` for ``spec``."""
+) -> str:
+    """Add (or replace) the MCP tool of ``spec``; return its name (``<site_id>__<tool>``
+    unless another tool has that name)."""
     key = confirm_key(spec)
+    base = mcp_name(site_id, spec.name)
+    name = server.learning_tool_name(site_id, spec.name, base)
 
     async def run(arguments: dict[str, Any]) -> CallToolResult:
         confirm = False
@@ -155,15 +170,19 @@ def add_learning_tool(
             raise ToolError(_hint_nested(exc, arguments, spec)) from None
         return tool_result(result)
 
+    description = describe(site_id, spec)
+    if name != base:
+        description += f"\n(Tool {spec.name!r} of site {site_id!r}: {base} names another tool.)"
     server.put_schema_tool(
         SchemaTool(
-            name=mcp_name(site_id, spec.name),
-            description=describe(site_id, spec),
+            name=name,
+            description=description,
             input_schema=input_schema(spec),
             annotations=_annotations(spec),
             handler=run,
         )
     )
+    return name
 
 
 def _hint_nested(exc: ToolError, arguments: dict[str, Any], spec: ToolSpec) -> str:

@@ -37,7 +37,7 @@ from ..page.tab import Tab
 from ..skills import import_skill as import_skill_file
 from .ego_server import EgoServer, tools_changed
 from .holder import BrowserHolder, call, check
-from .learning_tools import add_learning_tool, mcp_name
+from .learning_tools import add_learning_tool
 from .results import tool_result
 
 __all__ = ["add_save_tools"]
@@ -76,8 +76,7 @@ def _register(server: EgoServer, holder: BrowserHolder, site_id: str, tool: str)
         _, spec = holder.learnings.tool(site_id, tool)
     except LearningError:
         return None
-    add_learning_tool(server, holder, site_id, spec)
-    return mcp_name(site_id, tool)
+    return add_learning_tool(server, holder, site_id, spec)
 
 
 def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:

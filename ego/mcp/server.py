@@ -48,8 +48,13 @@ INSTRUCTIONS = (
 )
 
 
-def mcp_example(info: ToolInfo) -> str:
-    """How an MCP client calls a tool ``learn_context`` lists (its Python example reworded)."""
+def mcp_example(info: ToolInfo, name: str | None = None) -> str:
+    """How an MCP client calls a tool ``learn_context`` lists (its Python example reworded).
+
+    Args:
+        info: the tool.
+        name: its MCP tool name (by default its plain ``<site>__<tool>``).
+    """
     key = confirm_key_for(info.side_effect, info.args)
     args = example_args(info.args) if isinstance(info.args, dict) else {}
     if info.kind == "skill":
@@ -61,16 +66,22 @@ def mcp_example(info: ToolInfo) -> str:
         return f"run_skill {json.dumps(call_args)}"
     if key:
         args = {**args, key: True}
-    return f"{mcp_name(info.site_id, info.tool_name)} {json.dumps(args)}"
+    return f"{name or mcp_name(info.site_id, info.tool_name)} {json.dumps(args)}"
 
 
-def _for_mcp(context: LearnContext) -> dict[str, Any]:
-    """``context`` as an MCP result: each tool and note listed once (the sites say which
-    are theirs by name only; skills are among the tools, kind ``"skill"``)."""
+def _for_mcp(context: LearnContext, names: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """``learn_context``'s answer: each tool and note listed once (the sites say which are
+    theirs by name only; skills are among the tools, kind ``"skill"``), each runnable tool
+    with ``mcp_tool``, the MCP tool that runs it (from ``names``, the server's), and an
+    ``example`` call of it."""
     data: dict[str, Any] = context.model_dump(mode="json")
     for info, dumped in zip(context.tools, data.get("tools", []), strict=True):
-        if info.runnable and info.kind in ("browser", "python", "skill"):
-            dumped["example"] = mcp_example(info)
+        if not info.runnable or info.kind not in ("browser", "python", "skill"):
+            continue
+        name = names.get((info.site_id, info.tool_name))
+        if info.kind != "skill" and name is not None:
+            dumped["mcp_tool"] = name
+        dumped["example"] = mcp_example(info, name)
     for site in data.get("sites", []):
         site["tools"] = [tool["tool_name"] for tool in site.get("tools", [])]
         site["notes"] = [note.get("path") or note.get("title") for note in site.get("notes", [])]
@@ -132,24 +143,36 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     ) -> CallToolResult:
         """What ego has learned for a URL: the matching sites, their notes and their tools.
 
-        Call it first on a new page. Each tool comes with its args schema, side effect and an
-        "example" MCP call (its own <site>__<tool> tool, or run_skill). Reads local files
-        only: no browser starts. Returns {url, matched, sites, tools, notes}.
+        Call it first on a new page. Each tool comes with its args schema, side effect, its
+        own MCP tool ("mcp_tool", usually <site>__<tool>) and an "example" MCP call (of that
+        tool, or run_skill). Reads local files only: no browser starts. Returns {url,
+        matched, sites, tools, notes}.
         """
 
         async def read() -> LearnContext:
             return context_for(holder.learnings, url)
 
-        return tool_result(_for_mcp(await call(read)))
+        return tool_result(_for_mcp(await call(read), server.learning_tool_names()))
 
     @server.tool(annotations=LOCAL_ONLY)
     async def list_sites() -> CallToolResult:
         """Every site ego has learnings for, valid or not (invalid ones list their problems).
 
-        Returns a list of {site_id, name, domains, valid, problems, ...}.
+        Returns a list of {site_id, name, domains, valid, problems, mcp_tools, ...};
+        mcp_tools maps each of the site's tools to the MCP tool that runs it.
         """
-        summaries = [summarize_site(entry) for entry in holder.learnings.sites()]
-        return tool_result([summary.model_dump(mode="json") for summary in summaries])
+        names = server.learning_tool_names()
+        listed = []
+        for summary in (summarize_site(entry) for entry in holder.learnings.sites()):
+            data = summary.model_dump(mode="json")
+            tools = [*summary.browser_tools, *summary.python_tools]
+            data["mcp_tools"] = {
+                tool: names[(summary.site_id, tool)]
+                for tool in tools
+                if (summary.site_id, tool) in names
+            }
+            listed.append(data)
+        return tool_result(listed)
 
     @server.tool(annotations=DESTRUCTIVE)
     async def run_browser_tool(

@@ -403,6 +403,20 @@ class DialogExpectation:
         self.dialog: Dialog | None = None
         self._future: asyncio.Future[Dialog] | None = None
 
+    def __repr__(self) -> str:
+        # What a person printing it in a shell wants: how it answers and what it caught.
+        answer = {None: "as the policy says", True: "accept", False: "dismiss"}[self.accept]
+        if self.prompt_text is not None:
+            answer += f" with {self.prompt_text!r}"
+        dialog = self.dialog
+        if dialog is None:
+            state = f"no dialog yet (waits up to {self.timeout:g} s)"
+        else:
+            state = f"{dialog.type} {dialog.message!r}, " + (
+                "open" if dialog.is_open else f"{dialog.answer or 'closed'} by {dialog.handled_by}"
+            )
+        return f"<DialogExpectation {answer}: {state}>"
+
     def __await__(self) -> Generator[Any, None, Dialog]:
         return self._next().__await__()
 

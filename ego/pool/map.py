@@ -9,7 +9,6 @@ cancels the calls still running.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import (
     AsyncGenerator,
@@ -210,8 +209,10 @@ class PoolMap:
                     raise fatal
         finally:
             await self._stop_tasks()
-            with contextlib.suppress(Exception):
-                await source.aclose()
+            # Nothing to swallow here: ``source`` is this module's own generator, and with its
+            # read task ended above it is finished or waits at a ``yield``, so closing it
+            # cannot fail (the caller's iterable is not closed through it).
+            await source.aclose()
 
 
 async def _next_input(source: AsyncGenerator[Any, None]) -> Any:

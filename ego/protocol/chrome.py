@@ -361,10 +361,6 @@ class ChromeProcess:
         _remove_files(self.user_data_dir, self.temporary, self.log_path)
         self._watchdog.stop()
 
-    def log_tail(self, lines: int = 20) -> str:
-        """The last lines Chrome wrote to stdout and stderr (for error messages)."""
-        return _tail(self.log_path, lines)
-
 
 def _running_as_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0

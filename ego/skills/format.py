@@ -28,7 +28,7 @@ from ..errors import InvalidSkillError, UnsafePathError
 from ..learning.manifest import args_schema
 from ..learning.matching import match_domain
 from ..learning.paths import resolve_inside
-from ..learning.schemas import schema_problems
+from ..learning.schemas import schema_problems, worded
 from ..runtime.js import normalize_source
 
 __all__ = [
@@ -240,8 +240,9 @@ def _schema_problems(metadata: dict[str, Any]) -> list[str]:
         elif error.validator in ("if", "allOf"):
             continue
         else:
-            problems.append(f"{where}: {error.message}")
-    return problems
+            problems.append(f"{where}: {worded(error)}")
+    # worded() names every missing required property in each of their errors.
+    return list(dict.fromkeys(problems))
 
 
 def skill_problems(doc: Document, *, domain: str, task: str) -> list[str]:

@@ -1,0 +1,56 @@
+"""Figures and rules the docs state are the code's: exit codes, the pool's waits between
+replacement attempts, the site lock's timeout, the lock file a batch run leaves."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import ego.cli.output as output
+from ego.batch.lock import hold_output, lock_path
+from ego.learning.locks import LOCK_TIMEOUT
+from ego.pool import BrowserPool
+from tests.cli_helpers import ROOT
+
+README = (ROOT / "README.md").read_text()
+FLEET = (ROOT / "docs" / "fleet.md").read_text()
+LEARNING_LOOP = (ROOT / "docs" / "learning-loop.md").read_text()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_readme_names_every_exit_code_the_command_line_uses() -> None:
+    match = re.search(r"Exit codes: (.*?) `python -m", _flat(README))
+    assert match, "README.md has no 'Exit codes:' sentence"
+    named = {int(code) for code in re.findall(r"(?:^|, )(\d+) ", match.group(1))}
+    used = {value for name, value in vars(output).items() if name.startswith("EXIT_")}
+    assert named == used
+
+
+def test_fleet_md_gives_the_replacement_attempts_and_waits() -> None:
+    default = inspect.signature(BrowserPool).parameters["replace_attempts"].default
+    text = _flat(FLEET)
+    assert f"`replace_attempts` tries ({default} by default): the first at once" in text
+    assert "the second after 0.5 s, the third after 2 s, and any further one 5 s" in text
+
+
+def test_learning_loop_md_gives_the_site_locks_timeout() -> None:
+    text = _flat(LEARNING_LOOP)
+    assert f"longer than {LOCK_TIMEOUT:g} s (`ego.learning.locks.LOCK_TIMEOUT`)" in text
+    assert "`SiteBusyError`" in text
+
+
+def test_a_batch_output_lock_stays_after_its_run_and_the_next_run_takes_it(
+    tmp_path: Path,
+) -> None:
+    assert "`results.jsonl.lock`" in FLEET
+    results = tmp_path / "results.jsonl"
+    with hold_output(results):
+        pass
+    assert lock_path(results) == tmp_path / "results.jsonl.lock"
+    assert lock_path(results).read_text().startswith("pid ")  # left, saying who ran last
+    with hold_output(results):  # its lock ended with the run
+        pass

@@ -1,0 +1,51 @@
+"""The two tiers: ``pytest -m "not chrome"`` runs every test that needs no browser, and a test
+without the ``chrome`` mark cannot start one (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import ego
+from tests.conftest import NO_CHROME_MESSAGE, ROOT
+
+#: Tests in modules that mostly start Chrome which themselves need none: the fast tier runs
+#: them (they were once marked with their whole module, and never ran there).
+NEED_NO_CHROME = [
+    "tests/test_packaging.py::test_the_wheel_carries_the_bundled_learnings_and_skills",
+    "tests/test_packaging.py::test_an_editable_install_finds_the_checkout",
+    "tests/test_packaging.py::test_an_installed_ego_finds_its_learnings_outside_the_checkout",
+    "tests/test_chrome.py::test_find_chrome_searches_path",
+    "tests/test_chrome.py::test_profile_names_must_be_plain",
+    "tests/test_cli.py::test_validate_shipped_learnings_and_skills",
+    "tests/test_cli.py::test_sites_lists_every_site_and_skill",
+    "tests/test_mcp.py::test_lists_core_and_learning_tools_with_annotations",
+    "tests/test_batch.py::test_output_files_that_cannot_be_resumed_are_refused",
+    "tests/test_call_path.py::test_prepare_checks_everything_before_a_browser",
+    "tests/test_hardening_process.py::test_a_launch_removes_the_logs_of_gone_owners_only",
+]
+
+
+def test_the_fast_tier_holds_the_tests_that_need_no_browser() -> None:
+    files = sorted({test.split("::")[0] for test in NEED_NO_CHROME})
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "not chrome", *files],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    listed = set(collected.stdout.split())
+    assert [test for test in NEED_NO_CHROME if test not in listed] == []
+    assert "tests/test_chrome.py::test_launch_then_close_leaves_no_process_of_that_chrome" not in (
+        listed
+    )
+
+
+async def test_a_test_without_the_chrome_mark_cannot_start_chrome() -> None:
+    with pytest.raises(ego.ChromeLaunchError, match=NO_CHROME_MESSAGE):
+        await ego.launch()
