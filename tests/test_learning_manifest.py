@@ -366,7 +366,7 @@ async def test_both_args_formats_run_in_the_browser(
     make_site(
         tmp_path,
         "shop",
-        domains=["shop.test"],
+        domains=["127.0.0.1"],  # the page the tab shows: a tool runs on its own site
         browser_tools={
             "compact": tool(ECHO, args=COMPACT_ARGS),
             "full": tool(ECHO, args=FULL_ARGS),

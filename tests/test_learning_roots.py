@@ -14,6 +14,7 @@ from ego.learning.naming import check_site_id
 from ego.learning.registry import WORKSPACE_ENV, Learnings, project_learnings_dir
 from ego.learning.schemas import validator
 from ego.site import Site
+from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, make_site, tool
 
 
@@ -127,19 +128,31 @@ def test_missing_roots_are_fine(tmp_path: Path) -> None:
 
 
 async def test_the_workspace_tool_is_the_one_that_runs(
-    tmp_path: Path, browser: ego.Browser, tab: ego.Tab, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    browser: ego.Browser,
+    tab: ego.Tab,
+    server: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     workspace, project = _two_roots(tmp_path)
-    site = Site(browser, Learnings(workspace=workspace, project=project))
+    # The site's copy served here: a tool runs only in a tab on its site.
+    here = server.route("/learning-roots/both", "<p>both</p>")
+    await tab.navigate(here)
+
+    def on(site: Site) -> Site:
+        site.set_start_url("both", here)
+        return site
+
+    site = on(Site(browser, Learnings(workspace=workspace, project=project)))
     assert await site.run_browser_tool("both", "which", tab=tab) == "workspace"
     summary = {s.site_id: s for s in site.sites()}["both"]
     assert summary.root == str(workspace / "learnings")
     assert summary.name == "From workspace"
 
     monkeypatch.setenv(WORKSPACE_ENV, str(workspace))
-    from_env = Site(browser, Learnings(project=project))
+    from_env = on(Site(browser, Learnings(project=project)))
     assert await from_env.run_browser_tool("both", "which", tab=tab) == "workspace"
-    project_only = Site(browser, Learnings(roots=[project]))
+    project_only = on(Site(browser, Learnings(roots=[project])))
     assert await project_only.run_browser_tool("both", "which", tab=tab) == "project"
 
 

@@ -16,6 +16,7 @@ from ego.errors import (
     JavaScriptError,
     NoTabError,
     ReturnsMismatchError,
+    SiteMismatchError,
     ToolLoadError,
 )
 from ego.learning.registry import WORKSPACE_ENV, Learnings
@@ -503,8 +504,13 @@ async def test_tab_selection(named: tuple[ego.Browser, Path], server: PageServer
     tab_a = await own.new_tab(url_a)
     try:
         before = await _hrefs(own)
-        # 1. the given tab, even one on another host
-        assert (await site.run_browser_tool("sel", "where", tab=tab_b))["href"] == url_b
+        # 1. the given tab, when it is on the site; a tab of another site is refused, naming
+        # its host and the site's domains, before anything runs
+        assert (await site.run_browser_tool("sel", "where", tab=tab_a))["href"] == url_a
+        with pytest.raises(SiteMismatchError) as refused:
+            await site.run_browser_tool("sel", "where", tab=tab_b)
+        assert refused.value.domains == [f"shop.{HOSTS}"]
+        assert refused.value.host.startswith(f"other.{HOSTS}")
         # 2. else an open tab whose host matches the site's domains
         assert (await site.run_browser_tool("sel", "where"))["href"] == url_a
         assert (await site.tab_for("sel")).target_id == tab_a.target_id

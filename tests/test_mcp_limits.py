@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import psutil
 import pytest
 from mcp.types import ImageContent
 
@@ -232,6 +233,13 @@ async def test_a_click_that_opens_a_dialog_says_it_ran(
 # -- state changes are said --------------------------------------------------------------------
 
 
+def _browser_process(process: psutil.Process) -> bool:
+    try:
+        return is_chrome(process) and "--type=" not in " ".join(process.cmdline())
+    except psutil.Error:
+        return False
+
+
 async def test_a_replaced_chrome_is_announced_once(
     tmp_path_factory: pytest.TempPathFactory, server: PageServer
 ) -> None:
@@ -239,11 +247,12 @@ async def test_a_replaced_chrome_is_announced_once(
     try:
         value_of(await client.call("navigate", {"url": server.route("/mcp/r", "<p>r</p>")}))
         assert client.server is not None
-        chromes = [p for p in process_tree(client.server) if is_chrome(p)]
+        # The browser process itself (its helpers go with it).
+        chromes = [p for p in process_tree(client.server) if _browser_process(p)]
         assert chromes
         for chrome in chromes:
             chrome.kill()
-        await wait_gone(chromes, 10)
+        assert await wait_gone(chromes, 10) == []
         replaced = await client.call("list_tabs")
         if replaced.is_error:
             # The dead connection may be found by this call itself: it says the browser closed.

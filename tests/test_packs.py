@@ -338,10 +338,12 @@ def test_verify_checks_the_hashes_and_runs_the_offline_cases(packs: Packs) -> No
 
 def test_a_pack_tool_runs_from_another_folder(packs: Packs, server: PageServer) -> None:
     url = server.route("/packsite", "<title>Pack Site Home</title><p id=m>served</p>")
-    result = packs.ego("run", "packsite", "page_title", "--url", url, "--json")
+    # The site served here stands for packsite.test: a tool runs only on its site.
+    here = ("--url", url, "--start-url", f"packsite={url}", "--json")
+    result = packs.ego("run", "packsite", "page_title", *here)
     assert result.returncode == 0, result
     assert result.json() == {"title": "Pack Site Home", "marker": "served"}
-    words = packs.ego("run", "packsite", "title_words", "--url", url, "--json")
+    words = packs.ego("run", "packsite", "title_words", *here)
     assert words.returncode == 0, words
     assert words.json() == ["Pack", "Site", "Home"]
 
@@ -388,7 +390,10 @@ def test_a_changed_file_makes_only_its_site_invalid_before_a_browser_starts(
 
     # Every other site keeps working: the same pack's wikipedia runs.
     url = server.route("/pack-wiki", "<title>Wiki Page</title>")
-    other = packs.ego("run", "wikipedia", "page_title", "--url", url, "--json")
+    other = packs.ego(
+        "run", "wikipedia", "page_title", "--url", url, "--start-url", f"wikipedia={url}",
+        "--json",
+    )  # fmt: skip
     assert other.returncode == 0, other
     assert other.json()["title"] == "Wiki Page"
 

@@ -547,3 +547,15 @@ async def test_a_new_document_drops_the_old_documents_frames(
     assert old.detached
     assert await new.evaluate("location.pathname") == f"/real/{page_tag(page)}/cross"
     assert [frame.name for frame in await page.frames()].count("cross") == 1
+
+
+async def test_downloads_stay_in_egos_folder_after_another_client_left(
+    page: ego.Tab, browser: ego.Browser, tmp_path: Path
+) -> None:
+    # Another client sets its own folder; when it leaves, Chrome goes back to its default.
+    async with ego.connect(browser.endpoint, downloads=tmp_path / "other"):
+        pass
+    async with page.expect_download() as saved:
+        await page.click("#dl")
+    assert saved.path is not None
+    assert saved.path.parent == browser.downloads_folder

@@ -83,6 +83,8 @@ async def acting(
         ToolError: the action failed (a dialog that was open before it included).
     """
     try:
+        # A download the action starts must land in ego's folder, whoever set it last.
+        await tab.keep_downloads()
         await action()
     except DialogOpenError as exc:
         dialog = tab.dialog

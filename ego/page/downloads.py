@@ -11,6 +11,7 @@ made safe.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from ..errors import CommandTimeoutError, DownloadFailedError
+from ..errors import CommandTimeoutError, DownloadFailedError, ProtocolError
 
 if TYPE_CHECKING:
     from ..protocol.transport import Connection
@@ -155,6 +156,14 @@ class Downloads:
             params["browserContextId"] = browser_context_id
         await self._connection.send("Browser.setDownloadBehavior", params)
 
+    async def renew(self) -> None:
+        """Set the folder again, before a download is expected: another client of the same
+        browser that set its own, or that disconnected (Chrome then goes back to its own
+        default, the user's Downloads), may have changed it since. A browser that refuses is
+        left as it is (said in the log when :meth:`enable` first failed)."""
+        with contextlib.suppress(ProtocolError):
+            await self.enable()
+
     def list(self) -> list[Download]:
         """Every download seen, oldest first (at most :data:`MAX_DOWNLOADS`)."""
         return list(self._all.values())
@@ -263,11 +272,16 @@ class DownloadExpectation:
         return f"<DownloadExpectation {self.download.state} {self.download.url or '(none yet)'}>"
 
     def __await__(self) -> Generator[Any, None, Download]:
-        return self._wait().__await__()
+        return self._renewed_wait().__await__()
 
     async def __aenter__(self) -> Download:
+        await self._downloads.renew()
         self._waiter = self._downloads._next(self._belongs)
         return self.download
+
+    async def _renewed_wait(self) -> Download:
+        await self._downloads.renew()
+        return await self._wait()
 
     async def __aexit__(
         self,

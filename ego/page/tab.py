@@ -84,6 +84,7 @@ class Tab(PageVerbs):
         self._attaching: asyncio.Future[str] | None = None
         self._closed = False
         self._documents = 0
+        self._loader = ""
         self._network = NetworkLog()
         self._console = ConsoleLog()
         self._dialogs = DialogTracker(connection, target_id, self.session, dialogs)
@@ -460,6 +461,8 @@ class Tab(PageVerbs):
                 )
             self._url = url
             loader_id = result.get("loaderId")
+            if loader_id is not None:
+                self._new_document(str(loader_id))  # committed: the new document is there
             if waiter is None or loader_id is None:
                 return  # "commit", or a same-document navigation (a #fragment)
             loader.append(loader_id)
@@ -525,6 +528,7 @@ class Tab(PageVerbs):
                     f"reload of {self._url} got no response within {seconds:g} s"
                 ) from None
             await _reach(waiter, deadline, f"reload of {self._url}", wait_until, seconds)
+            self._new_document(loader[0])
         finally:
             if not waiter.done():
                 waiter.cancel()
@@ -557,7 +561,15 @@ class Tab(PageVerbs):
         frame = params.get("frame", {})
         if not frame.get("parentId"):
             self._url = frame.get("url", self._url)
-            self._documents += 1
+            self._new_document(str(frame.get("loaderId", "")))
+
+    def _new_document(self, loader_id: str) -> None:
+        """Count a main-frame document once, by its loader: this event's handler may run
+        after the navigation that made it returned, and both count it."""
+        if loader_id and loader_id == self._loader:
+            return
+        self._loader = loader_id
+        self._documents += 1
 
     # -- what only a tab has: its frames, requests, console, history, downloads, PDF ---------
 
@@ -769,6 +781,12 @@ class Tab(PageVerbs):
             raise RuntimeError("this tab has no downloads folder: open it through a Browser")
         seconds = self.default_timeout if timeout is None else timeout
         return self._downloads.expect(self._owns_download, seconds)
+
+    async def keep_downloads(self) -> None:
+        """Make sure a download this tab starts next lands in the browser's downloads folder
+        (see :meth:`ego.page.downloads.Downloads.renew`)."""
+        if self._downloads is not None:
+            await self._downloads.renew()
 
     def downloads(self) -> list[Download]:
         """The downloads this tab's pages (any of its frames) started, oldest first."""
