@@ -76,6 +76,7 @@ class McpClient:
             command=sys.executable, args=["-m", "ego", "mcp", *args], env=env, cwd=str(cwd)
         )
         self.errlog = errlog
+        self._others: set[int] = set()
         #: The server's output folder, when a test gave it one.
         self.output = cwd
         #: Set each time the server sends notifications/tools/list_changed.
@@ -89,6 +90,8 @@ class McpClient:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self, timeout: float = 60) -> None:
+        # Other clients' servers may run beside this one: this one is the child born now.
+        self._others = {child.pid for child in psutil.Process().children()}
         self._task = asyncio.create_task(self._run())
         ready = asyncio.create_task(self._ready.wait())
         done, _ = await asyncio.wait(
@@ -108,7 +111,7 @@ class McpClient:
             ):
                 self.initialized = await session.initialize()
                 self.session = session
-                self.server = _find_server()
+                self.server = _find_server(self._others)
                 self.chromes_at_start = [p for p in process_tree(self.server) if is_chrome(p)]
                 self._ready.set()
                 await self._stop.wait()
@@ -149,8 +152,11 @@ class McpClient:
         await asyncio.wait_for(self._task, timeout)
 
 
-def _find_server() -> psutil.Process:
+def _find_server(others: set[int]) -> psutil.Process:
+    """The ``ego mcp`` child of this process that is not among ``others``."""
     for child in psutil.Process().children():
+        if child.pid in others:
+            continue
         try:
             if child.cmdline()[1:4] == ["-m", "ego", "mcp"]:
                 return child
