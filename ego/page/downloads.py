@@ -275,11 +275,13 @@ class DownloadExpectation:
         return self._renewed_wait().__await__()
 
     async def __aenter__(self) -> Download:
-        await self._downloads.renew()
+        # Listening first: a download may begin while the folder is being renewed.
         self._waiter = self._downloads._next(self._belongs)
+        await self._downloads.renew()
         return self.download
 
     async def _renewed_wait(self) -> Download:
+        self._waiter = self._downloads._next(self._belongs)
         await self._downloads.renew()
         return await self._wait()
 

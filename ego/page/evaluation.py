@@ -89,11 +89,18 @@ async def evaluate(
     Raises:
         as :meth:`ego.Tab.evaluate`.
     """
+    params: dict[str, Any] = {
+        "expression": expression,
+        "returnByValue": not describe,
+        "awaitPromise": await_promise,
+        "userGesture": user_gesture,
+    }
+    if context is not None:
+        params["uniqueContextId"] = context
+    deadline = time.monotonic() + timeout
+    call = _Call(connection, session_id, where or f"the page in tab {tab[:8]}", timeout, deadline)
     try:
-        return await _evaluate(
-            connection, session_id, expression, await_promise, timeout, user_gesture,
-            describe, tab, context, where,
-        )  # fmt: skip
+        return await _answer(call, params, describe)
     except CommandTimeoutError:
         stopped = await stop_spinning(connection, session_id)
         raise CommandTimeoutError(timed_out("evaluate", timeout, stopped)) from None
@@ -149,32 +156,13 @@ async def stop_spinning(connection: Connection, session_id: str) -> bool:
     return True
 
 
-async def _evaluate(
-    connection: Connection,
-    session_id: str,
-    expression: str,
-    await_promise: bool,
-    timeout: float,
-    user_gesture: bool,
-    describe: bool,
-    tab: str,
-    context: str | None,
-    where: str | None,
-) -> Any:
-    deadline = time.monotonic() + timeout
-    params: dict[str, Any] = {
-        "expression": expression,
-        "returnByValue": not describe,
-        "awaitPromise": await_promise,
-        "userGesture": user_gesture,
-    }
-    if context is not None:
-        params["uniqueContextId"] = context
+async def _answer(call: _Call, params: dict[str, Any], describe: bool) -> Any:
+    """The value of the evaluate ``params`` describe, sent through ``call``."""
+    expression = params["expression"]
     group = ""
     if describe:
         group = f"ego-evaluate-{next(_GROUPS)}"
         params["objectGroup"] = group
-    call = _Call(connection, session_id, where or f"the page in tab {tab[:8]}", timeout, deadline)
     result = await call.send("Runtime.evaluate", params)
     details = result.get("exceptionDetails")
     if details is not None and _needs_top_level_await(details, expression):

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import EgoError
+from .attach import IFRAMES, prepare_paused
 from .frame import Frame, FrameHost
 
 if TYPE_CHECKING:
@@ -40,14 +40,6 @@ _EVENTS: Final = (
     "Target.attachedToTarget",
     "Target.detachedFromTarget",
 )
-
-#: What ego attaches to automatically: cross-site iframes only (not workers).
-AUTO_ATTACH: Final = {
-    "autoAttach": True,
-    "waitForDebuggerOnStart": True,
-    "flatten": True,
-    "filter": [{"type": "iframe"}],
-}
 
 #: Commands a child session gets before it is resumed, besides the frame tree's own; the
 #: browser may add some (an origin policy's request interception).
@@ -118,7 +110,7 @@ class FrameTree:
         """What the tab's session needs beyond its listeners: the frames that exist already,
         and the auto-attach of cross-site iframes."""
         await asyncio.gather(
-            self._connection.send("Target.setAutoAttach", AUTO_ATTACH, session_id=session_id),
+            self._connection.send("Target.setAutoAttach", IFRAMES, session_id=session_id),
             self._seed(session_id),
         )
 
@@ -240,22 +232,17 @@ class FrameTree:
     async def _prepare(self, session_id: str) -> None:
         """Enable what a child session needs, then let its frame run."""
         send = self._connection.send
-        try:
+
+        async def setup() -> None:
             await asyncio.gather(
                 send("Page.enable", session_id=session_id),
                 send("Runtime.enable", session_id=session_id),
-                send("Target.setAutoAttach", AUTO_ATTACH, session_id=session_id),
-                *(setup(session_id) for setup in self.session_setup),
+                send("Target.setAutoAttach", IFRAMES, session_id=session_id),
+                *(extra(session_id) for extra in self.session_setup),
             )
             await self._seed(session_id)
-        except EgoError as exc:
-            # The frame went away meanwhile (removed, navigated back in process).
-            logger.debug("preparing frame session %s: %s", session_id, exc)
-        finally:
-            try:
-                await send("Runtime.runIfWaitingForDebugger", session_id=session_id)
-            except EgoError:
-                pass  # gone already: nothing waits
+
+        await prepare_paused(self._connection, session_id, setup())
 
     async def _seed(self, session_id: str) -> None:
         """Record the frames a session holds already (a tab attached after it loaded)."""

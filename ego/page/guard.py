@@ -21,6 +21,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import EgoError
+from .attach import IFRAMES, auto_attach, prepare_paused
 from .policy import NavigationPolicy
 
 if TYPE_CHECKING:
@@ -56,15 +57,7 @@ class NavigationGuard:
         self._subscriptions.append(
             self._connection.subscribe("Target.attachedToTarget", self._on_attached)
         )
-        await self._connection.send(
-            "Target.setAutoAttach",
-            {
-                "autoAttach": True,
-                "waitForDebuggerOnStart": True,
-                "flatten": True,
-                "filter": [{"type": "page"}],
-            },
-        )
+        await self._connection.send("Target.setAutoAttach", auto_attach("page"))
 
     def close(self) -> None:
         for subscription in self._subscriptions:
@@ -94,27 +87,11 @@ class NavigationGuard:
 
     async def _prepare(self, session_id: str) -> None:
         send = self._connection.send
-        try:
-            await asyncio.gather(
-                send("Fetch.enable", _DOCUMENTS, session_id=session_id),
-                send(
-                    "Target.setAutoAttach",
-                    {
-                        "autoAttach": True,
-                        "waitForDebuggerOnStart": True,
-                        "flatten": True,
-                        "filter": [{"type": "iframe"}],
-                    },
-                    session_id=session_id,
-                ),
-            )
-        except EgoError as exc:
-            logger.debug("guarding session %s: %s", session_id, exc)
-        finally:
-            try:
-                await send("Runtime.runIfWaitingForDebugger", session_id=session_id)
-            except EgoError:
-                pass  # gone already
+        setup = asyncio.gather(
+            send("Fetch.enable", _DOCUMENTS, session_id=session_id),
+            send("Target.setAutoAttach", IFRAMES, session_id=session_id),
+        )
+        await prepare_paused(self._connection, session_id, setup)
 
     def _on_paused(self, session_id: str) -> Any:
         async def decide(params: dict[str, Any]) -> None:
