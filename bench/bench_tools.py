@@ -87,9 +87,10 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
         results["config"]["page"] = server.url
         async with contextlib.AsyncExitStack() as stack:
             # AsyncExitStack: every Chrome (and the Playwright driver) is ended even when
-            # another clean-up step fails.
+            # another clean-up step fails. ego talks over the pipe; the port is for the raw
+            # loop.
             browser = await ego.launch(
-                executable=chrome, learnings=ego.Learnings(roots=[learnings])
+                executable=chrome, learnings=ego.Learnings(roots=[learnings]), port=0
             )
             stack.push_async_callback(browser.close)
             tracker.note_ego(browser)
@@ -97,6 +98,7 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             tracker.note_ego(browser)
             version = await browser.version()
             results["environment"]["chrome"] = version.get("product", "?")
+            assert browser.endpoint is not None
             raw = await RawCDP.attach(browser.endpoint, tab.target_id)
             stack.push_async_callback(raw.close)
             page: Page | None = None

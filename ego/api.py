@@ -37,7 +37,7 @@ class Browser(_browser.Browser):
         self,
         connection: Connection,
         *,
-        endpoint: str,
+        endpoint: str | None,
         process: ChromeProcess | None = None,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
@@ -101,6 +101,7 @@ def launch(
     workspace: str | os.PathLike[str] | None = None,
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "auto",
+    port: int | None = None,
 ) -> BrowserStarter:
     """Start a local Chrome and connect to it.
 
@@ -124,19 +125,27 @@ def launch(
             ``"dismiss"``, ``"manual"`` (left open: calls on the tab fail at once with
             DialogOpenError until ``tab.handle_dialog``), or a mapping per dialog type such
             as ``{"beforeunload": "accept"}``. Every dialog is recorded in ``tab.dialogs``.
+        port: also open a debugging port on 127.0.0.1 so that other processes can attach
+            (``ego.connect(browser.endpoint)``): ``0`` lets Chrome choose a free one, ``N``
+            asks for N. By default there is none: ego talks to Chrome over a pipe that only
+            this process holds, and ``browser.endpoint`` is None. Chrome asks nothing of a
+            client on its port: any local process or user can then drive the browser,
+            logged-in sessions included.
 
     Raises:
-        ValueError: ``dialogs`` is not a dialog policy (raised here, before Chrome starts).
+        ValueError: ``dialogs`` is not a dialog policy, or ``port`` is not a port number
+            (raised here, before Chrome starts).
         ChromeNotFoundError: no Chrome binary was found (the message says how to install one).
         ProfileInUseError: another running Chrome holds the profile.
-        ChromeLaunchError: Chrome exited or did not open its endpoint in time.
+        ChromeLaunchError: Chrome exited or did not answer in time, or the port asked for is
+            taken.
 
     Chrome ends when the browser is closed, and also when this Python process ends in any
     way, SIGKILL included (a watchdog process sees to that).
     """
 
     options = LaunchOptions(
-        profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
+        profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout, port
     )
     dialog_actions(dialogs)
 

@@ -21,6 +21,7 @@ from ..errors import (
     TabClosedError,
 )
 from ..protocol.chrome import ChromeProcess, LaunchOptions
+from ..protocol.launcher import launch_chrome
 from ..protocol.transport import Connection
 from ..protocol.wire import redact
 from .dialogs import DialogPolicy, dialog_actions
@@ -39,6 +40,9 @@ class Browser:
     close). Use it as an async context manager, or call :meth:`close`.
 
     Attributes:
+        endpoint: the browser's websocket URL, which another process can attach to with
+            :func:`ego.connect`; None for a browser ego launched without a port, which only
+            this process reaches (over a pipe).
         dialogs: the dialog policy each tab starts with (see :data:`ego.page.dialogs.DialogPolicy`);
             a tab's own is :attr:`ego.Tab.dialog_policy`.
     """
@@ -47,7 +51,7 @@ class Browser:
         self,
         connection: Connection,
         *,
-        endpoint: str,
+        endpoint: str | None,
         process: ChromeProcess | None = None,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
@@ -74,11 +78,19 @@ class Browser:
         timeout: float = 30.0,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
+        port: int | None = None,
     ) -> Self:
         """Start a local Chrome and connect to it. See :func:`ego.launch`."""
         return await cls.launch_with(
             LaunchOptions(
-                profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
+                profile,
+                user_data_dir,
+                headless,
+                executable,
+                tuple(args),
+                timeout,
+                default_timeout,
+                port,
             ),
             dialogs=dialogs,
         )
@@ -92,16 +104,7 @@ class Browser:
             ValueError: ``dialogs`` is not a dialog policy (nothing was started).
         """
         dialog_actions(dialogs)
-        process = await ChromeProcess.start(options)
-        try:
-            connection = await Connection.open(
-                process.ws_url,
-                open_timeout=options.timeout,
-                default_timeout=options.default_timeout,
-            )
-        except BaseException:
-            await process.terminate()
-            raise
+        process, connection = await launch_chrome(options)
         return cls(
             connection,
             endpoint=process.ws_url,
