@@ -15,9 +15,10 @@ events, size limit, codec and crash handling. As with the websocket:
   transports, and a message is handed over inside ``data_received`` (no reader task between
   the pipe and the caller);
 - no size limit coming in: a message is whatever lies between two NUL bytes;
-- all messages queued during one event-loop iteration go out in a single ``write``, so that
-  Chrome reads many commands per wake-up; while the pipe is full (the write transport asks to
-  pause) messages wait here, in order, and go out as Chrome reads;
+- the messages queued during one event-loop iteration are joined into writes of up to
+  :data:`WRITE_CHUNK` bytes (one write for the usual few), so that Chrome reads many commands
+  per wake-up, and a larger message goes a slice at a time; while the pipe is full (the write
+  transport asks to pause) messages wait here, in order, and go out as Chrome reads;
 - when Chrome exits, is killed or closes its ends, both transports see it at once (end of file
   on the read end, a broken pipe on the write end) and the close handler is called, which
   fails every pending call of the connection with :class:`~ego.errors.BrowserClosedError`.
