@@ -16,6 +16,7 @@ import pytest
 from websockets.asyncio.server import ServerConnection
 
 import ego
+from ego.protocol.pipe import PipeWire
 from ego.protocol.transport import ANY_SESSION, Connection, Subscription
 from tests.conftest import PageServer, fresh_tab, websocket_url
 from tests.fake_cdp import FakeCDP, drop, garble, silent
@@ -413,6 +414,7 @@ async def test_chrome_dying_fails_every_pending_call_and_later_sends() -> None:
     try:
         tab = await launched.new_tab()
         connection = launched.connection
+        assert isinstance(connection._wire, PipeWire)  # as every browser ego launches
         pending = [await evaluate_pending(tab) for _ in range(3)]
         raw = asyncio.create_task(
             tab.send("Runtime.evaluate", evaluate_params(NEVER), timeout=None)
@@ -432,7 +434,7 @@ async def test_chrome_dying_fails_every_pending_call_and_later_sends() -> None:
             process.kill()
 
         for task in [*pending, raw, waiting]:
-            with pytest.raises(ego.BrowserClosedError):
+            with pytest.raises(ego.BrowserClosedError, match="closed its debugging pipe"):
                 await asyncio.wait_for(task, HANG)
         with pytest.raises(ego.BrowserClosedError):
             await expected
