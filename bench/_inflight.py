@@ -42,9 +42,10 @@ def commands_sent(browser: ego.Browser) -> int:
 class InFlight:
     """The contenders of the in-flight section and what they measured."""
 
-    def __init__(self, contenders: dict[str, NCall], browser: ego.Browser) -> None:
+    def __init__(self, contenders: dict[str, NCall], hot: dict[str, ego.Browser]) -> None:
         self.contenders = contenders
-        self.browser = browser
+        # The hot-call contenders and the browser whose command counter checks each.
+        self.hot = hot
         self.rates: dict[str, list[float]] = {name: [] for name in contenders}
         self.next_n = 1_000_000
 
@@ -52,18 +53,19 @@ class InFlight:
         """``count`` calls of ``name`` at once; answers calls per second. Checks every answer."""
         call, first = self.contenders[name], self.next_n
         self.next_n += count
-        before = commands_sent(self.browser)
+        browser = self.hot.get(name)
+        before = 0 if browser is None else commands_sent(browser)
         start = time.perf_counter()
         answers = await asyncio.gather(*(call(first + i) for i in range(count)))
         elapsed = time.perf_counter() - start
         wrong = [(first + i, a) for i, a in enumerate(answers) if a != first + i + 1]
         if wrong:
             raise SystemExit(f"in flight, {name}: {len(wrong)} wrong answers, e.g. {wrong[0]}")
-        if name == "ego-hot":
-            sent = commands_sent(self.browser) - before
+        if browser is not None:
+            sent = commands_sent(browser) - before
             if sent != count:
                 raise SystemExit(
-                    f"in flight, ego-hot: {count} calls sent {sent} commands, not one each "
+                    f"in flight, {name}: {count} calls sent {sent} commands, not one each "
                     "(a call that was not cached)"
                 )
         return count / elapsed
@@ -79,6 +81,14 @@ class InFlight:
                     for hot, rate in zip(self.rates["ego-hot"], self.rates[other], strict=True)
                 ]
                 ratios[f"ego-hot/{other}"] = spread(per_round)
+        # The pipe against the websocket: how many times the pipe's throughput, per round.
+        for call in ("ego-hot", "ego-eval"):
+            if f"{call}-ws" in self.rates:
+                per_round = [
+                    pipe / ws
+                    for pipe, ws in zip(self.rates[call], self.rates[f"{call}-ws"], strict=True)
+                ]
+                ratios[f"{call}/{call}-ws"] = spread(per_round)
         out["ratios"] = ratios
         return out
 

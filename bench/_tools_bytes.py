@@ -42,17 +42,19 @@ class Sent:
     """What went out during one call."""
 
     messages: int = 0
-    payload: int = 0  # websocket payload (the CDP JSON messages)
-    socket: int = 0  # bytes handed to the TCP socket (frames, headers and masks included)
+    payload: int = 0  # the CDP JSON messages
+    socket: int = 0  # bytes handed to the socket or pipe (frames, headers, masks, NULs)
 
 
 @contextlib.contextmanager
 def counting_ego(browser: ego.Browser) -> Iterator[Sent]:
-    """Count what ego's connection sends: its wire's messages and its socket's writes."""
+    """Count what ego's connection sends: its wire's messages and the writes to its socket
+    (a websocket) or pipe (a browser ego launched: each message and its NUL)."""
     sent = Sent()
-    # ego's Wire behind the connection's Channel interface (reached into, like its socket).
+    # ego's Wire or PipeWire behind the connection's Channel interface (reached into, like its
+    # socket or pipe transport).
     wire: Any = browser.connection._wire
-    transport = wire._transport
+    transport = getattr(wire, "_transport", None) or getattr(wire, "_writer", None)
     if transport is None:
         raise RuntimeError("ego's wire has no transport")
     send, write = wire.send, transport.write
@@ -175,7 +177,7 @@ def report_lines(results: dict[str, Any], label: dict[str, str]) -> list[str]:
         for phase in ("hot", "cold"):
             item = ego_figures[phase]
             what = (
-                "ego hot (cached, 1 evaluate)"
+                "ego hot (cached, 1 evaluate, pipe)"
                 if phase == "hot"
                 else f"ego cold ({item['mode']}, {item['evaluations']} evaluates, "
                 f"{item['ms']:.0f} ms)"

@@ -36,6 +36,12 @@ def add_ratios_and_targets(results: dict[str, Any]) -> None:
             else pw["median_us"] / ego_hot["median_us"],
             "playwright_over_ego_p99": None if pw is None else pw["p99_us"] / ego_hot["p99_us"],
         }
+        # The same calls over the websocket against over the pipe (above 1: the pipe is faster).
+        for call in ("ego-hot", "ego-eval"):
+            if f"{call}-ws" in stats:
+                ratios[kind][f"{call}_ws_over_pipe_median"] = (
+                    stats[f"{call}-ws"]["median_us"] / stats[call]["median_us"]
+                )
     results["ratios"] = ratios
 
     def target(name: str, value: float | None, limit: float, test: str) -> dict[str, Any]:
@@ -76,7 +82,7 @@ def add_ratios_and_targets(results: dict[str, Any]) -> None:
         ),
         target(
             f"under {TARGET_HOT_BYTES} bytes sent per hot call, {kb} KB tool (bytes written "
-            "to ego's socket)",
+            "to ego's pipe)",
             hot["socket_bytes"],
             TARGET_HOT_BYTES,
             "under",
@@ -150,6 +156,13 @@ def report(results: dict[str, Any]) -> str:
             f"{_fmt_ratio(ratio['playwright_over_ego_median'])}, "
             f"p99 {_fmt_ratio(ratio['playwright_over_ego_p99'])}"
         )
+        if "ego-hot_ws_over_pipe_median" in ratio:
+            lines.append(
+                f"   {label[kind]}: websocket/pipe median, ego-hot "
+                f"{_fmt_ratio(ratio['ego-hot_ws_over_pipe_median'])}, ego-eval "
+                f"{_fmt_ratio(ratio.get('ego-eval_ws_over_pipe_median'))} (above 1: the pipe "
+                "is faster)"
+            )
     lines += [
         "   ego calls that were not cached during the timing: "
         f"{results['ego_hot_calls_not_cached']}",

@@ -212,14 +212,16 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             if async_playwright is not None:
                 pw = await driver_stack.enter_async_context(async_playwright())
             async with contextlib.AsyncExitStack() as stack:
-                # Sections 1 and 2: three contenders, two Chromes of the same binary.
-                browser = await ego.launch(executable=chrome)
+                # Sections 1 and 2: three contenders, two Chromes of the same binary. The port
+                # is for the raw client; ego's own connection is the pipe.
+                browser = await ego.launch(executable=chrome, port=0)
                 stack.push_async_callback(browser.close)
                 tracker.note_ego(browser)
                 tab = await browser.new_tab(server.url)
                 tracker.note_ego(browser)
                 version = await browser.version()
                 results["environment"]["chrome"] = version.get("product", "?")
+                assert browser.endpoint is not None
                 raw = await RawCDP.attach(browser.endpoint, tab.target_id)
                 stack.push_async_callback(raw.close)
                 contenders = [

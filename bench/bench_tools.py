@@ -19,6 +19,12 @@ the same Chromium binary runs every contender. Each call passes ``{"n": i}`` wit
 * ``playwright``: Playwright for Python's ``page.evaluate`` of that same wrapped source, on a
   Chromium that Playwright launched itself from the same binary.
 
+ego talks to the Chrome it launched over ``--remote-debugging-pipe``. With ``--websocket``,
+``ego-hot-ws`` and ``ego-eval-ws`` make the same calls as ``ego-hot`` and ``ego-eval`` on the
+same tab through a second ego browser attached over the websocket (``ego.connect`` to the
+launched browser's port), taking turns with every other contender: pipe against websocket in
+one run.
+
 Sections, one module each: (1) hot call latency for both tools, in rounds where the
 contenders take turns call by call (``_tools_contenders.py``); (2) bytes sent per call
 (``_tools_bytes.py``); (3) what the hot call costs step by step on this machine, to explain a
@@ -78,6 +84,7 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             "breakdown": args.breakdown,
             "inflight": args.inflight,
             "inflight_rounds": args.inflight_rounds,
+            "websocket": args.websocket,
         },
     }
 
@@ -87,9 +94,10 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
         results["config"]["page"] = server.url
         async with contextlib.AsyncExitStack() as stack:
             # AsyncExitStack: every Chrome (and the Playwright driver) is ended even when
-            # another clean-up step fails.
+            # another clean-up step fails. ego talks over the pipe; the port is for the raw
+            # loop (and ego's websocket contenders).
             browser = await ego.launch(
-                executable=chrome, learnings=ego.Learnings(roots=[learnings])
+                executable=chrome, learnings=ego.Learnings(roots=[learnings]), port=0
             )
             stack.push_async_callback(browser.close)
             tracker.note_ego(browser)
@@ -97,8 +105,19 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             tracker.note_ego(browser)
             version = await browser.version()
             results["environment"]["chrome"] = version.get("product", "?")
-            raw = await RawCDP.attach(browser.endpoint, tab.target_id)
+            endpoint = browser.endpoint
+            assert endpoint is not None
+            raw = await RawCDP.attach(endpoint, tab.target_id)
             stack.push_async_callback(raw.close)
+            ws_browser: ego.Browser | None = None
+            ws_tab: ego.Tab | None = None
+            if args.websocket:
+                ws_browser = await ego.connect(endpoint, learnings=ego.Learnings(roots=[learnings]))
+                stack.push_async_callback(ws_browser.close)
+                ws_tab = await ws_browser.find_tab(
+                    predicate=lambda found: found.target_id == tab.target_id
+                )
+                assert ws_tab is not None
             page: Page | None = None
             if async_playwright is not None:
                 pw = await stack.enter_async_context(async_playwright())
@@ -113,7 +132,16 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
 
             site = browser.site
             sources = {kind: loaded_source(site, tool) for kind, tool in TOOLS.items()}
-            bench = Bench(browser, site, tab, raw, page, sources)
+            bench = Bench(
+                browser,
+                site,
+                tab,
+                raw,
+                page,
+                sources,
+                ws_site=None if ws_browser is None else ws_browser.site,
+                ws_tab=ws_tab,
+            )
             results["config"]["tools"] = {
                 kind: {
                     "name": TOOLS[kind],
@@ -132,6 +160,9 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
                 "ego-eval": bench.ego_eval,
                 "ego-hot": bench.ego_hot,
             }
+            if ws_browser is not None:
+                contenders["ego-eval-ws"] = bench.ego_eval_ws
+                contenders["ego-hot-ws"] = bench.ego_hot_ws
             if page is not None:
                 contenders["playwright"] = bench.playwright_call
             for kind in TOOLS:
@@ -178,12 +209,17 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
                     "ego-eval": functools.partial(bench.ego_eval, "small"),
                     "ego-hot": functools.partial(bench.ego_hot, "small"),
                 }
+                hot_browsers = {"ego-hot": browser}
+                if ws_browser is not None:
+                    inflight_calls["ego-eval-ws"] = functools.partial(bench.ego_eval_ws, "small")
+                    inflight_calls["ego-hot-ws"] = functools.partial(bench.ego_hot_ws, "small")
+                    hot_browsers["ego-hot-ws"] = ws_browser
                 if page is not None:
                     inflight_calls["playwright"] = functools.partial(bench.playwright_call, "small")
                 await raw.start_reader()
                 try:
                     results["inflight"] = await run_inflight(
-                        InFlight(inflight_calls, browser), args.inflight, args.inflight_rounds
+                        InFlight(inflight_calls, hot_browsers), args.inflight, args.inflight_rounds
                     )
                 finally:
                     await raw.stop_reader()
@@ -215,6 +251,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--inflight-rounds", type=int, default=7, help="interleaved rounds of section 4"
+    )
+    parser.add_argument(
+        "--websocket",
+        action="store_true",
+        help="also time ego over a websocket to the same tab (ego-hot-ws, ego-eval-ws)",
     )
     parser.add_argument("--chrome", default=None, help="Chrome binary (default: ego's choice)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")

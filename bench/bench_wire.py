@@ -181,16 +181,18 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
         },
     }
     with PageServer() as server:
-        async with ego.launch(executable=chrome) as browser:
+        async with ego.launch(executable=chrome, port=0) as browser:
             tracker.note_ego(browser)
             tab = await browser.new_tab(server.url)
             tracker.note_ego(browser)
             version = await browser.version()
             results["environment"]["chrome"] = version.get("product", "?")
+            endpoint = browser.endpoint
+            assert endpoint is not None  # launched with a port for these websockets
             channels: dict[str, Channel] = {
-                "wire": await Wire.open(browser.endpoint),
-                "library": await LibraryChannel.open(browser.endpoint, decode=True),
-                "library-bytes": await LibraryChannel.open(browser.endpoint, decode=False),
+                "wire": await Wire.open(endpoint),
+                "library": await LibraryChannel.open(endpoint, decode=True),
+                "library-bytes": await LibraryChannel.open(endpoint, decode=False),
             }
             connections = {name: Connection(channel) for name, channel in channels.items()}
             try:

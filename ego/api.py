@@ -38,7 +38,7 @@ class Browser(_browser.Browser):
         self,
         connection: Connection,
         *,
-        endpoint: str,
+        endpoint: str | None,
         process: ChromeProcess | None = None,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
@@ -110,6 +110,7 @@ def launch(
     allowed_origins: Sequence[str] | None = None,
     blocked_origins: Sequence[str] | None = None,
     allow_file_urls: bool = True,
+    port: int | None = None,
 ) -> BrowserStarter:
     """Start a local Chrome and connect to it.
 
@@ -144,20 +145,28 @@ def launch(
         blocked_origins: origins refused the same way, even when allowed.
         allow_file_urls: False refuses ``file:``, ``chrome:``, ``devtools:`` and
             ``view-source:`` URLs (``ego mcp`` refuses them unless told otherwise).
+        port: also open a debugging port on 127.0.0.1 so that other processes can attach
+            (``ego.connect(browser.endpoint)``): ``0`` lets Chrome choose a free one, ``N``
+            asks for N. By default there is none: ego talks to Chrome over a pipe that only
+            this process holds, and ``browser.endpoint`` is None. Chrome asks nothing of a
+            client on its port: any local process or user can then drive the browser,
+            logged-in sessions included.
 
     Raises:
-        ValueError: ``dialogs`` is not a dialog policy, or an origin pattern is malformed
+        ValueError: ``dialogs`` is not a dialog policy, an origin pattern is malformed, or
+            ``port`` is not a port number
             (raised here, before Chrome starts).
         ChromeNotFoundError: no Chrome binary was found (the message says how to install one).
         ProfileInUseError: another running Chrome holds the profile.
-        ChromeLaunchError: Chrome exited or did not open its endpoint in time.
+        ChromeLaunchError: Chrome exited or did not answer in time, or the port asked for is
+            taken.
 
     Chrome ends when the browser is closed, and also when this Python process ends in any
     way, SIGKILL included (a watchdog process sees to that).
     """
 
     options = LaunchOptions(
-        profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
+        profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout, port
     )
     dialog_actions(dialogs)
     policy = NavigationPolicy.of(allowed_origins, blocked_origins, allow_local=allow_file_urls)

@@ -124,6 +124,12 @@ class PageServer:
         self.httpd.server_close()
 
 
+def websocket_url(browser: ego.Browser) -> str:
+    """``browser.endpoint``, which a browser launched with a port (or attached to) has."""
+    assert browser.endpoint is not None, "launched without a port: pass port=0 to attach to it"
+    return browser.endpoint
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[PageServer]:
     page_server = PageServer()
@@ -133,24 +139,70 @@ def server() -> Iterator[PageServer]:
 
 @pytest.fixture(scope="session")
 async def browser() -> AsyncIterator[ego.Browser]:
-    """One headless Chrome shared by the whole session; tests must not close it."""
+    """One headless Chrome shared by the whole session, launched as by default (over a pipe,
+    no port: nothing else can attach to it); tests must not close it."""
     async with ego.launch() as shared:
         yield shared
+
+
+@contextlib.asynccontextmanager
+async def fresh_tab(owner: ego.Browser) -> AsyncIterator[ego.Tab]:
+    """A new tab of ``owner`` for the block, closed after it (unless the browser is gone)."""
+    fresh = await owner.new_tab()
+    try:
+        yield fresh
+    finally:
+        if not owner.closed:
+            await fresh.close()
 
 
 @pytest.fixture
 async def tab(browser: ego.Browser) -> AsyncIterator[ego.Tab]:
     """A fresh tab, closed after the test."""
-    fresh = await browser.new_tab()
-    yield fresh
-    if not browser.closed:
-        await fresh.close()
+    async with fresh_tab(browser) as fresh:
+        yield fresh
+
+
+@pytest.fixture(scope="session")
+async def ported_browser() -> AsyncIterator[ego.Browser]:
+    """A second shared Chrome, launched with a port (``port=0``) for tests that attach a
+    second client (a Connection, ``ego.connect``, a command given --endpoint); started only
+    when a test asks for it. Tests must not close it."""
+    async with ego.launch(port=0) as shared:
+        yield shared
+
+
+@pytest.fixture
+async def ported_tab(ported_browser: ego.Browser) -> AsyncIterator[ego.Tab]:
+    """A fresh tab of :func:`ported_browser`, closed after the test."""
+    async with fresh_tab(ported_browser) as fresh:
+        yield fresh
+
+
+@pytest.fixture(scope="session")
+async def ws_browser(ported_browser: ego.Browser) -> AsyncIterator[ego.Browser]:
+    """:func:`ported_browser` attached a second time, over its websocket: what a test that
+    runs over both transports uses for the websocket."""
+    assert ported_browser.endpoint is not None
+    async with ego.connect(ported_browser.endpoint) as attached:
+        yield attached
 
 
 #: Fixtures that give a test a real Chrome: a test using one (directly or through another
 #: fixture) is marked ``chrome``. Besides this module's, ``own_chrome`` (test_browser.py) and
 #: ``named`` (test_learning_run.py) launch a Chrome of their module's own.
-CHROME_FIXTURES = frozenset({"browser", "tab", "own_chrome", "named"})
+CHROME_FIXTURES = frozenset(
+    {
+        "browser",
+        "tab",
+        "either_tab",
+        "ported_browser",
+        "ported_tab",
+        "ws_browser",
+        "own_chrome",
+        "named",
+    }
+)
 
 #: Tests that launch Chrome themselves in modules whose other tests need none (a module
 #: whose tests mostly launch Chrome says ``pytestmark = pytest.mark.chrome`` instead).

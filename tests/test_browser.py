@@ -11,7 +11,7 @@ import pytest
 
 import ego
 from ego.page.browser import BrowserContext
-from tests.conftest import PageServer
+from tests.conftest import PageServer, websocket_url
 from tests.fake_cdp import BROWSER_PATH, FakeCDP
 from tests.test_tab import HANG, evaluate_pending, free_port
 
@@ -181,13 +181,14 @@ async def test_isolated_context_is_disposed_when_the_block_fails(browser: ego.Br
 
 @pytest.fixture(scope="module")
 async def own_chrome() -> AsyncIterator[ego.Browser]:
-    """A Chrome started for this module, which its tests connect to a second time."""
-    async with ego.launch() as launched:
+    """A Chrome started for this module with a port (``port=0``), which its tests connect to
+    a second time."""
+    async with ego.launch(port=0) as launched:
         yield launched
 
 
 def http_endpoint(browser: ego.Browser) -> str:
-    host_port = browser.endpoint.removeprefix("ws://").split("/", 1)[0]
+    host_port = websocket_url(browser).removeprefix("ws://").split("/", 1)[0]
     return f"http://{host_port}"
 
 
@@ -204,7 +205,7 @@ async def test_connect_over_http_finds_the_websocket(own_chrome: ego.Browser) ->
 
 
 async def test_connect_to_the_websocket_url(own_chrome: ego.Browser) -> None:
-    async with ego.connect(own_chrome.endpoint) as connected:
+    async with ego.connect(websocket_url(own_chrome)) as connected:
         assert (await connected.version())["product"] == (await own_chrome.version())["product"]
         tab = await connected.new_tab("data:text/html,<title>via ws</title>")
         assert await tab.evaluate("document.title") == "via ws"
@@ -286,7 +287,8 @@ async def test_chrome_killed_mid_call_fails_within_two_seconds() -> None:
         started = time.monotonic()
         for victim in processes:
             victim.kill()
-        with pytest.raises(ego.BrowserClosedError):
+        # The pipe ego talks over reports the death (a launched browser has no websocket).
+        with pytest.raises(ego.BrowserClosedError, match="closed its debugging pipe"):
             await asyncio.wait_for(pending, HANG)
         assert time.monotonic() - started < 2.0
 

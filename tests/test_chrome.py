@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -17,8 +18,9 @@ import pytest
 import ego
 import ego.protocol.chrome
 from ego.protocol.chrome import find_chrome
-from tests.conftest import ROOT, PageServer
-from tests.test_tab import HANG
+from ego.protocol.pipe import PipeWire
+from tests.conftest import ROOT, PageServer, websocket_url
+from tests.test_tab import HANG, free_port
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.
@@ -132,22 +134,159 @@ async def test_launch_without_the_root_flag_leaves_no_sandbox_out(
             assert "--no-sandbox" not in psutil.Process(launched_process(launched).pid).cmdline()
 
 
-async def test_endpoint_is_local_with_a_port_chosen_by_chrome(browser: ego.Browser) -> None:
+def listening_ports(pid: int) -> list[tuple[str, int]]:
+    """The TCP addresses any process of Chrome ``pid``'s tree listens on."""
+    found = []
+    for process in tree(pid):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for conn in process.net_connections(kind="tcp"):
+                if conn.status == psutil.CONN_LISTEN:
+                    found.append((conn.laddr.ip, conn.laddr.port))
+    return found
+
+
+def pipe_ends(browser: ego.Browser) -> tuple[int, int]:
+    """The descriptors of ego's ends of ``browser``'s debugging pipe: (read, write)."""
+    wire = browser.connection._wire
+    assert isinstance(wire, PipeWire)
+    assert wire._reader is not None
+    assert wire._writer is not None
+    reader, writer = wire._reader.get_extra_info("pipe"), wire._writer.get_extra_info("pipe")
+    return reader.fileno(), writer.fileno()
+
+
+@linux_only
+async def test_a_launched_browser_opens_no_port_and_talks_over_a_pipe(
+    browser: ego.Browser,
+) -> None:
     process = launched_process(browser)
-    match = re.fullmatch(r"ws://127\.0\.0\.1:(\d+)/devtools/browser/[\w-]+", browser.endpoint)
-    assert match is not None, browser.endpoint
+    cmdline = psutil.Process(process.pid).cmdline()
+    assert "--remote-debugging-pipe" in cmdline
+    assert not [flag for flag in cmdline if flag.startswith("--remote-debugging-port")]
+    assert browser.endpoint is None
+    assert not (process.user_data_dir / "DevToolsActivePort").exists()
+    assert listening_ports(process.pid) == []
+    # Chrome reads on its descriptor 3 and writes on 4: the other ends of ego's two pipes.
+    read_fd, write_fd = pipe_ends(browser)
+    chrome_reads = os.stat(f"/proc/{process.pid}/fd/3")
+    chrome_writes = os.stat(f"/proc/{process.pid}/fd/4")
+    assert stat.S_ISFIFO(chrome_reads.st_mode)
+    assert stat.S_ISFIFO(chrome_writes.st_mode)
+    assert chrome_reads.st_ino == os.fstat(write_fd).st_ino
+    assert chrome_writes.st_ino == os.fstat(read_fd).st_ino
+    # Only the browser process holds them: its end closing (an exit, a crash, a kill) is the
+    # end of file that fails every pending call, whatever its children do.
+    holders = {
+        each.pid
+        for each in tree(process.pid)
+        for fd in _descriptors(each.pid)
+        if fd in (chrome_reads.st_ino, chrome_writes.st_ino)
+    }
+    assert holders == {process.pid}
+    assert (await browser.version())["product"].startswith(("Chrome/", "HeadlessChrome/"))
+
+
+def _descriptors(pid: int) -> list[int]:
+    """The inodes of process ``pid``'s open descriptors."""
+    inodes = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                inodes.append(os.stat(f"/proc/{pid}/fd/{name}").st_ino)
+    return inodes
+
+
+@linux_only
+async def test_the_pipe_is_not_inherited_by_other_children(browser: ego.Browser) -> None:
+    pipes = {os.fstat(fd).st_ino for fd in pipe_ends(browser)}
+    # close_fds=False: only close-on-exec keeps the pipe out of this child.
+    child = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-c", _LIST_FDS],
+        capture_output=True,
+        text=True,
+        check=True,
+        close_fds=False,
+        timeout=HANG,
+    )
+    inherited = {int(inode) for inode in child.stdout.split()}
+    assert inherited  # the child saw its own descriptors at least
+    assert not pipes & inherited
+
+
+_LIST_FDS = """
+import os
+for name in os.listdir('/proc/self/fd'):
+    try:
+        print(os.stat(f'/proc/self/fd/{name}').st_ino)
+    except OSError:
+        pass
+"""
+
+
+async def test_port_zero_opens_a_loopback_port_that_another_client_attaches_to(
+    ported_browser: ego.Browser,
+) -> None:
+    process = launched_process(ported_browser)
+    match = re.fullmatch(
+        r"ws://127\.0\.0\.1:(\d+)/devtools/browser/[\w-]+", websocket_url(ported_browser)
+    )
+    assert match is not None, ported_browser.endpoint
     port = int(match[1])
     cmdline = psutil.Process(process.pid).cmdline()
     assert "--remote-debugging-port=0" in cmdline
     assert "--remote-debugging-address=127.0.0.1" in cmdline
     # Chrome wrote the port it picked, and listens there on loopback only.
     assert (process.user_data_dir / "DevToolsActivePort").read_text().splitlines()[0] == str(port)
-    listening = [
-        conn.laddr
-        for conn in psutil.Process(process.pid).net_connections(kind="tcp")
-        if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port
-    ]
-    assert [(address.ip, address.port) for address in listening] == [("127.0.0.1", port)]
+    assert listening_ports(process.pid) == [("127.0.0.1", port)]
+    # ego's own connection still goes over the pipe; the port is for others.
+    assert isinstance(ported_browser.connection._wire, PipeWire)
+    async with ego.connect(f"http://127.0.0.1:{port}") as other:
+        tab = await other.new_tab("data:text/html,<title>from the other client</title>")
+        try:
+            seen = await ported_browser.find_tab(predicate=lambda t: t.target_id == tab.target_id)
+            assert seen is not None
+            assert await seen.evaluate("document.title") == "from the other client"
+        finally:
+            await tab.close()
+
+
+async def test_a_fixed_port_is_opened_and_a_taken_one_is_refused_before_starting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    port = free_port()
+    async with ego.launch(port=port) as launched:
+        assert launched.endpoint is not None
+        assert launched.endpoint.startswith(f"ws://127.0.0.1:{port}/devtools/browser/")
+        assert listening_ports(launched_process(launched).pid) == [("127.0.0.1", port)]
+        async with ego.connect(launched.endpoint) as other:
+            assert (await other.version())["product"] == (await launched.version())["product"]
+
+        def spawn(*args: object) -> None:
+            pytest.fail("a Chrome was started for a port that is taken")
+
+        monkeypatch.setattr(ego.protocol.chrome, "_spawn", spawn)
+        with pytest.raises(ego.ChromeLaunchError, match=f"port {port} on 127.0.0.1") as caught:
+            await ego.launch(port=port)
+        assert "port=0" in str(caught.value)
+
+
+@pytest.mark.parametrize("port", [-1, 65536, True, 1.5, "9222"])
+def test_port_must_be_a_port_number(port: object) -> None:
+    with pytest.raises(ValueError, match="port="):
+        ego.launch(port=port)  # type: ignore[arg-type]
+
+
+async def test_closing_the_pipe_makes_chrome_quit_by_itself() -> None:
+    launched = await ego.launch()
+    process = launched_process(launched)
+    try:
+        await launched.connection.close()
+        # Nothing killed it: Chrome saw its command pipe close and quit.
+        assert await process.wait_exit(HANG)
+        assert process.process.returncode == 0
+    finally:
+        await launched.close()
 
 
 @linux_only
@@ -194,16 +333,22 @@ async def test_persistent_profile_keeps_local_storage_and_cookies(
 
 
 @pytest.mark.chrome
+@pytest.mark.parametrize("port", [None, 0])
 async def test_second_chrome_on_a_profile_in_use_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, port: int | None
 ) -> None:
     monkeypatch.setenv("EGO_PROFILES_DIR", str(tmp_path))
-    async with ego.launch(profile="busy") as first:
+    async with ego.launch(profile="busy", port=port) as first:
         with pytest.raises(ego.ProfileInUseError) as caught:
             await asyncio.wait_for(ego.launch(profile="busy"), HANG)
         assert caught.value.pid == launched_process(first).pid
         assert caught.value.profile_dir == str(tmp_path / "busy")
-        assert "ego.connect" in str(caught.value)
+        if port is None:  # nothing can attach to it: the message does not offer that
+            assert "no debugging port" in str(caught.value)
+            assert "ego.connect" not in str(caught.value)
+        else:  # the message names the port to attach to
+            http = "http://" + websocket_url(first).split("/")[2]
+            assert f"ego.connect('{http}')" in str(caught.value)
         # The first Chrome is unharmed.
         assert launched_process(first).running
         assert "product" in await first.version()

@@ -26,7 +26,6 @@ import yaml
 
 import ego
 from ego.demo import SESSION_COOKIE, DemoServer
-from ego.errors import EgoError
 from ego.protocol.chrome import find_chrome
 from tests.cli_helpers import (
     EGO_SCRIPT,
@@ -44,6 +43,7 @@ from tests.cli_helpers import (
     wait_gone,
     with_descendants,
 )
+from tests.conftest import websocket_url
 
 # The commands under test launch Chrome, or attach to this module's own.
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
@@ -96,13 +96,13 @@ def cwd(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 async def chrome() -> AsyncIterator[ego.Browser]:
     """A headless Chrome of this module's own, that commands attach to with --endpoint."""
-    async with ego.launch() as browser:
+    async with ego.launch(port=0) as browser:
         yield browser
 
 
 @pytest.fixture(scope="module")
 def endpoint(chrome: ego.Browser) -> str:
-    return http_endpoint(chrome.endpoint)
+    return http_endpoint(websocket_url(chrome))
 
 
 BAD_SKILL_NAME = "Bad_Name"
@@ -623,47 +623,81 @@ async def test_launch_prints_endpoint_and_stops_on_sigint(tmp_path: Path, cwd: P
 
 
 @pytest.mark.chrome
+async def test_login_opens_no_port_and_ends_when_its_chrome_is_closed(
+    tmp_path: Path, cwd: Path, shop: DemoServer
+) -> None:
+    env = ego_env(tmp_path)
+    args = ("login", "demo-shop", "--headless", "--profile", "alone", "--url", shop.url)
+    async with background(*args, env=env, cwd=cwd) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        info = await read_json_line(process.stdout, timeout=60)
+        # A browser for a person to log in with: nothing else may attach to it.
+        assert info["endpoint"] is None
+        chromes = with_descendants(profile_pids(tmp_path / "alone"))
+        [main] = [each for each in chromes if "--type=" not in " ".join(each.cmdline())]
+        assert "--remote-debugging-pipe" in main.cmdline()
+        listening = [
+            conn for conn in main.net_connections(kind="tcp") if conn.status == psutil.CONN_LISTEN
+        ]
+        assert listening == []
+        main.terminate()  # as when the person closes the window: Chrome quits cleanly
+        code = await asyncio.wait_for(process.wait(), 30)
+        stderr = (await process.stderr.read()).decode()
+    assert code == 0, stderr
+    assert await wait_gone(chromes, timeout=15) == []
+
+
+@pytest.mark.chrome
 async def test_login_keeps_the_session_in_the_profile(
     tmp_path: Path, cwd: Path, shop: DemoServer
 ) -> None:
     env = ego_env(tmp_path)
     login_url = shop.url_for("/login")
-    args = ("login", "demo-shop", "--headless", "--profile", "shopper", "--url", login_url)
-    async with background(*args, env=env, cwd=cwd) as process:
-        assert process.stdout is not None
-        assert process.stderr is not None
-        info = await read_json_line(process.stdout, timeout=60)
-        assert info["site"] == "demo-shop"
-        assert info["url"] == login_url
-        assert info["profile"] == "shopper"
+    # The test plays the person through CDP, so the login runs in the browser `ego launch`
+    # keeps on that profile, which has a port (a Chrome `ego login` starts has none).
+    async with background("launch", "--profile", "shopper", env=env, cwd=cwd) as keeper:
+        assert keeper.stdout is not None
+        assert keeper.stderr is not None
+        kept = await read_json_line(keeper.stdout, timeout=60)
+        args = ("login", "demo-shop", "--headless", "--profile", "shopper", "--url", login_url)
+        async with background(*args, env=env, cwd=cwd) as process:
+            assert process.stdout is not None
+            assert process.stderr is not None
+            info = await read_json_line(process.stdout, timeout=60)
+            assert info["site"] == "demo-shop"
+            assert info["url"] == login_url
+            assert info["profile"] == "shopper"
+            assert info["endpoint"] == kept["endpoint"]
 
-        # A person logs in by hand: here the test plays the person, through CDP.
-        attached = await ego.connect(info["endpoint"])
-        try:
-            tab = next(t for t in await attached.tabs() if t.target_id == info["tab"])
-            session = await tab.session()
-            left_login = attached.connection.expect(
-                "Page.frameNavigated",
-                session_id=session,
-                predicate=lambda params: (
-                    not params["frame"].get("parentId")
-                    and urlsplit(params["frame"]["url"]).path != "/login"
-                ),
-            )
-            await tab.type('[data-testid="login-username"]', "demo")
-            await tab.type('[data-testid="login-password"]', "demo")
-            await tab.click('[data-testid="login-submit"]')
-            await asyncio.wait_for(left_login, 30)
-            cookies = (await tab.send("Network.getCookies", {"urls": [shop.url]}))["cookies"]
-            assert SESSION_COOKIE in {cookie["name"] for cookie in cookies}
-            # The person closes the browser.
-            with contextlib.suppress(EgoError):
-                await attached.connection.send("Browser.close", timeout=10)
-        finally:
-            await attached.close()
-        code = await asyncio.wait_for(process.wait(), 30)
-        stderr = (await process.stderr.read()).decode()
-    assert code == 0, stderr
+            # A person logs in by hand: here the test plays the person, through CDP.
+            async with ego.connect(info["endpoint"]) as attached:
+                tab = next(t for t in await attached.tabs() if t.target_id == info["tab"])
+                session = await tab.session()
+                left_login = attached.connection.expect(
+                    "Page.frameNavigated",
+                    session_id=session,
+                    predicate=lambda params: (
+                        not params["frame"].get("parentId")
+                        and urlsplit(params["frame"]["url"]).path != "/login"
+                    ),
+                )
+                await tab.type('[data-testid="login-username"]', "demo")
+                await tab.type('[data-testid="login-password"]', "demo")
+                await tab.click('[data-testid="login-submit"]')
+                await asyncio.wait_for(left_login, 30)
+                cookies = (await tab.send("Network.getCookies", {"urls": [shop.url]}))["cookies"]
+                assert SESSION_COOKIE in {cookie["name"] for cookie in cookies}
+                # The person closes the tab: `ego login` is done.
+                await tab.close()
+            code = await asyncio.wait_for(process.wait(), 30)
+            stderr = (await process.stderr.read()).decode()
+        assert code == 0, stderr
+        # Ending the kept browser lets Chrome write the session to the profile.
+        keeper.send_signal(signal.SIGINT)
+        code = await asyncio.wait_for(keeper.wait(), 30)
+        stderr = (await keeper.stderr.read()).decode()
+    assert code in (0, 130), stderr
     assert profile_pids(tmp_path / "shopper") == []
 
     # A relaunch of the same profile rides on the session.

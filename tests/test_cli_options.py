@@ -9,8 +9,9 @@ browser only ever reach a dead endpoint.
 from __future__ import annotations
 
 import json
-import os
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -228,14 +229,14 @@ def test_errors_word_their_fixes_as_flags() -> None:
     assert "confirm=True" not in cli_words(confirm)
 
     profile = ProfileInUseError(
-        "profile /p is in use by Chrome (pid 7): close that Chrome, attach to it with "
-        "ego.connect(), or use another profile",
+        "profile /p is in use by Chrome (pid 7): attach to it with "
+        "ego.connect('http://127.0.0.1:9222'), close it, or use another profile",
         profile_dir="/p",
         pid=7,
     )
     assert cli_words(profile) == (
-        "profile /p is in use by Chrome (pid 7): close that Chrome, attach to it with "
-        "--endpoint, or pass another --profile"
+        "profile /p is in use by Chrome (pid 7): attach to it with "
+        "--endpoint http://127.0.0.1:9222, close it, or pass another --profile"
     )
 
     exists = SkillExistsError(
@@ -265,24 +266,46 @@ def test_a_shipped_python_worded_error_reaches_the_shell_in_flag_words(
     profiles = tmp_path / "profiles"
     held = profiles / "held"
     held.mkdir(parents=True)
-    # Chrome's lock names this very test process, which is alive: the profile counts as held.
-    (held / "SingletonLock").symlink_to(f"{socket.gethostname()}-{os.getpid()}")
-    result = ego_sync(
-        "run",
-        "demo-shop",
-        "list_products",
-        "--profile",
-        "held",
-        env=ego_env(profiles),
-        cwd=tmp_path,
-        timeout=60,
+    # Chrome's lock names a live process that listens on 127.0.0.1, as a Chrome with a
+    # debugging port does: the profile counts as held, and that port is the one to attach to.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _LISTEN_UNTIL_STDIN_CLOSES],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
+    try:
+        assert holder.stdout is not None
+        port = int(holder.stdout.readline())
+        (held / "SingletonLock").symlink_to(f"{socket.gethostname()}-{holder.pid}")
+        result = ego_sync(
+            "run",
+            "demo-shop",
+            "list_products",
+            "--profile",
+            "held",
+            env=ego_env(profiles),
+            cwd=tmp_path,
+            timeout=60,
+        )
+    finally:
+        holder.communicate()
     assert result.returncode == 4, result
     line = json.loads(result.error_line())
     assert line["type"] == "ProfileInUseError"
-    assert "--endpoint" in line["error"]
+    assert f"--endpoint http://127.0.0.1:{port}" in line["error"]
     assert "--profile" in line["error"]
-    assert "ego.connect()" not in line["error"]
+    assert "ego.connect" not in line["error"]
+
+
+_LISTEN_UNTIL_STDIN_CLOSES = """
+import socket, sys
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen()
+print(server.getsockname()[1], flush=True)
+sys.stdin.read()
+"""
 
 
 def test_readme_lists_the_global_options() -> None:

@@ -18,11 +18,12 @@ import ego
 from ego.demo import DemoServer
 from ego.replay import Har
 from tests.cli_helpers import ROOT, ego_async, ego_env, http_endpoint
+from tests.conftest import websocket_url
 
 
 @pytest.fixture
-def endpoint(browser: ego.Browser) -> str:
-    return http_endpoint(browser.endpoint)
+def endpoint(ported_browser: ego.Browser) -> str:
+    return http_endpoint(websocket_url(ported_browser))
 
 
 @pytest.fixture

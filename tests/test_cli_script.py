@@ -15,11 +15,12 @@ import pytest
 
 import ego
 from tests.cli_helpers import PYTHON_EGO, Result, ego_async, ego_env, http_endpoint
+from tests.conftest import websocket_url
 
 
 @pytest.fixture
-def endpoint(browser: ego.Browser) -> str:
-    return http_endpoint(browser.endpoint)
+def endpoint(ported_browser: ego.Browser) -> str:
+    return http_endpoint(websocket_url(ported_browser))
 
 
 def _write(tmp_path: Path, text: str, name: str = "job.py") -> Path:

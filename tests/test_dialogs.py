@@ -31,7 +31,7 @@ from ego.page.dialogs import MAX_RECORDED_DIALOGS, dialog_actions
 from ego.protocol.transport import Connection
 from ego.site import Site
 from tests.cdp_mock import MockChannel
-from tests.conftest import PageServer
+from tests.conftest import PageServer, websocket_url
 from tests.learning_fixtures import make_site, tool
 
 # Far below any call's timeout (30 s): a call a dialog blocks fails in well under this.
@@ -370,9 +370,9 @@ def test_a_wrong_policy_is_refused_before_anything_starts() -> None:
 
 
 async def test_connect_with_a_manual_policy_gives_it_to_every_tab(
-    browser: ego.Browser, page_url: str
+    ported_browser: ego.Browser, page_url: str
 ) -> None:
-    async with ego.connect(browser.endpoint, dialogs="manual") as other:
+    async with ego.connect(websocket_url(ported_browser), dialogs="manual") as other:
         assert other.dialogs == "manual"
         tab = await other.new_tab(page_url, timeout=HANG)
         try:

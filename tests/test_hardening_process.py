@@ -25,7 +25,8 @@ import pytest
 
 import ego
 import ego.protocol.chrome
-from ego.protocol.chrome import ChromeProcess, LaunchOptions
+from ego.protocol.chrome import LaunchOptions
+from ego.protocol.launcher import launch_chrome
 from tests.conftest import ROOT
 from tests.test_chrome import live, processes_mentioning, tree
 
@@ -347,12 +348,28 @@ async def test_a_launch_removes_the_logs_of_gone_owners_only(
     broken.write_text("#!/bin/sh\necho 'cannot start here' >&2\nexit 3\n")
     broken.chmod(0o755)
     options = LaunchOptions(executable=str(broken), user_data_dir=tmp_path / "profile")
-    with pytest.raises(ego.ChromeLaunchError, match="cannot start here"):
-        await asyncio.wait_for(ChromeProcess.start(options), 30)
+    with pytest.raises(ego.ChromeLaunchError, match=r"exited with code 3.*cannot start here"):
+        await asyncio.wait_for(launch_chrome(options), 30)
 
     assert sorted(path.name for path in private_tempdir.iterdir()) == sorted(
         [mine.name, unrelated.name, "ego-chrome-abcd1234"]
     )
+
+
+async def test_a_chrome_that_never_answers_on_its_pipe_fails_the_launch_in_time(
+    tmp_path: Path,
+) -> None:
+    silent = tmp_path / "silent-chrome"
+    silent.write_text("#!/bin/sh\necho 'up, saying nothing' >&2\nwhile :; do sleep 1; done\n")
+    silent.chmod(0o755)
+    profile = tmp_path / "profile"
+    options = LaunchOptions(executable=str(silent), user_data_dir=profile, timeout=1)
+    with pytest.raises(
+        ego.ChromeLaunchError,
+        match=r"did not answer on its debugging pipe within 1 s: up, saying nothing",
+    ):
+        await asyncio.wait_for(launch_chrome(options), 30)
+    assert processes_mentioning(str(profile)) == []  # the silent one was ended
 
 
 @pytest.mark.chrome

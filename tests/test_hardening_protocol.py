@@ -3,7 +3,8 @@
 Against the real headless Chromium: strings holding unpaired UTF-16 surrogates in every place
 a message can carry them, both ways; a command too large for Chrome's DevTools socket; a tab
 whose renderer crashes mid-call. Each ends with proof that the connection, and other tabs,
-still work.
+still work. Every test on a browser runs twice: over the pipe of a browser ego launched, and
+over a websocket to one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import pytest
 
 import ego
 from ego.protocol._codec import decode_lenient, encode_lenient
+from ego.protocol.pipe import PipeWire
 from ego.protocol.transport import MAX_COMMAND_BYTES
+from ego.protocol.wire import Wire
 from tests.conftest import PageServer
 from tests.test_pool_fast import Fleet, hold, product
 from tests.test_tab import HANG, evaluate_pending
@@ -37,6 +40,17 @@ async def still_works(browser: ego.Browser, *tabs: ego.Tab) -> None:
             assert await each.evaluate("6 * 7", timeout=HANG) == 42
     finally:
         await other.close()
+
+
+@pytest.fixture(params=["pipe", "websocket"])
+def browser(request: pytest.FixtureRequest, browser: ego.Browser) -> ego.Browser:
+    """The session's browser over its pipe, or a browser attached over a websocket."""
+    if request.param == "pipe":
+        assert isinstance(browser.connection._wire, PipeWire)
+        return browser
+    attached: ego.Browser = request.getfixturevalue("ws_browser")
+    assert isinstance(attached.connection._wire, Wire)
+    return attached
 
 
 def assert_nothing_pending(browser: ego.Browser) -> None:

@@ -8,6 +8,7 @@ it. The last test disconnects the client and checks that the server's Chrome is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import sys
@@ -464,6 +465,25 @@ async def test_snapshot_type_click_and_network_on_the_contact_page(
     assert "ElementNotFoundError" in text_of(missing)
     assert "take_snapshot" in text_of(missing)
     assert "tab." not in text_of(missing)
+
+
+# -- the browser ------------------------------------------------------------------------------
+
+
+async def test_the_servers_chrome_opens_no_port(mcp: McpClient) -> None:
+    await mcp.call("list_tabs")  # Chrome is running (started now if this test runs alone)
+    chromes = [process for process in mcp.remember_descendants() if is_chrome(process)]
+    # The browser process: its helpers (zygotes, renderers) carry a --type= flag.
+    browsers = [each for each in alive(chromes) if "--type=" not in " ".join(each.cmdline())]
+    assert len(browsers) == 1, "ego mcp should run one Chrome"
+    assert "--remote-debugging-pipe" in browsers[0].cmdline()
+    assert not [flag for flag in browsers[0].cmdline() if "--remote-debugging-port" in flag]
+    listening = []
+    for process in alive(chromes):
+        with contextlib.suppress(psutil.NoSuchProcess):  # a helper process may end meanwhile
+            connections = process.net_connections(kind="tcp")
+            listening += [conn.laddr for conn in connections if conn.status == psutil.CONN_LISTEN]
+    assert listening == []
 
 
 # -- shutdown (keep last: it disconnects the module's client) ---------------------------------

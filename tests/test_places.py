@@ -35,6 +35,7 @@ from ego.protocol.chrome import CHROME_ENV, find_chrome, profile_dir, profiles_r
 from ego.skills.catalog import skills_roots
 from ego.skills.portable import export_skill, import_skill
 from tests.cli_helpers import PYTHON_EGO, ROOT, ego_sync
+from tests.conftest import websocket_url
 
 #: The variables that choose a place; each test starts with none of them set.
 PLACE_VARS = (HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV)
@@ -160,13 +161,13 @@ def test_learnings_expand_the_tilde_in_every_root(
 
 
 async def test_launch_workspace_with_a_tilde_saves_under_home(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, browser: ego.Browser
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ported_browser: ego.Browser
 ) -> None:
     """docs/learning-loop.md's ``ego.launch(workspace="~/agent")``: no ``./~`` folder."""
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    async with ego.connect(browser.endpoint, workspace="~/agent") as attached:
+    async with ego.connect(websocket_url(ported_browser), workspace="~/agent") as attached:
         assert attached.site.learnings.roots[0] == home / "agent" / "learnings"
         await attached.site.save_note("demo-shop", "tilde", "# Tilde\n\nSaved under ~.\n")
     assert (home / "agent" / "learnings" / "demo-shop" / "notes" / "tilde.md").is_file()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 import psutil
@@ -16,8 +16,9 @@ import pytest
 from websockets.asyncio.server import ServerConnection
 
 import ego
+from ego.protocol.pipe import PipeWire
 from ego.protocol.transport import ANY_SESSION, Connection, Subscription
-from tests.conftest import PageServer
+from tests.conftest import PageServer, fresh_tab, websocket_url
 from tests.fake_cdp import FakeCDP, drop, garble, silent
 from tests.test_tab import HANG, NEVER, evaluate_pending
 
@@ -238,10 +239,12 @@ async def test_slow_and_failing_subscribers_delay_neither_responses_nor_others(
 # --- timeouts -------------------------------------------------------------------------------
 
 
-async def test_default_timeout_bounds_every_command(browser: ego.Browser, tab: ego.Tab) -> None:
-    connection = await Connection.open(browser.endpoint, default_timeout=0.3)
+async def test_default_timeout_bounds_every_command(
+    ported_browser: ego.Browser, ported_tab: ego.Tab
+) -> None:
+    connection = await Connection.open(websocket_url(ported_browser), default_timeout=0.3)
     try:
-        session_id = await attach(connection, tab.target_id)
+        session_id = await attach(connection, ported_tab.target_id)
         with pytest.raises(ego.CommandTimeoutError) as caught:
             await connection.send("Runtime.evaluate", evaluate_params(NEVER), session_id=session_id)
         assert isinstance(caught.value, TimeoutError)
@@ -282,13 +285,13 @@ async def test_timed_out_command_does_not_poison_the_connection(
 
 
 async def test_mixed_timeouts_each_expire_on_their_own_deadline(
-    browser: ego.Browser, tab: ego.Tab
+    ported_browser: ego.Browser, ported_tab: ego.Tab
 ) -> None:
     # One timer serves every deadline: a long one armed first must not delay a short one
     # sent later, and the short one expiring must leave the long ones pending.
-    connection = await Connection.open(browser.endpoint, default_timeout=HANG)
+    connection = await Connection.open(websocket_url(ported_browser), default_timeout=HANG)
     try:
-        session_id = await attach(connection, tab.target_id)
+        session_id = await attach(connection, ported_tab.target_id)
         never = evaluate_params(NEVER)
         long_wait = asyncio.create_task(
             connection.send("Runtime.evaluate", never, session_id=session_id)
@@ -334,7 +337,19 @@ async def test_wait_for_times_out_without_closing(browser: ego.Browser, tab: ego
 # --- size -----------------------------------------------------------------------------------
 
 
-async def test_fifty_megabyte_string_result_arrives_intact(tab: ego.Tab) -> None:
+@pytest.fixture(params=["pipe", "websocket"])
+async def either_tab(request: pytest.FixtureRequest) -> AsyncIterator[ego.Tab]:
+    """A fresh tab of the session's browser over its pipe, or of one attached over a
+    websocket."""
+    owner: ego.Browser = request.getfixturevalue(
+        "browser" if request.param == "pipe" else "ws_browser"
+    )
+    async with fresh_tab(owner) as fresh:
+        yield fresh
+
+
+async def test_fifty_megabyte_string_result_arrives_intact(either_tab: ego.Tab) -> None:
+    tab = either_tab
     size = 50 * 1024 * 1024
     value = await tab.evaluate(
         "(() => {"
@@ -358,10 +373,10 @@ async def test_fifty_megabyte_string_result_arrives_intact(tab: ego.Tab) -> None
 
 
 async def test_closing_the_connection_fails_pending_calls_and_waiters(
-    browser: ego.Browser, tab: ego.Tab
+    ported_browser: ego.Browser, ported_tab: ego.Tab
 ) -> None:
-    connection = await Connection.open(browser.endpoint)
-    session_id = await attach(connection, tab.target_id)
+    connection = await Connection.open(websocket_url(ported_browser))
+    session_id = await attach(connection, ported_tab.target_id)
     pending = [
         asyncio.create_task(
             connection.send(
@@ -391,7 +406,7 @@ async def test_closing_the_connection_fails_pending_calls_and_waiters(
     assert isinstance(connection.expect("Page.loadEventFired").exception(), ego.BrowserClosedError)
     await connection.close()  # idempotent
     # The shared connection to the same Chrome is untouched.
-    assert await tab.evaluate("2") == 2
+    assert await ported_tab.evaluate("2") == 2
 
 
 async def test_chrome_dying_fails_every_pending_call_and_later_sends() -> None:
@@ -399,6 +414,7 @@ async def test_chrome_dying_fails_every_pending_call_and_later_sends() -> None:
     try:
         tab = await launched.new_tab()
         connection = launched.connection
+        assert isinstance(connection._wire, PipeWire)  # as every browser ego launches
         pending = [await evaluate_pending(tab) for _ in range(3)]
         raw = asyncio.create_task(
             tab.send("Runtime.evaluate", evaluate_params(NEVER), timeout=None)
@@ -418,7 +434,7 @@ async def test_chrome_dying_fails_every_pending_call_and_later_sends() -> None:
             process.kill()
 
         for task in [*pending, raw, waiting]:
-            with pytest.raises(ego.BrowserClosedError):
+            with pytest.raises(ego.BrowserClosedError, match="closed its debugging pipe"):
                 await asyncio.wait_for(task, HANG)
         with pytest.raises(ego.BrowserClosedError):
             await expected

@@ -22,6 +22,7 @@ from websockets.asyncio.server import ServerConnection
 import ego
 from ego.protocol.transport import Connection
 from ego.protocol.wire import WRITE_CHUNK, WRITE_LIMIT, Wire
+from tests.conftest import websocket_url
 from tests.fake_cdp import BROWSER_PATH, FakeCDP
 from tests.test_tab import HANG
 from tests.test_transport import attach
@@ -193,11 +194,12 @@ def record_write_buffer(connection: Connection) -> list[int]:
 
 
 async def test_pings_keep_an_idle_connection_open_through_a_proxy_that_drops_idle_ones(
-    browser: ego.Browser,
+    ported_browser: ego.Browser,
 ) -> None:
+    endpoint = websocket_url(ported_browser)
     async with (
-        proxied(browser.endpoint, ping_interval=None, idle_drop=IDLE_DROP) as (quiet_proxy, quiet),
-        proxied(browser.endpoint, ping_interval=0.25, idle_drop=IDLE_DROP) as (ping_proxy, pinged),
+        proxied(endpoint, ping_interval=None, idle_drop=IDLE_DROP) as (quiet_proxy, quiet),
+        proxied(endpoint, ping_interval=0.25, idle_drop=IDLE_DROP) as (ping_proxy, pinged),
     ):
         quiet_closed, pinged_closed = closed_event(quiet), closed_event(pinged)
         # Without pings the proxy does drop an idle connection: the control.
@@ -234,14 +236,15 @@ async def test_an_unanswered_ping_closes_the_connection_with_a_clear_reason() ->
 
 
 async def test_a_fifty_megabyte_command_does_not_buffer_while_a_slow_reader_drains(
-    browser: ego.Browser, tab: ego.Tab
+    ported_browser: ego.Browser, ported_tab: ego.Tab
 ) -> None:
     size = 50 * 1000 * 1000
-    async with proxied(browser.endpoint, ping_interval=None, slow_read=(256 * 1024, 0.002)) as (
+    endpoint = websocket_url(ported_browser)
+    async with proxied(endpoint, ping_interval=None, slow_read=(256 * 1024, 0.002)) as (
         _,
         connection,
     ):
-        session_id = await attach(connection, tab.target_id)
+        session_id = await attach(connection, ported_tab.target_id)
         sizes = record_write_buffer(connection)
         result = await connection.send(
             "Runtime.evaluate",

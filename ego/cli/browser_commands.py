@@ -95,13 +95,18 @@ def launch(settings: Settings, profile: str, headed: bool, detach: bool, child: 
 async def _keep(settings: Settings, profile: str, headed: bool, child: bool) -> None:
     """Launch, record, print the endpoint, wait until Chrome ends; then remove the record."""
     with settings.output.progress("starting Chrome"):
-        browser = await api.launch(profile=profile, headless=not headed)
+        # The one browser ego opens a port for by itself: later commands attach to it. Any
+        # local process can, too (docs/install.md says what that exposes).
+        browser = await api.launch(profile=profile, headless=not headed, port=0)
     kept: state.KeptBrowser | None = None
     try:
         process = browser.process
+        http_endpoint = _http_endpoint(browser)
         assert process is not None
+        assert browser.endpoint is not None
+        assert http_endpoint is not None
         kept = state.KeptBrowser(
-            endpoint=_http_endpoint(browser),
+            endpoint=http_endpoint,
             websocket=browser.endpoint,
             profile=profile,
             profile_dir=str(process.user_data_dir),
@@ -323,8 +328,11 @@ def login(settings: Settings, site_id: str, profile: str, url: str | None, headl
     run_async(settings, go())
 
 
-def _http_endpoint(browser: Browser) -> str:
-    """``http://127.0.0.1:PORT`` of a local browser (what ``--endpoint`` takes)."""
+def _http_endpoint(browser: Browser) -> str | None:
+    """``http://127.0.0.1:PORT`` of a local browser (what ``--endpoint`` takes); None for one
+    that has no port (ego launched it and talks to it over a pipe)."""
+    if browser.endpoint is None:
+        return None
     port = browser.endpoint.split(":")[2].split("/")[0]
     return f"http://127.0.0.1:{port}"
 

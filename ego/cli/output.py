@@ -150,8 +150,8 @@ class Output:
 _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
     (
         ProfileInUseError,
-        re.compile(r"attach to it with ego\.connect\(\)"),
-        "attach to it with --endpoint",
+        re.compile(r"attach to it with ego\.connect\('([^']*)'\)"),
+        r"attach to it with --endpoint \1",
     ),
     (ProfileInUseError, re.compile(r"use another profile"), "pass another --profile"),
     (SkillExistsError, re.compile(r"pass overwrite=True"), "pass --overwrite"),

@@ -22,6 +22,7 @@ from ..errors import (
 )
 from ..places import expand, state_dir
 from ..protocol.chrome import ChromeProcess, LaunchOptions
+from ..protocol.launcher import launch_chrome
 from ..protocol.transport import Connection
 from ..protocol.wire import redact
 from .dialogs import DialogPolicy, dialog_actions
@@ -43,6 +44,9 @@ class Browser:
     close). Use it as an async context manager, or call :meth:`close`.
 
     Attributes:
+        endpoint: the browser's websocket URL, which another process can attach to with
+            :func:`ego.connect`; None for a browser ego launched without a port, which only
+            this process reaches (over a pipe).
         dialogs: the dialog policy each tab starts with (see :data:`ego.page.dialogs.DialogPolicy`);
             a tab's own is :attr:`ego.Tab.dialog_policy`.
         downloads_folder: where the files pages download are saved.
@@ -52,7 +56,7 @@ class Browser:
         self,
         connection: Connection,
         *,
-        endpoint: str,
+        endpoint: str | None,
         process: ChromeProcess | None = None,
         default_timeout: float = 30.0,
         dialogs: DialogPolicy = "auto",
@@ -72,6 +76,18 @@ class Browser:
         self._tabs: dict[str, Tab] = {}
         self._closing = False
         connection.subscribe("Target.detachedFromTarget", self._on_detached)
+
+    @classmethod
+    async def _prepared(cls, connection: Connection, **keywords: Any) -> Self:
+        """A browser on ``connection`` made ready for its first tab; closed again (its
+        Chrome ended, if ego started it) when that fails."""
+        browser = cls(connection, **keywords)
+        try:
+            await browser._prepare()
+        except BaseException:
+            await browser.close()
+            raise
+        return browser
 
     async def _prepare(self) -> None:
         """What a new connection needs before its first tab: downloads saved into
@@ -105,11 +121,19 @@ class Browser:
         dialogs: DialogPolicy = "auto",
         downloads: str | os.PathLike[str] | None = None,
         policy: NavigationPolicy = OPEN,
+        port: int | None = None,
     ) -> Self:
         """Start a local Chrome and connect to it. See :func:`ego.launch`."""
         return await cls.launch_with(
             LaunchOptions(
-                profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout
+                profile,
+                user_data_dir,
+                headless,
+                executable,
+                tuple(args),
+                timeout,
+                default_timeout,
+                port,
             ),
             dialogs=dialogs,
             downloads=downloads,
@@ -132,17 +156,8 @@ class Browser:
             ValueError: ``dialogs`` is not a dialog policy (nothing was started).
         """
         dialog_actions(dialogs)
-        process = await ChromeProcess.start(options)
-        try:
-            connection = await Connection.open(
-                process.ws_url,
-                open_timeout=options.timeout,
-                default_timeout=options.default_timeout,
-            )
-        except BaseException:
-            await process.terminate()
-            raise
-        browser = cls(
+        process, connection = await launch_chrome(options)
+        return await cls._prepared(
             connection,
             endpoint=process.ws_url,
             process=process,
@@ -151,12 +166,6 @@ class Browser:
             downloads=downloads,
             policy=policy,
         )
-        try:
-            await browser._prepare()
-        except BaseException:
-            await browser.close()
-            raise
-        return browser
 
     @classmethod
     async def connect(
@@ -176,7 +185,7 @@ class Browser:
         connection = await Connection.open(
             ws_url, headers=headers, open_timeout=timeout, default_timeout=default_timeout
         )
-        browser = cls(
+        return await cls._prepared(
             connection,
             endpoint=ws_url,
             default_timeout=default_timeout,
@@ -184,12 +193,6 @@ class Browser:
             downloads=downloads,
             policy=policy,
         )
-        try:
-            await browser._prepare()
-        except BaseException:
-            await browser.close()
-            raise
-        return browser
 
     async def __aenter__(self) -> Browser:
         return self

@@ -1,7 +1,8 @@
 """Finding, starting and ending a local Chrome.
 
-:class:`ChromeProcess` owns one Chrome that ego started: its process tree, its profile folder
-and its watchdog. Nothing here speaks CDP beyond reading the endpoint Chrome writes to disk.
+:class:`ChromeProcess` owns one Chrome that ego started: its process tree, its profile folder,
+its watchdog and our ends of its debugging pipe. Nothing here speaks CDP beyond reading the
+endpoint Chrome writes to disk; :mod:`ego.protocol.launcher` opens the connection.
 """
 
 from __future__ import annotations
@@ -15,18 +16,22 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import psutil
 
-from ..errors import ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
+from ..errors import BrowserError, ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
 from ..places import PROFILES_ENV, expand, profiles_dir
 from ._proctree import kill_tree, still_running
 from ._watchdog import Watchdog, start_watchdog
+from .pipe import grow_pipe
 
 __all__ = [
     "CHROME_ENV",
+    "PIPE_SUPPORTED",
     "PROFILES_ENV",
     "ChromeProcess",
     "LaunchOptions",
@@ -38,6 +43,12 @@ __all__ = [
 
 #: Environment variable naming the Chrome binary; it wins over the PATH search.
 CHROME_ENV = "EGO_CHROME"
+
+#: Whether ego talks to a Chrome it starts over ``--remote-debugging-pipe``. The pipe's ends
+#: must be Chrome's descriptors 3 and 4, which only POSIX systems can arrange at start (on
+#: Windows, Chrome takes handles that ``subprocess`` cannot place); there, ego opens a port
+#: on 127.0.0.1 for its own connection instead.
+PIPE_SUPPORTED: Final = os.name == "posix"
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,14 @@ class LaunchOptions:
         args: extra command-line flags.
         timeout: seconds Chrome may take to start and accept the connection.
         default_timeout: seconds every CDP command may take unless a call says otherwise.
+        port: a TCP port on 127.0.0.1 for other processes to attach to (``ego.connect``):
+            ``0`` lets Chrome choose a free one, ``N`` asks for N. None (the default) opens
+            none: ego talks to Chrome over a pipe only it holds. Chrome asks nothing of a
+            client on its port, so any local process or user can then drive the browser and
+            its logged-in sessions.
+
+    Raises:
+        ValueError: ``port`` is not None and not between 0 and 65535.
     """
 
     profile: str | None = None
@@ -63,6 +82,17 @@ class LaunchOptions:
     args: tuple[str, ...] = ()
     timeout: float = 30.0
     default_timeout: float = 30.0
+    port: int | None = None
+
+    def __post_init__(self) -> None:
+        port = self.port
+        if port is not None and (
+            isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535
+        ):
+            raise ValueError(
+                f"port={port!r} must be None (no port), 0 (Chrome picks a free one) or a port "
+                "number up to 65535"
+            )
 
 
 _CANDIDATES = (
@@ -98,9 +128,18 @@ _BASE_FLAGS = (
     "--disable-background-timer-throttling",
     "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
-    "--remote-debugging-port=0",
-    "--remote-debugging-address=127.0.0.1",
 )
+
+# Starts Chrome (the arguments after the script) with the pipe it was given as stdin and
+# stdout moved to descriptors 3 and 4, where --remote-debugging-pipe expects them, stdin read
+# from /dev/null and stdout joined to stderr (the log). Popen places the pipe ends on 0 and 1
+# in C, between fork and exec, and clears close-on-exec there only, which is safe with any
+# number of threads; preexec_fn, which could place them on 3 and 4 directly, runs Python in
+# the forked child and may deadlock on a lock another thread held at fork time, and pass_fds
+# keeps a descriptor's own number. A POSIX shell takes one digit per descriptor, so the
+# small, fixed numbers 0 and 1 are the ones it can move; `exec` then replaces it with Chrome
+# (same pid), for about a millisecond of start-up.
+_EXEC_WITH_PIPE = 'exec 3<&0 4>&1 </dev/null >&2; exec "$@"'
 
 
 def find_chrome() -> str:
@@ -200,6 +239,11 @@ class ChromeProcess:
     write end leak anyway (a fork made from C), the watchdog also notices within about half a
     second that the owner is no longer its parent.
 
+    The debugging pipe (:data:`PIPE_SUPPORTED`): Chrome reads CDP on its descriptor 3 and
+    writes on 4; the other ends stay here, close-on-exec, so no other child process inherits
+    them, until :meth:`take_pipe` hands them to the connection. Chrome quits when the command
+    pipe closes, so it also ends with its owner by that path.
+
     Use :meth:`start` to create one.
     """
 
@@ -209,30 +253,40 @@ class ChromeProcess:
         *,
         user_data_dir: Path,
         temporary: bool,
-        ws_url: str,
+        ws_url: str | None,
         watchdog: Watchdog,
         log_path: Path,
+        pipe: tuple[int, int] | None = None,
     ) -> None:
         self.process = process
         self.pid = process.pid
         self.user_data_dir = user_data_dir
         self.temporary = temporary
+        #: The browser's websocket URL when Chrome was started with a port, else None.
         self.ws_url = ws_url
         self.log_path = log_path
         self._watchdog = watchdog
+        self._pipe = pipe
         self._create_time = psutil.Process(process.pid).create_time()
 
     @classmethod
     async def start(cls, options: LaunchOptions | None = None) -> ChromeProcess:
-        """Start Chrome and wait until its debugging endpoint is up.
+        """Start Chrome; with a port, wait until its debugging endpoint is up.
+
+        Over the pipe there is nothing to wait for here: Chrome reads the commands queued in
+        the pipe once it is ready, and the first answer tells (see
+        :func:`ego.protocol.launcher.launch_chrome`).
 
         Args:
-            options: how to start it (the defaults: headless, a throwaway profile).
+            options: how to start it (the defaults: headless, a throwaway profile, no port).
 
         Raises:
             ChromeNotFoundError: no binary.
             ProfileInUseError: a running Chrome holds the profile folder.
-            ChromeLaunchError: Chrome exited early or did not offer an endpoint in time.
+            ChromeLaunchError: Chrome exited early or did not offer its endpoint in time, or
+                the fixed port asked for is taken.
+
+        Cancelling it ends the Chrome being started.
         """
         options = options if options is not None else LaunchOptions()
         executable, profile, user_data_dir = (
@@ -242,6 +296,9 @@ class ChromeProcess:
         )
         headless, args, timeout = options.headless, options.args, options.timeout
         binary = find_chrome() if executable is None else _checked_executable(executable)
+        port = options.port if PIPE_SUPPORTED or options.port is not None else 0
+        if port:
+            _check_port_free(port)
         if user_data_dir is not None:
             data_dir, temporary = expand(user_data_dir).absolute(), False
         elif profile is not None:
@@ -254,8 +311,7 @@ class ChromeProcess:
         owner = _lock_owner(data_dir)
         if owner is not None:
             raise ProfileInUseError(
-                f"profile {data_dir} is in use by Chrome (pid {owner}): close that Chrome, "
-                "attach to it with ego.connect(), or use another profile",
+                f"profile {data_dir} is in use by Chrome (pid {owner}): {_attach_hint(owner)}",
                 profile_dir=str(data_dir),
                 pid=owner,
             )
@@ -265,55 +321,84 @@ class ChromeProcess:
         # The owner's pid in the name lets a later launch tell a stale log from a live one.
         log_path = log_dir / f"ego-chrome-{os.getpid()}-{time.monotonic_ns()}.log"
         command = [binary, *_BASE_FLAGS, f"--user-data-dir={data_dir}"]
+        if PIPE_SUPPORTED:
+            command.append("--remote-debugging-pipe")
+        if port is not None:
+            command += [f"--remote-debugging-port={port}", "--remote-debugging-address=127.0.0.1"]
         if headless:
             command += ["--headless", "--disable-gpu", "--hide-scrollbars", "--mute-audio"]
         if _running_as_root():
             command.append("--no-sandbox")  # Chrome refuses to start as root without it
         command += [*args, "about:blank"]
 
-        # stderr goes to a file: a pipe nobody reads fills at 64 KB and freezes Chrome.
-        try:
-            with open(log_path, "wb") as log:
-                process = subprocess.Popen(
-                    command,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    start_new_session=True,  # Ctrl+C in a terminal reaches Python, not Chrome
-                )
-        except BaseException:
-            _remove_files(data_dir, temporary, log_path)
-            raise
+        process, pipe = _spawn(command, log_path, data_dir, temporary)
         try:
             watchdog = start_watchdog(process.pid, [data_dir if temporary else log_path])
         except BaseException:
+            _close_fds(pipe)
             kill_tree(process.pid)
             _remove_files(data_dir, temporary, log_path)
             raise
-        try:
-            ws_url = await _wait_for_endpoint(process, port_file, log_path, timeout)
-        except BaseException:
-            kill_tree(process.pid)
-            watchdog.stop()
-            # The error message already quotes the log's tail.
-            _remove_files(data_dir, temporary, log_path)
-            owner = _lock_owner(data_dir)
-            if owner is not None and owner != process.pid:
-                raise ProfileInUseError(
-                    f"profile {data_dir} was taken by another Chrome (pid {owner}) while this "
-                    "one started: close that Chrome or use another profile",
-                    profile_dir=str(data_dir),
-                    pid=owner,
-                ) from None
-            raise
-        return cls(
+        chrome = cls(
             process,
             user_data_dir=data_dir,
             temporary=temporary,
-            ws_url=ws_url,
+            ws_url=None,
             watchdog=watchdog,
             log_path=log_path,
+            pipe=pipe,
         )
+        if port is not None:
+            try:
+                chrome.ws_url = await _wait_for_endpoint(
+                    process, port_file, log_path, timeout, port
+                )
+            except BaseException:
+                await asyncio.to_thread(chrome.abandon)
+                raise
+        return chrome
+
+    def take_pipe(self) -> tuple[int, int]:
+        """Hand over our ends of the debugging pipe: ``(read_fd, write_fd)``, once.
+
+        The caller owns them from here on (closing the write end makes Chrome quit).
+
+        Raises:
+            BrowserError: Chrome was started without a pipe, or its ends were taken already.
+        """
+        pipe, self._pipe = self._pipe, None
+        if pipe is None:
+            raise BrowserError(
+                f"Chrome (pid {self.pid}) has no debugging pipe to hand over: it was started "
+                "without one, or the connection took it already"
+            )
+        return pipe
+
+    def abandon(self) -> None:
+        """End a Chrome that did not become usable: its tree, its files, its watchdog.
+
+        Blocks for as long as the tree takes to end (a few seconds at most: run it in a
+        thread from async code); meant for the failure path of a start, where Chrome has no
+        open pages to save.
+
+        Raises:
+            ProfileInUseError: another Chrome took the profile folder meanwhile (it started
+                at the same time and won the lock), which is why this one failed.
+        """
+        _close_fds(self._pipe)
+        self._pipe = None
+        kill_tree(self.pid)
+        self._watchdog.stop()
+        # The caller's error message already quotes the log's tail.
+        _remove_files(self.user_data_dir, self.temporary, self.log_path)
+        owner = _lock_owner(self.user_data_dir)
+        if owner is not None and owner != self.pid:
+            raise ProfileInUseError(
+                f"profile {self.user_data_dir} was taken by another Chrome (pid {owner}) while "
+                "this one started: close that Chrome or use another profile",
+                profile_dir=str(self.user_data_dir),
+                pid=owner,
+            ) from None
 
     @property
     def running(self) -> bool:
@@ -323,6 +408,10 @@ class ChromeProcess:
         # In a forked child Chrome is not our child: waitpid would fail, and Popen would then
         # call it exited.
         return still_running(self.pid, self._create_time)
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last lines Chrome wrote to stdout and stderr (for a launch's error message)."""
+        return _tail(self.log_path, lines)
 
     async def wait_exit(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for Chrome to exit by itself; True if it did."""
@@ -358,8 +447,78 @@ class ChromeProcess:
                 child.kill()
         psutil.wait_procs(leftovers, timeout=2)
         self.process.poll()
+        _close_fds(self._pipe)
+        self._pipe = None
         _remove_files(self.user_data_dir, self.temporary, self.log_path)
         self._watchdog.stop()
+
+
+def _spawn(
+    command: list[str], log_path: Path, data_dir: Path, temporary: bool
+) -> tuple[subprocess.Popen[bytes], tuple[int, int] | None]:
+    """Start ``command``, with the debugging pipe when :data:`PIPE_SUPPORTED`.
+
+    Returns the process and our ``(read_fd, write_fd)`` ends of the pipe (None without one).
+    Every descriptor made here is close-on-exec in this process (:func:`os.pipe` makes them
+    so): Chrome gets its ends through Popen alone, and no other child inherits any.
+    """
+    chrome_ends: list[int] = []  # Chrome's read end, then its write end
+    ours: list[int] = []  # our write end, then our read end
+    try:
+        if PIPE_SUPPORTED:
+            chrome_reads, we_write = os.pipe()  # commands
+            chrome_ends.append(chrome_reads)
+            ours.append(we_write)
+            we_read, chrome_writes = os.pipe()  # answers and events
+            chrome_ends.append(chrome_writes)
+            ours.append(we_read)
+            grow_pipe(chrome_reads)
+            grow_pipe(we_read)
+            command = ["/bin/sh", "-c", _EXEC_WITH_PIPE, "sh", *command]
+        # stderr goes to a file: a pipe nobody reads fills at 64 KB and freezes Chrome.
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                command,
+                stdin=chrome_ends[0] if chrome_ends else subprocess.DEVNULL,
+                stdout=chrome_ends[1] if chrome_ends else log,
+                stderr=log,
+                start_new_session=True,  # Ctrl+C in a terminal reaches Python, not Chrome
+            )
+    except BaseException:
+        _close_fds(ours)
+        _remove_files(data_dir, temporary, log_path)
+        raise
+    finally:
+        # Chrome has its own copies of its ends now; this process's must go, or the end of
+        # file that says Chrome is gone would never come.
+        _close_fds(chrome_ends)
+    return process, (ours[1], ours[0]) if ours else None
+
+
+def _close_fds(fds: Iterable[int] | None) -> None:
+    for fd in fds or ():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def _check_port_free(port: int) -> None:
+    """Refuse a fixed port that is already taken on 127.0.0.1.
+
+    Chrome itself says nothing then: it runs without its endpoint, so the launch would only
+    time out. Another program may still take the port between this check and Chrome's bind;
+    the launch then times out, saying so.
+
+    Raises:
+        ChromeLaunchError: the port is in use.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise ChromeLaunchError(
+                f"port {port} on 127.0.0.1 is not available ({exc.strerror}): pass port=0 to "
+                "let Chrome choose a free one"
+            ) from None
 
 
 def _running_as_root() -> bool:
@@ -409,19 +568,30 @@ def _owner_alive(pid: int, log_path: Path) -> bool:
 
 
 async def _wait_for_endpoint(
-    process: subprocess.Popen[bytes], port_file: Path, log_path: Path, timeout: float
+    process: subprocess.Popen[bytes], port_file: Path, log_path: Path, timeout: float, port: int
 ) -> str:
-    # Chrome writes the port it bound (port 0 means: pick a free one, so no race with other
-    # programs) and the browser's websocket path to DevToolsActivePort once it listens.
+    """The browser's websocket URL, once Chrome listens on its port.
+
+    With port 0 Chrome picks a free port (so no race with other programs) and writes it, with
+    the browser's websocket path, to DevToolsActivePort once it listens. With a fixed port it
+    writes no such file (measured on Chromium 156): once a process of Chrome's own tree
+    listens on that port (not another program that took it meanwhile), its ``/json/version``
+    gives the URL.
+    """
     deadline = time.monotonic() + timeout
     while True:
-        try:
-            text = port_file.read_text()
-        except FileNotFoundError:
-            text = ""
-        lines = text.splitlines()
-        if len(lines) >= 2 and lines[0].isdigit():
-            return f"ws://127.0.0.1:{lines[0]}{lines[1]}"
+        if port == 0:
+            try:
+                text = port_file.read_text()
+            except FileNotFoundError:
+                text = ""
+            lines = text.splitlines()
+            if len(lines) >= 2 and lines[0].isdigit():
+                return f"ws://127.0.0.1:{lines[0]}{lines[1]}"
+        elif _tree_listens(process.pid, port):
+            url = await asyncio.to_thread(_version_url, port, max(0.1, deadline - time.monotonic()))
+            if url is not None:
+                return url
         code = process.poll()
         if code is not None:
             raise ChromeLaunchError(
@@ -429,11 +599,61 @@ async def _wait_for_endpoint(
                 f"{_tail(log_path, 5) or 'it printed nothing'}"
             )
         if time.monotonic() >= deadline:
+            taken = f" (is port {port} taken?)" if port else ""
             raise ChromeLaunchError(
-                f"Chrome did not open its debugging endpoint within {timeout:g} s: "
+                f"Chrome did not open its debugging port within {timeout:g} s{taken}: "
                 f"{_tail(log_path, 5) or 'it printed nothing'}"
             )
         await asyncio.sleep(0.01)
+
+
+def _attach_hint(pid: int) -> str:
+    """What to do about the Chrome ``pid`` that holds a profile: attach through its debugging
+    port on 127.0.0.1 when it has one, else close it."""
+    ports = sorted(_listening_ports(pid))
+    if ports:
+        return (
+            f"attach to it with ego.connect('http://127.0.0.1:{ports[0]}'), close it, or use "
+            "another profile"
+        )
+    return "close that Chrome or use another profile (it has no debugging port to attach to)"
+
+
+def _listening_ports(pid: int) -> set[int]:
+    """The TCP ports a process of ``pid``'s tree listens on, on 127.0.0.1."""
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return set()
+    ports = set()
+    for each in processes:
+        with contextlib.suppress(psutil.Error):
+            for conn in each.net_connections(kind="tcp"):
+                if conn.status == psutil.CONN_LISTEN and conn.laddr.ip == "127.0.0.1":
+                    ports.add(conn.laddr.port)
+    return ports
+
+
+def _tree_listens(pid: int, port: int) -> bool:
+    """True when a process of ``pid``'s tree listens on ``port`` on 127.0.0.1."""
+    return port in _listening_ports(pid)
+
+
+def _version_url(port: int, timeout: float) -> str | None:
+    """``webSocketDebuggerUrl`` from Chrome's ``/json/version`` on ``port``; None when it does
+    not answer that (yet)."""
+    import urllib.request
+
+    import orjson
+
+    try:
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/json/version", timeout=min(timeout, 2.0)
+        ) as response:
+            return str(orjson.loads(response.read())["webSocketDebuggerUrl"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _tail(path: Path, lines: int) -> str:

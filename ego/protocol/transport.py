@@ -1,6 +1,9 @@
-"""One websocket to the browser: commands, responses, events and sessions.
+"""One connection to the browser: commands, responses, events and sessions.
 
-:class:`Connection` is the only place that touches the socket. Everything above it sends
+:class:`Connection` is the only place that talks to the browser, over a websocket
+(:class:`~ego.protocol.wire.Wire`) or over the pipe of a Chrome ego started
+(:class:`~ego.protocol.pipe.PipeWire`); the two carry messages behind one interface,
+:class:`Channel`, so everything the connection does holds for both. Everything above it sends
 commands with :meth:`Connection.send` and listens with :meth:`Connection.subscribe` or
 :meth:`Connection.wait_for`.
 """
@@ -26,6 +29,7 @@ from ..errors import (
 )
 from ._codec import decode_lenient, encode_lenient
 from ._events import ANY_SESSION, JSON, AnySession, EventHandler, Subscription, Waiter
+from .pipe import PipeWire
 from .wire import Wire
 
 __all__ = [
@@ -41,8 +45,9 @@ logger = logging.getLogger("ego.transport")
 
 
 class Channel(Protocol):
-    """What a :class:`Connection` talks through: a :class:`~ego.protocol.wire.Wire`, or
-    anything else that carries CDP messages the same way (an in-process fake in tests).
+    """What a :class:`Connection` talks through: a :class:`~ego.protocol.wire.Wire`, a
+    :class:`~ego.protocol.pipe.PipeWire`, or anything else that carries CDP messages the same
+    way (an in-process fake in tests).
 
     Messages go out with :meth:`send` and come in, whole and in order, through the
     ``on_message`` handler given to :meth:`attach`; ``on_close`` is called once, with a
@@ -56,7 +61,8 @@ class Channel(Protocol):
         """Send one message; False when the channel is no longer open (nothing was sent)."""
 
     def fail(self, code: int, reason: str) -> None:
-        """Close because of a protocol problem on our side (``code`` is a websocket code)."""
+        """Close because of a protocol problem on our side (``code`` is a websocket close
+        code; a channel without close codes, such as the pipe, drops the connection)."""
 
     async def close(self) -> None:
         """Close in an orderly way and wait until closed."""
@@ -68,12 +74,14 @@ class Channel(Protocol):
 _DEFAULT: Final = object()
 
 #: The largest command (its JSON, in bytes) :meth:`Connection.send` sends; a larger one raises
-#: CommandTooLargeError and nothing is sent. Chrome reads a DevTools websocket message into a
-#: buffer of 100 MiB that holds the frame header too, and resets the socket (every tab then
-#: loses the connection) for anything larger. Measured on Chromium 156, headless, with
-#: ``Runtime.evaluate`` of ``'aaa…a'.length`` sent by ego: a message of 104,857,586 bytes
-#: (100 MiB - 14, the 14-byte header of a masked client frame) was answered, one of
-#: 104,857,587 bytes reset the connection. 99 MiB leaves a margin for other builds.
+#: CommandTooLargeError and nothing is sent. Chrome reads one DevTools message into a buffer of
+#: 100 MiB, on the websocket and on the pipe alike. Measured on Chromium 156, headless, with
+#: ``Runtime.evaluate`` of ``'aaa…a'.length``: over the websocket a message of 104,857,586
+#: bytes (100 MiB - 14, the 14-byte header of a masked client frame) was answered, and one of
+#: 104,857,587 bytes reset the connection (every tab then loses it); over the pipe a message
+#: of 104,857,599 bytes (100 MiB with its NUL) was answered, and one of 104,857,600 bytes made
+#: Chrome stop reading the pipe without closing it, so that every later call would only time
+#: out. 99 MiB is under both, with a margin for other builds.
 MAX_COMMAND_BYTES: Final = 99 * 1024 * 1024
 
 # What a session that is no longer usable is: its tab closed (for good), or its renderer
@@ -113,15 +121,16 @@ class _Pending:
 
 
 class Connection:
-    """A CDP client over one websocket, shared by the browser and all its tabs.
+    """A CDP client over one channel (a websocket or Chrome's debugging pipe), shared by the
+    browser and all its tabs.
 
     Commands carry increasing ids and are matched to their responses, so any number can be in
     flight at once. Tabs are flattened sessions: a command with ``session_id`` goes to that tab
-    over the same socket.
+    over the same channel.
 
     Every command has a timeout (``default_timeout`` unless given per call). A command that
     times out fails alone; its late answer is dropped and the connection stays usable. When
-    the socket closes, for whatever reason, every pending command and waiter fails at once
+    the channel closes, for whatever reason, every pending command and waiter fails at once
     with :class:`~ego.errors.BrowserClosedError`, and so does every later call. When Chrome
     reports that a session detached, the commands pending on that session fail with
     :class:`~ego.errors.TabClosedError`, and so does every later command sent to it. When it
@@ -140,8 +149,10 @@ class Connection:
 
     A command larger than :data:`MAX_COMMAND_BYTES` is refused before it is sent.
 
-    Use :meth:`open` to create one over a websocket; ``Connection(channel)`` takes any other
-    :class:`Channel`.
+    Use :meth:`open` to create one over a websocket, :meth:`open_pipe` over the pipe of a
+    Chrome started with ``--remote-debugging-pipe``; ``Connection(channel)`` takes any other
+    :class:`Channel`. All of it runs on the event loop that created the connection; calls from
+    any number of tasks may be in flight at once.
     """
 
     def __init__(self, wire: Channel, *, default_timeout: float = 30.0) -> None:
@@ -189,9 +200,28 @@ class Connection:
         wire = await Wire.open(url, headers=headers, open_timeout=open_timeout)
         return cls(wire, default_timeout=default_timeout)
 
+    @classmethod
+    async def open_pipe(
+        cls, read_fd: int, write_fd: int, *, default_timeout: float = 30.0
+    ) -> Connection:
+        """Talk to a Chrome started with ``--remote-debugging-pipe`` over our ends of its pipes.
+
+        Nothing is sent; a Chrome that is still starting reads what waits in the pipe once it
+        is ready. Closing the connection makes Chrome quit.
+
+        Args:
+            read_fd: the read end of the pipe Chrome writes to (its descriptor 4).
+            write_fd: the write end of the pipe Chrome reads from (its descriptor 3).
+            default_timeout: seconds each command may take unless the call says otherwise.
+
+        Raises:
+            OSError: a descriptor is not a usable pipe end (both are closed then).
+        """
+        return cls(await PipeWire.open(read_fd, write_fd), default_timeout=default_timeout)
+
     @property
     def closed(self) -> bool:
-        """True once the socket has closed; every call now raises BrowserClosedError."""
+        """True once the channel has closed; every call now raises BrowserClosedError."""
         return self._closed_error is not None
 
     def session_crashed(self, session_id: str) -> bool:
@@ -296,7 +326,7 @@ class Connection:
             raise CommandTooLargeError(
                 f"{method} was not sent: it is {len(data):,} bytes, over the limit of "
                 f"{MAX_COMMAND_BYTES:,} bytes per command (Chrome drops the connection on a "
-                "message over 100 MiB); pass less data per call",
+                "message of 100 MiB); pass less data per call",
                 size=len(data),
                 limit=MAX_COMMAND_BYTES,
             )
@@ -446,11 +476,14 @@ class Connection:
             raise CommandTimeoutError(f"no {method} event within {timeout:g} s") from None
 
     async def close(self) -> None:
-        """Close the socket and fail everything pending. Idempotent."""
+        """Close the channel and fail everything pending. Idempotent.
+
+        Over a pipe, Chrome quits once its command pipe is closed.
+        """
         await self._wire.close()
 
     def _on_message(self, raw: bytes) -> None:
-        # Runs inside the socket's data_received: responses resolve their futures right
+        # Runs inside the channel's data_received: responses resolve their futures right
         # here. Anything slow belongs in a Subscription's own task, never in this path.
         try:
             message = orjson.loads(raw)

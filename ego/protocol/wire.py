@@ -32,7 +32,7 @@ import logging
 import os
 import ssl
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Final
 
 from websockets.client import ClientProtocol
@@ -43,6 +43,7 @@ from websockets.protocol import State
 from websockets.uri import parse_uri
 
 from ..errors import ConnectionFailedError
+from ._channel import ChannelBase
 
 __all__ = ["PING_INTERVAL", "PING_TIMEOUT", "WRITE_CHUNK", "WRITE_LIMIT", "Wire", "redact"]
 
@@ -67,11 +68,8 @@ WRITE_LIMIT: Final = 256 * 1024
 #: The largest slice of a frame handed to the socket in one write (bytes).
 WRITE_CHUNK: Final = 256 * 1024
 
-MessageHandler = Callable[[bytes], None]
-CloseHandler = Callable[[str], None]
 
-
-class Wire(asyncio.Protocol):
+class Wire(ChannelBase, asyncio.Protocol):
     """One client websocket. Create it with :meth:`open`.
 
     Messages are passed to ``on_message`` synchronously, in order, as they complete; a
@@ -86,18 +84,13 @@ class Wire(asyncio.Protocol):
         ping_interval: float | None = PING_INTERVAL,
         ping_timeout: float | None = PING_TIMEOUT,
     ) -> None:
+        super().__init__()
         self._ws = protocol
-        self._loop = asyncio.get_running_loop()
         self._transport: asyncio.Transport | None = None
         self._handshake: asyncio.Future[None] = self._loop.create_future()
-        self._closed: asyncio.Future[None] = self._loop.create_future()
         self._fragments: list[bytes] = []
         self._fragments_text = True  # whether the fragmented message being read is text
         self._flush_scheduled = False
-        self._early: list[bytes] = []
-        self._on_message: MessageHandler | None = None
-        self._on_close: CloseHandler | None = None
-        self._close_reason = ""
         self._close_timer: asyncio.TimerHandle | None = None
         # Why we failed the connection ourselves, for the close reason; None until then.
         self._failure: str | None = None
@@ -196,16 +189,6 @@ class Wire(asyncio.Protocol):
         wire._schedule_ping()
         return wire
 
-    def attach(self, on_message: MessageHandler, on_close: CloseHandler) -> None:
-        """Start delivering messages (and any that arrived before) to the handlers."""
-        self._on_message = on_message
-        self._on_close = on_close
-        early, self._early = self._early, []
-        for message in early:
-            on_message(message)
-        if self._closed.done():
-            on_close(self._close_reason)
-
     def send(self, message: bytes) -> bool:
         """Queue a text message; it is written with everything else queued this iteration.
 
@@ -292,13 +275,9 @@ class Wire(asyncio.Protocol):
             reason = f" ({exc})"
         else:
             reason = ""
-        self._close_reason = "the connection to the browser closed" + reason
         if not self._handshake.done():
             self._handshake.set_exception(ConnectionError("connection closed during handshake"))
-        if not self._closed.done():
-            self._closed.set_result(None)
-            if self._on_close is not None:
-                self._on_close(self._close_reason)
+        self._report_closed("the connection to the browser closed" + reason)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -350,10 +329,7 @@ class Wire(asyncio.Protocol):
                     "code 1007",
                 )
                 return
-        if self._on_message is None:
-            self._early.append(message)
-        else:
-            self._on_message(message)
+        self._hand_over(message)
 
     def _fail(self, code: int, reason: str, why: str) -> None:
         """Fail the connection for ``why`` (shown in the close reason) with ``code``."""
