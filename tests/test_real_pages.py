@@ -466,8 +466,8 @@ async def test_pdf_prints_the_page(page: ego.Tab, tmp_path: Path) -> None:
 @pytest.mark.chrome  # launches a Chrome of its own
 async def test_downloads_work_on_an_attached_browser(server: PageServer, tmp_path: Path) -> None:
     async with (
-        ego.launch() as owner,
-        ego.connect(owner.endpoint, downloads=tmp_path / "attached") as attached,
+        ego.launch(port=0) as owner,
+        ego.connect(owner.endpoint or "", downloads=tmp_path / "attached") as attached,
     ):
         tab = await attached.new_tab(real_page(server, "attached"))
         async with tab.expect_download() as saved:
@@ -550,12 +550,13 @@ async def test_a_new_document_drops_the_old_documents_frames(
 
 
 async def test_downloads_stay_in_egos_folder_after_another_client_left(
-    page: ego.Tab, browser: ego.Browser, tmp_path: Path
+    ported_tab: ego.Tab, ported_browser: ego.Browser, server: PageServer, tmp_path: Path
 ) -> None:
+    await ported_tab.navigate(real_page(server, "left"))
     # Another client sets its own folder; when it leaves, Chrome goes back to its default.
-    async with ego.connect(browser.endpoint, downloads=tmp_path / "other"):
+    async with ego.connect(ported_browser.endpoint or "", downloads=tmp_path / "other"):
         pass
-    async with page.expect_download() as saved:
-        await page.click("#dl")
+    async with ported_tab.expect_download() as saved:
+        await ported_tab.click("#dl")
     assert saved.path is not None
-    assert saved.path.parent == browser.downloads_folder
+    assert saved.path.parent == ported_browser.downloads_folder
