@@ -5,18 +5,46 @@
         result = await browser.site.run_browser_tool(site_id, tool, args)
 
 Every exception ego raises derives from :class:`EgoError`; see :mod:`ego.errors`.
+
+``import ego`` loads only the exception types: each other public name imports its module
+the first time it is used, so a command or a script pays for what it touches (the learnings'
+schemas, the pool, pydantic's models) and nothing else.
 """
 
 from __future__ import annotations
 
-from .api import Browser, BrowserStarter, connect, launch
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import *  # noqa: F403  (the exception types are part of the top-level API)
 from .errors import __all__ as _error_names
-from .learning import LearnContext, Learnings, ToolInfo
-from .page.tab import Tab
-from .pool import BrowserPool, Endpoint, PoolResult
-from .protocol.chrome import find_chrome
-from .site import Site, ToolContext
+
+if TYPE_CHECKING:
+    from .api import Browser, BrowserStarter, connect, launch
+    from .learning.context import LearnContext, ToolInfo
+    from .learning.registry import Learnings
+    from .page.tab import Tab
+    from .pool import BrowserPool, Endpoint, PoolResult
+    from .protocol.chrome import find_chrome
+    from .site import Site, ToolContext
+
+#: Where each public name lives; imported on first use (PEP 562).
+_LAZY: dict[str, str] = {
+    "Browser": ".api",
+    "BrowserStarter": ".api",
+    "connect": ".api",
+    "launch": ".api",
+    "LearnContext": ".learning.context",
+    "ToolInfo": ".learning.context",
+    "Learnings": ".learning.registry",
+    "Tab": ".page.tab",
+    "BrowserPool": ".pool",
+    "Endpoint": ".pool",
+    "PoolResult": ".pool",
+    "find_chrome": ".protocol.chrome",
+    "Site": ".site",
+    "ToolContext": ".site",
+}
 
 __all__ = [
     "Browser",
@@ -38,3 +66,16 @@ __all__ = [
 
 #: The one place the version is written: pyproject.toml reads it from here.
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ego' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

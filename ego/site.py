@@ -19,33 +19,24 @@ from .errors import (
     ReturnsMismatchError,
     SiteMismatchError,
 )
-from .learning import notes as _notes
-from .learning import save as _save
-from .learning import store as _store
-from .learning.context import LearnContext, SiteSummary, build_context, summarize_site
-from .learning.draft import ToolDraft
-from .learning.history import ToolVersion, list_versions
 from .learning.manifest import Manifest
 from .learning.matching import domain_of, match_domain
 from .learning.registry import Learnings, LoadedSource
-from .learning.schemas import mismatch
 from .runtime.cache import RunStats, cache_key, run_cached
 from .runtime.contract import signal_in_exception, signal_in_result
-from .skills import NAMESPACE as SKILL_NAMESPACE
-from .skills import (
-    SkillSummary,
-    catalog_for,
-    loaded_source,
-    prepare_skill,
-    skill_tab,
-    skills_for_url,
-)
-from .skills import check_returns as check_skill_returns
 
 if TYPE_CHECKING:
+    # Saving, skills and learn_context's models are imported where they are used: a tool
+    # call (and a command that makes one) does not pay for them.
+    from .learning import notes as _notes
+    from .learning import store as _store
+    from .learning.context import LearnContext, SiteSummary
+    from .learning.draft import ToolDraft
+    from .learning.history import ToolVersion
     from .page.browser import Browser
     from .page.frame import Frame
     from .page.tab import Tab
+    from .skills import SkillSummary
 
 __all__ = ["Site", "ToolContext", "context_for", "tool_error"]
 
@@ -135,6 +126,8 @@ class Site:
 
     def sites(self) -> list[SiteSummary]:
         """Every site in the learnings roots, valid or not (invalid ones list their problems)."""
+        from .learning.context import summarize_site
+
         return [summarize_site(entry) for entry in self.learnings.sites()]
 
     async def learn_context(self, url: str) -> LearnContext:
@@ -309,6 +302,8 @@ class Site:
             if inspect.isawaitable(result):
                 result = await result
         if options.check_returns and ref.spec.returns is not None:
+            from .learning.schemas import mismatch
+
             problem = mismatch(ref.spec.returns, result)
             if problem:
                 raise ReturnsMismatchError(
@@ -442,6 +437,8 @@ class Site:
 
     def skills(self) -> list[SkillSummary]:
         """Every SKILL.md skill beside the learnings roots, valid or not (with its problems)."""
+        from .skills import SkillSummary, catalog_for
+
         return [SkillSummary.of(entry) for entry in catalog_for(self.learnings).entries()]
 
     async def run_skill(
@@ -486,6 +483,9 @@ class Site:
             NavigationError, CommandTimeoutError, ContextDestroyedError, TabClosedError,
                 BrowserClosedError: as :meth:`ego.Tab.navigate` and :meth:`ego.Tab.evaluate`.
         """
+        from .skills import catalog_for, loaded_source, prepare_skill, skill_tab
+        from .skills import check_returns as check_skill_returns
+
         skill, arguments = prepare_skill(
             catalog_for(self.learnings),
             skill_id,
@@ -518,6 +518,8 @@ class Site:
         """The ``ego login`` command that opens this browser's profile on ``site_id``; None
         for a browser ego is attached to (the person logs in in that browser) or a skill."""
         process = self.browser.process
+        from .skills import NAMESPACE as SKILL_NAMESPACE
+
         if process is None or site_id == SKILL_NAMESPACE:
             return None
         name = "NAME" if process.temporary else process.user_data_dir.name
@@ -593,6 +595,8 @@ class Site:
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
+        from .learning.draft import ToolDraft
+
         draft = ToolDraft(
             site_id=site_id,
             tool=tool,
@@ -629,6 +633,8 @@ class Site:
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
+        from .learning import save as _save
+
         return await _save.save_browser_tool(
             self.learnings, self.browser, draft, tab=tab, profile=self.profile_description
         )
@@ -659,6 +665,9 @@ class Site:
                 a broken manifest; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
+        from .learning import notes as _notes
+        from .learning import save as _save
+
         url = await _save.current_url(tab)
         return _notes.save_note(
             self.learnings,
@@ -675,6 +684,8 @@ class Site:
 
         Empty when the site or tool does not exist.
         """
+        from .learning.history import list_versions
+
         return list_versions(self.learnings, site_id, tool)
 
     def restore_tool(self, site_id: str, tool: str, version: str) -> _store.SavedTool:
@@ -686,6 +697,8 @@ class Site:
             SaveRefusedError: the restored manifest would be invalid.
             OSError: the write failed; the site stays consistent.
         """
+        from .learning import store as _store
+
         return _store.restore_tool(self.learnings, site_id, tool, version)
 
 
@@ -698,6 +711,9 @@ def _options(timeout: float | None, confirm: bool, check_returns: bool, cache: b
 
 def context_for(learnings: Learnings, url: str) -> LearnContext:
     """What :meth:`Site.learn_context` answers, from ``learnings`` alone (no browser needed)."""
+    from .learning.context import build_context
+    from .skills import skills_for_url
+
     return build_context(learnings, url, skills_for_url(learnings, url))
 
 

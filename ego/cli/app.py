@@ -16,31 +16,125 @@ from .common import Settings, accept_global_options
 
 __all__ = ["COMMANDS", "Settings", "cli", "main"]
 
-#: Every command: its name -> (module in ego.cli, attribute).
-COMMANDS: dict[str, tuple[str, str]] = {
-    "launch": ("browser_commands", "launch"),
-    "close": ("browser_commands", "close"),
-    "login": ("browser_commands", "login"),
-    "tabs": ("browser_commands", "tabs"),
-    "tools": ("learning_commands", "tools"),
-    "sites": ("learning_commands", "sites"),
-    "run": ("learning_commands", "run"),
-    "skill": ("skill_commands", "skill"),
-    "validate": ("learning_commands", "validate"),
-    "script": ("script_command", "script"),
-    "shell": ("shell_command", "shell"),
-    "doctor": ("doctor_command", "doctor"),
-    "demo": ("demo_command", "demo"),
-    "mcp": ("mcp_command", "mcp"),
-    "batch": ("batch_command", "batch"),
-    "save-tool": ("save_commands", "save_tool"),
-    "save-note": ("save_commands", "save_note"),
-    "history": ("save_commands", "history"),
-    "restore": ("save_commands", "restore"),
-    "record": ("replay_commands", "record"),
-    "test": ("replay_commands", "test"),
-    "pack": ("pack_commands", "pack"),
-    "catalog": ("catalog_commands", "catalog"),
+#: Every command: its name -> (module in ego.cli, attribute, the first paragraph of its
+#: help). The summary lets ``ego --help`` list the commands without importing any of
+#: them; tests/test_cli_startup.py holds each one to its command's own help.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "launch": (
+        "browser_commands",
+        "launch",
+        "Start Chrome with a persistent profile and keep it for the commands that follow.",
+    ),
+    "close": (
+        "browser_commands",
+        "close",
+        "End the browser `ego launch` keeps (and say so when there is none).",
+    ),
+    "login": (
+        "browser_commands",
+        "login",
+        "Open a window on SITE_ID's page so that a person can log in by hand.",
+    ),
+    "tabs": (
+        "browser_commands",
+        "tabs",
+        "List the open tabs.",
+    ),
+    "tools": (
+        "learning_commands",
+        "tools",
+        "What learn_context says for URL: matching sites, notes and tools.",
+    ),
+    "sites": (
+        "learning_commands",
+        "sites",
+        "Every site (and skill), valid or not; invalid ones say why.",
+    ),
+    "run": (
+        "learning_commands",
+        "run",
+        "Run TOOL of SITE_ID (a browser or a Python tool) and print its result.",
+    ),
+    "skill": (
+        "skill_commands",
+        "skill",
+        "SKILL.md skills: run, export, import.",
+    ),
+    "validate": (
+        "learning_commands",
+        "validate",
+        "Check manifests, paths, schemas and skills; one line per problem.",
+    ),
+    "script": (
+        "script_command",
+        "script",
+        "Run an agent script with `browser`, `tab` and `site` ready.",
+    ),
+    "shell": (
+        "shell_command",
+        "shell",
+        "An asyncio Python prompt with `browser`, `tab` and `site` ready (top-level await works).",
+    ),
+    "doctor": (
+        "doctor_command",
+        "doctor",
+        "Say what Chrome was found, its version, whether it starts here, and where things live.",
+    ),
+    "demo": (
+        "demo_command",
+        "demo",
+        "Serve the bundled demo shop, launch Chrome, show learn_context and run its tools.",
+    ),
+    "mcp": (
+        "mcp_command",
+        "mcp",
+        "Serve ego's tools to an MCP client over stdio.",
+    ),
+    "batch": (
+        "batch_command",
+        "batch",
+        "Run TOOL of SITE_ID once per line of --input, over a pool of browsers.",
+    ),
+    "save-tool": (
+        "save_commands",
+        "save_tool",
+        "Check TOOL's JavaScript and keep it in SITE_ID of the agent workspace's learnings.",
+    ),
+    "save-note": (
+        "save_commands",
+        "save_note",
+        "Keep a note (markdown) as notes/NAME.md of SITE_ID in the agent workspace.",
+    ),
+    "history": (
+        "save_commands",
+        "history",
+        "List TOOL's versions: the current one, then the kept ones, newest first.",
+    ),
+    "restore": (
+        "save_commands",
+        "restore",
+        "Bring back VERSION of TOOL (from `ego history`); the current one is kept.",
+    ),
+    "record": (
+        "replay_commands",
+        "record",
+        "Record what URL loads into a HAR 1.2 file (no session secrets unless asked).",
+    ),
+    "test": (
+        "replay_commands",
+        "test",
+        "Run the learnings' offline test cases (tests/cases.json + HAR) against replayed pages.",
+    ),
+    "pack": (
+        "pack_commands",
+        "pack",
+        "Learning packs: build sites into a wheel, list and verify the installed ones.",
+    ),
+    "catalog": (
+        "catalog_commands",
+        "catalog",
+        "Search the tools and notes of every site (workspace, packs, bundled); show one.",
+    ),
 }
 
 
@@ -57,10 +151,26 @@ class _Group(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
-            module, attribute = COMMANDS[cmd_name]
+            module, attribute, _ = COMMANDS[cmd_name]
             command = getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
             self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # As click lists commands, from the summaries: no command module is imported.
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            loaded = self.commands.get(name)
+            if loaded is not None:
+                rows.append((name, loaded.get_short_help_str(limit)))
+            else:
+                # A bare command with the same help shortens it as the real one would.
+                summary = click.Command(name, help=COMMANDS[name][2])
+                rows.append((name, summary.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,21 +9,21 @@ runs, else a new Chrome.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 import orjson
 
-from .. import api
-from ..api import Browser
 from ..errors import BrowserError, ChromeLaunchError, EgoError, ProfileInUseError
-from ..learning.registry import Learnings
-from . import state
 from .output import EXIT_INTERRUPTED, Output
+
+if TYPE_CHECKING:
+    from ..api import Browser
+    from ..learning.registry import Learnings
+    from . import state
 
 __all__ = [
     "GLOBAL_OPTIONS",
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
 
 #: The options every command accepts, before or after its name.
 GLOBAL_OPTIONS = ("--workspace", "--endpoint", "--new-browser", "--json")
@@ -77,6 +78,8 @@ class Settings:
         self.new_browser = new_browser
 
     def learnings(self) -> Learnings:
+        from ..learning.registry import Learnings
+
         return Learnings(workspace=self.workspace)
 
     def kept_browser(
@@ -93,6 +96,8 @@ class Settings:
         """
         if self.endpoint or self.new_browser:
             return None
+        from . import state  # the kept browser's record: only commands that use one
+
         kept = state.kept()
         if kept is None or (profile is not None and profile != kept.profile):
             return None
@@ -120,7 +125,10 @@ class Settings:
         browser: Browser | None = None
         if self.endpoint:
             with self.output.progress(f"connecting to {self.endpoint}"):
-                browser = await api.connect(self.endpoint, learnings=learnings)
+                # Imported here: commands that read only files never pay for the browser.
+                from ..api import connect
+
+                browser = await connect(self.endpoint, learnings=learnings)
         else:
             kept = self.kept_browser(profile=profile, headless=headless)
             if kept is not None:
@@ -136,10 +144,12 @@ class Settings:
     async def _attach(self, kept: state.KeptBrowser, learnings: Learnings) -> Browser | None:
         """Attach to the kept browser; None (and a stale record removed) when it is gone."""
         try:
-            browser = await api.connect(
-                kept.websocket, learnings=learnings, timeout=_ATTACH_TIMEOUT
-            )
+            from ..api import connect
+
+            browser = await connect(kept.websocket, learnings=learnings, timeout=_ATTACH_TIMEOUT)
         except BrowserError:
+            from . import state
+
             if not state.pid_alive(kept):
                 state.forget(kept.pid)
             return None
@@ -153,8 +163,12 @@ class Settings:
 
     async def _launch(self, profile: str | None, headless: bool, learnings: Learnings) -> Browser:
         try:
-            return await api.launch(profile=profile, headless=headless, learnings=learnings)
+            from ..api import launch
+
+            return await launch(profile=profile, headless=headless, learnings=learnings)
         except ProfileInUseError as exc:
+            from . import state
+
             kept = state.kept()
             if kept is None or kept.pid != exc.pid:
                 raise
@@ -185,6 +199,8 @@ def _no_display(text: str) -> bool:
 def run_async(settings: Settings, coroutine: Coroutine[Any, Any, T]) -> T:
     """Run a command's coroutine; turn an ego error into one line and an exit code."""
     try:
+        import asyncio  # a command that needs no loop (--help) never imports it
+
         return asyncio.run(coroutine)
     except EgoError as exc:
         sys.exit(settings.output.error(exc))

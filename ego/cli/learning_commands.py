@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import click
 
 from ..calls import CallOptions, ToolCall, bind, resolve
 from ..errors import EgoError
-from ..learning.context import LearnContext, SiteSummary
-from ..site import context_for
 from .common import (
     Settings,
     args_options,
@@ -24,6 +22,9 @@ from .common import (
     start_url_option,
 )
 from .output import EXIT_OK, EXIT_TOOL
+
+if TYPE_CHECKING:
+    from ..learning.context import LearnContext, SiteSummary
 
 __all__ = [
     "CLI_PROFILE_HINT",
@@ -49,6 +50,8 @@ def tools(settings: Settings, url: str) -> None:
 
     URL may be a bare host (``google.com`` means ``https://google.com/``).
     """
+    from ..site import context_for
+
     context = context_for(settings.learnings(), as_url(url))
     settings.output.result(context.model_dump(mode="json"), lambda _: context_text(context))
 

@@ -1,19 +1,57 @@
-"""Learnings: site folders with a manifest, notes, browser tools and Python tools."""
+"""Learnings: site folders with a manifest, notes, browser tools and Python tools.
+
+The names below import their module on first use: ``ego.learning.registry`` does not pay
+for the pydantic models of ``learn_context``'s answer, nor the other way round.
+"""
 
 from __future__ import annotations
 
-from .context import LearnContext, NoteInfo, SiteContext, SiteSummary, ToolInfo, build_context
-from .manifest import (
-    MANIFEST_SCHEMA_PATH,
-    BrowserToolSpec,
-    Manifest,
-    PythonToolSpec,
-    ToolSpec,
-    args_schema,
-    load_manifest,
-)
-from .matching import match_domain
-from .registry import WORKSPACE_ENV, Learnings, LoadedSource, Note, SiteEntry
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .context import (
+        LearnContext,
+        NoteInfo,
+        SiteContext,
+        SiteSummary,
+        ToolInfo,
+        build_context,
+    )
+    from .manifest import (
+        MANIFEST_SCHEMA_PATH,
+        BrowserToolSpec,
+        Manifest,
+        PythonToolSpec,
+        ToolSpec,
+        args_schema,
+        load_manifest,
+    )
+    from .matching import match_domain
+    from .registry import WORKSPACE_ENV, Learnings, LoadedSource, Note, SiteEntry
+
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        ("LearnContext", "NoteInfo", "SiteContext", "SiteSummary", "ToolInfo", "build_context"),
+        ".context",
+    ),
+    **dict.fromkeys(
+        (
+            "MANIFEST_SCHEMA_PATH",
+            "BrowserToolSpec",
+            "Manifest",
+            "PythonToolSpec",
+            "ToolSpec",
+            "args_schema",
+            "load_manifest",
+        ),
+        ".manifest",
+    ),
+    "match_domain": ".matching",
+    **dict.fromkeys(
+        ("WORKSPACE_ENV", "Learnings", "LoadedSource", "Note", "SiteEntry"), ".registry"
+    ),
+}
 
 __all__ = [
     "MANIFEST_SCHEMA_PATH",
@@ -36,3 +74,12 @@ __all__ = [
     "load_manifest",
     "match_domain",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ego.learning' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
