@@ -10,15 +10,17 @@ under a temporary directory), warms the tool up once, then times whole processes
 round by round so that a busy machine slows every kind alike:
 
 - ``python -c pass``: Python's start-up;
+- ``python -c "import ego"``: start-up plus ``import ego`` (the exception types only);
+- ``ego --help``: start-up plus ego's command line listing its commands (none imported);
 - ``ego --version``: start-up plus importing ego's command line;
 - ``ego run demo-shop get_product --arg id=1``: attach to the kept browser, one hot Call
   (the tool's source is already in the shop's localStorage), print, exit;
 - the same with ``--new-browser`` (a cold Chrome per run), for comparison (fewer runs);
 - ``ego run demo-shop get_prodct``: a typo, refused before any browser is reached (exit 3).
 
-The target: an ``ego run`` of a hot tool costs under 0.3 s of wall time beyond Python's
-start-up. Exits 1 when it is missed, 0 otherwise. ``ego close`` ends the Chrome at the end,
-and whatever is left is killed.
+The targets, each a median beyond Python's start-up: ``import ego`` at most 0.10 s, ``ego
+--help`` and a hot ``ego run`` at most 0.15 s. Exits 1 when one is missed, 0 otherwise. ``ego
+close`` ends the Chrome at the end, and whatever is left is killed.
 """
 
 from __future__ import annotations
@@ -41,7 +43,12 @@ import psutil
 from ego.demo import DemoServer
 
 EGO = [sys.executable, "-m", "ego"]
-TARGET = 0.3
+#: The most each may take beyond Python's start-up, in seconds (the median).
+TARGETS = {
+    "python -c 'import ego'": 0.10,
+    "ego --help": 0.15,
+    "ego run (kept browser, hot)": 0.15,
+}
 
 
 def timed(
@@ -100,6 +107,8 @@ def main() -> int:
             assert json.loads(warm.stdout)["id"] == 1
             kinds: dict[str, list[str]] = {
                 "python -c pass": [sys.executable, "-c", "pass"],
+                "python -c 'import ego'": [sys.executable, "-c", "import ego"],
+                "ego --help": [*EGO, "--help"],
                 "ego --version": [*EGO, "--version"],
                 "ego run (kept browser, hot)": run,
             }
@@ -122,31 +131,36 @@ def main() -> int:
     python = figures["python -c pass"]["median"]
     imported = figures["ego --version"]["median"]
     hot = figures["ego run (kept browser, hot)"]["median"]
-    beyond = hot - python
-    print(f"{'command':40} {'median':>8} {'p90':>8} {'min':>8}")
+    print(f"{'command':40} {'median':>8} {'p90':>8} {'min':>8} {'beyond python':>14}")
     for name, figure in figures.items():
         print(
             f"{name:40} {figure['median'] * 1000:6.0f}ms {figure['p90'] * 1000:6.0f}ms "
-            f"{figure['min'] * 1000:6.0f}ms"
+            f"{figure['min'] * 1000:6.0f}ms {(figure['median'] - python) * 1000:12.0f}ms"
         )
     print(
-        f"\nego run, hot, beyond Python start-up: {beyond * 1000:.0f} ms "
-        f"(of which importing ego's CLI {(imported - python) * 1000:.0f} ms; attach + call + "
-        f"print {(hot - imported) * 1000:.0f} ms)"
+        f"\nego run, hot: of its {(hot - python) * 1000:.0f} ms beyond Python, importing ego's "
+        f"CLI takes {(imported - python) * 1000:.0f} ms; attach + call + print "
+        f"{(hot - imported) * 1000:.0f} ms"
     )
-    verdict = "PASS" if beyond < TARGET else "FAIL"
-    print(f"target: under {TARGET * 1000:.0f} ms beyond Python start-up: {verdict}")
+    missed = []
+    for name, target in TARGETS.items():
+        beyond = figures[name]["median"] - python
+        verdict = "PASS" if beyond <= target else "FAIL"
+        if verdict == "FAIL":
+            missed.append(name)
+        print(f"target: {name} at most {target * 1000:.0f} ms beyond Python: "
+              f"{beyond * 1000:.0f} ms, {verdict}")  # fmt: skip
     if options.json:
         report: dict[str, Any] = {
             "figures": figures,
-            "beyond_python_startup": beyond,
-            "target": TARGET,
+            "beyond_python_startup": {name: figures[name]["median"] - python for name in TARGETS},
+            "targets": TARGETS,
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "load": os.getloadavg() if hasattr(os, "getloadavg") else None,
         }
         options.json.write_text(json.dumps(report, indent=2))
-    return 0 if beyond < TARGET else 1
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import os
 import click
 from click.core import ParameterSource
 
+from .. import __version__
 from .common import Settings, accept_global_options
 
 __all__ = ["COMMANDS", "Settings", "cli", "main"]
@@ -200,7 +201,8 @@ class _Group(click.Group):
     type=click.Path(file_okay=False),
     help="Agent workspace whose learnings/ and skills/ come first.",
 )
-@click.version_option(package_name="ego")
+# The version as ego writes it, not looked up in the installed metadata (slow to scan).
+@click.version_option(version=__version__, prog_name="ego")
 @click.pass_context
 def cli(
     ctx: click.Context,
