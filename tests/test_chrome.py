@@ -251,6 +251,7 @@ async def test_port_zero_opens_a_loopback_port_that_another_client_attaches_to(
             await tab.close()
 
 
+@pytest.mark.chrome
 async def test_a_fixed_port_is_opened_and_a_taken_one_is_refused_before_starting(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -277,6 +278,7 @@ def test_port_must_be_a_port_number(port: object) -> None:
         ego.launch(port=port)  # type: ignore[arg-type]
 
 
+@pytest.mark.chrome
 async def test_closing_the_pipe_makes_chrome_quit_by_itself() -> None:
     launched = await ego.launch()
     process = launched_process(launched)
