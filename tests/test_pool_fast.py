@@ -734,6 +734,21 @@ async def test_an_ordered_map_runs_at_most_its_window_ahead(fleet: Fleet) -> Non
         assert all(number - seen < 8 for number, seen in reads), reads
 
 
+async def test_awaiting_a_map_runs_past_a_slow_item_and_gives_input_order(fleet: Fleet) -> None:
+    # Two slots: the window an ordered stream keeps would stop the calls at q7 while h0 is
+    # held; awaiting the whole list has nothing to gain from that and runs them all.
+    async with fleet.pool(2, per_browser=1) as pool:
+        inputs = [{"id": "h0"}, *({"id": f"q{number}"} for number in range(1, 20))]
+        results = asyncio.ensure_future(pool.map("pool-test", "hold_read", inputs))
+        await fleet.finished("q19")
+        assert not results.done()
+        fleet.release("h0")
+        done = await asyncio.wait_for(results, WAIT)
+        assert [item.index for item in done] == list(range(20))
+        assert [item.args for item in done] == inputs
+        assert fleet.completed[-1] == "h0"
+
+
 async def test_an_unordered_map_runs_at_most_its_window_ahead_of_its_consumer(
     fleet: Fleet,
 ) -> None:

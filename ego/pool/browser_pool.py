@@ -345,7 +345,8 @@ class BrowserPool:
         """Run ``tool`` once per input over the whole pool; one :class:`PoolResult` each.
 
         ``async for item in pool.map(...)`` yields results as they are ready, or
-        ``results = await pool.map(...)`` gives the list. Inputs are read lazily (an iterator
+        ``results = await pool.map(...)`` gives the list (in input order; a slow item holds
+        back no other call then, since every result is kept until the end anyway). Inputs are read lazily (an iterator
         of a million lines is fine), at most ``concurrency`` calls run at once, and every
         per-item error is captured in its result.
 

@@ -94,11 +94,14 @@ class PoolMap:
         return self._collect().__await__()
 
     async def _collect(self) -> list[PoolResult]:
-        self._ordered = True
-        # By groups: one step of the generator per group of results, not one per result.
+        # Every result is kept until the end anyway, so nothing is gained by holding the
+        # calls to the window behind the oldest unfinished one, and a slow tab would stall
+        # the others: the calls run as they finish, and the list is put in order once.
+        self._ordered = False
         results: list[PoolResult] = []
         async for group in self.groups():
             results += group
+        results.sort(key=_index)
         return results
 
     async def __aenter__(self) -> PoolMap:
@@ -221,6 +224,10 @@ class PoolMap:
                 await state.wait()
         finally:
             await self._stop_tasks()
+
+
+def _index(result: PoolResult) -> int:
+    return result.index
 
 
 class _State:
