@@ -346,9 +346,9 @@ class BrowserPool:
 
         ``async for item in pool.map(...)`` yields results as they are ready, or
         ``results = await pool.map(...)`` gives the list (in input order; a slow item holds
-        back no other call then, since every result is kept until the end anyway). Inputs are read lazily (an iterator
-        of a million lines is fine), at most ``concurrency`` calls run at once, and every
-        per-item error is captured in its result.
+        back no other call then, since every result is kept until the end anyway). Inputs
+        are read lazily (an iterator of a million lines is fine), at most ``concurrency``
+        calls run at once, and every per-item error is captured in its result.
 
         Args:
             site_id, tool: the tool to run (browser or Python).

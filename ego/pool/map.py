@@ -136,42 +136,6 @@ class PoolMap:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _one(self, index: int, item: Any) -> PoolResult:
-        started = time.perf_counter()
-        attempts = [0]
-        on_send = self._on_send
-        args = item
-        try:
-            call = self._prepare(item)
-            args = call.args if isinstance(item, ToolCall) else item
-            value, count, browser = await self._runner.run(
-                call,
-                on_send=(lambda: on_send(index)) if on_send is not None else None,
-                attempts_out=attempts,
-            )
-        except PoolExhaustedError:
-            raise
-        except Exception as exc:
-            if self._runner.closing:
-                raise
-            return PoolResult(
-                index,
-                args,
-                False,
-                error=exc,
-                ms=(time.perf_counter() - started) * 1000,
-                attempts=attempts[0],
-            )
-        return PoolResult(
-            index,
-            args,
-            True,
-            result=value,
-            ms=(time.perf_counter() - started) * 1000,
-            attempts=count,
-            browser=browser,
-        )
-
     async def _items(self) -> AsyncGenerator[PoolResult, None]:
         groups = self._groups()
         try:
@@ -226,6 +190,10 @@ class PoolMap:
             await self._stop_tasks()
 
 
+def _bound(on_send: Callable[[int], None], index: int) -> Callable[[], None]:
+    return lambda: on_send(index)
+
+
 def _index(result: PoolResult) -> int:
     return result.index
 
@@ -263,7 +231,10 @@ class _State:
         self.notify()
 
     async def _work(self) -> None:
-        one = self.owner._one
+        owner = self.owner
+        runner, prepare, on_send = owner._runner, owner._prepare, owner._on_send
+        finished = self.finished
+        clock = time.perf_counter
         try:
             while True:
                 taken = self._take_now()
@@ -272,10 +243,34 @@ class _State:
                 if taken is None:
                     return
                 assert isinstance(taken, tuple)
+                index, item = taken
                 # The next worker starts once this one holds an input: as many run as
                 # there are inputs to run, up to ``concurrency``.
                 self.spawn()
-                self.finished.append(await one(*taken))
+                # One call, in this task (a task per call costs as much as the pool's
+                # bookkeeping); every error of the call is captured in its result.
+                started = clock()
+                attempts = [0]
+                args = item
+                try:
+                    call = prepare(item)
+                    if isinstance(item, ToolCall):
+                        args = call.args
+                    value, count, browser = await runner.run(
+                        call,
+                        on_send=_bound(on_send, index) if on_send is not None else None,
+                        attempts_out=attempts,
+                    )
+                except PoolExhaustedError:
+                    raise
+                except Exception as exc:
+                    if runner.closing:
+                        raise
+                    ms = (clock() - started) * 1000
+                    finished.append(PoolResult(index, args, False, None, exc, ms, attempts[0]))
+                else:
+                    ms = (clock() - started) * 1000
+                    finished.append(PoolResult(index, args, True, value, None, ms, count, browser))
                 self.notify()
         except asyncio.CancelledError:
             raise

@@ -175,6 +175,11 @@ class Scheduler:
         # (a one-browser pool after a replacement), its new generation is fine.
         members = self.members.all
         count = len(members)
+        if count == 1:
+            only = members[0]
+            if only.state == "ready" and only.in_flight < only.capacity:
+                return only
+            return None
         offset = next(self._rotation)
         best: Member | None = None
         best_key = (0, 0)
