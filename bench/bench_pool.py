@@ -1,19 +1,29 @@
-"""Benchmark ``pool.map`` throughput: 1, 2 and 4 local browsers, and browserless against direct.
+"""Benchmark the pool: against the site layer, over 1, 2 and 4 local browsers, and browserless.
 
 Run from the project root::
 
-    .venv/bin/python bench/bench_pool.py [--inputs 1000] [--browsers 1,2,4] [--per-browser 4]
+    .venv/bin/python bench/bench_pool.py [--sections compare,scaling,browserless]
+    .venv/bin/python bench/bench_pool.py --sections compare --calls 20000 --per-tab 1,16
 
-Every call is the demo shop's ``get_product`` read tool (a ``fetch`` of its JSON API from the
-page). The shop (``ego.demo.DemoServer``) runs in a process of its own, so that its request
-handling neither shares this process's GIL nor hides in its CPU time. Sections:
+Sections:
 
-1. **Scaling**: ``BrowserPool(launch=N, per_browser=P)`` for each N, ``pool.map`` over the inputs
+1. **Against the site layer** (``_pool_compare.py``): a trivial tool over ``--calls`` inputs on
+   ``--tabs`` tabs of one local Chromium, with ``tabs * per_tab`` calls in flight for each
+   ``--per-tab``: ``site.run_browser_tool(..., tab=t)``, ``BrowserPool.map`` and ``ego batch``
+   in steady state (from its output file's growth), in interleaved rounds
+   (``--compare-rounds``); calls/s per path with the spread of the rounds, the ratios to the
+   site layer (targets: pool >= 0.8, batch >= 0.7) and the client's CPU per call.
+
+The other sections call the demo shop's ``get_product`` read tool (a ``fetch`` of its JSON
+API from the page). The shop (``ego.demo.DemoServer``) runs in a process of its own, so that
+its request handling neither shares this process's GIL nor hides in its CPU time.
+
+2. **Scaling**: ``BrowserPool(launch=N, per_browser=P)`` for each N, ``pool.map`` over the inputs
    after a warm-up that opens every tab and caches the tool; calls/s, the speed-up over one
    browser, and the CPU time each call costs in ego (this process), in Chrome (every process
    of the pool's Chromes) and in the shop. On a machine with few cores the CPU per call
    bounds the throughput whatever the number of browsers: ``cores / CPU per call``.
-2. **browserless against direct** (when ``scripts/browserless install`` was run): a local
+3. **browserless against direct** (when ``scripts/browserless install`` was run): a local
    browserless server started by this script, one pool browser attached to it against one
    launched directly, same concurrency: throughput, the median of sequential calls (one in
    flight) whose difference is what browserless's websocket proxy adds to each call, and the
@@ -53,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from _pool_compare import Compared, compare, compare_report
 
 from ego.demo import DemoState
 from ego.pool import BrowserPool
@@ -308,12 +319,14 @@ def _cpu_text(figures: Figures) -> str:
 
 def report(
     args: argparse.Namespace,
-    scaled: dict[int, Figures],
+    scaled: dict[int, Figures] | None,
     remote: dict[str, Figures] | None,
     skipped: str,
 ) -> None:
+    if scaled is None:
+        return
     cores = os.cpu_count() or 1
-    print(f"\n1. pool.map over {args.inputs} get_product calls, {args.per_browser} per browser")
+    print(f"\n2. pool.map over {args.inputs} get_product calls, {args.per_browser} per browser")
     print(f"{'browsers':>8}  {'calls/s (min..max)':>24}  {'speed-up':>8}  CPU ms per call")
     base = statistics.median(scaled[min(scaled)].rates)
     for count, figures in scaled.items():
@@ -323,9 +336,9 @@ def report(
     per_call = sum(statistics.median(values) for values in one.cpu_ms.values())
     print(f"CPU bound on {cores} cores: about {cores * 1000 / per_call:.0f} calls/s at most")
     if remote is None:
-        print(f"\n2. browserless: skipped ({skipped})")
+        print(f"\n3. browserless: skipped ({skipped})")
         return
-    print("\n2. browserless against direct, one browser each")
+    print("\n3. browserless against direct, one browser each")
     print(f"{'':12}  {'calls/s (min..max)':>24}  {'sequential ms':>20}  CPU ms per call")
     for name, figures in remote.items():
         print(
@@ -341,12 +354,29 @@ def report(
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0] if __doc__ else "")
+    parser.add_argument(
+        "--sections",
+        default="compare,scaling,browserless",
+        help="which sections to run, comma-separated: compare, scaling, browserless",
+    )
+    parser.add_argument("--calls", type=int, default=20000, help="calls per path (section 1)")
+    parser.add_argument("--tabs", type=int, default=4, help="tabs of each path (section 1)")
+    parser.add_argument(
+        "--per-tab", default="1,16", help="calls in flight per tab to compare at (section 1)"
+    )
+    parser.add_argument("--compare-rounds", type=int, default=5, help="rounds of section 1")
+    parser.add_argument(
+        "--gathered",
+        action="store_true",
+        help="also time the site layer with every call in flight at once (section 1)",
+    )
+    parser.add_argument("--chrome", help="the Chromium binary of section 1 (ego's choice)")
     parser.add_argument("--inputs", type=int, default=1000, help="calls per measurement")
     parser.add_argument("--browsers", default="1,2,4", help="pool sizes to compare")
     parser.add_argument("--per-browser", type=int, default=4, help="calls in flight per browser")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per section")
     parser.add_argument("--latency-calls", type=int, default=200, help="sequential calls")
-    parser.add_argument("--no-browserless", action="store_true", help="skip section 2")
+    parser.add_argument("--no-browserless", action="store_true", help="skip section 3")
     parser.add_argument("--keep-nagle", action="store_true", help="the demo server as shipped")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     return parser.parse_args(argv)
@@ -354,35 +384,59 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    sections = {part.strip() for part in args.sections.split(",") if part.strip()}
+    unknown = sections - {"compare", "scaling", "browserless"}
+    if unknown:
+        raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
     load_before = os.getloadavg()[0]
     python = sys.version.split()[0]
     print(f"{os.cpu_count()} cores, load average {load_before:.1f}; python {python}")
+    compared: list[Compared] | None = None
+    scaled: dict[int, Figures] | None = None
     remote: dict[str, Figures] | None = None
     skipped = ""
     server: _Browserless | None = None
     left: list[int] = []
-    with shop_process(nodelay=not args.keep_nagle) as (url, shop):
-        try:
-            scaled = asyncio.run(scaling(args, url, shop))
-            if args.no_browserless:
-                skipped = "--no-browserless"
-            elif not (INSTALL_DIR / "node_modules" / "@browserless.io" / "browserless").is_dir():
-                skipped = f"not installed in {INSTALL_DIR}: run scripts/browserless install"
-            else:
-                server = _Browserless()
-                server.start()
-                remote = asyncio.run(versus_browserless(args, url, shop, server))
-        finally:
-            if server is not None:
-                left = server.stop()
-    report(args, scaled, remote, skipped)
+    if "compare" in sections:
+        compared = asyncio.run(
+            compare(
+                count=args.calls,
+                tabs=args.tabs,
+                per_tabs=[int(part) for part in args.per_tab.split(",")],
+                rounds=args.compare_rounds,
+                gathered=args.gathered,
+                chrome=args.chrome,
+            )
+        )
+        print("\n" + "\n".join(compare_report(compared, args.calls)))
+    if sections & {"scaling", "browserless"}:
+        with shop_process(nodelay=not args.keep_nagle) as (url, shop):
+            try:
+                if "scaling" in sections:
+                    scaled = asyncio.run(scaling(args, url, shop))
+                if args.no_browserless or "browserless" not in sections:
+                    skipped = "not asked for"
+                elif not (
+                    INSTALL_DIR / "node_modules" / "@browserless.io" / "browserless"
+                ).is_dir():
+                    skipped = f"not installed in {INSTALL_DIR}: run scripts/browserless install"
+                else:
+                    server = _Browserless()
+                    server.start()
+                    remote = asyncio.run(versus_browserless(args, url, shop, server))
+            finally:
+                if server is not None:
+                    left = server.stop()
+        report(args, scaled, remote, skipped)
     print(f"\nload average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     if left:
         print(f"browserless left processes behind (killed): {left}")
     if args.json is not None:
         data = {
+            "compare": [vars(figure) for figure in compared] if compared else None,
+            "calls": args.calls,
             "inputs": args.inputs,
-            "scaling": {count: vars(figures) for count, figures in scaled.items()},
+            "scaling": {count: vars(f) for count, f in scaled.items()} if scaled else None,
             "browserless": {k: vars(v) for k, v in remote.items()} if remote else None,
         }
         args.json.write_text(json.dumps(data, indent=2))

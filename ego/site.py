@@ -89,6 +89,8 @@ class Site:
         )
         # The run that started last in any task: what a reader that made none sees.
         self._latest_run: RunStats | None = None
+        # The domain of each start URL, parsed once: the hot call asks for it on every run.
+        self._start_domains: dict[str, tuple[str, ...]] = {}
         #: How a NEEDS_LOGIN message on a throwaway profile says to use a persistent one, in
         #: the caller's words (the command line sets ``--profile NAME``).
         self.profile_hint = "launch with profile=NAME"
@@ -116,13 +118,16 @@ class Site:
         program on the port the manifest's ``startUrl`` fixes.
         """
         self._start_urls[site_id] = url
+        own = domain_of(url)
+        if own is None:
+            self._start_domains.pop(site_id, None)
+        else:
+            self._start_domains[site_id] = (own,)
 
     def domains(self, manifest: Manifest) -> tuple[str, ...]:
         """The domains ``manifest``'s site runs on here: its own, or, after
         :meth:`set_start_url`, the start URL's host and port."""
-        start = self._start_urls.get(manifest.id)
-        own = domain_of(start) if start else None
-        return manifest.domains if own is None else (own,)
+        return self._start_domains.get(manifest.id, manifest.domains)
 
     def sites(self) -> list[SiteSummary]:
         """Every site in the learnings roots, valid or not (invalid ones list their problems)."""
@@ -241,6 +246,13 @@ class Site:
             )
         return start
 
+    def on_site(self, tab: Tab, manifest: Manifest) -> bool:
+        """Whether ``tab``'s page is on ``manifest``'s site here (see :meth:`domains`).
+
+        Remembered per URL and domains, so asking again for a hot tab costs a lookup.
+        """
+        return _on_site(tab.url, self.domains(manifest))
+
     async def visit(self, tab: Tab, manifest: Manifest) -> None:
         """Load the site's start URL in ``tab`` unless it is on the site's domains already.
 
@@ -248,7 +260,7 @@ class Site:
             NoTabError: the tab is elsewhere and the site has no start URL.
             NavigationError, CommandTimeoutError: as :meth:`ego.Tab.navigate`.
         """
-        if match_domain(tab.url, self.domains(manifest)) is None:
+        if not self.on_site(tab, manifest):
             await tab.navigate(self.start_url(manifest))
 
     def prepare(

@@ -256,6 +256,37 @@ def test_a_write_cut_short_by_a_kill_is_not_run_again(tmp_path: Path, workspace:
         holder.close()
 
 
+@pytest.mark.chrome
+def test_per_tab_runs_the_concurrency_in_fewer_tabs(tmp_path: Path, workspace: Path) -> None:
+    # Six held at once: Chrome itself sends at most six requests to one host at a time.
+    holder = HoldServer(hold_only={f"r{number}" for number in range(6)})
+    try:
+        source, output = tmp_path / "reads.jsonl", tmp_path / "out.jsonl"
+        write_jsonl(source, [{"id": f"r{number}"} for number in range(10)])
+        args = ["pool-test", "hold_read", "--input", str(source), "--output", str(output)]
+        args += ["--url", holder.url(), "--concurrency", "6", "--per-tab", "3"]
+        process = start_batch(args, {"EGO_WORKSPACE": str(workspace)})
+        try:
+            # Six calls held by the server at once, from two tabs of one Chrome.
+            for number in range(6):
+                assert holder.wait_arrived(f"r{number}")
+            assert holder.counts["r6"] == 0
+            holder.release()
+            out, err = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        assert process.returncode == 0, err
+        assert json.loads(out)["ok"] == 10
+        assert holder.pages == 2
+        lines = {r["index"]: r for r in records(output)}
+        assert sorted(lines) == list(range(10))
+        assert all(r["result"]["body"] == "released" for r in lines.values())
+    finally:
+        holder.close()
+
+
 def test_output_files_that_cannot_be_resumed_are_refused(tmp_path: Path) -> None:
     source, output = tmp_path / "items.jsonl", tmp_path / "results.jsonl"
     write_jsonl(source, [{"id": 1}, {"id": 2}])

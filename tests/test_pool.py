@@ -49,13 +49,14 @@ class HoldServer:
 
     ``wait_arrived(id)`` blocks until a request for ``id`` came in; ``release()`` lets every
     held request (and later ones) answer. With ``hold_only``, other ids answer after ``delay``
-    seconds instead (at once by default).
+    seconds instead (at once by default). ``pages`` counts the loads of the page.
     """
 
     def __init__(self, hold_only: set[str] | None = None, delay: float = 0.0) -> None:
         self.hold_only = hold_only
         self.delay = delay
         self.counts: Counter[str] = Counter()
+        self.pages = 0  # loads of the page: one per tab that opened it
         self._arrived: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
         self.released = threading.Event()
@@ -79,6 +80,9 @@ class HoldServer:
                     pass  # the browser that asked was killed meanwhile
 
             def do_GET(self) -> None:
+                if urlsplit(self.path).path == "/page":  # not /favicon.ico
+                    with holder._lock:
+                        holder.pages += 1
                 self._reply(200, b"<!doctype html><title>pool test</title>", "text/html")
 
             def do_POST(self) -> None:
@@ -249,6 +253,28 @@ async def test_three_browsers_300_calls_one_killed_half_way(shop: DemoServer) ->
         assert holder.counts["w1"] == 1
     finally:
         holder.close()
+
+
+async def test_per_tab_puts_several_calls_in_flight_in_each_tab(holder: HoldServer) -> None:
+    async with started_pool(launch=1, per_browser=2, per_tab=3) as browsers:
+        browsers.set_start_url("pool-test", holder.url())
+        inputs = [{"id": f"t{number}"} for number in range(9)]
+        results = asyncio.ensure_future(browsers.map("pool-test", "hold_read", inputs))
+        # Six requests held by the server at once, sent from two tabs.
+        for number in range(6):
+            assert await asyncio.to_thread(holder.wait_arrived, f"t{number}")
+        assert browsers.members[0].in_flight == 6
+        assert holder.counts["t6"] == 0
+        holder.release()
+        done = await results
+        assert [item.result for item in done] == [
+            {"id": f"t{number}", "status": 200, "body": "released"} for number in range(9)
+        ]
+        assert holder.pages == 2
+        browser = browsers.members[0].browser
+        assert browser is not None
+        on_site = [tab for tab in await browser.tabs() if tab.url == holder.url()]
+        assert len(on_site) == 2
 
 
 async def test_irreversible_needs_confirm_and_is_not_retried_on_a_one_browser_pool(

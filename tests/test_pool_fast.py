@@ -12,15 +12,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import inspect
+import json
+import shutil
 import types
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 import ego
+import ego.site as site_module
 from ego.api import Browser
 from ego.errors import (
     BrowserClosedError,
@@ -34,6 +38,7 @@ from ego.errors import (
 )
 from ego.learning.registry import Learnings
 from ego.pool import BrowserPool, MemberFactory, MemberInfo, PoolResult
+from ego.pool.scheduling import _Slots
 from ego.pool.sources import member_specs
 from ego.protocol.chrome import LaunchOptions
 from ego.protocol.wire import redact
@@ -356,6 +361,208 @@ async def test_a_browser_never_runs_more_than_per_browser(fleet: Fleet) -> None:
     assert fleet.peak_total == 4
 
 
+def tool_tab(evaluation: Evaluation) -> str:
+    """The target (tab) a tool call ran in."""
+    return evaluation.target.target_id
+
+
+def tool_evaluations(channel: MockChannel) -> list[Evaluation]:
+    return [e for e in channel.evaluations if e.tool_url is not None]
+
+
+async def test_per_tab_runs_that_many_calls_in_each_of_per_browser_tabs(fleet: Fleet) -> None:
+    async with fleet.pool(1, per_browser=2, per_tab=3) as pool:
+        assert (pool.per_tab, pool.concurrency) == (3, 6)
+        inputs = [{"id": f"h{number}"} for number in range(8)]
+        results = asyncio.create_task(collect(pool.map("pool-test", "hold_read", inputs)))
+        await fleet.until(lambda: fleet.total_running == 6)
+        channel = fleet.channel_of(pool.members[0])
+        per_tab = Counter(tool_tab(e) for e in tool_evaluations(channel))
+        assert sorted(per_tab.values()) == [3, 3]  # two tabs, three calls in each
+        assert {key for key, _ in fleet.arrivals} == {f"h{number}" for number in range(6)}
+        fleet.release_all()
+        assert [item.result for item in await results] == [product(f"h{n}") for n in range(8)]
+        # The last two ran in the same two tabs: no third tab was opened.
+        assert set(Counter(tool_tab(e) for e in tool_evaluations(channel))) == set(per_tab)
+    assert fleet.peak_member == 6
+
+
+def other_site(root: Path) -> Path:
+    """A second site, on another host than ``pool-test``, with the same holding tool."""
+    site = root / "other-site"
+    (site / "browser-tools").mkdir(parents=True)
+    shutil.copy(POOL_LEARNINGS / "pool-test" / "browser-tools" / "hold.js", site / "browser-tools")
+    manifest = {
+        "id": "other-site",
+        "name": "Another site",
+        "domains": ["localhost:1"],
+        "browserTools": {
+            "hold_read": {
+                "description": "As pool-test's hold_read.",
+                "path": "browser-tools/hold.js",
+                "args": {"id": {"type": "string", "required": True}},
+                "sideEffect": "read",
+            }
+        },
+    }
+    (site / "manifest.json").write_text(json.dumps(manifest))
+    return root
+
+
+async def test_a_shared_tab_runs_the_calls_of_one_site_at_a_time(
+    fleet: Fleet, tmp_path: Path
+) -> None:
+    log: list[str] = []
+    page = fleet.evaluate
+
+    async def logged(evaluation: Evaluation) -> Any:
+        key = evaluation.tool_args["id"]
+        log.append(f"start {key}")
+        try:
+            return await page(evaluation)
+        finally:
+            log.append(f"end {key}")
+
+    fleet.evaluate = logged  # type: ignore[method-assign]
+    specs = [("mock://0", fleet.factory(0))]
+    learnings = Learnings(roots=[POOL_LEARNINGS, other_site(tmp_path)])
+    pool = BrowserPool.from_factories(specs, learnings=learnings, per_browser=1, per_tab=4)
+    pool.set_start_url("pool-test", START)
+    pool.set_start_url("other-site", "http://localhost:1/other")
+    async with pool:
+        first = hold(pool, "h-a")
+        await fleet.arrived("h-a")
+        second = asyncio.create_task(
+            pool.run_browser_tool("other-site", "hold_read", {"id": "h-b"})
+        )
+        also = hold(pool, "h-c")  # the same site as the tab's: it joins
+        await fleet.arrived("h-c")
+        # The other site's call holds a slot and waits: the only tab runs pool-test's calls.
+        assert pool.members[0].in_flight == 3
+        fleet.release("h-a")
+        assert await first == product("h-a")
+        fleet.release("h-c")
+        assert await also == product("h-c")
+        await fleet.arrived("h-b")
+        fleet.release("h-b")
+        assert await second == product("h-b")
+        assert log == ["start h-a", "start h-c", "end h-a", "end h-c", "start h-b", "end h-b"]
+        channel = fleet.channel_of(pool.members[0])
+        tabs = {tool_tab(e) for e in tool_evaluations(channel)}
+        assert len(tabs) == 1  # the one tab, navigated to the other site once it was idle
+        assert channel.targets[tabs.pop()].url == "http://localhost:1/other"
+
+
+async def test_a_cancelled_call_in_a_shared_tab_closes_it_after_the_others(fleet: Fleet) -> None:
+    async with fleet.pool(1, per_browser=1, per_tab=2) as pool:
+        cancelled, kept = hold(pool, "h-x"), hold(pool, "h-y")
+        await fleet.arrived("h-x")
+        await fleet.arrived("h-y")
+        channel = fleet.channel_of(pool.members[0])
+        shared = tool_tab(tool_evaluations(channel)[0])
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        # Its tab takes no more calls, but the other call in it runs on: no close of it was
+        # even started.
+        await asyncio.gather(*pool._members._closers)
+        later = hold(pool, "h-z")
+        assert not any(c["method"] == "Target.closeTarget" for c in channel.commands)
+        assert fleet.counts["h-z"] == 0
+        fleet.release("h-y")
+        assert await kept == product("h-y")
+        assert fleet.counts["h-y"] == 1  # it ran on in that tab: not cut short, not retried
+        assert pool.stats.retried == 0
+        # Once it ended, the tab is closed and the waiting call gets a new one.
+        await fleet.arrived("h-z")
+        closed = [c for c in channel.commands if c["method"] == "Target.closeTarget"]
+        assert [c["params"]["targetId"] for c in closed] == [shared]
+        fleet.release_all()
+        assert await later == product("h-z")
+        assert fleet.where("h-z") is channel
+        assert tool_tab(tool_evaluations(channel)[-1]) != shared
+        assert pool.members[0].in_flight == 0
+
+
+async def test_a_tab_closed_while_idle_is_not_given_to_the_next_call(fleet: Fleet) -> None:
+    async with fleet.pool(1, per_browser=1) as pool:
+        assert await pool.run_browser_tool("pool-test", "echo", {}) is not None
+        browser = pool.members[0].browser
+        assert browser is not None
+        [idle] = [tab for tab in await browser.tabs() if tab.url == START]
+        await idle.close()  # by someone else than the pool
+        # A write must not be sent to a closed tab: it would fail after "sending" and could
+        # not be retried.
+        write = await pool.run_browser_tool("pool-test", "hold_write", {"id": "w-after"})
+        assert write == product("w-after")
+        assert fleet.counts["w-after"] == 1
+        channel = fleet.channel_of(pool.members[0])
+        assert tool_tab(tool_evaluations(channel)[-1]) != idle.target_id
+
+
+async def test_a_slot_handed_to_a_cancelled_waiter_goes_to_the_next() -> None:
+    slots = _Slots(1)
+    assert slots.take()
+    assert not slots.take()
+    first, second = slots.acquire(), slots.acquire()
+    # Both wait (driven by hand: each runs to its first suspension).
+    first.send(None)
+    second.send(None)
+    slots.release()  # handed to the first waiter, which is cancelled before it resumes
+    with pytest.raises(asyncio.CancelledError):
+        first.throw(asyncio.CancelledError())
+    with pytest.raises(StopIteration):
+        second.send(None)  # it got the slot the first one passed on
+    assert not slots.take()
+    slots.release()
+    assert slots.take()
+
+
+def test_a_start_url_names_the_sites_domain_for_visit_and_the_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    learnings = Learnings(roots=[POOL_LEARNINGS])
+    manifest = learnings.site("pool-test")
+    site = ego.Site(cast(ego.Browser, None), learnings)
+    tab = cast(ego.Tab, types.SimpleNamespace(url="http://127.0.0.1:1/page"))
+    assert site.domains(manifest) == manifest.domains == ("127.0.0.1",)
+    assert site.on_site(tab, manifest)
+    parsed: list[str | None] = []
+    monkeypatch.setattr(site_module, "domain_of", lambda url: parsed.append(url) or "x:1")
+    site.set_start_url("pool-test", "http://x:1/")
+    # Parsed once, when set: the pool asks for every call.
+    for _ in range(3):
+        assert site.domains(manifest) == ("x:1",)
+        assert not site.on_site(tab, manifest)
+    assert parsed == ["http://x:1/"]
+    monkeypatch.undo()
+    site.set_start_url("pool-test", "about:blank")  # no host: the manifest's domains again
+    assert site.domains(manifest) == ("127.0.0.1",)
+
+
+def test_pool_result_takes_the_fields_it_declares() -> None:
+    # PoolResult writes its __init__ out (for speed): it must take exactly its fields.
+    fields = dataclasses.fields(PoolResult)
+    parameters = list(inspect.signature(PoolResult.__init__).parameters.values())[1:]
+    assert [p.name for p in parameters] == [f.name for f in fields]
+    assert [p.default for p in parameters] == [
+        inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields
+    ]
+    item = PoolResult(3, {"a": 1}, False, error=ValueError("x"), ms=2.5, attempts=2, browser=1)
+    assert dataclasses.asdict(dataclasses.replace(item, error=None)) == {
+        "index": 3,
+        "args": {"a": 1},
+        "ok": False,
+        "result": None,
+        "error": None,
+        "ms": 2.5,
+        "attempts": 2,
+        "browser": 1,
+    }
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        item.ok = True  # type: ignore[misc]
+
+
 # -- retries -------------------------------------------------------------------------------
 
 
@@ -549,6 +756,97 @@ async def test_an_ordered_map_runs_at_most_its_window_ahead(fleet: Fleet) -> Non
         results = await asyncio.wait_for(consumer, WAIT)
         assert [item.index for item in results] == list(range(30))
         assert all(number - seen < 8 for number, seen in reads), reads
+
+
+async def test_awaiting_a_map_runs_past_a_slow_item_and_gives_input_order(fleet: Fleet) -> None:
+    # Two slots: the window an ordered stream keeps would stop the calls at q7 while h0 is
+    # held; awaiting the whole list has nothing to gain from that and runs them all.
+    async with fleet.pool(2, per_browser=1) as pool:
+        inputs = [{"id": "h0"}, *({"id": f"q{number}"} for number in range(1, 20))]
+        results = asyncio.ensure_future(pool.map("pool-test", "hold_read", inputs))
+        await fleet.finished("q19")
+        assert not results.done()
+        fleet.release("h0")
+        done = await asyncio.wait_for(results, WAIT)
+        assert [item.index for item in done] == list(range(20))
+        assert [item.args for item in done] == inputs
+        assert fleet.completed[-1] == "h0"
+
+
+async def test_an_unordered_map_runs_at_most_its_window_ahead_of_its_consumer(
+    fleet: Fleet,
+) -> None:
+    # One slot, so a window of 4: a consumer that stops taking results holds back the calls.
+    async with fleet.pool(1, per_browser=1) as pool:
+        received = 0
+        reads: list[tuple[int, int]] = []
+
+        def inputs() -> Iterator[dict[str, str]]:
+            for number in range(20):
+                reads.append((number, received))
+                yield {"id": f"q{number}"}
+
+        go = asyncio.Event()
+
+        async def consume() -> list[int]:
+            nonlocal received
+            seen: list[int] = []
+            async for group in pool.map("pool-test", "hold_read", inputs(), ordered=False).groups():
+                assert group
+                seen += [item.index for item in group]
+                received += len(group)
+                await go.wait()
+            return seen
+
+        consumer = asyncio.create_task(consume())
+        await fleet.until(lambda: received > 0 and len(fleet.completed) == received + 4)
+        assert len(reads) == received + 4
+        go.set()
+        assert sorted(await asyncio.wait_for(consumer, WAIT)) == list(range(20))
+        assert all(number - seen < 4 for number, seen in reads), reads
+
+
+async def test_groups_give_every_result_once_in_order_and_the_map_iterates_once(
+    fleet: Fleet,
+) -> None:
+    async with fleet.pool(2, per_browser=2) as pool:
+        results = pool.map("pool-test", "hold_read", [{"id": f"g{n}"} for n in range(30)])
+        groups = [group async for group in results.groups()]
+        assert all(groups)
+        assert [item.index for group in groups for item in group] == list(range(30))
+        assert all(item.ok for group in groups for item in group)
+        with pytest.raises(RuntimeError, match="iterated once"):
+            results.groups()
+        with pytest.raises(RuntimeError, match="iterated once"):
+            aiter(results)
+
+
+async def test_async_inputs_are_read_one_at_a_time_by_many_workers(fleet: Fleet) -> None:
+    async with fleet.pool(2, per_browser=2) as pool:
+        reading = asyncio.Event()
+        gate = asyncio.Event()
+
+        async def inputs() -> AsyncIterator[dict[str, str]]:
+            for number in range(4):
+                yield {"id": f"h{number}"}
+            # A slow read while every worker is done with its call and wants the next input:
+            # an async generator refuses a second __anext__ meanwhile.
+            reading.set()
+            await gate.wait()
+            for number in range(4, 10):
+                yield {"id": f"q{number}"}
+
+        results = asyncio.create_task(collect(pool.map("pool-test", "hold_read", inputs())))
+        await fleet.until(lambda: fleet.total_running == 4)
+        fleet.release("h0")
+        await asyncio.wait_for(reading.wait(), WAIT)
+        for number in range(1, 4):
+            fleet.release(f"h{number}")
+            await fleet.finished(f"h{number}")
+        gate.set()
+        done = await asyncio.wait_for(results, WAIT)
+        assert [item.index for item in done] == list(range(10))
+        assert all(item.ok for item in done), [item.error for item in done]
 
 
 async def test_leaving_a_map_early_cancels_its_calls(fleet: Fleet) -> None:

@@ -7,12 +7,14 @@ output as each result arrives::
     {"index": 7, "args": {...}, "ok": true, "result": ..., "ms": 12.3}
     {"index": 8, "args": {...}, "ok": false, "error": {"type": "...", "message": "..."}, "ms": 4.1}
 
-``index`` is the 0-based line number in the input (blank lines are not inputs). Every line is
-written with one ``write`` call on a file opened for appending, so a run killed at any point
-(SIGKILL included) leaves only whole lines behind, save for a machine crash, which can tear
-the last one; the lines are ``fsync``'d in groups right after they are written. Running the
-same batch again reads the output, drops a torn last line, skips every index already there,
-and runs the rest: in the end the output holds each input exactly once.
+``index`` is the 0-based line number in the input (blank lines are not inputs). The results
+that finished together are written as whole lines with one ``write`` call on a file opened
+for appending, before anything else runs and before they are counted, so a run killed at any
+point (SIGKILL included) leaves only whole lines behind and loses no result it counted, save
+for a machine crash, which can tear the last one; the lines are ``fsync``'d in groups by a
+thread, at most every :data:`~ego.batch.files.SYNC_INTERVAL` seconds. Running the same batch
+again reads the output, drops a torn last line, skips every index already there, and runs the
+rest: in the end the output holds each input exactly once.
 
 Write and irreversible tools are journaled: the index goes to ``<output>.started`` (fsync'd)
 right before the tool is sent. An index that is journaled but has no result was cut short by
@@ -36,6 +38,7 @@ from .files import (
     InputItem,
     ResultLog,
     check_matches,
+    dumps,
     error_record,
     journal_path,
     read_inputs,
@@ -227,28 +230,20 @@ async def _run(
                     calls, ordered=False, on_send=on_send if journaled else None
                 )
                 async with results_of:
-                    async for result in results_of:
-                        item = runnable[result.index]
-                        record = _record(item, result)
-                        try:
-                            log.append(record)
-                        except TypeError as exc:
-                            # A Python tool may return what JSON cannot hold (a set, bytes).
-                            record.pop("result", None)
-                            record["ok"] = False
-                            record["error"] = {
-                                "type": "TypeError",
-                                "message": f"the result is not JSON: {exc}",
-                            }
-                            result = PoolResult(result.index, result.args, False, error=exc)
-                            log.append(record)
-                        _count(
-                            summary,
-                            state,
-                            ok=result.ok,
-                            browser=result.error is not None and _is_browser_side(result.error),
-                            progress=progress,
-                        )
+                    # A group is what finished together: its lines go out in one write
+                    # before anything else runs, as one line each would.
+                    async for group in results_of.groups():
+                        lines: list[bytes] = []
+                        outcomes: list[PoolResult] = []
+                        for result in group:
+                            line, result = _line(runnable[result.index], result)
+                            lines.append(line)
+                            outcomes.append(result)
+                        log.write(b"".join(lines))
+                        for result in outcomes:
+                            error = result.error
+                            browser = error is not None and _is_browser_side(error)
+                            _count(summary, state, ok=result.ok, browser=browser, progress=progress)
     finally:
         summary.seconds = time.monotonic() - began
         if state.first_at is not None:
@@ -264,6 +259,19 @@ async def _run(
         # Every input has its line: the journal has nothing left to protect.
         journal.unlink(missing_ok=True)
     return summary
+
+
+def _line(item: InputItem, result: PoolResult) -> tuple[bytes, PoolResult]:
+    """The output line of ``result``, and the result as counted: a Python tool may return
+    what JSON cannot hold (a set, bytes), which makes a failed result instead."""
+    record = _record(item, result)
+    try:
+        return dumps(record) + b"\n", result
+    except TypeError as exc:
+        record.pop("result", None)
+        record["ok"] = False
+        record["error"] = {"type": "TypeError", "message": f"the result is not JSON: {exc}"}
+        return dumps(record) + b"\n", PoolResult(result.index, result.args, False, error=exc)
 
 
 def _record(item: InputItem, result: PoolResult) -> dict[str, Any]:

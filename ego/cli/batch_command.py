@@ -170,7 +170,14 @@ def _root_settings() -> Any:
     "--concurrency",
     type=click.IntRange(min=1),
     default=None,
-    help="Calls in flight in total [4 per browser].",
+    help="Calls in flight in total [4 tabs per browser, times --per-tab].",
+)
+@click.option(
+    "--per-tab",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Calls in flight in one tab; more than 1 needs fewer tabs for --concurrency.",
 )
 @click.option("--url", help="Open this page for the site instead of its startUrl.")
 @start_url_option
@@ -209,6 +216,7 @@ def batch(
     header_values: tuple[str, ...],
     browsers: int | None,
     concurrency: int | None,
+    per_tab: int,
     url: str | None,
     start_urls: tuple[tuple[str, str], ...],
     confirm: bool,
@@ -239,12 +247,13 @@ def batch(
     per_browser = 4
     total = count * (len(endpoints) or 1)
     if concurrency is not None:
-        # Spread the total over the browsers; the pool caps the sum at `concurrency`.
-        per_browser = max(1, -(-concurrency // total))
+        # Spread the total over the browsers' tabs; the pool caps the sum at `concurrency`.
+        per_browser = max(1, -(-concurrency // (total * per_tab)))
     browser_pool = BrowserPool(
         launch=0 if endpoints else count,
         endpoints=[Endpoint(e, headers, count) for e in endpoints],
         per_browser=per_browser,
+        per_tab=per_tab,
         concurrency=concurrency,
         retries=retries,
         replace_attempts=replace_attempts,

@@ -32,9 +32,10 @@ class BrowserPool:
 
     ``async with`` starts every browser (at once) and closes them all at the end, however the
     block ends. Calls may come from any number of tasks at once: each waits for a free slot
-    (``per_browser`` on a browser, ``concurrency`` in total), runs in that slot's tab, and
-    frees the slot. Cancelling a call frees its slot at once; JavaScript already sent may
-    keep running in the page, so that tab is closed (in the background) rather than reused.
+    (``per_browser * per_tab`` on a browser, ``concurrency`` in total), runs in a tab of its
+    browser on the tool's site, and frees the slot. Cancelling a call frees its slot at once;
+    JavaScript already sent may keep running in the page, so that tab takes no more calls
+    and is closed (in the background) once the calls still running in it ended.
 
     ::
 
@@ -48,9 +49,13 @@ class BrowserPool:
             and browser count). Local and attached browsers may be mixed.
         headers: handshake headers for every endpoint without its own.
         browsers_per_endpoint: browsers per endpoint given as a plain URL.
-        per_browser: calls in flight on one browser at most; each gets its own tab.
+        per_browser: tabs of one browser at most; with ``per_tab=1`` (the default), each
+            call in flight on the browser has a tab of its own.
+        per_tab: calls in flight in one tab at most, all of one site. Tools that mostly wait
+            (on the network, on the page) gain from several; the client process also does
+            less work per call with more calls in flight.
         concurrency: calls in flight over the whole pool at most (default: every browser's
-            ``per_browser`` added up).
+            ``per_browser * per_tab`` added up).
         retries: how many times a read call is repeated after the browser or tab under it
             died (0 = never).
         replace_attempts: attempts to replace a dead browser before it is given up.
@@ -69,8 +74,8 @@ class BrowserPool:
 
     Attributes:
         learnings: what every browser's site facade runs.
-        per_browser, concurrency, retries, replace_attempts: as given (``concurrency``
-            resolved).
+        per_browser, per_tab, concurrency, retries, replace_attempts: as given
+            (``concurrency`` resolved).
         stats: counters over the pool's life.
     """
 
@@ -82,6 +87,7 @@ class BrowserPool:
         headers: Mapping[str, str] | None = None,
         browsers_per_endpoint: int = 1,
         per_browser: int = 4,
+        per_tab: int = 1,
         concurrency: int | None = None,
         retries: int = 2,
         replace_attempts: int = 3,
@@ -119,6 +125,7 @@ class BrowserPool:
             specs,
             learnings=learnings,
             per_browser=per_browser,
+            per_tab=per_tab,
             concurrency=concurrency,
             retries=retries,
             replace_attempts=replace_attempts,
@@ -131,6 +138,7 @@ class BrowserPool:
         *,
         learnings: Learnings,
         per_browser: int = 4,
+        per_tab: int = 1,
         concurrency: int | None = None,
         retries: int = 2,
         replace_attempts: int = 3,
@@ -141,8 +149,8 @@ class BrowserPool:
             specs: one ``(source, factory)`` per pool browser: ``source`` labels it in
                 :attr:`members`; ``factory()`` gives a connected :class:`ego.api.Browser`
                 and is called again to replace it when it dies.
-            learnings, per_browser, concurrency, retries, replace_attempts: as for the
-                constructor.
+            learnings, per_browser, per_tab, concurrency, retries, replace_attempts: as for
+                the constructor.
 
         Raises:
             ValueError: no specs, or a count out of range.
@@ -152,6 +160,7 @@ class BrowserPool:
             specs,
             learnings=learnings,
             per_browser=per_browser,
+            per_tab=per_tab,
             concurrency=concurrency,
             retries=retries,
             replace_attempts=replace_attempts,
@@ -164,12 +173,15 @@ class BrowserPool:
         *,
         learnings: Learnings,
         per_browser: int,
+        per_tab: int,
         concurrency: int | None,
         retries: int,
         replace_attempts: int,
     ) -> None:
         if per_browser < 1 or retries < 0:
             raise ValueError("per_browser must be >= 1 and retries >= 0")
+        if per_tab < 1:
+            raise ValueError("per_tab must be >= 1")
         if replace_attempts < 0:
             raise ValueError("replace_attempts must be >= 0")
         if not specs:
@@ -178,7 +190,8 @@ class BrowserPool:
             raise ValueError("concurrency must be >= 1")
         self.learnings = learnings
         self.per_browser = per_browser
-        self.concurrency = concurrency or per_browser * len(specs)
+        self.per_tab = per_tab
+        self.concurrency = concurrency or per_browser * per_tab * len(specs)
         self.retries = retries
         self.replace_attempts = replace_attempts
         self.stats = PoolStats()
@@ -186,7 +199,8 @@ class BrowserPool:
         self._members = Members(
             specs,
             learnings=learnings,
-            capacity=per_browser,
+            tabs=per_browser,
+            per_tab=per_tab,
             replace_attempts=replace_attempts,
             stats=self.stats,
         )
@@ -331,15 +345,17 @@ class BrowserPool:
         """Run ``tool`` once per input over the whole pool; one :class:`PoolResult` each.
 
         ``async for item in pool.map(...)`` yields results as they are ready, or
-        ``results = await pool.map(...)`` gives the list. Inputs are read lazily (an iterator
-        of a million lines is fine), at most ``concurrency`` calls run at once, and every
-        per-item error is captured in its result.
+        ``results = await pool.map(...)`` gives the list (in input order; a slow item holds
+        back no other call then, since every result is kept until the end anyway). Inputs
+        are read lazily (an iterator of a million lines is fine), at most ``concurrency``
+        calls run at once, and every per-item error is captured in its result.
 
         Args:
             site_id, tool: the tool to run (browser or Python).
             inputs: an iterable or async iterable of args objects.
             ordered: yield in input order (a slow item holds back later ones, at most a
-                window of ``4 * concurrency`` ahead); False yields in completion order.
+                window of ``4 * concurrency`` ahead); False yields in completion order. Either
+                way the calls run at most that window ahead of the results the caller took.
             timeout, confirm, check_returns, cache: as for :meth:`run_browser_tool`.
             on_send: called with an input's index right before its tool is sent to a browser
                 (after validation and tab preparation); a batch journals write tools here.
@@ -353,6 +369,9 @@ class BrowserPool:
             Whatever ``inputs`` raises while being read.
 
         Leaving the ``async for`` early (or cancelling it) cancels the calls still running.
+        The calls run in at most ``concurrency`` worker tasks of the map, each taking the next
+        input when its call ended; ``PoolMap.groups()`` gives the results that finished
+        together as one list.
         """
         self._scheduler.check_started()
         # What would fail every input fails once, here, instead of once per input.

@@ -29,23 +29,58 @@ _REPLACE_BACKOFF: Final = (0.0, 0.5, 2.0, 5.0)
 _TAB_CLOSE_TIMEOUT: Final = 5.0
 
 
+class PoolTab:
+    """A tab of a pool browser and the calls running in it, all of one site.
+
+    Attributes:
+        tab: the tab, None while it is being opened.
+        site: the site whose calls it runs (the last one, when idle).
+        calls: calls running in it now.
+        ready: opened and on ``site``; False while the call that took it opens or navigates
+            it, when no other call may join.
+        retired: takes no more calls, and is closed once ``calls`` is 0: a call in it was
+            cancelled, its navigation was cut short, or its renderer crashed.
+        gone: the tab closed by itself (or from elsewhere): nothing to close.
+    """
+
+    __slots__ = ("calls", "gone", "ready", "retired", "site", "tab")
+
+    def __init__(self) -> None:
+        self.tab: Tab | None = None
+        self.site = ""
+        self.calls = 0
+        self.ready = False
+        self.retired = False
+        self.gone = False
+
+
 @dataclass
 class Member:
-    """One pool browser over its generations (each replacement is a new generation)."""
+    """One pool browser over its generations (each replacement is a new generation).
+
+    ``tabs`` holds at most ``tab_limit`` tabs of the current generation, each running at
+    most ``per_tab`` calls; ``capacity`` (their product) bounds ``in_flight``.
+    """
 
     index: int
     source: str
     factory: MemberFactory
-    capacity: int
+    tab_limit: int
+    per_tab: int
     state: MemberState = "starting"
     browser: Browser | None = None
     site: Site | None = None
     generation: int = 0
     in_flight: int = 0
     calls: int = 0
-    free_tabs: list[Tab] = field(default_factory=list)
+    tabs: list[PoolTab] = field(default_factory=list)
     last_error: BaseException | None = None
     task: asyncio.Task[None] | None = None
+
+    @property
+    def capacity(self) -> int:
+        """Calls in flight on this browser at most."""
+        return self.tab_limit * self.per_tab
 
 
 class Members:
@@ -54,7 +89,8 @@ class Members:
     Args:
         specs: one (source, factory) per browser.
         learnings: what every browser's :class:`~ego.site.Site` runs.
-        capacity: calls in flight on one browser at most.
+        tabs: tabs of one browser at most.
+        per_tab: calls in flight in one tab at most.
         replace_attempts: attempts to replace a dead browser before it is given up.
         stats: the pool's counters (``replaced`` is counted here).
     """
@@ -64,7 +100,8 @@ class Members:
         specs: Sequence[MemberSpec],
         *,
         learnings: Learnings,
-        capacity: int,
+        tabs: int,
+        per_tab: int,
         replace_attempts: int,
         stats: PoolStats,
     ) -> None:
@@ -72,7 +109,7 @@ class Members:
         self.replace_attempts = replace_attempts
         self.stats = stats
         self.all = [
-            Member(index, source, factory, capacity)
+            Member(index, source, factory, tabs, per_tab)
             for index, (source, factory) in enumerate(specs)
         ]
         self.start_urls: dict[str, str] = {}
@@ -80,6 +117,9 @@ class Members:
         # Set (and replaced by a fresh one) whenever a browser or slot changes state. An
         # event rather than a condition: waiters hold no lock, so cancelling one is safe.
         self._changed: asyncio.Event | None = None
+        # Tasks in changed() now: with none, notify() has nobody to wake and costs nothing
+        # (it runs after every call).
+        self._waiting = 0
         # Background closes of discarded tabs, awaited by close().
         self._closers: set[asyncio.Task[None]] = set()
 
@@ -128,7 +168,7 @@ class Members:
         browser.site = site
         member.generation += 1
         member.browser, member.site = browser, site
-        member.free_tabs = []
+        member.tabs = []
         member.state = "ready"
         member.last_error = None
         generation = member.generation
@@ -145,7 +185,7 @@ class Members:
 
     def _schedule_replacement(self, member: Member) -> None:
         member.state = "replacing"
-        member.free_tabs = []
+        member.tabs = []
         member.task = asyncio.get_running_loop().create_task(self._replace(member))
         self.notify()
 
@@ -189,14 +229,18 @@ class Members:
     def notify(self) -> None:
         """Wake every task waiting in :meth:`changed`."""
         changed = self._changed
-        if changed is not None:
+        if changed is not None and self._waiting:
             self._changed = asyncio.Event()
             changed.set()
 
     async def changed(self) -> None:
-        """Wait for the next :meth:`notify`."""
+        """Wait for the next :meth:`notify`. Cancelling the wait is safe (no lock is held)."""
         assert self._changed is not None
-        await self._changed.wait()
+        self._waiting += 1
+        try:
+            await self._changed.wait()
+        finally:
+            self._waiting -= 1
 
     def close_tab_later(self, tab: Tab) -> None:
         """Close ``tab`` in the background (its state is unknown, so it is not reused)."""
@@ -229,7 +273,7 @@ class Members:
         for member in self.all:
             member.state = "closed"
             member.browser = member.site = None
-            member.free_tabs = []
+            member.tabs = []
         results = await asyncio.gather(
             *(browser.close() for browser in browsers), return_exceptions=True
         )

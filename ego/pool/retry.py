@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ..calls import ToolCall
@@ -28,6 +29,8 @@ from .types import PoolStats
 __all__ = ["Runner", "not_retried"]
 
 logger = logging.getLogger("ego.pool")
+
+_NONE: frozenset[tuple[int, int]] = frozenset()
 
 
 class Runner:
@@ -78,18 +81,20 @@ class Runner:
         """
         scheduler = self.scheduler
         ref = call.ref
-        site_id, tool, spec = ref.site_id, ref.tool, ref.spec
+        site_id, tool, spec, manifest = ref.site_id, ref.tool, ref.spec, ref.manifest
         attempts = 0
-        avoid: set[tuple[int, int]] = set()
+        avoid: AbstractSet[tuple[int, int]] = _NONE  # made on the first retry: most have none
         while True:
             attempts += 1
             if attempts_out is not None:
                 attempts_out[0] = attempts
-            lease = await scheduler.acquire(avoid)
+            lease = scheduler.take(avoid) or await scheduler.acquire(avoid)
             member = lease.member
             sent = False
             try:
-                site, tab = await scheduler.tab(lease, ref.manifest)
+                # A hot pool has a tab ready on the site: no await, no navigation.
+                ready = scheduler.tab_now(lease, manifest)
+                site, tab = ready if ready is not None else await scheduler.tab(lease, manifest)
                 if on_send is not None:
                     on_send()
                 # From here on the tool may run: a write cut short now is never repeated.
@@ -102,7 +107,7 @@ class Runner:
                 ContextDestroyedError,
             ) as exc:
                 if isinstance(exc, TabClosedError):
-                    lease.tab = None  # gone; Browser marks it closed a moment later
+                    lease.gone = True  # Browser marks it closed a moment later
                 if isinstance(exc, TargetCrashedError):
                     lease.discard = True  # the renderer died: the tab is closed, not reused
                 if self.closing:
@@ -128,7 +133,7 @@ class Runner:
                 self.stats.retried += 1
                 if not isinstance(exc, TargetCrashedError):
                     # One renderer crashed, not the browser: its other tabs are fine.
-                    avoid.add((member.index, lease.generation))
+                    avoid = {*avoid, (member.index, lease.generation)}
                 logger.info(
                     "retrying %s/%s (attempt %d) after pool browser %d failed: %s",
                     site_id,
