@@ -308,6 +308,8 @@ def login(settings: Settings, site_id: str, profile: str, url: str | None, headl
             tab = await browser.new_tab(start, wait_until="domcontentloaded")
             attached = browser.process is None
             done = "close that tab" if attached else "close it"
+            # Listening before the line is printed: whoever reads it may close the tab at once.
+            closing = _tab_closed(browser, tab) if attached else None
             settings.output.result(
                 {
                     "site": site_id,
@@ -320,8 +322,9 @@ def login(settings: Settings, site_id: str, profile: str, url: str | None, headl
                 one_line=True,
             )
             sys.stdout.flush()
-            if attached:
-                await _tab_closed(browser, tab)
+            if closing is not None:
+                with contextlib.suppress(EgoError):
+                    await closing
             else:
                 await _closed(browser)
 
@@ -360,14 +363,12 @@ async def _closed(browser: Browser, *, signals: bool = False) -> None:
                 loop.remove_signal_handler(number)
 
 
-async def _tab_closed(browser: Browser, tab: Tab) -> None:
-    """Wait until ``tab`` closes (or the browser goes away)."""
-    detached = browser.connection.expect(
+def _tab_closed(browser: Browser, tab: Tab) -> asyncio.Future[dict[str, Any]]:
+    """A future that is done when ``tab`` closes (an ego error when the browser goes away)."""
+    return browser.connection.expect(
         "Target.detachedFromTarget",
         predicate=lambda params: params.get("targetId") == tab.target_id,
     )
-    with contextlib.suppress(EgoError):
-        await detached
 
 
 @click.command()
