@@ -11,14 +11,26 @@ any seed and size, against any checkout.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import ego_async, ego_env
 from tests.conftest import PageServer
 from tests.fuzz_cases import FAMILIES, PAGE_HTML, SLOW_CAP, generate
-from tests.fuzz_run import BAD, CountingServer, Outcome, report, run_cases, summarize
+from tests.fuzz_run import (
+    BAD,
+    CountingServer,
+    Outcome,
+    _prepare_root,
+    _setup,
+    report,
+    run_cases,
+    summarize,
+)
+from tests.test_mcp import McpClient, value_of
 
 SEED = 12
 CASES = 400
@@ -80,3 +92,46 @@ async def test_fuzz_nothing_takes_ego_down(tmp_path: Path, server: PageServer) -
     assert ended == [], text
     assert {name: total[name] for name in BAD} == dict.fromkeys(BAD, 0), text
     assert refs.hits == [], text
+
+
+def _broken_workspace(tmp_path: Path) -> Path:
+    """Every manifest and name case of the seed, written side by side into one workspace."""
+    workspace = tmp_path / "ws"
+    root, outside = workspace / "learnings", tmp_path / "outside"
+    root.mkdir(parents=True)
+    outside.mkdir()
+    _prepare_root(root, outside)
+    for case in generate(SEED, CASES):
+        # Cases that share a folder name (UPPER, ...) take turns in the run above: here the
+        # first one holds the folder.
+        if "folder" in case.spec and not (root / case.spec["folder"]).exists():
+            # A $ref to this dead address must never be fetched, as in the run above.
+            _setup(case, root, outside, "http://127.0.0.1:9")
+    return workspace
+
+
+async def test_every_front_end_reads_the_broken_manifests_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    workspace = _broken_workspace(tmp_path)
+    env = ego_env(tmp_path / "profiles", workspace=workspace)
+    for args, codes in (
+        (["sites", "--json"], {0}),
+        (["tools", "http://127.0.0.1:8000/", "--json"], {0}),
+        (["validate", "--json"], {3}),
+    ):
+        result = await ego_async(*args, env=env, cwd=tmp_path, timeout=120)
+        assert "Traceback" not in result.stderr, (args, result.stderr[-2000:])
+        assert result.returncode in codes, (args, result.returncode, result.stderr[-500:])
+        json.loads(result.stdout)  # one complete JSON document, whatever the strings hold
+
+    client = McpClient(env, tmp_path, tmp_path / "mcp-stderr.log")
+    await client.start()
+    try:
+        listed = value_of(await client.call("list_sites"))
+        assert len(listed) > 50
+        context = value_of(await client.call("learn_context", {"url": "http://127.0.0.1:8000/"}))
+        assert context["matched"] is True
+    finally:
+        await client.close()
+    assert "Traceback" not in (tmp_path / "mcp-stderr.log").read_text()

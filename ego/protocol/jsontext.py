@@ -20,7 +20,7 @@ __all__ = ["json_bytes", "json_text"]
 def json_bytes(
     value: Any, *, option: int = 0, default: Callable[[Any], Any] | None = None
 ) -> bytes:
-    """``value`` as UTF-8 JSON; lone surrogates as ``\\uXXXX`` escapes.
+    """``value`` as UTF-8 JSON; lone surrogates as ``\\uXXXX`` escapes, integers of any size.
 
     Args:
         value: any JSON-like value.
@@ -33,14 +33,17 @@ def json_bytes(
     try:
         return orjson.dumps(value, default=default, option=option)
     except TypeError as exc:
-        # orjson's only word for this case: "str is not valid UTF-8: surrogates not allowed".
-        if "surrogates" not in str(exc):
-            raise
+        refused = exc
+    # What orjson refuses and JSON holds: a lone surrogate ("str is not valid UTF-8:
+    # surrogates not allowed"), an integer beyond 64 bits (a manifest may hold one).
     indent = 2 if option & orjson.OPT_INDENT_2 else None
-    text = json.dumps(
-        value, ensure_ascii=True, indent=indent, default=default,
-        separators=(",", ": ") if indent else (",", ":"),
-    )  # fmt: skip
+    try:
+        text = json.dumps(
+            value, ensure_ascii=True, indent=indent, default=default, allow_nan=False,
+            separators=(",", ": ") if indent else (",", ":"),
+        )  # fmt: skip
+    except (TypeError, ValueError, RecursionError):
+        raise refused from None
     return text.encode("ascii")
 
 
