@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfirmationRequiredError, ToolLoadError
+from .learning.health.recorder import record_refusal
 from .learning.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
 from .learning.registry import Learnings, LoadedSource, SiteEntry
 
@@ -103,7 +104,12 @@ def resolve(
     if browser_only and not isinstance(spec, BrowserToolSpec):
         raise ToolLoadError(f"{site_id}/{tool} is a Python tool: call site.run_tool() for it")
     ref = ToolRef(site_id, tool, entry, entry.require(), spec, options)
-    ConfirmationRequiredError.check(ref.subject, spec.side_effect, options.confirm)
+    try:
+        ConfirmationRequiredError.check(ref.subject, spec.side_effect, options.confirm)
+    except ConfirmationRequiredError as exc:
+        # Recorded apart in the tool's health: it says nothing about whether the tool works.
+        record_refusal(learnings, entry, spec, exc)
+        raise
     return ref
 
 

@@ -8,17 +8,20 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
 
 from .calls import DEFAULTS, CallOptions, ToolCall, prepare
 from .errors import (
     BrowserToolError,
+    ConfirmationRequiredError,
     JavaScriptError,
     NavigationError,
     NoTabError,
     ReturnsMismatchError,
     SiteMismatchError,
 )
+from .learning.health.recorder import record_as, record_failure, record_ok
 from .learning.manifest import Manifest
 from .learning.matching import domain_of, match_domain
 from .learning.registry import Learnings, LoadedSource
@@ -130,10 +133,11 @@ class Site:
         return self._start_domains.get(manifest.id, manifest.domains)
 
     def sites(self) -> list[SiteSummary]:
-        """Every site in the learnings roots, valid or not (invalid ones list their problems)."""
+        """Every site in the learnings roots, valid or not (invalid ones list their problems),
+        each with the health of its tools that have recorded runs."""
         from .learning.context import summarize_site
 
-        return [summarize_site(entry) for entry in self.learnings.sites()]
+        return [summarize_site(entry, self.learnings) for entry in self.learnings.sites()]
 
     async def learn_context(self, url: str) -> LearnContext:
         """What the learnings offer for ``url``: matching sites, their notes and tools.
@@ -285,11 +289,22 @@ class Site:
         The one path every tool call takes, whichever front end made it: the tab (``tab``,
         else a matching open tab, else the start URL), then a browser tool through the cache
         layer and the error contract, or a Python tool's ``run(ctx, args)``; then the
-        ``returns`` check when the options ask for it.
+        ``returns`` check when the options ask for it. Its outcome is recorded against the
+        tool's version (see :mod:`ego.learning.health`).
 
         Raises:
             Everything :meth:`run_browser_tool` raises from the tab choice on.
         """
+        started = perf_counter()
+        try:
+            result = await self._run_call(call, tab)
+        except Exception as exc:
+            record_failure(call, started, exc)
+            raise
+        record_ok(call, started)
+        return result
+
+    async def _run_call(self, call: ToolCall, tab: Tab | None) -> Any:
         ref = call.ref
         options = ref.options
         if call.source is not None:
@@ -473,6 +488,7 @@ class Site:
         loaded first unless the tab is on that origin already. The extractor runs through the
         cache layer (KEY ``ego:skill:<domain>/<task>``, VER a hash of its source) with
         ``document`` and the params, and a successful result is checked against ``returns``.
+        Its outcome is recorded in the skill's health (front end ``skill``).
 
         Args:
             skill_id: ``<domain>/<task>``, e.g. ``"shop.localhost/search-products"``.
@@ -498,22 +514,30 @@ class Site:
         from .skills import catalog_for, loaded_source, prepare_skill, skill_tab
         from .skills import check_returns as check_skill_returns
 
-        skill, arguments = prepare_skill(
-            catalog_for(self.learnings),
-            skill_id,
-            params,
-            tab_type=type(tab) if tab is not None else None,
-            confirm=confirm,
-        )
-        target = await skill_tab(self.browser, skill, tab, self._start_urls)
-        result = await self._run_source(
-            target,
-            loaded_source(skill),
-            arguments,
-            timeout=timeout or skill.timeout,
-            cache=cache,
-        )
-        check_skill_returns(skill, result)
+        catalog = catalog_for(self.learnings)
+        try:
+            skill, arguments = prepare_skill(
+                catalog,
+                skill_id,
+                params,
+                tab_type=type(tab) if tab is not None else None,
+                confirm=confirm,
+            )
+        except ConfirmationRequiredError as exc:
+            record_as("skill", loaded_source(catalog.skill(skill_id)), perf_counter(), exc)
+            raise
+        loaded = loaded_source(skill)
+        started = perf_counter()
+        try:
+            target = await skill_tab(self.browser, skill, tab, self._start_urls)
+            result = await self._run_source(
+                target, loaded, arguments, timeout=timeout or skill.timeout, cache=cache
+            )
+            check_skill_returns(skill, result)
+        except Exception as exc:
+            record_as("skill", loaded, started, exc)
+            raise
+        record_as("skill", loaded, started)
         return result
 
     @property

@@ -2,7 +2,9 @@
 replayed in strict mode, through the site layer's one call path.
 
 How one case runs (replay, navigation, judging) is :func:`ego.learning.cases.replayed.run_replayed`;
-this module gives it the site's call of the case's tool and gathers the report.
+this module gives it the site's call of the case's tool and gathers the report. Each case's
+run is recorded in the tool's health with its judged outcome (front end ``test``): ``OK``
+when the case passed, even where the tool signalled the SKILL_BROKEN the case expects.
 """
 
 from __future__ import annotations
@@ -10,13 +12,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Collection, Sequence
+from time import perf_counter
 from typing import Any
 
-from ..calls import CallOptions
+from ..calls import CallOptions, ToolCall
 from ..errors import EgoError, InvalidCasesError
 from ..learning.cases.format import CASES_FILE, LearningCase, load_cases
 from ..learning.cases.replayed import DEFAULT_TOOL_TIMEOUT, NAVIGATION_TIMEOUT, run_replayed
 from ..learning.cases.result import CaseResult
+from ..learning.health.origin import unrecorded
+from ..learning.health.outcomes import judged
+from ..learning.health.recorder import record_judged
 from ..learning.registry import Learnings
 from ..page.browser import Browser
 from ..page.tab import Tab
@@ -54,17 +60,32 @@ async def run_case(
     tool_timeout = case.timeout or spec.timeout or DEFAULT_TOOL_TIMEOUT
     # confirm: safe, every request is answered by the HAR and nothing is sent out.
     options = CallOptions(tool_timeout, True, case.check_returns and case.expect_error is None)
+    ran: list[tuple[ToolCall, float, float, BaseException | None]] = []
 
     async def invoke(tab: Tab, timeout: float) -> Any:
-        return await site.run_call(site.prepare(case.site_id, case.tool, case.args, options), tab)
+        call = site.prepare(case.site_id, case.tool, case.args, options)
+        started = perf_counter()
+        try:
+            # The raw outcome is not the case's: a SKILL_BROKEN the case expects is a pass.
+            with unrecorded():
+                value = await site.run_call(call, tab)
+        except Exception as exc:
+            ran.append((call, started, perf_counter(), exc))
+            raise
+        ran.append((call, started, perf_counter(), None))
+        return value
 
-    return await run_replayed(
+    result = await run_replayed(
         site.browser,
         case,
         invoke,
         tool_timeout=tool_timeout,
         navigation_timeout=navigation_timeout,
     )
+    for call, started, ended, raised in ran:
+        outcome, message = judged(result.passed, raised, result.reason)
+        record_judged(call, started, ended, outcome, message, front_end="test")
+    return result
 
 
 async def run_learning_tests(

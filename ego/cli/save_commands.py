@@ -20,6 +20,7 @@ import orjson
 from ..errors import EgoError
 from ..learning import notes
 from ..learning.draft import CLEARABLE, Auth, SideEffect, ToolDraft
+from ..learning.health.view import ToolHealth, current_health
 from ..learning.history import list_versions
 from ..learning.manifest import args_schema
 from ..learning.save_plan import check_domains, workspace_root
@@ -285,19 +286,28 @@ def history(settings: Settings, site_id: str, tool: str) -> None:
 @json_option
 @pass_settings
 def restore(settings: Settings, site_id: str, tool: str, version: str) -> None:
-    """Bring back VERSION of TOOL (from `ego history`); the current one is kept."""
+    """Bring back VERSION of TOOL (from `ego history`); the current one is kept.
+
+    The restored version's own health comes back with it (see `ego health`).
+    """
 
     def go() -> dict[str, Any]:
-        return restore_tool(settings.learnings(), site_id, tool, version).as_dict()
+        learnings = settings.learnings()
+        data = restore_tool(learnings, site_id, tool, version).as_dict()
+        health = current_health(learnings, site_id, tool)
+        data["health"] = health.model_dump(mode="json") if health is not None else None
+        return data
 
-    data = _run(settings, go)
-    settings.output.result(
-        data,
-        lambda d: (
-            f"restored {site_id}/{tool} ({d['hash']}); the version it replaced is kept as "
-            f"{d['previous_version']}"
-        ),
-    )
+    def text(data: dict[str, Any]) -> str:
+        line = (
+            f"restored {site_id}/{tool} ({data['hash']}); the version it replaced is kept as "
+            f"{data['previous_version']}"
+        )
+        if data["health"] is not None:
+            line += f"\n  health: {ToolHealth.model_validate(data['health']).line()}"
+        return line
+
+    settings.output.result(_run(settings, go), text)
 
 
 #: The commands to add to the ``ego`` group.
