@@ -11,7 +11,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
 
-from .calls import DEFAULTS, CallOptions, ToolCall, prepare
+from .calls import DEFAULTS, CallOptions, ToolCall, case_call, prepare
 from .errors import (
     BrowserToolError,
     ConfirmationRequiredError,
@@ -33,9 +33,12 @@ if TYPE_CHECKING:
     # call (and a command that makes one) does not pay for them.
     from .learning import notes as _notes
     from .learning import store as _store
+    from .learning.cases.format import LearningCase
+    from .learning.cases.verdict import GateReport
     from .learning.context import LearnContext, SiteSummary
     from .learning.draft import ToolDraft
     from .learning.history import ToolVersion
+    from .learning.save_plan import ToolPlan
     from .page.browser import Browser
     from .page.frame import Frame
     from .page.tab import Tab
@@ -577,6 +580,7 @@ class Site:
         try_args: dict[str, Any] | None = None,
         name: str | None = None,
         clear: Sequence[str] = (),
+        force: bool = False,
     ) -> _store.SavedTool:
         """Keep a browser tool that worked, in the agent workspace's learnings.
 
@@ -590,6 +594,11 @@ class Site:
         version is kept (see :meth:`tool_history`). :meth:`learn_context` lists the tool at
         once, and its next run stores the new source in the page's localStorage (its content
         hash changed).
+
+        When the site carries offline cases for the tool (``tests/cases.json``), they run
+        against the new source on their recordings first; a case that passes with the
+        current version and fails with the new one refuses the save (``force`` saves
+        anyway). The result's ``cases`` says which ran and how they went.
 
         Saving a tool the site already has changes only what is given: every argument left
         at None keeps the tool's current value (and keys this call cannot name, such as
@@ -619,15 +628,20 @@ class Site:
             name: the site's display name (a new site defaults to its id).
             clear: fields to remove from the tool's entry: ``"args"`` (then it takes no
                 args), ``"returns"``, ``"timeout"``.
+            force: save even if the new source breaks offline cases of the tool that pass
+                with its current version (``cases.broken`` in the result names them).
 
         Returns:
             What was written (file, whether the site was created or shadowed, the history id
-            of the replaced version, what changed, the try run's result).
+            of the replaced version, what changed, the try run's result, the offline cases
+            run).
 
         Raises:
             WorkspaceRequiredError: no workspace (set EGO_WORKSPACE or pass workspace=).
             SaveRefusedError: a check failed; nothing was written (``reason``, ``problems``).
             SnapshotReferenceError: the source uses snapshot refs or pixel coordinates.
+            CaseRegressionError: the new source fails offline cases that pass with the
+                current version (``cases`` names them); nothing was written.
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
@@ -646,13 +660,15 @@ class Site:
             try_args=try_args,
             name=name,
             clear=tuple(clear) if not isinstance(clear, str) else (clear,),
+            force=force,
         )
         return await self.save_tool(draft, tab=tab)
 
     async def save_tool(self, draft: ToolDraft, *, tab: Tab | None = None) -> _store.SavedTool:
         """Keep a browser tool described by a ready :class:`~ego.learning.draft.ToolDraft`.
 
-        The same save as :meth:`save_browser_tool`, for a front end that built the draft.
+        The same save as :meth:`save_browser_tool`, for a front end that built the draft,
+        gated by the tool's offline cases the same way (``draft.force`` goes past them).
 
         Args:
             draft: what to save.
@@ -666,14 +682,34 @@ class Site:
             WorkspaceRequiredError: no workspace (set EGO_WORKSPACE or pass workspace=).
             SaveRefusedError: a check failed; nothing was written (``reason``, ``problems``).
             SnapshotReferenceError: the source uses snapshot refs or pixel coordinates.
+            CaseRegressionError: the new source breaks offline cases; nothing was written.
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
         from .learning import save as _save
 
         return await _save.save_browser_tool(
-            self.learnings, self.browser, draft, tab=tab, profile=self.profile_description
+            self.learnings,
+            self.browser,
+            draft,
+            tab=tab,
+            profile=self.profile_description,
+            gate=self._gate,
         )
+
+    async def _gate(self, plan: ToolPlan) -> GateReport | None:
+        """The save gate: the planned tool's offline cases, run through :meth:`run_call`
+        with its new source (and with the current version where the new one fails)."""
+        # Imported here: the replay layer it brings is needed by a save, not by a call.
+        from .learning.cases.gate import run_gate
+
+        async def invoke(
+            case: LearningCase, tab: Tab, timeout: float, source: LoadedSource | None
+        ) -> Any:
+            candidate = (plan, source) if source is not None else None
+            return await self.run_call(case_call(self.learnings, case, timeout, candidate), tab)
+
+        return await run_gate(self.browser, self.learnings, plan, invoke)
 
     async def save_note(
         self,

@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 from time import perf_counter
 from typing import Any
 
-from ..calls import CallOptions, ToolCall
+from ..calls import ToolCall, case_call
 from ..errors import EgoError, InvalidCasesError
 from ..learning.cases.format import CASES_FILE, LearningCase, load_cases
 from ..learning.cases.replayed import DEFAULT_TOOL_TIMEOUT, NAVIGATION_TIMEOUT, run_replayed
@@ -58,12 +58,10 @@ async def run_case(
             site_id=case.site_id, name=case.name, tool=case.tool, passed=False, reason=str(exc)
         )
     tool_timeout = case.timeout or spec.timeout or DEFAULT_TOOL_TIMEOUT
-    # confirm: safe, every request is answered by the HAR and nothing is sent out.
-    options = CallOptions(tool_timeout, True, case.check_returns and case.expect_error is None)
     ran: list[tuple[ToolCall, float, float, BaseException | None]] = []
 
     async def invoke(tab: Tab, timeout: float) -> Any:
-        call = site.prepare(case.site_id, case.tool, case.args, options)
+        call = case_call(site.learnings, case, timeout)
         started = perf_counter()
         try:
             # The raw outcome is not the case's: a SKILL_BROKEN the case expects is a pass.

@@ -75,7 +75,24 @@ def _saved_text(data: dict[str, Any]) -> str:
         lines.append(f"  previous version kept as {data['previous_version']} (ego history)")
     if data.get("try_result") is not None:
         lines.append("  try run returned: " + orjson.dumps(data["try_result"]).decode()[:300])
+    lines += _cases_lines(data.get("cases"))
     return "\n".join(lines)
+
+
+def _cases_lines(cases: dict[str, Any] | None) -> list[str]:
+    """What the save gate ran, for a person: a count, and each case the save broke."""
+    if not cases:
+        return []
+    if cases.get("problem"):
+        return [f"  offline cases not run: {cases['problem']}"]
+    ran = cases.get("ran") or []
+    lines = [f"  offline cases: {sum(c['passed'] for c in ran)} of {len(ran)} passed"]
+    lines += [
+        f"  saved with --force, breaking case {c['name']!r}: {c['reason']}"
+        for c in ran
+        if c.get("broken")
+    ]
+    return lines
 
 
 @click.command("save-tool")
@@ -116,6 +133,11 @@ def _saved_text(data: dict[str, Any]) -> str:
 @click.option("--url", help="A page of the site: opened first; gives a new site its domain.")
 @click.option("--domain", "domains", multiple=True, help="A domain of the site (repeatable).")
 @click.option("--name", help="The site's display name (a new site defaults to its id).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Save even if the new source fails offline cases the current version passes.",
+)
 @click.option("--profile", help="Persistent profile to launch with.")
 @common
 @pass_settings
@@ -134,14 +156,18 @@ def save_tool(
     url: str | None,
     domains: tuple[str, ...],
     name: str | None,
+    force: bool,
     profile: str | None,
 ) -> None:
     """Check TOOL's JavaScript and keep it in SITE_ID of the agent workspace's learnings.
 
     The source must parse in the browser, use no snapshot refs or pixel coordinates, and
-    (with --try-args) run once without error. Nothing is written when a check fails. A
-    replaced version is kept: see `ego history SITE_ID TOOL`. Saving a tool the site has
-    changes only what is given: omitted options keep the tool's values, --clear removes one.
+    (with --try-args) run once without error; when the site has offline cases for TOOL
+    (tests/cases.json), they run against the new source on their recordings, and one that
+    passes with the current version and fails with the new one refuses the save (--force
+    saves anyway). Nothing is written when a check fails. A replaced version is kept: see
+    `ego history SITE_ID TOOL`. Saving a tool the site has changes only what is given:
+    omitted options keep the tool's values, --clear removes one.
     """
     source = _read_text(file, "--file")
     draft = ToolDraft(
@@ -158,6 +184,7 @@ def save_tool(
         name=name,
         clear=clear,
         front_end="cli",
+        force=force,
     )
 
     async def go() -> dict[str, Any]:

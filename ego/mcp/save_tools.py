@@ -105,6 +105,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         try_args: dict[str, Any] | None = None,
         name: str | None = None,
         clear: list[Literal["args", "returns", "timeout"]] | None = None,
+        force: bool = False,
         ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
         """Keep JavaScript that worked on this site as a reusable browser tool (a learning).
@@ -119,7 +120,10 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         tool changes only what you give: omitted description, args, returns, side_effect and
         auth keep their values; clear: ["returns"] (or "args", "timeout") removes one. A new
         tool needs a description and defaults to no args, side_effect "read". The result's
-        "changed" lists what changed. Then call it with run_browser_tool (or its own tool
+        "changed" lists what changed. When the site has offline cases for the tool, they run
+        against the new source on their recordings first: a case that passes with the
+        current version and fails with yours refuses the save (force: true saves anyway);
+        the result's "cases" lists them. Then call it with run_browser_tool (or its own tool
         <site_id>__<tool>); learn_context lists it at once.
         """
         draft = ToolDraft(
@@ -136,6 +140,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
             name=name,
             clear=tuple(clear or ()),
             front_end="mcp",
+            force=force,
         )
         browser = await holder.browser()
         tab = await call(lambda: _tab_for_save(holder, site_id, domains))
