@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfirmationRequiredError, ToolLoadError
+from .learning.health.recorder import record_refusal
 from .learning.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
 from .learning.registry import Learnings, LoadedSource, SiteEntry
 
-__all__ = ["CallOptions", "ToolCall", "ToolRef", "bind", "prepare", "resolve"]
+if TYPE_CHECKING:
+    # Only a save's gate makes a case's call: a tool call does not load them.
+    from .learning.cases.format import LearningCase
+    from .learning.save_plan import ToolPlan
+
+__all__ = ["CallOptions", "ToolCall", "ToolRef", "bind", "case_call", "prepare", "resolve"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +109,12 @@ def resolve(
     if browser_only and not isinstance(spec, BrowserToolSpec):
         raise ToolLoadError(f"{site_id}/{tool} is a Python tool: call site.run_tool() for it")
     ref = ToolRef(site_id, tool, entry, entry.require(), spec, options)
-    ConfirmationRequiredError.check(ref.subject, spec.side_effect, options.confirm)
+    try:
+        ConfirmationRequiredError.check(ref.subject, spec.side_effect, options.confirm)
+    except ConfirmationRequiredError as exc:
+        # Recorded apart in the tool's health: it says nothing about whether the tool works.
+        record_refusal(learnings, entry, spec, exc)
+        raise
     return ref
 
 
@@ -146,3 +157,35 @@ def prepare(
     return bind(
         learnings, resolve(learnings, site_id, tool, options, browser_only=browser_only), args
     )
+
+
+def case_call(
+    learnings: Learnings,
+    case: LearningCase,
+    timeout: float,
+    candidate: tuple[ToolPlan, LoadedSource] | None = None,
+) -> ToolCall:
+    """The call an offline case (``tests/cases.json``) makes of its tool.
+
+    It is confirmed (every request is answered by the case's recording, so even an
+    irreversible tool sends nothing out) and checks ``returns`` unless the case expects an
+    error or says not to.
+
+    Args:
+        learnings: where the case's site is.
+        case: the case.
+        timeout: seconds the tool may run.
+        candidate: a planned save and its new source, not written yet: the call runs that
+            version of the tool, as the planned manifest declares it (the save gate).
+
+    Raises:
+        Everything :func:`prepare` raises.
+    """
+    options = CallOptions(timeout, True, case.check_returns and case.expect_error is None)
+    if candidate is None:
+        return prepare(learnings, case.site_id, case.tool, case.args, options)
+    plan, source = candidate
+    spec = plan.parsed.browser_tools[plan.tool]
+    ref = ToolRef(plan.site_id, plan.tool, learnings.find(plan.site_id), plan.parsed, spec, options)
+    checked, embedded = learnings.checked_args(plan.site_id, spec, case.args)
+    return ToolCall(ref, checked, source, None, embedded)

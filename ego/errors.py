@@ -54,7 +54,8 @@ The tree::
         ├── MissingCapabilityError    a skill needs a capability the harness lacks
         ├── SkillExistsError          an import would overwrite a skill (pass overwrite=True)
         ├── SaveRefusedError          a learning was not saved: a check failed, nothing written
-        │   └── SnapshotReferenceError  ... the source uses snapshot refs or pixel coordinates
+        │   ├── SnapshotReferenceError  ... the source uses snapshot refs or pixel coordinates
+        │   └── CaseRegressionError     ... the new source fails offline cases the current passes
         ├── WorkspaceRequiredError    saving needs an agent workspace (EGO_WORKSPACE)
         ├── SiteBusyError             another save holds the site's lock for too long
         ├── UnknownVersionError       a tool's history has no such saved version
@@ -71,6 +72,7 @@ __all__ = [
     "BrowserClosedError",
     "BrowserError",
     "BrowserToolError",
+    "CaseRegressionError",
     "ChromeLaunchError",
     "ChromeNotFoundError",
     "CommandTimeoutError",
@@ -473,7 +475,7 @@ class SaveRefusedError(LearningError):
         name: the tool's or the note's name.
         reason: which check failed, one of ``"site id"``, ``"name"``, ``"source"``,
             ``"snapshot refs"``, ``"manifest"``, ``"syntax"``, ``"try run"``, ``"domains"``,
-            ``"site"``.
+            ``"site"``, ``"cases"``.
         problems: every problem found, one line each.
     """
 
@@ -495,6 +497,25 @@ class SnapshotReferenceError(SaveRefusedError):
     working on the next page load; a saved tool must use stable selectors or the site's own
     API. ``problems`` lists each finding with its line.
     """
+
+
+class CaseRegressionError(SaveRefusedError):
+    """A new version of a tool fails offline cases (``tests/cases.json``) that pass with the
+    version it would replace; nothing was written.
+
+    The cases ran against their recordings, offline. Fix the source, or save it anyway (the
+    message words how in the caller's front end: ``force=True``, ``--force``,
+    ``force: true``). ``problems`` has one line per broken case with its reason.
+
+    Attributes:
+        cases: the names of the broken cases.
+    """
+
+    def __init__(
+        self, message: str, *, site_id: str, name: str, problems: list[str], cases: list[str]
+    ) -> None:
+        super().__init__(message, site_id=site_id, name=name, reason="cases", problems=problems)
+        self.cases = cases
 
 
 class WorkspaceRequiredError(LearningError):

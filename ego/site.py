@@ -8,17 +8,20 @@ from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal
 
-from .calls import DEFAULTS, CallOptions, ToolCall, prepare
+from .calls import DEFAULTS, CallOptions, ToolCall, case_call, prepare
 from .errors import (
     BrowserToolError,
+    ConfirmationRequiredError,
     JavaScriptError,
     NavigationError,
     NoTabError,
     ReturnsMismatchError,
     SiteMismatchError,
 )
+from .learning.health.recorder import record_as, record_failure, record_ok
 from .learning.manifest import Manifest
 from .learning.matching import domain_of, match_domain
 from .learning.registry import Learnings, LoadedSource
@@ -30,9 +33,12 @@ if TYPE_CHECKING:
     # call (and a command that makes one) does not pay for them.
     from .learning import notes as _notes
     from .learning import store as _store
+    from .learning.cases.format import LearningCase
+    from .learning.cases.verdict import GateReport
     from .learning.context import LearnContext, SiteSummary
     from .learning.draft import ToolDraft
     from .learning.history import ToolVersion
+    from .learning.save_plan import ToolPlan
     from .page.browser import Browser
     from .page.frame import Frame
     from .page.tab import Tab
@@ -130,10 +136,11 @@ class Site:
         return self._start_domains.get(manifest.id, manifest.domains)
 
     def sites(self) -> list[SiteSummary]:
-        """Every site in the learnings roots, valid or not (invalid ones list their problems)."""
+        """Every site in the learnings roots, valid or not (invalid ones list their problems),
+        each with the health of its tools that have recorded runs."""
         from .learning.context import summarize_site
 
-        return [summarize_site(entry) for entry in self.learnings.sites()]
+        return [summarize_site(entry, self.learnings) for entry in self.learnings.sites()]
 
     async def learn_context(self, url: str) -> LearnContext:
         """What the learnings offer for ``url``: matching sites, their notes and tools.
@@ -285,11 +292,22 @@ class Site:
         The one path every tool call takes, whichever front end made it: the tab (``tab``,
         else a matching open tab, else the start URL), then a browser tool through the cache
         layer and the error contract, or a Python tool's ``run(ctx, args)``; then the
-        ``returns`` check when the options ask for it.
+        ``returns`` check when the options ask for it. Its outcome is recorded against the
+        tool's version (see :mod:`ego.learning.health`).
 
         Raises:
             Everything :meth:`run_browser_tool` raises from the tab choice on.
         """
+        started = perf_counter()
+        try:
+            result = await self._run_call(call, tab)
+        except Exception as exc:
+            record_failure(call, started, exc)
+            raise
+        record_ok(call, started)
+        return result
+
+    async def _run_call(self, call: ToolCall, tab: Tab | None) -> Any:
         ref = call.ref
         options = ref.options
         if call.source is not None:
@@ -473,6 +491,7 @@ class Site:
         loaded first unless the tab is on that origin already. The extractor runs through the
         cache layer (KEY ``ego:skill:<domain>/<task>``, VER a hash of its source) with
         ``document`` and the params, and a successful result is checked against ``returns``.
+        Its outcome is recorded in the skill's health (front end ``skill``).
 
         Args:
             skill_id: ``<domain>/<task>``, e.g. ``"shop.localhost/search-products"``.
@@ -498,22 +517,30 @@ class Site:
         from .skills import catalog_for, loaded_source, prepare_skill, skill_tab
         from .skills import check_returns as check_skill_returns
 
-        skill, arguments = prepare_skill(
-            catalog_for(self.learnings),
-            skill_id,
-            params,
-            tab_type=type(tab) if tab is not None else None,
-            confirm=confirm,
-        )
-        target = await skill_tab(self.browser, skill, tab, self._start_urls)
-        result = await self._run_source(
-            target,
-            loaded_source(skill),
-            arguments,
-            timeout=timeout or skill.timeout,
-            cache=cache,
-        )
-        check_skill_returns(skill, result)
+        catalog = catalog_for(self.learnings)
+        try:
+            skill, arguments = prepare_skill(
+                catalog,
+                skill_id,
+                params,
+                tab_type=type(tab) if tab is not None else None,
+                confirm=confirm,
+            )
+        except ConfirmationRequiredError as exc:
+            record_as("skill", loaded_source(catalog.skill(skill_id)), perf_counter(), exc)
+            raise
+        loaded = loaded_source(skill)
+        started = perf_counter()
+        try:
+            target = await skill_tab(self.browser, skill, tab, self._start_urls)
+            result = await self._run_source(
+                target, loaded, arguments, timeout=timeout or skill.timeout, cache=cache
+            )
+            check_skill_returns(skill, result)
+        except Exception as exc:
+            record_as("skill", loaded, started, exc)
+            raise
+        record_as("skill", loaded, started)
         return result
 
     @property
@@ -553,6 +580,7 @@ class Site:
         try_args: dict[str, Any] | None = None,
         name: str | None = None,
         clear: Sequence[str] = (),
+        force: bool = False,
     ) -> _store.SavedTool:
         """Keep a browser tool that worked, in the agent workspace's learnings.
 
@@ -566,6 +594,11 @@ class Site:
         version is kept (see :meth:`tool_history`). :meth:`learn_context` lists the tool at
         once, and its next run stores the new source in the page's localStorage (its content
         hash changed).
+
+        When the site carries offline cases for the tool (``tests/cases.json``), they run
+        against the new source on their recordings first; a case that passes with the
+        current version and fails with the new one refuses the save (``force`` saves
+        anyway). The result's ``cases`` says which ran and how they went.
 
         Saving a tool the site already has changes only what is given: every argument left
         at None keeps the tool's current value (and keys this call cannot name, such as
@@ -595,15 +628,20 @@ class Site:
             name: the site's display name (a new site defaults to its id).
             clear: fields to remove from the tool's entry: ``"args"`` (then it takes no
                 args), ``"returns"``, ``"timeout"``.
+            force: save even if the new source breaks offline cases of the tool that pass
+                with its current version (``cases.broken`` in the result names them).
 
         Returns:
             What was written (file, whether the site was created or shadowed, the history id
-            of the replaced version, what changed, the try run's result).
+            of the replaced version, what changed, the try run's result, the offline cases
+            run).
 
         Raises:
             WorkspaceRequiredError: no workspace (set EGO_WORKSPACE or pass workspace=).
             SaveRefusedError: a check failed; nothing was written (``reason``, ``problems``).
             SnapshotReferenceError: the source uses snapshot refs or pixel coordinates.
+            CaseRegressionError: the new source fails offline cases that pass with the
+                current version (``cases`` names them); nothing was written.
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
@@ -622,13 +660,15 @@ class Site:
             try_args=try_args,
             name=name,
             clear=tuple(clear) if not isinstance(clear, str) else (clear,),
+            force=force,
         )
         return await self.save_tool(draft, tab=tab)
 
     async def save_tool(self, draft: ToolDraft, *, tab: Tab | None = None) -> _store.SavedTool:
         """Keep a browser tool described by a ready :class:`~ego.learning.draft.ToolDraft`.
 
-        The same save as :meth:`save_browser_tool`, for a front end that built the draft.
+        The same save as :meth:`save_browser_tool`, for a front end that built the draft,
+        gated by the tool's offline cases the same way (``draft.force`` goes past them).
 
         Args:
             draft: what to save.
@@ -642,14 +682,34 @@ class Site:
             WorkspaceRequiredError: no workspace (set EGO_WORKSPACE or pass workspace=).
             SaveRefusedError: a check failed; nothing was written (``reason``, ``problems``).
             SnapshotReferenceError: the source uses snapshot refs or pixel coordinates.
+            CaseRegressionError: the new source breaks offline cases; nothing was written.
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
         from .learning import save as _save
 
         return await _save.save_browser_tool(
-            self.learnings, self.browser, draft, tab=tab, profile=self.profile_description
+            self.learnings,
+            self.browser,
+            draft,
+            tab=tab,
+            profile=self.profile_description,
+            gate=self._gate,
         )
+
+    async def _gate(self, plan: ToolPlan) -> GateReport | None:
+        """The save gate: the planned tool's offline cases, run through :meth:`run_call`
+        with its new source (and with the current version where the new one fails)."""
+        # Imported here: the replay layer it brings is needed by a save, not by a call.
+        from .learning.cases.gate import run_gate
+
+        async def invoke(
+            case: LearningCase, tab: Tab, timeout: float, source: LoadedSource | None
+        ) -> Any:
+            candidate = (plan, source) if source is not None else None
+            return await self.run_call(case_call(self.learnings, case, timeout, candidate), tab)
+
+        return await run_gate(self.browser, self.learnings, plan, invoke)
 
     async def save_note(
         self,

@@ -51,6 +51,7 @@ NO_BROWSER_COMMANDS = {
     ("validate",),
     ("history",),
     ("restore",),
+    ("health",),
     ("save-note",),
     ("skill", "export"),
     ("skill", "import"),

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..calls import CallOptions, ToolCall, ToolRef, bind, resolve
 from ..errors import BrowserError, LearningError
+from ..learning.health.origin import front_end
 from ..pool import BrowserPool, PoolResult
 from .files import (
     InputItem,
@@ -109,9 +110,12 @@ async def run_batch(
     Cancelling (Ctrl+C) stops the calls; every result already written stays.
     """
     source, output = Path(input_path), Path(output_path)
-    ref = resolve(pool.learnings, site_id, tool, CallOptions(timeout=timeout, confirm=confirm))
-    with hold_output(output):
-        return await _run(pool, ref, source, output, retry_failed=retry_failed, progress=progress)
+    with front_end("batch"):
+        ref = resolve(pool.learnings, site_id, tool, CallOptions(timeout=timeout, confirm=confirm))
+        with hold_output(output):
+            return await _run(
+                pool, ref, source, output, retry_failed=retry_failed, progress=progress
+            )
 
 
 async def _run(

@@ -1,5 +1,5 @@
-"""How a learning-test run went: one :class:`CaseResult` per case, gathered in a
-:class:`LearningTestReport`, as JSON for ``ego test --json`` or as a human summary.
+"""How a learning-test run went: one :class:`~ego.learning.cases.result.CaseResult` per case,
+gathered in a :class:`LearningTestReport`, as JSON for ``ego test --json`` or as a human summary.
 """
 
 from __future__ import annotations
@@ -14,46 +14,9 @@ from pydantic import (
     model_serializer,
 )
 
+from ..learning.cases.result import CaseResult
+
 __all__ = ["CaseResult", "LearningTestReport"]
-
-
-class CaseResult(BaseModel):
-    """How one case went.
-
-    Attributes:
-        site_id: the site (``site`` in JSON).
-        name: the case's name (``case`` in JSON).
-        tool: the tool it ran.
-        passed: True when every expectation held (``status``: passed/failed in JSON).
-        reason: why it failed (starts with the signal for SKILL_BROKEN / NEEDS_LOGIN), or "".
-        seconds: how long the case took, setup and cleanup included.
-        result: what the tool returned, when it returned (not in JSON: it may be large).
-        error: the error kind the tool ended with (SKILL_BROKEN, NEEDS_LOGIN, TOOL_ERROR,
-            ...), or None.
-        unmatched: ``"METHOD URL"`` of every request the HAR could not answer.
-    """
-
-    site_id: str = Field(serialization_alias="site")
-    name: str = Field(serialization_alias="case")
-    tool: str
-    passed: bool = Field(serialization_alias="status")
-    reason: str = ""
-    seconds: float = 0.0
-    result: Any = Field(default=None, exclude=True)
-    error: str | None = None
-    unmatched: list[str] = Field(default_factory=list)
-
-    @field_serializer("passed")
-    def _status(self, passed: bool) -> str:
-        return "passed" if passed else "failed"
-
-    @field_serializer("seconds")
-    def _rounded(self, seconds: float) -> float:
-        return round(seconds, 3)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (for ``ego test --json``)."""
-        return self.model_dump(by_alias=True)
 
 
 class LearningTestReport(BaseModel):

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EgoError
+from ..learning.cases.format import CASES_FILE, MISSING, LearningCase, load_cases
+from ..learning.cases.judge import _difference
 from ..learning.registry import Learnings
-from .cases import CASES_FILE, MISSING, LearningCase, load_cases
-from .judge import _difference
 from .report import LearningTestReport
 
 __all__ = ["ExpectationUpdate", "add_case", "expectation_updates", "write_updates"]

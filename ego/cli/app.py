@@ -116,6 +116,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "restore",
         "Bring back VERSION of TOOL (from `ego history`); the current one is kept.",
     ),
+    "health": (
+        "health_command",
+        "health",
+        "Runs, ok, failures, the last failure and whether each tool version is suspect.",
+    ),
     "record": (
         "replay_commands",
         "record",

@@ -18,6 +18,7 @@ import click
 import orjson
 
 from ..errors import BrowserError, ChromeLaunchError, EgoError, ProfileInUseError
+from ..learning.health.origin import front_end
 from .output import EXIT_INTERRUPTED, Output
 
 if TYPE_CHECKING:
@@ -197,11 +198,15 @@ def _no_display(text: str) -> bool:
 
 
 def run_async(settings: Settings, coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a command's coroutine; turn an ego error into one line and an exit code."""
+    """Run a command's coroutine; turn an ego error into one line and an exit code.
+
+    The tool runs it makes are the command line's in the tools' health.
+    """
     try:
         import asyncio  # a command that needs no loop (--help) never imports it
 
-        return asyncio.run(coroutine)
+        with front_end("cli"):
+            return asyncio.run(coroutine)
     except EgoError as exc:
         sys.exit(settings.output.error(exc))
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ import click
 
 from ..calls import CallOptions, ToolCall, bind, resolve
 from ..errors import EgoError
+from ..learning.health.origin import front_end
 from .common import (
     Settings,
     args_options,
@@ -88,7 +89,9 @@ def checked_call(
     """
     learnings = settings.learnings()
     try:
-        ref = resolve(learnings, site_id, tool, options)
+        # A refusal here (an irreversible tool without --confirm) is the command line's.
+        with front_end("cli"):
+            ref = resolve(learnings, site_id, tool, options)
         return bind(learnings, ref, parse_args(args_json, pairs, ref.spec.args))
     except EgoError as exc:
         sys.exit(settings.output.error(exc))
@@ -105,6 +108,8 @@ def context_text(context: LearnContext) -> str:
         for tool in site.tools:
             lines.append(f"  {tool.kind:7} {tool.tool_name}: {tool.description}")
             lines.append(f"          {tool.example}")
+            if tool.health is not None:
+                lines.append(f"          health: {tool.health.line()}")
     return "\n".join(lines)
 
 
@@ -112,13 +117,16 @@ def context_text(context: LearnContext) -> str:
 @json_option
 @pass_settings
 def sites(settings: Settings) -> None:
-    """Every site (and skill), valid or not; invalid ones say why."""
+    """Every site (and skill), valid or not; invalid ones say why.
+
+    A tool that has run shows its health on a line of its own (see `ego health`).
+    """
     from ..learning.context import summarize_site
     from ..skills import catalog_for
     from ..skills.catalog import SkillSummary
 
     learnings = settings.learnings()
-    summaries = [summarize_site(entry) for entry in learnings.sites()]
+    summaries = [summarize_site(entry, learnings) for entry in learnings.sites()]
     skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
     data = {
         "sites": [s.model_dump(mode="json") for s in summaries],
@@ -152,6 +160,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
             if summary.node_tools:
                 line += f"  (not runnable here: {', '.join(summary.node_tools)})"
             lines.append(line)
+            lines += [f"  {name}: {health.line()}" for name, health in summary.health.items()]
         else:
             lines.append(f"{summary.site_id:16} INVALID: {'; '.join(summary.problems)}")
     return "\n".join(lines) or "no sites"

@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from ..casetests.cases import CASES_FILE
 from ..errors import EgoError, PackIntegrityError
+from ..learning.cases.format import CASES_FILE
 from ..learning.packs import Pack, conflict_message, find_pack, installed_packs, pack_conflicts
 from ..learning.registry import Learnings
 from .common import Settings, common, json_option, pass_settings, run_async

@@ -16,11 +16,11 @@ from ..casetests import (
     ERROR_KINDS,
     LearningTestReport,
     add_case,
+    error_kind,
     expectation_updates,
     run_learning_tests,
     write_updates,
 )
-from ..casetests.judge import error_kind
 from ..errors import EgoError
 from ..replay import Recorder
 from ..replay import record as record_har

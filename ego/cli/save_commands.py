@@ -20,6 +20,7 @@ import orjson
 from ..errors import EgoError
 from ..learning import notes
 from ..learning.draft import CLEARABLE, Auth, SideEffect, ToolDraft
+from ..learning.health.view import ToolHealth, current_health
 from ..learning.history import list_versions
 from ..learning.manifest import args_schema
 from ..learning.save_plan import check_domains, workspace_root
@@ -74,7 +75,24 @@ def _saved_text(data: dict[str, Any]) -> str:
         lines.append(f"  previous version kept as {data['previous_version']} (ego history)")
     if data.get("try_result") is not None:
         lines.append("  try run returned: " + orjson.dumps(data["try_result"]).decode()[:300])
+    lines += _cases_lines(data.get("cases"))
     return "\n".join(lines)
+
+
+def _cases_lines(cases: dict[str, Any] | None) -> list[str]:
+    """What the save gate ran, for a person: a count, and each case the save broke."""
+    if not cases:
+        return []
+    if cases.get("problem"):
+        return [f"  offline cases not run: {cases['problem']}"]
+    ran = cases.get("ran") or []
+    lines = [f"  offline cases: {sum(c['passed'] for c in ran)} of {len(ran)} passed"]
+    lines += [
+        f"  saved with --force, breaking case {c['name']!r}: {c['reason']}"
+        for c in ran
+        if c.get("broken")
+    ]
+    return lines
 
 
 @click.command("save-tool")
@@ -115,6 +133,11 @@ def _saved_text(data: dict[str, Any]) -> str:
 @click.option("--url", help="A page of the site: opened first; gives a new site its domain.")
 @click.option("--domain", "domains", multiple=True, help="A domain of the site (repeatable).")
 @click.option("--name", help="The site's display name (a new site defaults to its id).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Save even if the new source fails offline cases the current version passes.",
+)
 @click.option("--profile", help="Persistent profile to launch with.")
 @common
 @pass_settings
@@ -133,14 +156,18 @@ def save_tool(
     url: str | None,
     domains: tuple[str, ...],
     name: str | None,
+    force: bool,
     profile: str | None,
 ) -> None:
     """Check TOOL's JavaScript and keep it in SITE_ID of the agent workspace's learnings.
 
     The source must parse in the browser, use no snapshot refs or pixel coordinates, and
-    (with --try-args) run once without error. Nothing is written when a check fails. A
-    replaced version is kept: see `ego history SITE_ID TOOL`. Saving a tool the site has
-    changes only what is given: omitted options keep the tool's values, --clear removes one.
+    (with --try-args) run once without error; when the site has offline cases for TOOL
+    (tests/cases.json), they run against the new source on their recordings, and one that
+    passes with the current version and fails with the new one refuses the save (--force
+    saves anyway). Nothing is written when a check fails. A replaced version is kept: see
+    `ego history SITE_ID TOOL`. Saving a tool the site has changes only what is given:
+    omitted options keep the tool's values, --clear removes one.
     """
     source = _read_text(file, "--file")
     draft = ToolDraft(
@@ -157,6 +184,7 @@ def save_tool(
         name=name,
         clear=clear,
         front_end="cli",
+        force=force,
     )
 
     async def go() -> dict[str, Any]:
@@ -285,19 +313,28 @@ def history(settings: Settings, site_id: str, tool: str) -> None:
 @json_option
 @pass_settings
 def restore(settings: Settings, site_id: str, tool: str, version: str) -> None:
-    """Bring back VERSION of TOOL (from `ego history`); the current one is kept."""
+    """Bring back VERSION of TOOL (from `ego history`); the current one is kept.
+
+    The restored version's own health comes back with it (see `ego health`).
+    """
 
     def go() -> dict[str, Any]:
-        return restore_tool(settings.learnings(), site_id, tool, version).as_dict()
+        learnings = settings.learnings()
+        data = restore_tool(learnings, site_id, tool, version).as_dict()
+        health = current_health(learnings, site_id, tool)
+        data["health"] = health.model_dump(mode="json") if health is not None else None
+        return data
 
-    data = _run(settings, go)
-    settings.output.result(
-        data,
-        lambda d: (
-            f"restored {site_id}/{tool} ({d['hash']}); the version it replaced is kept as "
-            f"{d['previous_version']}"
-        ),
-    )
+    def text(data: dict[str, Any]) -> str:
+        line = (
+            f"restored {site_id}/{tool} ({data['hash']}); the version it replaced is kept as "
+            f"{data['previous_version']}"
+        )
+        if data["health"] is not None:
+            line += f"\n  health: {ToolHealth.model_validate(data['health']).line()}"
+        return line
+
+    settings.output.result(_run(settings, go), text)
 
 
 #: The commands to add to the ``ego`` group.

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .manifest import Manifest, NodeToolSpec, ToolSpec, args_schema
+from .health.view import ToolHealth, site_health, tool_health
+from .manifest import NodeToolSpec, ToolSpec, args_schema
 from .packs import conflict_message
 from .registry import Learnings, SiteEntry
 
@@ -43,6 +44,9 @@ class ToolInfo(BaseModel):
     runnable: bool = True
     #: Why the tool cannot run, and what to do instead; empty for a runnable tool.
     reason: str = ""
+    #: Whether its current version still works: its recorded runs, and ``suspect`` when
+    #: the latest ones all failed (None for a tool that cannot run or cannot be loaded).
+    health: ToolHealth | None = None
 
 
 class NoteInfo(BaseModel):
@@ -123,6 +127,9 @@ class SiteSummary(BaseModel):
         "('workspace', 'pack NAME VERSION', 'bundled', 'folder').",
     )
     warning: str = Field("", description="Two packs hold this site id: which one is used.")
+    health: dict[str, ToolHealth] = Field(
+        default_factory=dict, description="The health of each tool that has recorded runs."
+    )
 
 
 def _example_value(name: str, schema: Any) -> Any:
@@ -222,9 +229,15 @@ def node_tool_info(site_id: str, spec: NodeToolSpec) -> ToolInfo:
     )
 
 
-def _site_context(learnings: Learnings, manifest: Manifest, matched: str) -> SiteContext:
+def _site_context(learnings: Learnings, entry: SiteEntry, matched: str) -> SiteContext:
+    manifest = entry.require()
     tools = [tool_info(manifest.id, spec, "browser") for spec in manifest.browser_tools.values()]
     tools += [tool_info(manifest.id, spec, "python") for spec in manifest.python_tools.values()]
+    health = tool_health(
+        learnings, entry, [*manifest.browser_tools.values(), *manifest.python_tools.values()]
+    )
+    for info in tools:
+        info.health = health.get(info.tool_name)
     tools += [node_tool_info(manifest.id, spec) for spec in manifest.node_tools.values()]
     notes = [
         NoteInfo(site_id=note.site_id, path=note.path, title=note.title, text=note.text)
@@ -252,8 +265,7 @@ def build_context(learnings: Learnings, url: str, skills: Sequence[ToolInfo] = (
     """
     # Only the sites whose domains match are loaded, not every site installed.
     sites = [
-        _site_context(learnings, entry.require(), matched)
-        for entry, matched in learnings.sites_for_url(url)
+        _site_context(learnings, entry, matched) for entry, matched in learnings.sites_for_url(url)
     ]
     skills = list(skills)
     return LearnContext(
@@ -266,8 +278,9 @@ def build_context(learnings: Learnings, url: str, skills: Sequence[ToolInfo] = (
     )
 
 
-def summarize_site(entry: SiteEntry) -> SiteSummary:
-    """One line's worth of facts about a site, valid or not."""
+def summarize_site(entry: SiteEntry, learnings: Learnings | None = None) -> SiteSummary:
+    """One line's worth of facts about a site, valid or not; with ``learnings`` (the roots
+    ``entry`` comes from), the health of its tools that have recorded runs."""
     manifest = entry.manifest
     origin = entry.origin
     packs = [shadow.label for shadow in entry.shadows if shadow.kind == "pack"]
@@ -289,4 +302,5 @@ def summarize_site(entry: SiteEntry) -> SiteSummary:
         pack_version=origin.version if origin is not None else None,
         shadows=[shadow.label for shadow in entry.shadows],
         warning=warning,
+        health=site_health(learnings, entry) if learnings is not None else {},
     )

@@ -73,6 +73,8 @@ class ToolDraft:
         front_end: who built the draft (``"python"``, ``"cli"`` or ``"mcp"``), so that a
             refusal names the option the caller used (``domains=``, ``--domain``,
             ``domains``).
+        force: save even when the new source fails offline cases of the tool that pass with
+            its current version (the save result names them).
     """
 
     site_id: str
@@ -88,6 +90,7 @@ class ToolDraft:
     name: str | None = None
     clear: Sequence[str] = ()
     front_end: FrontEnd = "python"
+    force: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,13 +101,18 @@ class Words:
     tab: str
     description: str
     clear: str
+    force: str
 
 
 _WORDS: dict[str, Words] = {
-    "python": Words("domains=['{}']", "tab=", "description=", "clear=('{}',)"),
-    "cli": Words("--domain {}", "--url", "--description", "--clear {}"),
+    "python": Words("domains=['{}']", "tab=", "description=", "clear=('{}',)", "force=True"),
+    "cli": Words("--domain {}", "--url", "--description", "--clear {}", "--force"),
     "mcp": Words(
-        'domains: ["{}"]', "navigate to a page of the site first", '"description"', 'clear: ["{}"]'
+        'domains: ["{}"]',
+        "navigate to a page of the site first",
+        '"description"',
+        'clear: ["{}"]',
+        "force: true",
     ),
 }
 

@@ -4,7 +4,10 @@ When a saved tool is replaced, its previous source and manifest entry go to
 ``<site>/browser-tools/.history/<tool>/``: ``<version>.js`` holds the source and
 ``<version>.json`` the record (when it was saved and replaced, its hash, its whole manifest
 entry). The version id is the UTC time it was replaced, ``20250102T030405.123456Z``, so ids
-sort by age. The record is written last: a version without one is not listed.
+sort by age. The record is written last: a version without one is not listed. What the save
+gate found when a source was saved (its offline cases and their results) is kept in
+``cases/<hash>.json`` of the same folder, by the source's hash, so it stays with the version
+when it is replaced and comes back when it is restored.
 :func:`list_versions` says for each version what changed from the one before it
 (:func:`changed_fields`: the source, the args, the side effect, ...).
 
@@ -43,6 +46,7 @@ __all__ = [
     "fsync_dir",
     "history_folder",
     "json_fields",
+    "keep_cases",
     "list_versions",
     "load_version",
     "write_atomic",
@@ -50,6 +54,8 @@ __all__ = [
 
 #: Where a site keeps the previous versions of its browser tools, relative to the site folder.
 HISTORY_DIR = "browser-tools/.history"
+#: The folder of a tool's history that keeps each saved source's gate results, by hash.
+CASES_DIR = "cases"
 
 _VERSION_ID = re.compile(r"^\d{8}T\d{6}\.\d{6}Z(?:-\d+)?$")
 #: The order :func:`changed_fields` names an entry's keys in; other keys follow, sorted.
@@ -153,6 +159,23 @@ def history_folder(site_dir: Path, tool: str) -> Path:
     return site_dir / HISTORY_DIR / tool
 
 
+def keep_cases(site_dir: Path, tool: str, hash: str, record: dict[str, Any]) -> None:
+    """Keep what the save gate found for the source whose :func:`content_hash` is ``hash``.
+
+    Raises:
+        OSError: the record cannot be written.
+    """
+    write_atomic(history_folder(site_dir, tool) / CASES_DIR / f"{hash}.json", _json_bytes(record))
+
+
+def _cases(folder: Path, hash: str) -> dict[str, Any] | None:
+    try:
+        record = json.loads((folder / CASES_DIR / f"{hash}.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def _iso(timestamp_ns: int) -> str:
     return datetime.fromtimestamp(timestamp_ns / 1e9, UTC).isoformat(timespec="seconds")
 
@@ -185,6 +208,8 @@ class ToolVersion:
         changed: what changed from the version before it (the next older one), as
             :func:`changed_fields` names it; None for the oldest version listed, whose
             predecessor is not known.
+        cases: the offline cases the save gate ran when this source was saved, with their
+            results (``ran``, ``broken``, ``forced``), or None when none ran.
     """
 
     version: str
@@ -197,6 +222,7 @@ class ToolVersion:
     file: Path
     entry: dict[str, Any] = field(repr=False)
     changed: tuple[str, ...] | None = None
+    cases: dict[str, Any] | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         """The version as JSON-ready data (for the CLI and MCP), its entry included."""
@@ -289,6 +315,7 @@ def _archived(folder: Path) -> list[ToolVersion]:
                 description=str(entry.get("description", "")),
                 file=source,
                 entry=entry,
+                cases=_cases(folder, content_hash(data)),
             )
         )
     # Ids sort by time; a "-N" suffix (same microsecond) sorts after its base id.
@@ -318,6 +345,7 @@ def _current(site_dir: Path, tool: str) -> ToolVersion | None:
         description=str(entry.get("description", "")),
         file=file,
         entry=entry,
+        cases=_cases(history_folder(site_dir, tool), content_hash(data)),
     )
 
 

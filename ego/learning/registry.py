@@ -54,6 +54,7 @@ __all__ = [
     "SiteEntry",
     "file_stamp",
     "project_learnings_dir",
+    "version_of",
 ]
 
 
@@ -495,8 +496,9 @@ class Learnings:
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise ToolLoadError(f"{what}: cannot load {file}: {exc}") from None
         url = source_url(site_id, spec.path)
-        digest = hashlib.sha256((url + "\n" + expression).encode()).hexdigest()[:16]
-        loaded = LoadedSource(site_id, spec.name, file, url, expression, digest)
+        loaded = LoadedSource(
+            site_id, spec.name, file, url, expression, version_of(url, expression)
+        )
         self._sources[file] = (stamp, loaded)
         self._checked[key] = (stamp, loaded, declared, fresh)
         return loaded
@@ -554,6 +556,12 @@ class Learnings:
 
 
 FileStamp = tuple[int, int, int, int]
+
+
+def version_of(url: str, expression: str) -> str:
+    """A browser tool's version hash (:attr:`LoadedSource.version`): of what runs and where it
+    says it comes from, so it changes exactly when the code sent to the page changes."""
+    return hashlib.sha256((url + "\n" + expression).encode()).hexdigest()[:16]
 
 
 def file_stamp(path: str | os.PathLike[str]) -> FileStamp:

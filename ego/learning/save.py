@@ -17,7 +17,11 @@ single byte is written:
    compiles without running anything (:func:`ego.learning.save_checks.compile_check`);
 5. with ``try_args``, the tool runs once in the page (plain wrap, no cache) and must neither
    throw nor signal NEEDS_LOGIN or SKILL_BROKEN, and its result must fit ``returns``
-   (:func:`ego.learning.save_checks.run_trial`).
+   (:func:`ego.learning.save_checks.run_trial`);
+6. when the caller gives a ``gate`` (the site layer always does), the tool's offline cases
+   run against the new source, and a case that passes with the current version and fails
+   with the new one refuses the save unless the draft says ``force``
+   (:mod:`ego.learning.cases.gate`).
 
 Saves go to the agent workspace's learnings root, never to the project's: a site that exists
 only in the project is first copied to the workspace (the copy shadows it) and the copy is
@@ -32,6 +36,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BrowserError, InvalidManifestError, JavaScriptError
+from .cases.verdict import SaveGate, refusal
 from .draft import ToolDraft
 from .jslint import check_source
 from .manifest import load_manifest
@@ -109,6 +114,7 @@ async def save_browser_tool(
     *,
     tab: Tab | None = None,
     profile: str = "the browser profile",
+    gate: SaveGate | None = None,
 ) -> SavedTool:
     """Check a browser tool and keep it in the workspace's learnings (see the module doc).
 
@@ -121,15 +127,18 @@ async def save_browser_tool(
             none is open, ``try_args`` runs in a tab opened on the site's start URL (and
             closed after).
         profile: how to name the browser profile in a NEEDS_LOGIN message.
+        gate: runs the tool's offline cases against the planned save (last, once every other
+            check passed); not called when the save changes nothing.
 
     Returns:
-        What was written.
+        What was written, with the cases the gate ran.
 
     Raises:
         WorkspaceRequiredError: no workspace to save into (set EGO_WORKSPACE).
         SaveRefusedError: a check failed; nothing was written (``reason`` and ``problems``
             say why). SnapshotReferenceError when the source uses snapshot-only refs or
-            pixel coordinates.
+            pixel coordinates. CaseRegressionError when the new source breaks an offline
+            case that passes with the current version and the draft does not force it.
         BrowserError: the browser failed during the checks (or the start URL did not load
             for the try run); nothing was written.
         OSError: the disk write failed (the site stays consistent).
@@ -152,5 +161,8 @@ async def save_browser_tool(
             result = await run_trial(tab, plan, draft.try_args, profile=profile, timeout=timeout)
         else:
             result = await _try_on_start_page(browser, plan, draft, profile, timeout)
-    saved = write_tool(plan)
+    cases = await gate(plan) if gate is not None and plan.changed else None
+    if cases is not None and cases.broken and not draft.force:
+        raise refusal(cases, draft)
+    saved = write_tool(plan, cases=cases)
     return replace(saved, try_result=result, changed=() if saved.unchanged else plan.changed)

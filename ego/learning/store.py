@@ -17,10 +17,11 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .cases.verdict import GateReport
 from .draft import ToolDraft, merge_entry
 from .history import (
     HISTORY_DIR,
@@ -29,6 +30,7 @@ from .history import (
     content_hash,
     fsync_dir,
     json_fields,
+    keep_cases,
     load_version,
     write_atomic,
 )
@@ -69,6 +71,8 @@ class SavedTool:
         try_result: what the try run returned, when there was one.
         changed: what the save changed in the tool (``"source"``, ``"args"``,
             ``"sideEffect"``, ...; see :attr:`ToolPlan.changed`); empty when unchanged.
+        cases: the tool's offline cases the save gate ran against the new source, or None
+            when the site has none for it (see :mod:`ego.learning.cases.gate`).
     """
 
     site_id: str
@@ -83,10 +87,13 @@ class SavedTool:
     unchanged: bool = False
     try_result: Any = None
     changed: tuple[str, ...] = ()
+    cases: GateReport | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready data (for the CLI and MCP): the fields, with paths as strings."""
-        return asdict(self, dict_factory=json_fields)
+        data = asdict(self, dict_factory=json_fields)
+        data["cases"] = self.cases.as_dict() if self.cases is not None else None
+        return data
 
 
 def manifest_bytes(raw: dict[str, Any]) -> bytes:
@@ -154,7 +161,7 @@ def _current_entry(raw: dict[str, Any], tool: str) -> Any:
     return tools.get(tool) if isinstance(tools, dict) else None
 
 
-def write_tool(plan: ToolPlan) -> SavedTool:
+def write_tool(plan: ToolPlan, *, cases: GateReport | None = None) -> SavedTool:
     """Write a planned browser tool save. Call only after every check passed.
 
     A new site, or the workspace copy of a project site, is assembled in a hidden folder of
@@ -167,6 +174,11 @@ def write_tool(plan: ToolPlan) -> SavedTool:
     Holds the site's lock (:func:`~ego.learning.locks.site_lock`) throughout, and reads the
     workspace site again under it, so concurrent saves of different tools all stay.
 
+    Args:
+        plan: the checked save.
+        cases: what the save gate found; kept in the tool's history beside the new version
+            (before its source goes live) when something is written.
+
     Raises:
         SiteBusyError: another save kept the site's lock too long; nothing was written.
         OSError: a write failed; the site is left consistent (see above).
@@ -177,10 +189,10 @@ def write_tool(plan: ToolPlan) -> SavedTool:
         if unchanged is not None:
             return unchanged  # the built-in version already is this: no copy, no workspace
     with site_lock(plan.workspace, plan.site_id):
-        return _write_tool(plan, data)
+        return replace(_write_tool(plan, data, cases), cases=cases)
 
 
-def _write_tool(plan: ToolPlan, data: bytes) -> SavedTool:
+def _write_tool(plan: ToolPlan, data: bytes, cases: GateReport | None) -> SavedTool:
     live = plan.entry["path"]
     workspace_dir = plan.workspace / plan.site_id
     if plan.base in ("new", "project") and not workspace_dir.is_dir():
@@ -192,6 +204,8 @@ def _write_tool(plan: ToolPlan, data: bytes) -> SavedTool:
                 previous = _archive_old(staging, plan.tool, _current_entry(raw, plan.tool))
                 if previous is not None:
                     kept.append(previous)
+            if cases is not None:
+                keep_cases(staging, plan.tool, content_hash(data), cases.as_dict())
             write_atomic(staging / live, data)
             write_atomic(staging / "manifest.json", manifest_bytes(plan.manifest))
 
@@ -214,7 +228,7 @@ def _write_tool(plan: ToolPlan, data: bytes) -> SavedTool:
                 hash=content_hash(data),
             )
     return _replace_in_workspace(
-        workspace_dir, plan.site_id, plan.tool, data, plan.manifest, draft=plan.draft
+        workspace_dir, plan.site_id, plan.tool, data, plan.manifest, draft=plan.draft, cases=cases
     )
 
 
@@ -264,6 +278,7 @@ def _replace_in_workspace(
     manifest: dict[str, Any],
     *,
     draft: ToolDraft | None = None,
+    cases: GateReport | None = None,
 ) -> SavedTool:
     manifest_path = site_dir / "manifest.json"
     # Read now, not at planning time: the site may have changed while the browser checked,
@@ -293,6 +308,8 @@ def _replace_in_workspace(
         pinned_tools[tool] = {**old_entry, "path": previous.file.relative_to(site_dir).as_posix()}
         pinned["browserTools"] = pinned_tools
         write_atomic(manifest_path, manifest_bytes(pinned))
+    if cases is not None:
+        keep_cases(site_dir, tool, content_hash(data), cases.as_dict())
     write_atomic(site_dir / live, data)
     write_atomic(manifest_path, manifest_bytes(merged))
     return SavedTool(

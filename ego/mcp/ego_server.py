@@ -42,6 +42,8 @@ class SchemaTool:
     """A tool listed with ``input_schema`` as given; ``handler`` gets the arguments as sent.
 
     The handler checks the arguments itself and raises ``ToolError`` for a bad call.
+    ``status``, when given, adds a line that is worked out each time the list is asked for
+    (a learning tool's health changes with every run).
     """
 
     name: str
@@ -49,11 +51,13 @@ class SchemaTool:
     input_schema: dict[str, Any]
     annotations: ToolAnnotations
     handler: Callable[[dict[str, Any]], Awaitable[CallToolResult]]
+    status: Callable[[], str] | None = None
 
     def listing(self) -> MCPTool:
+        line = self.status() if self.status is not None else ""
         return MCPTool(
             name=self.name,
-            description=self.description,
+            description=f"{self.description}\n{line}" if line else self.description,
             input_schema=self.input_schema,
             annotations=self.annotations,
         )

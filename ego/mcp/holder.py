@@ -18,6 +18,7 @@ from mcp.types import ToolAnnotations
 from .. import api
 from ..api import Browser
 from ..errors import EgoError
+from ..learning.health.origin import front_end
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from ..page.tab import Tab
@@ -188,7 +189,8 @@ async def call(action: Callable[[], Awaitable[T]], *, confirm_key: str = "confir
         ToolError: ``action`` raised an ego error, an ``OSError`` or a ``ValueError``.
     """
     try:
-        return await action()
+        with front_end("mcp"):  # the tool runs it makes are MCP's in the tools' health
+            return await action()
     except (EgoError, OSError, ValueError) as exc:
         # ValueError: a verb refused its arguments (a bad format, two conditions at once);
         # the SDK would hide its text as a crash, yet it is the caller's to correct.

@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 
 from ..errors import InvalidArgsError
+from ..learning.health.view import current_health
 from ..learning.manifest import ToolSpec
 from .ego_server import MAX_TOOL_NAME, EgoServer, SchemaTool
 from .holder import BrowserHolder, call
@@ -33,6 +34,7 @@ __all__ = [
     "confirm_key",
     "confirm_key_for",
     "describe",
+    "health_line",
     "input_schema",
     "mcp_name",
 ]
@@ -144,11 +146,18 @@ def add_learning_tools(server: EgoServer, holder: BrowserHolder) -> None:
         add_learning_tool(server, holder, site_id, spec)
 
 
+def health_line(holder: BrowserHolder, site_id: str, tool: str) -> str:
+    """The tool's health for its description: runs, failures, suspect ("" when unknown)."""
+    health = current_health(holder.learnings, site_id, tool)
+    return f"Health: {health.line()}." if health is not None else ""
+
+
 def add_learning_tool(
     server: EgoServer, holder: BrowserHolder, site_id: str, spec: ToolSpec
 ) -> str:
     """Add (or replace) the MCP tool of ``spec``; return its name (``<site_id>__<tool>``
-    unless another tool has that name)."""
+    unless another tool has that name). Its description ends with the tool's health as it is
+    when the list is asked for."""
     key = confirm_key(spec)
     base = mcp_name(site_id, spec.name)
     name = server.learning_tool_name(site_id, spec.name, base)
@@ -180,6 +189,7 @@ def add_learning_tool(
             input_schema=input_schema(spec),
             annotations=_annotations(spec),
             handler=run,
+            status=lambda: health_line(holder, site_id, spec.name),
         )
     )
     return name

@@ -28,6 +28,7 @@ from pydantic import Field
 
 from ..errors import LearningError
 from ..learning.draft import ToolDraft
+from ..learning.health.view import current_health, health_table
 from ..learning.history import list_versions
 from ..learning.matching import match_domain
 from ..learning.save import current_url
@@ -82,8 +83,8 @@ def _register(server: EgoServer, holder: BrowserHolder, site_id: str, tool: str)
 def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Register the learning loop's MCP tools on ``server``.
 
-    They are ``save_browser_tool``, ``save_note``, ``tool_history``, ``restore_tool`` and
-    ``import_skill``.
+    They are ``save_browser_tool``, ``save_note``, ``tool_history``, ``tool_health``,
+    ``restore_tool`` and ``import_skill``.
 
     Args:
         server: the server :func:`ego.mcp.build_server` builds.
@@ -104,6 +105,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         try_args: dict[str, Any] | None = None,
         name: str | None = None,
         clear: list[Literal["args", "returns", "timeout"]] | None = None,
+        force: bool = False,
         ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
         """Keep JavaScript that worked on this site as a reusable browser tool (a learning).
@@ -118,7 +120,10 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         tool changes only what you give: omitted description, args, returns, side_effect and
         auth keep their values; clear: ["returns"] (or "args", "timeout") removes one. A new
         tool needs a description and defaults to no args, side_effect "read". The result's
-        "changed" lists what changed. Then call it with run_browser_tool (or its own tool
+        "changed" lists what changed. When the site has offline cases for the tool, they run
+        against the new source on their recordings first: a case that passes with the
+        current version and fails with yours refuses the save (force: true saves anyway);
+        the result's "cases" lists them. Then call it with run_browser_tool (or its own tool
         <site_id>__<tool>); learn_context lists it at once.
         """
         draft = ToolDraft(
@@ -135,6 +140,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
             name=name,
             clear=tuple(clear or ()),
             front_end="mcp",
+            force=force,
         )
         browser = await holder.browser()
         tab = await call(lambda: _tab_for_save(holder, site_id, domains))
@@ -184,17 +190,40 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
         return tool_result(await call(versions))
 
+    @server.tool(annotations=_READS_LEARNING)
+    async def tool_health(site_id: str | None = None, tool: str | None = None) -> CallToolResult:
+        """Whether learnings still work: each version of each tool (of site_id, or of every
+        site; one tool with tool) with its recorded runs, ok, failures, last failure and
+        "suspect" (its last 3 counted runs failed; NEEDS_LOGIN does not count).
+
+        A suspect version's "last_passed" is the version (from tool_history) that last
+        passed: restore_tool brings it back. Returns a list of {site_id, tool, version,
+        hash, health, recent}.
+        """
+
+        async def table() -> list[dict[str, Any]]:
+            if tool is not None and site_id is None:
+                raise ToolError("tool needs site_id too")
+            rows = health_table(holder.learnings, site_id, tool)
+            return [row.model_dump(mode="json") for row in rows]
+
+        return tool_result(await call(table))
+
     @server.tool(annotations=SAVES_LEARNING)
     async def restore_tool(
         site_id: str, tool: str, version: str, ctx: Context[Any, Any] | None = None
     ) -> CallToolResult:
         """Bring back a version from tool_history (its source and manifest entry).
 
-        The version it replaces is kept, so restoring is undone by restoring that one.
+        The version it replaces is kept, so restoring is undone by restoring that one. The
+        result's "health" is the restored version's own record of runs.
         """
 
         async def go() -> dict[str, Any]:
-            return restore_kept(holder.learnings, site_id, tool, version).as_dict()
+            data = restore_kept(holder.learnings, site_id, tool, version).as_dict()
+            health = current_health(holder.learnings, site_id, tool)
+            data["health"] = health.model_dump(mode="json") if health is not None else None
+            return data
 
         data = await call(go)
         data["mcp_tool"] = _register(server, holder, site_id, tool)

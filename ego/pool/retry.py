@@ -22,6 +22,7 @@ from ..errors import (
     TabClosedError,
     TargetCrashedError,
 )
+from ..learning.health.origin import front_end
 from ..learning.manifest import ToolSpec
 from .scheduling import Scheduler
 from .types import PoolStats
@@ -79,6 +80,17 @@ class Runner:
             PoolExhaustedError: no browser is left and none could be replaced.
             Everything :meth:`ego.site.Site.run_call` raises.
         """
+        # The runs are the pool's in the tools' health, unless a batch (or another front
+        # end) drives the pool.
+        with front_end("pool", unless_named=True):
+            return await self._run(call, on_send, attempts_out)
+
+    async def _run(
+        self,
+        call: ToolCall,
+        on_send: Callable[[], None] | None,
+        attempts_out: list[int] | None,
+    ) -> tuple[Any, int, int]:
         scheduler = self.scheduler
         ref = call.ref
         site_id, tool, spec, manifest = ref.site_id, ref.tool, ref.spec, ref.manifest

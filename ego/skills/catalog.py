@@ -21,9 +21,10 @@ from pydantic import BaseModel
 
 from ..errors import InvalidSkillError, UnknownSkillError
 from ..learning.context import ToolInfo, example_args
+from ..learning.health.view import ToolHealth, health_of
 from ..learning.matching import host_suffixes, match_domain, url_host
 from ..learning.registry import FileStamp, Learnings, file_stamp
-from .format import EXTRACTOR_FILE, SKILL_FILE, Skill, is_kebab, is_site, load_skill
+from .format import EXTRACTOR_FILE, NAMESPACE, SKILL_FILE, Skill, is_kebab, is_site, load_skill
 
 __all__ = [
     "SkillCatalog",
@@ -267,11 +268,12 @@ def skill_example(skill: Skill, params: dict[str, Any] | None = None) -> str:
     return f'await site.run_skill("{skill.id}", {example!r}{confirm})'
 
 
-def skill_tool_info(skill: Skill) -> ToolInfo:
+def skill_tool_info(skill: Skill, health: ToolHealth | None = None) -> ToolInfo:
     """Describe a skill the way ``learn_context`` describes tools (kind ``"skill"``).
 
     Args:
         skill: the skill; its domain becomes ``site_id`` and its name ``tool_name``.
+        health: the record of its current version, when known.
     """
     return ToolInfo(
         site_id=skill.site,
@@ -283,9 +285,16 @@ def skill_tool_info(skill: Skill) -> ToolInfo:
         side_effect=skill.side_effect,
         auth=skill.auth,
         example=skill_example(skill),
+        health=health,
     )
 
 
 def skills_for_url(learnings: Learnings, url: str) -> list[ToolInfo]:
-    """The skills for ``url`` (its host or a parent domain), described as tools."""
-    return [skill_tool_info(skill) for skill in catalog_for(learnings).for_url(url)]
+    """The skills for ``url`` (its host or a parent domain), described as tools, each with
+    the health of its current version (runs are recorded under site ``skill``)."""
+    skills = catalog_for(learnings).for_url(url)
+    keys = [(NAMESPACE, skill.id, skill.version_hash) for skill in skills]
+    health = health_of(keys) if keys else {}
+    return [
+        skill_tool_info(skill, health.get(key)) for skill, key in zip(skills, keys, strict=True)
+    ]

@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import InvalidCasesError, UnsafePathError
-from ..learning.paths import resolve_inside
-from ..learning.registry import SiteEntry
-from ..learning.schemas import validator, worded
+from ...errors import InvalidCasesError, UnsafePathError
+from ..paths import resolve_inside
+from ..registry import SiteEntry
+from ..schemas import validator, worded
 
 __all__ = [
     "CASES_FILE",

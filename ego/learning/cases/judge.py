@@ -11,15 +11,15 @@ import json
 import math
 from typing import Any
 
-from ..errors import (
+from ...errors import (
     CommandTimeoutError,
     EgoError,
     JavaScriptError,
     NeedsLoginError,
     SkillBrokenError,
 )
-from ..learning.schemas import mismatch
-from .cases import MISSING, LearningCase
+from ..schemas import mismatch
+from .format import MISSING, LearningCase
 
 __all__ = ["error_kind", "judge", "judge_error", "short"]
 

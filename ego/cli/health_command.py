@@ -1,0 +1,70 @@
+"""``ego health [SITE[/TOOL]]``: whether the learnings still work, version by version.
+
+Reads the run record (:mod:`ego.learning.health`) for every version each tool's history
+keeps; no browser is involved.
+
+Registered on the ``ego`` group by ``ego.cli.app``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import EgoError
+from ..learning.health.view import ToolHealth, VersionHealth, health_table
+from .common import Settings, json_option, pass_settings
+
+__all__ = ["health", "health_text"]
+
+
+@click.command()
+@click.argument("target", required=False, metavar="[SITE[/TOOL]]")
+@json_option
+@pass_settings
+def health(settings: Settings, target: str | None) -> None:
+    """Runs, ok, failures, the last failure and whether each tool version is suspect.
+
+    Every version a tool's history keeps gets a line (the current one first); a new version
+    starts at zero and the older ones keep their record. SITE lists one site's tools,
+    SITE/TOOL one tool. A version is SUSPECT when its last 3 counted runs failed (NEEDS_LOGIN
+    and calls refused for want of --confirm do not count); an ok run clears it. --json adds
+    each version's latest runs.
+    """
+    site_id, _, tool = (target or "").partition("/")
+    try:
+        rows = health_table(settings.learnings(), site_id or None, tool or None)
+    except EgoError as exc:
+        sys.exit(settings.output.error(exc))
+    settings.output.result(
+        [row.model_dump(mode="json") for row in rows], lambda _: health_text(rows)
+    )
+
+
+def health_text(rows: list[VersionHealth]) -> str:
+    """The table ``ego health`` prints: one line per tool version."""
+    if not rows:
+        return "no tools"
+    lines = [
+        f"{'TOOL':34} {'VERSION':26} {'HASH':12} {'RUNS':>5} {'OK':>5} {'FAILED':>6} "
+        f"{'LOGIN':>5}  {'LAST OK':20}  STATUS"
+    ]
+    for row in rows:
+        health = row.health
+        lines.append(
+            f"{row.site_id + '/' + row.tool:34} {row.version:26} {row.hash:12} "
+            f"{health.runs:>5} {health.ok:>5} {health.failures:>6} {health.needs_login:>5}  "
+            f"{health.last_ok or '-':20}  {_status(health)}"
+        )
+    return "\n".join(lines)
+
+
+def _status(health: ToolHealth) -> str:
+    if health.suspect:
+        restore = f"; version {health.last_passed} last passed" if health.last_passed else ""
+        return f"SUSPECT: {health.reason}{restore}"
+    failure = health.last_failure
+    if failure is not None:
+        return f"last failure {failure.kind} {failure.at}: {failure.message[:80]}"
+    return "ok" if health.runs else "no runs"

@@ -1,0 +1,192 @@
+"""Running one offline case: its tool in a tab of its own browser context, against its HAR
+replayed in strict mode, judged by :mod:`.judge`.
+
+The case loads its HAR into a fresh tab in an isolated browser context (no cookies, storage
+or cache shared with other cases), navigates to the case's URL (the real one, e.g.
+``https://x.com/home``), has the caller's ``invoke`` run the tool there and judges what it
+returned. Nothing reaches the network, so irreversible tools run with ``confirm=True``: the
+"post" lands in a recorded page, not on the site.
+
+A case fails on a wrong result, an unexpected error (the reason starts with the signal:
+``SKILL_BROKEN ...``), a navigation that fails, a request the HAR lacks (strict mode), or a
+timeout; every step is bounded, so a broken site never hangs the run. ``ego test``
+(:mod:`ego.casetests`) and the save gate (:mod:`.gate`) both run cases this way; each passes
+the call it wants run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from ...errors import (
+    BrowserClosedError,
+    CommandTimeoutError,
+    EgoError,
+    HarFormatError,
+    TabClosedError,
+)
+from ...page.browser import Browser
+from ...page.tab import Tab
+from ...replay import Har, Replayer
+from .format import LearningCase
+from .judge import error_kind, judge, judge_error
+from .result import CaseResult
+
+__all__ = ["DEFAULT_TOOL_TIMEOUT", "NAVIGATION_TIMEOUT", "Invoke", "run_replayed"]
+
+#: Seconds a case's page may take to reach its lifecycle point, unless the caller says.
+NAVIGATION_TIMEOUT: Final = 15.0
+#: Seconds a case's tool may run when neither the case nor the manifest says.
+DEFAULT_TOOL_TIMEOUT: Final = 30.0
+
+#: Runs the case's tool in the tab within the seconds given and returns what it returned;
+#: raises what the tool's call raises.
+Invoke = Callable[[Tab, float], Awaitable[Any]]
+
+
+async def run_replayed(
+    browser: Browser,
+    case: LearningCase,
+    invoke: Invoke,
+    *,
+    tool_timeout: float,
+    navigation_timeout: float = NAVIGATION_TIMEOUT,
+) -> CaseResult:
+    """Run one case in an isolated tab with strict replay and judge the result.
+
+    Args:
+        browser: where the case's tab opens.
+        case: the case.
+        invoke: runs the case's tool in the tab (``tool_timeout`` is passed to it).
+        tool_timeout: seconds the tool may run.
+        navigation_timeout: seconds the case's URL may take to reach ``wait_until``.
+
+    Returns:
+        How the case went: a failing case is a result with ``passed`` False, not an error.
+
+    Raises:
+        BrowserClosedError: the browser went away (no later case could run either).
+    """
+    started = time.monotonic()
+    result = CaseResult(site_id=case.site_id, name=case.name, tool=case.tool, passed=False)
+    try:
+        har = Har.load(case.har)
+    except HarFormatError as exc:
+        result.reason = str(exc)
+        result.seconds = time.monotonic() - started
+        return result
+    try:
+        # Where a remote browser refuses new contexts, a plain tab still runs the case.
+        async with browser.isolated_context(fallback=True) as context:
+            tab = await context.new_tab()
+            await _replay_case(case, tab, har, result, invoke, navigation_timeout, tool_timeout)
+    except BrowserClosedError:
+        raise
+    except EgoError as exc:  # the tab itself could not be opened
+        result.passed = False
+        result.reason = f"could not open a tab for the case: {exc}"
+    result.seconds = time.monotonic() - started
+    return result
+
+
+async def _replay_case(
+    case: LearningCase,
+    tab: Tab,
+    har: Har,
+    result: CaseResult,
+    invoke: Invoke,
+    navigation_timeout: float,
+    tool_timeout: float,
+) -> None:
+    """Run ``case`` in ``tab`` with ``har`` replayed and put the outcome in ``result``."""
+    replayer = Replayer(
+        tab,
+        har,
+        mode="strict" if case.mode == "strict" else "fail",
+        ignore_params=case.ignore_params,
+    )
+    # The hard bound of the whole case: each step has its own timeout, this catches the rest.
+    bound = navigation_timeout + tool_timeout + 15.0
+    try:
+        await asyncio.wait_for(
+            _run_in_tab(case, tab, replayer, result, invoke, navigation_timeout, tool_timeout),
+            bound,
+        )
+    except BrowserClosedError:
+        raise
+    except TabClosedError as exc:
+        result.passed = False
+        result.reason = f"the tab closed during the case: {exc}"
+    except CommandTimeoutError as exc:  # a step's own timeout (it is also a TimeoutError)
+        result.passed = False
+        result.reason = f"TIMEOUT: {exc}"
+    except TimeoutError:
+        result.passed = False
+        result.reason = f"TIMEOUT: the case did not finish within {bound:g} s"
+    except EgoError as exc:  # replay could not start, a cookie was refused, ...
+        result.passed = False
+        result.reason = f"{type(exc).__name__}: {exc}"
+    finally:
+        await _quietly(replayer.stop(check=False))
+    result.unmatched = [f"{r.method} {r.url}" for r in replayer.unmatched]
+    if replayer.unmatched and case.mode == "strict":
+        listed = "; ".join(result.unmatched[:3])
+        more = f" (+{len(result.unmatched) - 3} more)" if len(result.unmatched) > 3 else ""
+        note = f"strict replay: no HAR entry for {listed}{more}"
+        result.reason = f"{result.reason}; {note}" if result.reason else note
+        result.passed = False
+
+
+async def _quietly(awaitable: Awaitable[Any]) -> None:
+    # Cleanup after a case must never replace the case's own outcome with a cleanup error.
+    with contextlib.suppress(EgoError, TimeoutError):
+        await awaitable
+
+
+async def _run_in_tab(
+    case: LearningCase,
+    tab: Tab,
+    replayer: Replayer,
+    result: CaseResult,
+    invoke: Invoke,
+    navigation_timeout: float,
+    tool_timeout: float,
+) -> None:
+    await replayer.start()
+    if case.cookies:
+        cookies = [
+            {**cookie, **({} if "url" in cookie or "domain" in cookie else {"url": case.url})}
+            for cookie in case.cookies
+        ]
+        await tab.send("Network.setCookies", {"cookies": cookies})
+    try:
+        await tab.navigate(
+            case.url,
+            wait_until=case.wait_until,  # type: ignore[arg-type]  # checked by CASES_SCHEMA
+            timeout=navigation_timeout,
+        )
+    except (EgoError, TimeoutError) as exc:
+        result.reason = f"could not load {case.url} from {case.har.name}: {exc}"
+        return
+    if case.setup:
+        try:
+            await tab.evaluate(case.setup, timeout=navigation_timeout)
+        except (EgoError, TimeoutError) as exc:
+            result.reason = f"setup script failed: {exc}"
+            return
+    try:
+        value = await invoke(tab, tool_timeout)
+    except BrowserClosedError:
+        raise
+    except EgoError as exc:
+        result.error = error_kind(exc)
+        result.reason = judge_error(case, exc)
+        result.passed = not result.reason
+        return
+    result.result = value
+    result.reason = judge(case, value)
+    result.passed = not result.reason
