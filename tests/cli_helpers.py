@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -228,3 +228,28 @@ def profile_pids(profile_dir: Path) -> list[psutil.Process]:
             if any(part == needle for part in process.info["cmdline"] or []):
                 found.append(process)
     return alive(found)
+
+
+def state_file(env: dict[str, str]) -> Path:
+    return Path(env["EGO_STATE_DIR"]) / "browser.json"
+
+
+@contextlib.asynccontextmanager
+async def launched(*args: str, env: dict[str, str], cwd: Path) -> AsyncIterator[Any]:
+    """``ego launch ARGS`` in the background; at the end it and its Chrome are gone."""
+    process = await asyncio.create_subprocess_exec(
+        *PYTHON_EGO,
+        "launch",
+        *args,
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

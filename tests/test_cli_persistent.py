@@ -14,7 +14,7 @@ import json
 import os
 import pty
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,10 @@ from tests.cli_helpers import (
     ego_async,
     ego_env,
     free_port,
+    launched,
     profile_pids,
     read_json_line,
+    state_file,
     wait_gone,
     with_descendants,
 )
@@ -49,31 +51,6 @@ CACHE_KEY = "ego:demo-shop:get_product"
 def shop() -> Iterator[DemoServer]:
     with DemoServer() as server:
         yield server
-
-
-def state_file(env: dict[str, str]) -> Path:
-    return Path(env["EGO_STATE_DIR"]) / "browser.json"
-
-
-@contextlib.asynccontextmanager
-async def launched(*args: str, env: dict[str, str], cwd: Path) -> AsyncIterator[Any]:
-    """``ego launch ARGS`` in the background; at the end it and its Chrome are gone."""
-    process = await asyncio.create_subprocess_exec(
-        *PYTHON_EGO,
-        "launch",
-        *args,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 async def end_detached(env: dict[str, str]) -> None:
@@ -92,18 +69,18 @@ async def end_detached(env: dict[str, str]) -> None:
         await wait_gone(everything, timeout=15)
 
 
-async def tamper_cached_tool(endpoint: str, shop: DemoServer) -> None:
-    """Change the tool source cached in the shop's localStorage (keeping its version stamp):
-    only a Call that runs the cached source, in this very browser, returns the mark."""
+async def mark_the_shop_tab(endpoint: str, shop: DemoServer) -> None:
+    """Make the shop tab's JSON responses carry the mark, after checking that the first run
+    stored the tool in this browser: only a run in this very tab returns the mark."""
     async with ego.connect(endpoint) as browser:
         tab = next(t for t in await browser.tabs() if t.url.startswith(shop.url))
         source = await tab.evaluate(f"localStorage.getItem({json.dumps(CACHE_KEY)})")
         assert isinstance(source, str), "the first run did not store the tool in this browser"
-        marked = (
-            f"async (args) => {{ const r = await ({source}\n)(args); "
-            f"r.name = {json.dumps(MARK)}; return r; }}"
+        await tab.evaluate(
+            "{ const json = Response.prototype.json; Response.prototype.json = async function "
+            f"() {{ const data = await json.call(this); data.name = {json.dumps(MARK)}; "
+            "return data; }; }"
         )
-        await tab.evaluate(f"localStorage.setItem({json.dumps(CACHE_KEY)}, {json.dumps(marked)})")
 
 
 async def ego_on_a_terminal(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, Any, str]:
@@ -174,8 +151,8 @@ async def test_launch_then_runs_attach_to_it_then_close_ends_it(
         assert first.json()["id"] == 1
         assert first.json()["name"] != MARK
 
-        # The second run is a hot Call of the cached source, in the same browser and tab.
-        await tamper_cached_tool(info["endpoint"], shop)
+        # The second run is a call in the same browser and tab.
+        await mark_the_shop_tab(info["endpoint"], shop)
         code, second, stderr = await ego_on_a_terminal(
             "run", "demo-shop", "get_product", "--arg", "id=1", env=env, cwd=tmp_path
         )

@@ -26,6 +26,7 @@ from ..errors import BrowserError, EgoError
 from ..page.tab import Tab
 from ..protocol._proctree import kill_tree
 from . import state
+from .call_service import CallService
 from .common import (
     Settings,
     common,
@@ -99,7 +100,9 @@ async def _keep(settings: Settings, profile: str, headed: bool, child: bool) -> 
         # local process can, too (docs/install.md says what that exposes).
         browser = await api.launch(profile=profile, headless=not headed, port=0)
     kept: state.KeptBrowser | None = None
+    service: CallService | None = None
     try:
+        service = await CallService.start(browser)
         process = browser.process
         http_endpoint = _http_endpoint(browser)
         assert process is not None
@@ -114,6 +117,7 @@ async def _keep(settings: Settings, profile: str, headed: bool, child: bool) -> 
             started=psutil.Process(process.pid).create_time(),
             owner=os.getpid(),
             headless=not headed,
+            calls=service.path if service is not None else None,
         )
         state.record(kept)
         settings.output.result(_info(kept), _launch_text, one_line=True)
@@ -123,6 +127,8 @@ async def _keep(settings: Settings, profile: str, headed: bool, child: bool) -> 
         await _closed(browser, signals=True)
     finally:
         try:
+            if service is not None:
+                await service.close()
             await browser.close()
         finally:
             if kept is not None:

@@ -84,12 +84,13 @@ class Settings:
         return Learnings(workspace=self.workspace)
 
     def kept_browser(
-        self, *, profile: str | None = None, headless: bool = True
+        self, *, profile: str | None = None, headless: bool = True, checked: bool = True
     ) -> state.KeptBrowser | None:
         """The browser ``ego launch`` keeps, when this command should attach to it.
 
         Not with ``--endpoint`` or ``--new-browser``, nor when it runs another profile than
-        ``profile`` (that one gets a Chrome of its own).
+        ``profile`` (that one gets a Chrome of its own). ``checked=False`` skips asking
+        whether its Chrome still runs (for a caller that finds out by reaching it).
 
         Raises:
             ProfileInUseError: ``profile`` is the kept browser's, which has no window, and a
@@ -99,7 +100,7 @@ class Settings:
             return None
         from . import state  # the kept browser's record: only commands that use one
 
-        kept = state.kept()
+        kept = state.kept() if checked else state.read()
         if kept is None or (profile is not None and profile != kept.profile):
             return None
         if kept.headless and not headless:
@@ -154,13 +155,17 @@ class Settings:
             if not state.pid_alive(kept):
                 state.forget(kept.pid)
             return None
+        self.say_attached(kept)
+        return browser
+
+    def say_attached(self, kept: state.KeptBrowser) -> None:
+        """Tell a person at a terminal which browser the command uses, and how not to."""
         if sys.stderr.isatty():
             click.echo(
                 f"ego: using the browser `ego launch` keeps ({kept.describe()}); "
                 "--new-browser starts a fresh one",
                 err=True,
             )
-        return browser
 
     async def _launch(self, profile: str | None, headless: bool, learnings: Learnings) -> Browser:
         try:
@@ -194,7 +199,10 @@ class Settings:
 
 def _no_display(text: str) -> bool:
     lowered = text.lower()
-    return "missing x server" in lowered or "cannot open display" in lowered
+    # The last lines Chrome printed: "Missing X server" may have scrolled past them, while
+    # the windowing platform's own failure comes after it.
+    signs = ("missing x server", "cannot open display", "platform failed to initialize")
+    return any(sign in lowered for sign in signs)
 
 
 def run_async(settings: Settings, coroutine: Coroutine[Any, Any, T]) -> T:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -9,7 +10,6 @@ from urllib.parse import urlsplit
 
 import click
 
-from ..calls import CallOptions, ToolCall, bind, resolve
 from ..errors import EgoError
 from ..learning.health.origin import front_end
 from .common import (
@@ -25,14 +25,20 @@ from .common import (
 from .output import EXIT_OK, EXIT_TOOL
 
 if TYPE_CHECKING:
+    from ..calls import CallOptions, ToolCall
     from ..learning.context import LearnContext, SiteSummary
+    from ..learning.registry import Learnings
+    from ..site import Site
+    from .output import Output
 
 __all__ = [
     "CLI_PROFILE_HINT",
     "as_url",
     "checked_call",
     "context_text",
+    "prepare_call",
     "run",
+    "run_prepared",
     "sites",
     "tools",
     "validate",
@@ -81,20 +87,66 @@ def checked_call(
     pairs: tuple[str, ...],
     options: CallOptions,
 ) -> ToolCall:
-    """Every check of a tool call that needs no browser, done before one is started.
-
-    The site, the tool, the confirmation (``resolve``), then the args read by the tool's
-    schema and checked against it, and the tool's code loaded (``bind``): a typo costs no
-    Chrome. An ego error ends the command with its one line and exit code.
-    """
-    learnings = settings.learnings()
+    """:func:`prepare_call` before a browser is started: a typo costs no Chrome. An ego
+    error ends the command with its one line and exit code."""
     try:
         # A refusal here (an irreversible tool without --confirm) is the command line's.
         with front_end("cli"):
-            ref = resolve(learnings, site_id, tool, options)
-        return bind(learnings, ref, parse_args(args_json, pairs, ref.spec.args))
+            return prepare_call(settings.learnings(), site_id, tool, args_json, pairs, options)
     except EgoError as exc:
         sys.exit(settings.output.error(exc))
+
+
+def prepare_call(
+    learnings: Learnings,
+    site_id: str,
+    tool: str,
+    args_json: str | None,
+    pairs: tuple[str, ...],
+    options: CallOptions,
+) -> ToolCall:
+    """Every check of a command line's tool call that needs no browser.
+
+    The site, the tool, the confirmation (``resolve``), then the args read by the tool's
+    schema (``--arg k=v`` takes the type the schema gives ``k``) and checked against it, and
+    the tool's code loaded (``bind``).
+
+    Raises:
+        click.BadParameter: ``--args`` is not a JSON object or an ``--arg`` is not ``k=v``.
+        EgoError: everything :func:`ego.calls.resolve` and :func:`ego.calls.bind` raise.
+    """
+    from ..calls import bind, resolve
+
+    ref = resolve(learnings, site_id, tool, options)
+    return bind(learnings, ref, parse_args(args_json, pairs, ref.spec.args))
+
+
+async def run_prepared(
+    site: Site,
+    call: ToolCall,
+    url: str | None,
+    start_urls: tuple[tuple[str, str], ...],
+    output: Output | None = None,
+) -> Any:
+    """Run a command line's prepared call: ``--start-url`` set, ``--url`` opened, the call
+    made, with progress on ``output``'s terminal.
+
+    Raises:
+        EgoError: everything :meth:`ego.site.Site.run_call` and ``Browser.new_tab`` raise.
+    """
+    site.profile_hint = CLI_PROFILE_HINT
+    for start_site, start_url in start_urls:
+        site.set_start_url(start_site, start_url)
+    tab = None
+    if url:
+        with _progress(output, f"loading {url}"):
+            tab = await site.browser.new_tab(url)
+    with _progress(output, f"running {call.ref.subject}"):
+        return await site.run_call(call, tab)
+
+
+def _progress(output: Output | None, label: str) -> contextlib.AbstractContextManager[None]:
+    return contextlib.nullcontext() if output is None else output.progress(label)
 
 
 def context_text(context: LearnContext) -> str:
@@ -195,20 +247,21 @@ def run(
 
     Site, tool, args and --confirm are checked before a browser starts.
     """
+    # Through the browser `ego launch` keeps, when it serves calls: no imports, no attach.
+    from .call_client import run_through_service
+
+    words = (site_id, tool, args_json, pairs, confirm, timeout, not no_cache, url, start_urls)
+    code = run_through_service(settings, profile, *words)
+    if code is not None:
+        sys.exit(code)
+    from ..calls import CallOptions
+
     options = CallOptions(timeout=timeout, confirm=confirm, cache=not no_cache)
     call = checked_call(settings, site_id, tool, args_json, pairs, options)
 
     async def go() -> Any:
         async with settings.browser(profile=profile) as browser:
-            browser.site.profile_hint = CLI_PROFILE_HINT
-            for start_site, start_url in start_urls:
-                browser.site.set_start_url(start_site, start_url)
-            tab = None
-            if url:
-                with settings.output.progress(f"loading {url}"):
-                    tab = await browser.new_tab(url)
-            with settings.output.progress(f"running {site_id}/{tool}"):
-                return await browser.site.run_call(call, tab)
+            return await run_prepared(browser.site, call, url, start_urls, settings.output)
 
     result = run_async(settings, go())
     settings.output.result(result)

@@ -134,15 +134,17 @@ class Output:
 
     def error(self, exc: BaseException) -> int:
         """Print an error as one line on stderr and return its exit code."""
-        message = cli_words(exc)
-        kind = type(exc).__name__ if isinstance(exc, EgoError) else "error"
+        self.error_line(type(exc).__name__, cli_words(exc), ego=isinstance(exc, EgoError))
+        return exit_code_for(exc)
+
+    def error_line(self, type_name: str, message: str, *, ego: bool = True) -> None:
+        """Print one line on stderr for an error of type ``type_name`` (an ego error, unless
+        ``ego`` is False) saying ``message``, as :meth:`error` does."""
         if self.json:
             # One line even in JSON mode: a caller reads the error with a single readline.
-            line = json_text({"error": message, "type": type(exc).__name__})
-            click.echo(line, err=True)
+            click.echo(json_text({"error": message, "type": type_name}), err=True)
         else:
-            click.echo(f"ego: {kind}: {message}", err=True)
-        return exit_code_for(exc)
+            click.echo(f"ego: {type_name if ego else 'error'}: {message}", err=True)
 
 
 #: Fixes that errors word for Python callers, and the same fix as a command-line user types

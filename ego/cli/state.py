@@ -17,8 +17,6 @@ from typing import Any
 
 import orjson
 
-from ..protocol.chrome import still_running
-
 __all__ = [
     "STATE_FILE",
     "KeptBrowser",
@@ -47,6 +45,8 @@ class KeptBrowser:
         started: that process's start time (guards against a reused pid).
         owner: the ``ego launch`` process that owns Chrome and removes this record.
         headless: False when Chrome has a window (``--headed``).
+        calls: the Unix socket on which ``ego launch`` serves ``ego run`` (see
+            :mod:`.call_service`); None where it serves none.
     """
 
     endpoint: str
@@ -57,6 +57,7 @@ class KeptBrowser:
     started: float
     owner: int
     headless: bool
+    calls: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +77,7 @@ class KeptBrowser:
                 started=float(_typed(data, "started", (int, float))),
                 owner=_typed(data, "owner", int),
                 headless=_typed(data, "headless", bool),
+                calls=_typed(data, "calls", str) if data.get("calls") is not None else None,
             )
         except KeyError as exc:
             raise ValueError(f"no {exc.args[0]!r}") from None
@@ -150,6 +152,9 @@ def forget(pid: int | None = None) -> None:
 
 def pid_alive(browser: KeptBrowser) -> bool:
     """True while the recorded Chrome process runs (the same process, not a reused pid)."""
+    # Imported here: reading the record (as `ego run` does first) needs no psutil.
+    from ..protocol.chrome import still_running
+
     # The start time went through JSON: a looser match than the launcher's own.
     return still_running(browser.pid, browser.started, tolerance=0.5)
 
