@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
     from ..protocol.transport import Connection
     from .history import HistoryWait
 
-__all__ = ["Tab", "WaitUntil"]
+__all__ = ["CLOSE_ATTEMPTS", "Tab", "WaitUntil"]
+
+logger = logging.getLogger("ego.page.tab")
 
 WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
 
@@ -46,6 +49,13 @@ _LIFECYCLE: Final[dict[str, str]] = {
 }
 
 _DEFAULT: Final = object()
+
+#: How many times :meth:`Tab.close` asks Chrome to close a tab that stays open.
+CLOSE_ATTEMPTS: Final = 8
+#: Seconds a close waits for the tab to go before asking again.
+_CLOSE_WAIT: Final = 0.25
+#: Seconds between checks on a tab this connection is not attached to.
+_CLOSE_POLL: Final = 0.05
 
 
 class Tab(PageVerbs):
@@ -548,14 +558,64 @@ class Tab(PageVerbs):
             raise TabClosedError(f"tab {self.target_id} is closed: open a new tab") from None
 
     async def close(self) -> None:
-        """Close the tab. Calls still pending on it fail with TabClosedError. Idempotent."""
+        """Close the tab and return once Chrome has closed it. Calls still pending on it fail
+        with TabClosedError. Idempotent.
+
+        Chrome acknowledges a close that meets a navigation's commit and then drops it, leaving
+        the tab open (a page that redirects as it loads, a form just sent): the close is asked
+        again until the tab is gone, :data:`CLOSE_ATTEMPTS` times at most, after which a
+        warning is logged (the tab may still be open).
+
+        Raises:
+            BrowserClosedError: the connection closed before the tab did.
+        """
         if self._closed:
             return
         self._closed = True
+        session = self._session_id
+        # Registered before the first close: the detach may arrive with its answer.
+        detached = (
+            self._connection.expect(
+                "Target.detachedFromTarget",
+                predicate=lambda params: params.get("sessionId") == session,
+            )
+            if session is not None
+            else None
+        )
         try:
-            await self._connection.send("Target.closeTarget", {"targetId": self.target_id})
-        except ProtocolError:
-            pass  # already gone
+            for _ in range(CLOSE_ATTEMPTS):
+                try:
+                    await self._connection.send("Target.closeTarget", {"targetId": self.target_id})
+                except ProtocolError:
+                    return  # already gone
+                if await self._gone(detached):
+                    return
+            logger.warning(
+                "tab %s is still open after %d closes: Chrome dropped them",
+                self.target_id,
+                CLOSE_ATTEMPTS,
+            )
+        finally:
+            if detached is not None:
+                detached.cancel()
+
+    async def _gone(self, detached: asyncio.Future[Any] | None) -> bool:
+        """Whether the tab is gone within :data:`_CLOSE_WAIT` seconds of a close."""
+        if detached is not None:
+            done, _ = await asyncio.wait({detached}, timeout=_CLOSE_WAIT)
+            if done:
+                detached.result()  # the connection's end is an error, not a closed tab
+            return bool(done)
+        # A connection not attached to the tab hears no detach: ask for the target instead.
+        deadline = time.monotonic() + _CLOSE_WAIT
+        while True:
+            try:
+                await self._connection.send("Target.getTargetInfo", {"targetId": self.target_id})
+            except ProtocolError:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(_CLOSE_POLL)
 
     def _on_frame_navigated(self, params: dict[str, Any]) -> None:
         frame = params.get("frame", {})
