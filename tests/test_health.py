@@ -200,6 +200,35 @@ def test_the_front_end_is_a_context_each_front_end_sets() -> None:
     assert current_front_end() == "python"
 
 
+def test_a_new_store_waits_for_another_process_that_holds_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from ego.learning.health import store
+
+    path = tmp_path / "health.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE held (x)")
+    # A write lock held elsewhere makes the switch to WAL fail at once, busy handler or not.
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO held VALUES (1)")
+    waits: list[float] = []
+
+    def release(seconds: float) -> None:
+        waits.append(seconds)
+        if len(waits) == 2:
+            holder.execute("COMMIT")
+
+    monkeypatch.setattr(store, "sleep", release)
+    conn = connect(path, create=True)
+    assert conn is not None
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert len(waits) == 2
+    conn.close()
+    holder.close()
+
+
 def test_a_store_that_cannot_be_written_is_reported_once_and_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -25,6 +25,7 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from time import monotonic, sleep
 from typing import TYPE_CHECKING, Final, NamedTuple
 
 from ...places import state_dir
@@ -168,7 +169,7 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
         if create:
-            conn.execute("PRAGMA journal_mode = WAL")
+            _use_wal(conn)
             # NORMAL: a commit survives a crash of the process; only a power cut may lose the
             # last batch, which is the trade every WAL store makes for speed.
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -183,6 +184,28 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection | None:
         conn.close()
         raise
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode, waiting (within :data:`BUSY_MS`) for processes that hold it.
+
+    SQLite answers a journal-mode change that meets another connection's lock with "database
+    is locked" at once, without its busy handler: several processes opening a new store
+    together would otherwise lose a batch.
+    """
+    import sqlite3
+
+    deadline = monotonic() + BUSY_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or monotonic() > deadline:
+                raise
+        sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 def write_runs(conn: sqlite3.Connection, runs: Sequence[Run]) -> None:
