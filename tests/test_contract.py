@@ -3,6 +3,7 @@ without it, become exceptions that name their recovery; other errors a tool repo
 
 from __future__ import annotations
 
+import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
@@ -39,6 +40,7 @@ TOOLS = {
     ),
     "signal_later": 'async () => ({error: "rate limited; NEEDS_LOGIN maybe later"})\n',
     "plain_throw": 'async () => {\n  const x = 1;\n  throw new Error("boom in the tool");\n}\n',
+    "spin": "async () => { for (;;) {} }\n",
     "signal_inside": (
         'async () => {\n  await 0;\n  throw new Error("refresh failed: SKILL_BROKEN?");\n}\n'
     ),
@@ -171,3 +173,16 @@ def test_needs_login_names_a_persistent_profile_or_an_attached_browser(tmp_path:
         assert isinstance(exc, NeedsLoginError)
         assert exc.detail == "cookie expired"
         assert f"by hand in {site.profile_description}, then retry" in str(exc)
+
+
+async def test_a_tool_that_never_yields_is_stopped_at_its_timeout(
+    contract: tuple[Site, str, ego.Tab],
+) -> None:
+    site, site_id, tab = contract
+    started = time.monotonic()
+    with pytest.raises(ego.CommandTimeoutError, match="stopped it after 1 s"):
+        await site.run_browser_tool(site_id, "spin", tab=tab, timeout=1)
+    assert time.monotonic() - started < 5
+    # The page's thread is free again: the next call answers well within its own timeout.
+    assert await site.run_browser_tool(site_id, "domain_error", {"user": "x"}, tab=tab, timeout=5)
+    assert await tab.evaluate("document.title", timeout=2) == "Contract"

@@ -250,6 +250,23 @@ def test_a_store_that_cannot_be_written_is_reported_once_and_skipped(
     assert recorder.written == 0
 
 
+def test_runs_beyond_the_queue_bound_are_dropped_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("EGO_STATE_DIR", str(tmp_path / "state"))
+    recorder = RunRecorder(batch_seconds=0, max_pending=5)
+    # Queued before the writer starts, as a burst faster than it writes would be.
+    for _ in range(7):
+        recorder.pending.append((KEY, "python", 0.0, 1.0, None, ""))
+    with caplog.at_level(logging.WARNING, logger="ego.health"):
+        recorder.nudge()
+        recorder.close(30)  # writes what is queued, then stops the writer
+    warnings = [r.getMessage() for r in caplog.records if r.name == "ego.health"]
+    assert len(warnings) == 1, warnings
+    assert "more than 5 runs waited" in warnings[0]
+    assert recorder.written == 5
+
+
 def test_closing_waits_for_a_blocked_store_no_longer_than_its_bound(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

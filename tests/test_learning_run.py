@@ -344,6 +344,29 @@ async def test_an_edited_python_tool_is_reloaded(
     assert await site.run_tool("py", "sync_tool", tab=page) == "edited!"
 
 
+def test_a_python_tool_runs_its_source_never_a_cached_bytecode_file(tmp_path: Path) -> None:
+    import importlib.util
+    import os
+    import py_compile
+
+    site_dir = _python_site(tmp_path)
+    file = site_dir / "tools" / "sync_tool.py"
+    # Bytecode of other code, with a header that matches the real source's time and size: the
+    # import system would take it for the source's own.
+    real = file.read_text()
+    other = real.replace("'sync'", "'pycs'")
+    assert len(other) == len(real)
+    file.write_text(other)
+    cached = Path(importlib.util.cache_from_source(str(file)))
+    py_compile.compile(str(file), cfile=str(cached), doraise=True)
+    stat = file.stat()
+    file.write_text(real)
+    os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    learnings = Learnings(roots=[tmp_path])
+    spec = learnings.find("py").require().python_tools["sync_tool"]
+    assert learnings.python_callable("py", spec)(None, {}) == ["sync", {}]
+
+
 # --- returns ----------------------------------------------------------------------------------
 
 RETURNS = {

@@ -22,7 +22,15 @@ from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import CallToolResult, TextContent, Tool, ToolListChangedNotification
+from mcp.types import (
+    CallToolResult,
+    ListRootsResult,
+    Root,
+    TextContent,
+    Tool,
+    ToolListChangedNotification,
+)
+from pydantic import FileUrl
 
 from ego.demo import DemoServer
 from ego.learning.manifest import args_schema
@@ -71,11 +79,19 @@ class McpClient:
     """An ``ego mcp`` subprocess and a connected SDK ClientSession, owned by one task."""
 
     def __init__(
-        self, env: dict[str, str], cwd: Path, errlog: Path, args: Sequence[str] = ()
+        self,
+        env: dict[str, str],
+        cwd: Path,
+        errlog: Path,
+        args: Sequence[str] = (),
+        *,
+        roots: Sequence[Path] = (),
     ) -> None:
         self.params = StdioServerParameters(
             command=sys.executable, args=["-m", "ego", "mcp", *args], env=env, cwd=str(cwd)
         )
+        #: The file roots this client declares to the server (none: it declares no roots).
+        self.roots = list(roots)
         self.errlog = errlog
         self._others: set[int] = set()
         #: The server's output folder, when a test gave it one.
@@ -108,7 +124,12 @@ class McpClient:
         with self.errlog.open("w") as errlog:
             async with (
                 stdio_client(self.params, errlog=errlog) as (read, write),
-                ClientSession(read, write, message_handler=self._on_message) as session,
+                ClientSession(
+                    read,
+                    write,
+                    message_handler=self._on_message,
+                    list_roots_callback=self._list_roots if self.roots else None,
+                ) as session,
             ):
                 self.initialized = await session.initialize()
                 self.session = session
@@ -116,6 +137,11 @@ class McpClient:
                 self.chromes_at_start = [p for p in process_tree(self.server) if is_chrome(p)]
                 self._ready.set()
                 await self._stop.wait()
+
+    async def _list_roots(self, context: Any) -> ListRootsResult:
+        return ListRootsResult(
+            roots=[Root(uri=FileUrl(root.resolve().as_uri())) for root in self.roots]
+        )
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, ToolListChangedNotification):

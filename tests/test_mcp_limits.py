@@ -28,12 +28,18 @@ pytestmark = pytest.mark.chrome  # the MCP servers under test launch Chrome
 
 
 async def start(
-    tmp_path_factory: pytest.TempPathFactory, name: str, *args: str
+    tmp_path_factory: pytest.TempPathFactory, name: str, *args: str, roots: list[Path] | None = None
 ) -> tuple[McpClient, Path]:
     base = tmp_path_factory.mktemp(name)
     output = base / "out"
     env = ego_env(base / "profiles", workspace=base / "ws")
-    client = McpClient(env, base, base / "server-stderr.log", ["--output-dir", str(output), *args])
+    client = McpClient(
+        env,
+        base,
+        base / "server-stderr.log",
+        ["--output-dir", str(output), *args],
+        roots=roots or [],
+    )
     await client.start()
     return client, output
 
@@ -129,6 +135,74 @@ async def test_files_stay_inside_the_servers_folders(
     # Downloads are saved in the output folder too.
     clicked = value_of(await client.call("click", {"selector": "#dl"}))
     assert Path(clicked["downloads"][0]["path"]).parent == (output / "downloads").resolve()
+
+
+async def test_the_client_roots_are_folders_the_server_may_use_too(
+    tmp_path_factory: pytest.TempPathFactory, server: PageServer, tmp_path: Path
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "upload.txt").write_text("from the root")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    client, output = await start(tmp_path_factory, "mcp-roots", roots=[root])
+    try:
+        value_of(await client.call("navigate", {"url": real_page(server, "mcp-roots")}))
+        saved = value_of(await client.call("take_screenshot", {"path": str(root / "shot.png")}))
+        assert Path(saved["path"]) == (root / "shot.png").resolve()
+        assert (root / "shot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        value_of(
+            await client.call(
+                "upload_file", {"selector": "#inner-file", "paths": [str(root / "upload.txt")]}
+            )
+        )
+        # The root widens the folders; it does not lift the limit.
+        refused(
+            await client.call("take_screenshot", {"path": str(elsewhere / "shot.png")}),
+            "outside the folders",
+            str(root.resolve()),
+            str(output.resolve()),
+        )
+        assert list(elsewhere.iterdir()) == []
+    finally:
+        await client.close()
+
+
+async def test_the_operator_can_lift_each_limit(
+    tmp_path_factory: pytest.TempPathFactory, server: PageServer, tmp_path: Path
+) -> None:
+    client, _ = await start(
+        tmp_path_factory,
+        "mcp-lifted",
+        "--allow-file-urls",
+        "--allow-unrestricted-file-access",
+        "--blocked-origins",
+        f"localhost:{server.port}",
+    )
+    try:
+        note = tmp_path / "note.txt"
+        note.write_text("a local file")
+        value_of(await client.call("navigate", {"url": note.as_uri()}))
+        body = value_of(await client.call("evaluate", {"expression": "document.body.innerText"}))
+        assert body.strip() == "a local file"
+        # A blocked origin stays blocked when everything else is allowed.
+        refused(
+            await client.call("navigate", {"url": f"http://localhost:{server.port}/"}),
+            "OriginBlockedError",
+            "blocked",
+        )
+        value_of(await client.call("navigate", {"url": real_page(server, "mcp-lifted")}))
+        # Files anywhere the server can reach, and an existing file overwritten.
+        victim = tmp_path / "victim.png"
+        victim.write_text("old")
+        saved = value_of(await client.call("take_screenshot", {"path": str(victim)}))
+        assert Path(saved["path"]) == victim.resolve()
+        assert victim.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        value_of(
+            await client.call("upload_file", {"selector": "#inner-file", "paths": [str(note)]})
+        )
+    finally:
+        await client.close()
 
 
 # -- no page traps a tab ---------------------------------------------------------------------
@@ -304,6 +378,8 @@ async def test_read_only_serves_reading_and_read_tools_only(
             "take_snapshot",
             "take_screenshot",
             "learn_context",
+            "search_catalog",
+            "tool_health",
             "demo-shop__list_products",
         ):
             assert kept in tools, kept
@@ -357,3 +433,19 @@ async def test_ego_run_takes_start_url_too(tmp_path: Path) -> None:
         )  # fmt: skip
         assert bad.returncode == 2
         assert "SITE=URL" in bad.stderr
+
+
+async def test_ego_batch_takes_start_url_too(tmp_path: Path) -> None:
+    with DemoServer() as shop:
+        inputs = tmp_path / "in.jsonl"
+        inputs.write_text('{"id": 1}\n{"id": 2}\n')
+        output = tmp_path / "out.jsonl"
+        result = await ego_async(
+            "batch", "demo-shop", "get_product", "--input", str(inputs), "--output", str(output),
+            "--start-url", f"demo-shop={shop.url}", "--json",
+            env=ego_env(tmp_path / "profiles"), cwd=tmp_path,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        lines = [json.loads(line) for line in output.read_text().splitlines()]
+        assert sorted(line["index"] for line in lines) == [0, 1]
+        assert all(line["ok"] and line["result"]["url"].startswith(shop.origin) for line in lines)

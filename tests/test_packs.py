@@ -34,7 +34,7 @@ from tests.learning_fixtures import make_site, tool
 from tests.test_mcp import McpClient, value_of
 from tests.test_packaging import lend_dependencies, new_venv, pip_into, run, site_packages
 
-pytestmark = pytest.mark.chrome  # the runs, the offline cases and the MCP server use Chrome
+# Tests that run a tool, offline cases included, start Chrome: they are marked one by one.
 
 PAGE_TITLE = (
     "async () => ({title: document.title, "
@@ -320,6 +320,7 @@ def test_catalog_search_finds_pack_tools_and_notes_and_show_prints_one(packs: Pa
 # -- verifying and running ----------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 def test_verify_checks_the_hashes_and_runs_the_offline_cases(packs: Packs) -> None:
     result = packs.ego("pack", "verify", "alpha-tools", "--no-json", timeout=180)
     assert result.returncode == 0, result
@@ -336,6 +337,7 @@ def test_verify_checks_the_hashes_and_runs_the_offline_cases(packs: Packs) -> No
     assert json.loads(unknown.error_line())["type"] == "UnknownPackError"
 
 
+@pytest.mark.chrome
 def test_a_pack_tool_runs_from_another_folder(packs: Packs, server: PageServer) -> None:
     url = server.route("/packsite", "<title>Pack Site Home</title><p id=m>served</p>")
     # The site served here stands for packsite.test: a tool runs only on its site.
@@ -361,6 +363,7 @@ def restored(packs: Packs) -> Iterator[Path]:
         saved.rename(folder)
 
 
+@pytest.mark.chrome
 def test_a_changed_file_makes_only_its_site_invalid_before_a_browser_starts(
     packs: Packs, restored: Path, server: PageServer
 ) -> None:

@@ -100,6 +100,7 @@ class CallService:
     async def close(self) -> None:
         """Stop listening, cancel calls in progress, remove the socket's folder."""
         self._server.close()
+        # Best effort: ego launch is on its way out, and the folder goes either way.
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._server.wait_closed(), 5)
         shutil.rmtree(self._folder, ignore_errors=True)
@@ -129,6 +130,7 @@ class CallService:
             pass
         finally:
             writer.close()
+            # A client that went away mid-reply has nothing left to be told.
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 

@@ -527,7 +527,11 @@ class Learnings:
             # in sys.modules) fail on a module that is not there.
             sys.modules[name] = module
             try:
-                module_spec.loader.exec_module(module)
+                # Compiled from the text read now, never from a __pycache__ file: a pack's
+                # files are verified, its bytecode is not, and a .pyc whose header matches
+                # the source's time and size would run instead of it.
+                code = compile(file.read_bytes(), str(file), "exec", dont_inherit=True)
+                exec(code, module.__dict__)
             except Exception as exc:
                 raise ToolLoadError(
                     f"{what}: importing {file} failed: {type(exc).__name__}: {exc}"

@@ -145,6 +145,8 @@ class FileAccess:
 
     async def refresh_roots(self, context: Any) -> None:
         """Ask the client of the current request for its roots, when it declared them."""
+        # A client that cannot list its roots keeps the ones it had: a failure here can only
+        # leave fewer folders open, never more.
         with contextlib.suppress(Exception):
             capabilities = context.client_capabilities
             if capabilities is None or getattr(capabilities, "roots", None) is None:

@@ -116,7 +116,7 @@ READ_ONLY_TOOLS: frozenset[str] = frozenset(
      "reload", "take_snapshot", "take_screenshot", "list_console_messages", "wait_for",
      "list_frames", "list_downloads", "save_pdf", "list_network_requests",
      "get_network_request", "learn_context", "list_sites", "run_browser_tool", "run_skill",
-     "set_start_url", "tool_history", "tool_health"}
+     "set_start_url", "tool_history", "tool_health", "search_catalog"}
 )  # fmt: skip
 
 #: The tools that read or write files: the client's roots are asked for before they run.

@@ -10,10 +10,11 @@ out each run's tool version and wall-clock time there rather than on the call's 
 Nothing here can fail or hold up a call. When the store cannot be written (a read-only state
 folder, a corrupt file), the batch is dropped and a warning is logged once per process;
 later batches are tried again. At most :data:`MAX_PENDING` runs wait in memory; beyond that
-the oldest are dropped. :func:`flush` waits, within a bound, until what this process recorded
-is on disk (a reader in this process calls it before reading), and at exit the writer gets
-:data:`EXIT_SECONDS` to finish: an ego command is a short process, and its run must not be
-lost, but exit never waits on a locked store for longer than that.
+the oldest are dropped, and a warning says so (once per process). :func:`flush` waits, within
+a bound, until what this process recorded is on disk (a reader in this process calls it
+before reading), and at exit the writer gets :data:`EXIT_SECONDS` to finish: an ego command is
+a short process, and its run must not be lost, but exit never waits on a locked store for
+longer than that.
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ class RunRecorder:
         self._thread: threading.Thread | None = None
         self._closing = False
         self._warned = False
+        self._overflow_warned = False
         self._conn: sqlite3.Connection | None = None
         self._conn_path: Path | None = None
 
@@ -197,6 +199,15 @@ class RunRecorder:
                 return
 
     def _drain(self) -> None:
+        # Checked here, off the call's path: a full queue is the only sign that the deque
+        # dropped runs, since it drops the oldest without a word.
+        if len(self.pending) >= self.max_pending and not self._overflow_warned:
+            self._overflow_warned = True
+            logger.warning(
+                "ego: more than %d runs waited for the run record's writer; the oldest of them "
+                "were not recorded",
+                self.max_pending,
+            )
         batch: list[Pending] = []
         waiting: list[threading.Event] = []
         while True:
@@ -251,6 +262,7 @@ class RunRecorder:
 
     def _close_connection(self) -> None:
         if self._conn is not None:
+            # A connection that cannot close cleanly is let go all the same.
             with contextlib.suppress(Exception):
                 self._conn.close()
         self._conn = None

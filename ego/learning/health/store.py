@@ -245,6 +245,7 @@ def write_runs(conn: sqlite3.Connection, runs: Sequence[Run]) -> None:
         conn.executemany(_PRUNE, [(*key, KEEP_RUNS) for key in kept])
         conn.execute("COMMIT")
     except BaseException:
+        # The write's own error is the one to raise; a rollback that fails adds nothing.
         with contextlib.suppress(Exception):
             conn.execute("ROLLBACK")
         raise
