@@ -3,11 +3,13 @@
 The steps against the browser (the raw loop sending the plain wrap and the hot Call, ego's
 ``Tab.evaluate`` of the hot Call, the hot and the uncached ``run_browser_tool``) take turns as
 in section 1; then the Python steps of a hot call run in a tight loop without a browser, and
-the whole ``run_browser_tool`` against a stub tab gives the Site layer's Python cost per call.
+the whole ``run_browser_tool`` against a stub tab gives the Site layer's Python cost per call,
+with its run recorded (as every call's is) and, taking turns with it, not recorded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import time
@@ -19,6 +21,7 @@ from _tools_contenders import Bench, CallWith, Entry, check, run_rounds
 from _tools_site import SITE_ID, TOOLS
 
 import ego
+from ego.learning.health.origin import unrecorded
 from ego.learning.manifest import BrowserToolSpec
 
 __all__ = ["SITE_LAYER_STEP", "StubTab", "python_overhead_us", "report_lines", "run_breakdown"]
@@ -72,22 +75,33 @@ async def python_overhead_us(bench: Bench, kind: str, count: int) -> dict[str, f
             step(n)
             samples.append(clock() - start)
         out[name] = latency_stats(samples)["median_us"]
-    round_medians = []
-    for _ in range(STUB_ROUNDS):
+
+    async def stub_round(recorded: bool) -> float:
         gc.collect()
         samples = []
-        for n in range(count):
-            stub.answer = n + 1
-            start = clock()
-            value = await site.run_browser_tool(SITE_ID, tool, {"n": n}, tab=cast(ego.Tab, stub))
-            samples.append(clock() - start)
-            if value != n + 1 or site.last_run is None or site.last_run.mode != "cached":
-                raise SystemExit(f"run_browser_tool on a stub tab: {value!r}, {site.last_run}")
-        round_medians.append(latency_stats(samples)["median_us"])
-    rounds = spread(round_medians)
+        with contextlib.nullcontext() if recorded else unrecorded():
+            for n in range(count):
+                stub.answer = n + 1
+                start = clock()
+                value = await site.run_browser_tool(
+                    SITE_ID, tool, {"n": n}, tab=cast(ego.Tab, stub)
+                )
+                samples.append(clock() - start)
+                if value != n + 1 or site.last_run is None or site.last_run.mode != "cached":
+                    raise SystemExit(f"run_browser_tool on a stub tab: {value!r}, {site.last_run}")
+        return latency_stats(samples)["median_us"]
+
+    # Recorded (as every call is) and not recorded take turns, which goes first alternating:
+    # the difference is what recording the run costs the call.
+    medians: dict[bool, list[float]] = {True: [], False: []}
+    for index in range(STUB_ROUNDS):
+        for recorded in (True, False) if index % 2 == 0 else (False, True):
+            medians[recorded].append(await stub_round(recorded))
+    rounds = spread(medians[True])
     out[SITE_LAYER_STEP] = rounds["median"]
     out[SITE_LAYER_STEP + " (fastest round)"] = rounds["min"]
     out[SITE_LAYER_STEP + " (slowest round)"] = rounds["max"]
+    out[SITE_LAYER_STEP + ", run not recorded"] = spread(medians[False])["median"]
     return out
 
 

@@ -22,6 +22,8 @@ import pytest
 
 import ego
 from ego.demo import DemoServer
+from ego.learning.health.view import health_table
+from ego.learning.registry import Learnings
 from tests.cli_helpers import (
     PYTHON_EGO,
     Result,
@@ -127,6 +129,15 @@ async def test_the_kept_browser_serves_ego_run_on_a_socket_only_its_user_reaches
     # The call ran in the kept browser: its tab is there.
     async with ego.connect(str(kept.record["websocket"])) as browser:
         assert any(tab.url.startswith(kept.shop.url) for tab in await browser.tabs())
+    # Its run is in the record by the time the answer came (read at once, in this process:
+    # the service's writer would otherwise write it a quarter of a second later), as the
+    # command line's.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EGO_STATE_DIR", kept.env["EGO_STATE_DIR"])
+        [current, *_] = health_table(Learnings(), "demo-shop", "get_product")
+    assert current.version == "current"
+    latest = current.recent[0]
+    assert (latest.outcome, latest.front_end) == ("OK", "cli"), current
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,12 @@
 """Figures and rules the docs state are the code's: exit codes, the pool's waits between
-replacement attempts, the site lock's timeout, the lock file a batch run leaves."""
+replacement attempts, the site lock's timeout, the lock file a batch run leaves, the modules of
+the layers."""
 
 from __future__ import annotations
 
 import inspect
 import re
+import tomllib
 from pathlib import Path
 
 import ego.cli.output as output
@@ -16,6 +18,7 @@ from tests.cli_helpers import ROOT
 README = (ROOT / "README.md").read_text()
 FLEET = (ROOT / "docs" / "fleet.md").read_text()
 LEARNING_LOOP = (ROOT / "docs" / "learning-loop.md").read_text()
+ARCHITECTURE = (ROOT / "docs" / "architecture.md").read_text()
 
 
 def _flat(text: str) -> str:
@@ -54,3 +57,20 @@ def test_a_batch_output_lock_stays_after_its_run_and_the_next_run_takes_it(
     assert lock_path(results).read_text().startswith("pid ")  # left, saying who ran last
     with hold_output(results):  # its lock ended with the run
         pass
+
+
+def test_architecture_md_names_every_module_of_the_layer_contracts() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    # Every module path or name the page shows in code: `ego/page/`, `tab.py`, `_codec | _events`.
+    named = set()
+    for span in re.findall(r"`([^`]+)`", ARCHITECTURE):
+        named.update(re.findall(r"[A-Za-z_][\w./]*", span))
+    named = {name.removesuffix("/").removesuffix(".py").replace("/", ".") for name in named}
+    modules = [
+        module.strip()
+        for contract in contracts["contracts"]
+        for layer in contract["layers"]
+        for module in layer.split("|")
+    ]
+    missing = [module for module in modules if module not in named]
+    assert missing == [], f"docs/architecture.md does not name {missing}"

@@ -262,7 +262,12 @@ async def test_learn_context_lists_each_tool_and_note_once(
     agent: tuple[McpClient, Path],
 ) -> None:
     client, _ = agent
-    context = value_of(await client.call("learn_context", {"url": "http://shop.localhost:8765/"}))
+    result = await client.call("learn_context", {"url": "http://shop.localhost:8765/"})
+    context = value_of(result)
+    # The text block is the same value without indentation: nothing in it is spent on layout.
+    text = text_of(result)
+    assert json.loads(text) == context
+    assert "\n" not in text
     names = [tool["tool_name"] for tool in context["tools"]]
     assert names
     assert len(names) == len(set(names))

@@ -98,3 +98,26 @@ async def test_every_frame_and_popup_is_held_to_the_allowed_origins(
         await popup.wait_for(text="blocked", timeout=10)
         assert "Cross-site text" not in await popup.evaluate("document.body.innerText")
         await popup.close()
+
+
+@pytest.mark.chrome  # launches a Chrome of its own, with a port to attach to
+async def test_an_attached_browser_is_held_to_the_limits_while_connected(
+    server: PageServer,
+) -> None:
+    allowed = f"127.0.0.1:{server.port}"
+    refused = f"http://localhost:{server.port}/real/attached/cross"
+    async with ego.launch(port=0) as owner:
+        assert owner.endpoint is not None
+        async with ego.connect(
+            owner.endpoint, allowed_origins=[allowed], allow_file_urls=False
+        ) as attached:
+            tab = await attached.new_tab(real_page(server, "attached"))
+            cross = await tab.frame(name="cross", timeout=10)
+            await cross.wait_for(text="blocked", timeout=10)
+            with pytest.raises(ego.OriginBlockedError, match="not among the allowed origins"):
+                await tab.navigate(refused)
+            with pytest.raises(ego.OriginBlockedError, match="file: URLs"):
+                await tab.navigate("file:///etc/hostname")
+        # Disconnected, the limits go with the connection: the owner's tab loads anything.
+        tab = await owner.new_tab(refused)
+        assert "Cross-site text" in await tab.evaluate("document.body.innerText")

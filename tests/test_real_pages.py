@@ -8,6 +8,7 @@ ego reaches through a child session).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import socket
@@ -23,6 +24,7 @@ import ego
 from ego.errors import (
     CommandTimeoutError,
     ContextDestroyedError,
+    DialogOpenError,
     DownloadFailedError,
     ElementNotFoundError,
     FrameDetachedError,
@@ -32,6 +34,7 @@ from ego.learning.registry import Learnings
 from ego.page.downloads import safe_name
 from ego.runtime.cache import cache_key
 from ego.site import Site
+from tests.cli_helpers import ego_async, ego_env
 from tests.conftest import PageServer
 from tests.learning_fixtures import make_site, tool
 
@@ -359,6 +362,34 @@ async def test_a_frame_removed_or_navigating_mid_call_fails_typed_never_hangs(
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.parametrize("name", ["same", "cross"])
+async def test_a_dialog_a_frame_opens_blocks_its_process_until_answered(
+    page: ego.Tab, name: str
+) -> None:
+    page.dialog_policy = "manual"
+    frame = await page.frame(name=name)
+    other = await page.frame(name="cross" if name == "same" else "same")
+    started = time.monotonic()
+    # Chrome reports the frame's dialog on the tab's session; the frame's own call, which the
+    # dialog holds, fails at once rather than at its timeout.
+    with pytest.raises(DialogOpenError, match=f"says {name}"):
+        await frame.evaluate(f"alert('says {name}')", timeout=30)
+    assert time.monotonic() - started < 10
+    assert page.dialogs[-1].message == f"says {name}"
+    # The dialog holds the renderer process that opened it: the same-origin frame's is the
+    # tab's, the cross-site frame's is its own, and the other process runs on.
+    blocked, running = ([frame, page], other) if name == "same" else ([frame], other)
+    for target in blocked:
+        with pytest.raises(DialogOpenError):
+            await target.evaluate("1 + 1", timeout=30)
+    assert await running.evaluate("1 + 1", timeout=10) == 2
+    if name == "cross":
+        assert await page.evaluate("1 + 1", timeout=10) == 2
+    await page.handle_dialog(accept=True)
+    assert await frame.evaluate("1 + 1", timeout=10) == 2
+    assert await page.evaluate("1 + 1", timeout=10) == 2
+
+
 # -- downloads and PDF -----------------------------------------------------------------------
 
 
@@ -483,16 +514,22 @@ WHERE_HOST = (
 )
 
 
-def embedded_site(tmp_path: Path, browser: ego.Browser, server: PageServer) -> tuple[Site, str]:
-    """A site on the cross-site iframe's origin (localhost:PORT), with a tool that says where
-    it ran."""
+def write_embedded_site(root: Path, server: PageServer) -> str:
+    """Write a site on the cross-site iframe's origin (localhost:PORT) into ``root``, with a
+    tool that says where it ran; answer its id."""
     site_id = f"embedded-{uuid.uuid4().hex[:8]}"
     make_site(
-        tmp_path,
+        root,
         site_id,
         domains=[f"localhost:{server.port}"],
         browser_tools={"where": tool(WHERE_HOST)},
     )
+    return site_id
+
+
+def embedded_site(tmp_path: Path, browser: ego.Browser, server: PageServer) -> tuple[Site, str]:
+    """:func:`write_embedded_site` in ``tmp_path``, and a facade over it."""
+    site_id = write_embedded_site(tmp_path, server)
     return Site(browser, Learnings(roots=[tmp_path])), site_id
 
 
@@ -535,6 +572,30 @@ async def test_without_a_tab_an_open_tab_embedding_the_site_is_found(
     assert {tab.target_id for tab in await browser.tabs()} == before  # no tab opened
     cross = await page.frame(name="cross")
     assert await cross.evaluate("window.__ranHere") == 1
+
+
+@pytest.mark.chrome  # each command launches a Chrome of its own
+async def test_ego_run_runs_in_the_frame_of_its_site_and_refuses_another_sites_page(
+    server: PageServer, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    site_id = write_embedded_site(workspace / "learnings", server)
+    env = ego_env(tmp_path / "profiles", workspace=workspace)
+    embedding = real_page(server, "cli-embedded")
+    ran = await ego_async(
+        "run", site_id, "where", "--url", embedding, "--new-browser", "--json", env=env
+    )
+    assert ran.returncode == 0, ran
+    assert ran.json() == f"localhost:{server.port}"
+    plain = server.route("/real/cli-plain", "<title>Plain</title><p>no frames</p>")
+    refused = await ego_async(
+        "run", site_id, "where", "--url", plain, "--new-browser", "--json", env=env
+    )
+    assert refused.returncode == 3, refused
+    error = json.loads(refused.error_line())
+    assert error["type"] == "SiteMismatchError"
+    assert f"127.0.0.1:{server.port}" in error["error"]
+    assert f"localhost:{server.port}" in error["error"]
 
 
 async def test_a_new_document_drops_the_old_documents_frames(

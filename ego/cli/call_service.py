@@ -42,6 +42,7 @@ import orjson
 
 from ..errors import EgoError
 from ..learning.health.origin import front_end
+from ..learning.health.recorder import flush
 from ..protocol.jsontext import json_bytes
 from .call_client import PROTOCOL, install_key
 from .output import EXIT_OTHER, cli_words, exit_code_for
@@ -56,6 +57,9 @@ logger = logging.getLogger("ego.cli")
 
 #: The most bytes a request may hold (a command line's args fit many times over).
 _MAX_REQUEST = 4 * 1024 * 1024
+#: Seconds an answer waits for its run to reach the run record: a locked store holds it up
+#: no longer (the run is still written later).
+RECORD_SECONDS = 1.0
 
 
 class CallService:
@@ -172,7 +176,12 @@ class CallService:
                 # Nothing ran: the command's own click words the error, as it always has.
                 return {"fallback": "usage"}
             site = Site(self.browser, learnings)
-            result = await run_prepared(site, call, words.url, words.start_urls)
+            try:
+                result = await run_prepared(site, call, words.url, words.start_urls)
+            finally:
+                # An ego run in a process of its own writes its run as it exits; one served
+                # here is written before its answer, so an `ego health` right after sees it.
+                await asyncio.to_thread(flush, RECORD_SECONDS)
         return {"result": result}
 
     def _learnings_for(self, workspace: str) -> Learnings:

@@ -2,8 +2,9 @@
 
 An object comes back as the structured content itself; anything else (a list, a string, a
 number, null) under ``{"result": ...}``, since MCP's structured content is an object. The
-one text block is the value as indented JSON, or a tool's own short text (an outline, a
-summary). A screenshot adds its image block.
+one text block is the value as compact JSON (indentation would cost an agent's context a
+third more for nothing a model needs), or a tool's own short text (an outline, a summary). A
+screenshot adds its image block.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-import orjson
 from mcp.types import CallToolResult, ImageContent, TextContent
 from pydantic_core import to_jsonable_python
 
@@ -52,4 +52,4 @@ def image_result(image: bytes, mime_type: str, value: dict[str, Any], text: str)
 
 
 def _json(value: Any) -> str:
-    return json_text(value, option=orjson.OPT_INDENT_2, default=repr)
+    return json_text(value, default=repr)

@@ -159,7 +159,10 @@ class DialogTracker:
     """One tab's dialogs: answers them by the policy, records them, and blocks the tab's
     session while one waits for the caller.
 
-    Made by :class:`ego.Tab`; :meth:`attach` once its session exists.
+    Made by :class:`ego.Tab`; :meth:`attach` once its session exists. Chrome reports a dialog
+    that a cross-site frame opens on the tab's session too (with that frame's id), and while it
+    is open only that frame's process is held: the session blocked is the one the frame lives
+    in (``frame_session``), the tab's own for a frame in the tab's process.
     """
 
     def __init__(
@@ -168,10 +171,13 @@ class DialogTracker:
         target_id: str,
         session: Callable[[], Awaitable[str]],
         policy: DialogPolicy = "auto",
+        frame_session: Callable[[str], str | None] = lambda frame_id: None,
     ) -> None:
         self._connection = connection
         self._target_id = target_id
         self._session = session
+        self._frame_session = frame_session
+        self._blocked: str | None = None
         self._policy: DialogPolicy = policy
         self._actions = dialog_actions(policy)
         self._session_id: str | None = None
@@ -249,7 +255,7 @@ class DialogTracker:
         dialog._close("accepted" if accept else "dismissed", prompt_text, "caller")
         if self._current is dialog:
             self._current = None
-            self._connection.resume_session(session_id)
+            self._unblock()
         return dialog
 
     def expect(
@@ -297,8 +303,7 @@ class DialogTracker:
                 )
             else:
                 dialog._close(None, None, "elsewhere")
-            if self._session_id is not None:
-                self._connection.resume_session(self._session_id)
+            self._unblock()
 
     async def _opened(self, params: dict[str, Any]) -> None:
         dialog = Dialog(
@@ -316,7 +321,7 @@ class DialogTracker:
         else:
             action = self._actions.get(dialog.type, "dismiss")
             if action == "manual":
-                self._suspend(dialog)
+                self._suspend(dialog, str(params.get("frameId") or ""))
             else:
                 prompt = dialog.default_prompt if action == "accept" else None
                 await self._answer(dialog, action == "accept", prompt, "policy")
@@ -349,7 +354,7 @@ class DialogTracker:
         if self._current is dialog:
             self._current = None
 
-    def _suspend(self, dialog: Dialog) -> None:
+    def _suspend(self, dialog: Dialog, frame_id: str) -> None:
         if self._session_id is None:
             return
         tab = self._target_id[:8]
@@ -367,7 +372,13 @@ class DialogTracker:
                 url=dialog.url,
             )
 
-        self._connection.suspend_session(self._session_id, error, allow=_ALLOWED_WHILE_OPEN)
+        self._blocked = self._frame_session(frame_id) or self._session_id
+        self._connection.suspend_session(self._blocked, error, allow=_ALLOWED_WHILE_OPEN)
+
+    def _unblock(self) -> None:
+        blocked, self._blocked = self._blocked, None
+        if blocked is not None:
+            self._connection.resume_session(blocked)
 
 
 class DialogExpectation:

@@ -76,6 +76,11 @@ class FrameTree:
             stack.extend(reversed(children.get(frame.id, [])))
         return ordered
 
+    def session_of(self, frame_id: str) -> str | None:
+        """The session the frame lives in (the tab's, or its out-of-process one), if known."""
+        frame = self._frames.get(frame_id)
+        return frame._session_id if frame is not None else None
+
     def get(self, frame_id: str) -> Frame | None:
         """The frame with this id, if the tab has it."""
         return self._frames.get(frame_id)

@@ -97,8 +97,10 @@ class Tab(PageVerbs):
         self._loader = ""
         self._network = NetworkLog()
         self._console = ConsoleLog()
-        self._dialogs = DialogTracker(connection, target_id, self.session, dialogs)
         self._frames = FrameTree(self, connection)
+        self._dialogs = DialogTracker(
+            connection, target_id, self.session, dialogs, self._frames.session_of
+        )
         self._downloads = downloads
         self._policy = policy
 
