@@ -270,6 +270,12 @@ async def test_a_fixed_port_is_opened_and_a_taken_one_is_refused_before_starting
         with pytest.raises(ego.ChromeLaunchError, match=f"port {port} on 127.0.0.1") as caught:
             await ego.launch(port=port)
         assert "port=0" in str(caught.value)
+        monkeypatch.undo()
+    # Free again once that Chrome is gone, though its closed connections still hold the port
+    # in TIME_WAIT for a while.
+    async with ego.launch(port=port) as again:
+        assert again.endpoint is not None
+        assert again.endpoint.startswith(f"ws://127.0.0.1:{port}/devtools/browser/")
 
 
 @pytest.mark.parametrize("port", [-1, 65536, True, 1.5, "9222"])

@@ -16,9 +16,10 @@ import psutil
 import pytest
 from mcp.types import ImageContent
 
+import ego
 from ego.demo import DemoServer
 from ego.mcp.images import MAX_BYTES, MAX_EDGE
-from tests.cli_helpers import ego_async, ego_env, is_chrome, process_tree, wait_gone
+from tests.cli_helpers import ego_async, ego_env, free_port, is_chrome, process_tree, wait_gone
 from tests.conftest import PageServer
 from tests.test_mcp import McpClient, text_of, value_of
 from tests.test_mcp_verbs import png_size
@@ -346,6 +347,38 @@ async def test_a_replaced_chrome_is_announced_once(
         assert "notice" not in (after.structured_content or {})
     finally:
         await client.close()
+
+
+async def test_a_reconnected_browser_is_announced_once(
+    tmp_path_factory: pytest.TempPathFactory, server: PageServer
+) -> None:
+    port = free_port()
+    first = await ego.launch(port=port)
+    client, _ = await start(
+        tmp_path_factory, "mcp-reconnected", "--endpoint", f"http://127.0.0.1:{port}"
+    )
+    second: ego.Browser | None = None
+    try:
+        value_of(await client.call("navigate", {"url": server.route("/mcp/rc", "<p>rc</p>")}))
+        await first.close()
+        # Another Chrome at the same address: the server attaches to it again.
+        second = await ego.launch(port=port)
+        replaced = await client.call("list_tabs")
+        if replaced.is_error:
+            # The closed connection may be found by this call itself: it says so.
+            assert "BrowserClosedError" in text_of(replaced), text_of(replaced)
+            replaced = await client.call("list_tabs")
+        assert text_of(replaced).startswith("Note: ego reconnected to the browser"), text_of(
+            replaced
+        )
+        assert "were lost" in (replaced.structured_content or {}).get("notice", "")
+        after = await client.call("list_tabs")
+        assert "notice" not in (after.structured_content or {})
+    finally:
+        await client.close()
+        await first.close()
+        if second is not None:
+            await second.close()
 
 
 async def test_start_url_sends_a_sites_tools_to_the_named_copy(

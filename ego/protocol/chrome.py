@@ -512,6 +512,11 @@ def _check_port_free(port: int) -> None:
         ChromeLaunchError: the port is in use.
     """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        if os.name != "nt":
+            # As Chrome binds its own: a port a Chrome that just closed left in TIME_WAIT is
+            # free to listen on, and only a socket listening there now takes it. (On Windows
+            # the option would let a bind share a port someone listens on.)
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
         except OSError as exc:
