@@ -147,8 +147,16 @@ async def test_the_kept_browser_serves_ego_run_on_a_socket_only_its_user_reaches
         ("run", "demo-shop", "get_product", "--arg", "id=abc"),
         ("run", "demo-shop", "post_review", "--arg", "id=1"),
         ("run", "no-such-site", "tool"),
+        # Bytes the locale cannot decode reach Python as a lone surrogate.
+        ("run", "demo-shop", "get_product", "--arg", "id=\udcff"),
     ],
-    ids=["unknown tool", "bad arg", "irreversible without --confirm", "unknown site"],
+    ids=[
+        "unknown tool",
+        "bad arg",
+        "irreversible without --confirm",
+        "unknown site",
+        "undecodable arg",
+    ],
 )
 async def test_a_refused_call_says_what_the_command_says_in_process(
     kept: Kept, args: tuple[str, ...]

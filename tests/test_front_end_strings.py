@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from ego.protocol.jsontext import json_bytes, json_text
+from ego.protocol.jsontext import json_bytes, json_loads, json_text
 from tests.cli_helpers import ego_async, ego_env
 from tests.test_mcp import McpClient, value_of
 
@@ -45,6 +45,13 @@ def test_json_text_writes_lone_surrogates_as_escapes() -> None:
     assert json_bytes({"plain": "é"}) == orjson.dumps({"plain": "é"})  # the common path
     with pytest.raises(TypeError):
         json_text({"x": object()})
+
+
+def test_json_loads_reads_back_what_json_bytes_writes() -> None:
+    for value in ({"name": LONE, "n": 1}, {"big": 2**70}, ["plain", 1.5, None]):
+        assert json_loads(json_bytes(value)) == value
+    with pytest.raises(ValueError, match="Expecting property name"):
+        json_loads(b"{not json")
 
 
 @pytest.mark.parametrize(

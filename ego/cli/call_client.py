@@ -10,15 +10,13 @@ the command runs in its own process.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from ..protocol.jsontext import json_bytes, json_loads
 from .output import EXIT_BROWSER, EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
@@ -82,7 +80,8 @@ def run_through_service(
         try:
             channel.settimeout(_CONNECT_TIMEOUT)
             channel.connect(kept.calls)
-            channel.sendall(orjson.dumps(request) + b"\n")
+            # json_bytes: an argument the shell gave as undecodable bytes holds a lone surrogate.
+            channel.sendall(json_bytes(request) + b"\n")
         except OSError:
             return None  # no service (a stale record, an ego launch that just ended): nothing ran
         try:
@@ -142,11 +141,7 @@ def _reply(channel: socket.socket) -> bytes:
 
 
 def _loads(raw: bytes) -> dict[str, Any]:
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        # A lone surrogate escape or an integer beyond 64 bits: what orjson does not read.
-        data = json.loads(raw)
+    data = json_loads(raw)
     if not isinstance(data, dict):
         raise ValueError("the service's reply is not a JSON object")
     return data

@@ -38,12 +38,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import click
-import orjson
 
 from ..errors import EgoError
 from ..learning.health.origin import front_end
 from ..learning.health.recorder import flush
-from ..protocol.jsontext import json_bytes
+from ..protocol.jsontext import json_bytes, json_loads
 from .call_client import PROTOCOL, install_key
 from .output import EXIT_OTHER, cli_words, exit_code_for
 
@@ -113,7 +112,7 @@ class CallService:
         try:
             try:
                 line = await asyncio.wait_for(reader.readline(), 10)
-                request = orjson.loads(line)
+                request = json_loads(line)
             except (TimeoutError, ValueError, asyncio.LimitOverrunError):
                 return
             answer = asyncio.ensure_future(self._answer(request))

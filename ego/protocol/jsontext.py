@@ -1,8 +1,9 @@
 """JSON text for any value ego prints or serves: what orjson writes, and for a string holding an
 unpaired UTF-16 surrogate (text a page or a tool cut in the middle of an emoji, which JSON
-escapes can carry and UTF-8 cannot) the same text with that surrogate as a ``\\ud83d`` escape.
+escapes can carry and UTF-8 cannot) the same text with that surrogate as a ``\\ud83d`` escape;
+and such text read back.
 
-The connection to Chrome does the same for the messages it sends
+The connection to Chrome does the same for the messages it sends and reads
 (:mod:`ego.protocol._codec`); the command line, the MCP server and batch files use this.
 """
 
@@ -14,7 +15,9 @@ from typing import Any
 
 import orjson
 
-__all__ = ["json_bytes", "json_text"]
+from ._codec import decode_lenient
+
+__all__ = ["json_bytes", "json_loads", "json_text"]
 
 
 def json_bytes(
@@ -54,3 +57,17 @@ def json_text(value: Any, *, option: int = 0, default: Callable[[Any], Any] | No
         TypeError: as :func:`json_bytes`.
     """
     return json_bytes(value, option=option, default=default).decode("utf-8")
+
+
+def json_loads(data: bytes) -> Any:
+    """Parse JSON text as :func:`json_bytes` writes it: a lone surrogate escape comes back as
+    the same lone code point, an integer of any size as an ``int``.
+
+    Raises:
+        ValueError: ``data`` is not JSON.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        # What orjson does not read and JSON holds; the connection reads Chrome's the same way.
+        return decode_lenient(data)
