@@ -235,11 +235,10 @@ def state_file(env: dict[str, str]) -> Path:
 
 
 @contextlib.asynccontextmanager
-async def launched(*args: str, env: dict[str, str], cwd: Path) -> AsyncIterator[Any]:
-    """``ego launch ARGS`` in the background; at the end it and its Chrome are gone."""
+async def background(*args: str, env: dict[str, str], cwd: Path) -> AsyncIterator[Any]:
+    """``python -m ego ARGS`` running in the background; killed if the test leaves it."""
     process = await asyncio.create_subprocess_exec(
         *PYTHON_EGO,
-        "launch",
         *args,
         env=env,
         cwd=cwd,

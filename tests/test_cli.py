@@ -9,12 +9,10 @@ this module launches, except where launching is the point (``run`` once, ``docto
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
 import shutil
 import signal
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,10 +27,10 @@ from ego.demo import SESSION_COOKIE, DemoServer
 from ego.protocol.chrome import find_chrome
 from tests.cli_helpers import (
     EGO_SCRIPT,
-    PYTHON_EGO,
     ROOT,
     Result,
     alive,
+    background,
     ego_async,
     ego_env,
     ego_sync,
@@ -568,26 +566,6 @@ def test_dead_endpoint_exits_4_with_one_line(env: dict[str, str], cwd: Path) -> 
 
 
 # -- long-running commands: launch, login ----------------------------------------------------
-
-
-@contextlib.asynccontextmanager
-async def background(*args: str, env: dict[str, str], cwd: Path) -> AsyncIterator[Any]:
-    """``python -m ego ARGS`` running in the background; killed if the test leaves it."""
-    process = await asyncio.create_subprocess_exec(
-        *PYTHON_EGO,
-        *args,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
 
 
 @pytest.mark.chrome

@@ -29,10 +29,10 @@ from ego.errors import ProfileInUseError
 from tests.cli_helpers import (
     PYTHON_EGO,
     alive,
+    background,
     ego_async,
     ego_env,
     free_port,
-    launched,
     profile_pids,
     read_json_line,
     state_file,
@@ -124,7 +124,7 @@ async def test_launch_then_runs_attach_to_it_then_close_ends_it(
 ) -> None:
     env = ego_env(tmp_path)
     profile_dir = tmp_path / "kept"
-    async with launched("--profile", "kept", env=env, cwd=tmp_path) as launcher:
+    async with background("launch", "--profile", "kept", env=env, cwd=tmp_path) as launcher:
         assert launcher.stdout is not None
         assert launcher.stderr is not None
         info = await read_json_line(launcher.stdout, timeout=60)

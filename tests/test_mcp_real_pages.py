@@ -6,7 +6,6 @@ site. Through the MCP SDK's stdio client, as an agent uses it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from tests.cli_helpers import ego_env
 from tests.conftest import PageServer
 from tests.learning_fixtures import make_site, tool
 from tests.test_mcp import McpClient, text_of, value_of
-from tests.test_real_pages import real_page
+from tests.test_real_pages import real_page, selector_of
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 
@@ -51,15 +50,6 @@ async def open_real(agent: McpClient, server: PageServer, tag: str) -> str:
     assert {"same", "cross"} <= names, frames
     outline: str = text_of(await agent.call("take_snapshot"))
     return outline
-
-
-def selector_of(outline: str, fragment: str) -> str:
-    for line in outline.splitlines():
-        if fragment in line:
-            match = re.search(r"  \{(.+)\}", line)
-            assert match, line
-            return match.group(1)
-    raise AssertionError(f"{fragment!r} not in\n{outline}")
 
 
 async def test_one_snapshot_then_clicks_and_evaluates_in_every_frame(
