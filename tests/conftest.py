@@ -195,6 +195,7 @@ CHROME_FIXTURES = frozenset(
     {
         "browser",
         "tab",
+        "either_browser",
         "either_tab",
         "ported_browser",
         "ported_tab",

@@ -338,13 +338,20 @@ async def test_wait_for_times_out_without_closing(browser: ego.Browser, tab: ego
 
 
 @pytest.fixture(params=["pipe", "websocket"])
-async def either_tab(request: pytest.FixtureRequest) -> AsyncIterator[ego.Tab]:
-    """A fresh tab of the session's browser over its pipe, or of one attached over a
-    websocket."""
+def either_browser(request: pytest.FixtureRequest) -> ego.Browser:
+    """The session's browser over its pipe, or one attached over a websocket. A plain
+    fixture: an async one asking for a fixture not set up yet fails inside the running loop
+    (as this one did when the module ran alone)."""
     owner: ego.Browser = request.getfixturevalue(
         "browser" if request.param == "pipe" else "ws_browser"
     )
-    async with fresh_tab(owner) as fresh:
+    return owner
+
+
+@pytest.fixture
+async def either_tab(either_browser: ego.Browser) -> AsyncIterator[ego.Tab]:
+    """A fresh tab of :func:`either_browser`."""
+    async with fresh_tab(either_browser) as fresh:
         yield fresh
 
 
