@@ -87,13 +87,7 @@ class ConsoleLog:
             "Runtime.consoleAPICalled": self._on_console,
             "Runtime.exceptionThrown": self._on_exception,
         }
-
-        def handle(method: str, params: dict[str, Any]) -> None:
-            handlers[method](params)
-
-        self._subscriptions = [
-            connection.subscribe_all(list(handlers), handle, session_id=session_id)
-        ]
+        self._subscriptions = [connection.subscribe_each(handlers, session_id=session_id)]
 
     def close(self) -> None:
         """Stop listening; the messages stay readable."""

@@ -110,13 +110,7 @@ class NetworkLog:
         }
         self._connection = connection
         self._session_id = session_id
-
-        def handle(method: str, params: dict[str, Any]) -> None:
-            handlers[method](params)
-
-        self._subscriptions = [
-            connection.subscribe_all(list(handlers), handle, session_id=session_id)
-        ]
+        self._subscriptions = [connection.subscribe_each(handlers, session_id=session_id)]
 
     def close(self) -> None:
         for subscription in self._subscriptions:

@@ -428,6 +428,20 @@ class Connection:
             self._subscriptions.setdefault(method, []).append(subscription)
         return subscription
 
+    def subscribe_each(
+        self,
+        handlers: Mapping[str, Callable[[JSON], None]],
+        *,
+        session_id: str | AnySession | None = None,
+    ) -> Subscription:
+        """:meth:`subscribe_all` with a handler of its own for each method: ``handlers[method]
+        (params)``, in the order Chrome sent the events across all of them."""
+
+        def handle(method: str, params: JSON) -> None:
+            handlers[method](params)
+
+        return self.subscribe_all(list(handlers), handle, session_id=session_id)
+
     def _unsubscribe(self, subscription: Subscription) -> None:
         for method in subscription.methods:
             subscriptions = self._subscriptions.get(method)
