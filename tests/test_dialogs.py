@@ -28,6 +28,7 @@ from ego.errors import (
 )
 from ego.learning.registry import Learnings
 from ego.page.dialogs import MAX_RECORDED_DIALOGS, dialog_actions
+from ego.protocol.session import SessionState
 from ego.protocol.transport import Connection
 from ego.site import Site
 from tests.cdp_mock import MockChannel
@@ -422,8 +423,8 @@ async def test_suspend_fails_pending_and_new_commands_but_the_allowed_ones() -> 
     allowed = asyncio.ensure_future(connection.send("Fetch.continueRequest", session_id=session))
     waiter = connection.expect("Page.lifecycleEvent", session_id=session)
     await connection.send("Browser.getVersion")  # answered after both were sent
-    connection.suspend_session(session, _error, allow={"Fetch.", "Page.handleJavaScriptDialog"})
-    assert connection.session_suspended(session)
+    connection.session(session).suspend(_error, allow={"Fetch.", "Page.handleJavaScriptDialog"})
+    assert connection.session(session).state is SessionState.SUSPENDED
     with pytest.raises(DialogOpenError, match=r"Runtime\.evaluate was cut short: blocked"):
         await pending
     with pytest.raises(DialogOpenError, match=r"stopped waiting for Page\.lifecycleEvent"):
@@ -439,8 +440,8 @@ async def test_suspend_fails_pending_and_new_commands_but_the_allowed_ones() -> 
         await connection.send("Page.handleJavaScriptDialog", session_id=session)
     assert "Page.handleJavaScriptDialog" in _sent(channel)
     await connection.send("Browser.getVersion")
-    connection.resume_session(session)
-    assert not connection.session_suspended(session)
+    connection.session(session).resume()
+    assert connection.session(session).state is SessionState.ATTACHED
     assert await connection.send("Runtime.evaluate", session_id=session) == {}
     await connection.close()
 
@@ -449,11 +450,11 @@ async def test_a_crash_ends_a_suspension_with_its_own_error() -> None:
     channel = MockChannel()
     connection, session, release = await _held_session(channel)
     release.set()
-    connection.suspend_session(session, _error)
+    connection.session(session).suspend(_error)
     crashed = connection.expect("Inspector.targetCrashed", session_id=session)
     channel.emit("Inspector.targetCrashed", {}, session_id=session)
     await asyncio.wait_for(crashed, AT_ONCE)
-    assert not connection.session_suspended(session)
+    assert connection.session(session).state is SessionState.CRASHED
     with pytest.raises(TargetCrashedError):
         await connection.send("Runtime.evaluate", session_id=session)
     await connection.close()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..errors import EgoError
 
 if TYPE_CHECKING:
-    from ..protocol.transport import Connection
+    from ..protocol.session import Session
 
 __all__ = ["auto_attach", "prepare_paused"]
 
@@ -32,7 +32,7 @@ def auto_attach(kind: str) -> dict[str, Any]:
 IFRAMES: Final = auto_attach("iframe")
 
 
-async def prepare_paused(connection: Connection, session_id: str, setup: Awaitable[Any]) -> None:
+async def prepare_paused(session: Session, setup: Awaitable[Any]) -> None:
     """Await ``setup`` (the commands the session needs before its target runs), then let the
     target run, whatever ``setup`` did: a target left paused would hang its page.
 
@@ -42,9 +42,9 @@ async def prepare_paused(connection: Connection, session_id: str, setup: Awaitab
     try:
         await setup
     except EgoError as exc:
-        logger.debug("preparing session %s: %s", session_id, exc)
+        logger.debug("preparing session %s: %s", session.id, exc)
     finally:
         try:
-            await connection.send("Runtime.runIfWaitingForDebugger", session_id=session_id)
+            await session.send("Runtime.runIfWaitingForDebugger")
         except EgoError:
             pass  # gone already: nothing waits

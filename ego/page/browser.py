@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -74,8 +75,10 @@ class Browser:
         self.policy = policy
         self._guard = NavigationGuard(connection, policy) if policy.limits_origins else None
         self._tabs: dict[str, Tab] = {}
+        # Tabs closed through ego that Chrome may still list for a moment: never brought back
+        # as a new Tab. Bounded, so that a browser that opens tabs for days keeps few.
+        self._closed_tabs: deque[str] = deque(maxlen=64)
         self._closing = False
-        connection.subscribe("Target.detachedFromTarget", self._on_detached)
 
     @classmethod
     async def _prepared(cls, connection: Connection, **keywords: Any) -> Self:
@@ -210,13 +213,12 @@ class Browser:
         """True once the connection is closed (by :meth:`close` or because Chrome went away)."""
         return self.connection.closed
 
-    def _on_detached(self, params: dict[str, Any]) -> None:
-        # Only the tab's own session detaching means the tab is gone: another session on the
-        # same target (a recorder's, say) may come and go.
-        tab = self._tabs.get(params.get("targetId", ""))
-        if tab is not None and params.get("sessionId") in (tab.session_id, None):
-            self._tabs.pop(tab.target_id, None)
-            tab._mark_closed()
+    def _forget(self, tab: Tab) -> None:
+        """A tab ended (its own session detached, or it was closed): the browser lets go of it.
+        Another session on the same target (a recorder's, say) coming and going is not that."""
+        if self._tabs.get(tab.target_id) is tab:
+            del self._tabs[tab.target_id]
+        self._closed_tabs.append(tab.target_id)
 
     def _tab(self, info: Mapping[str, Any]) -> Tab:
         tab = self._tabs.get(info["targetId"])
@@ -230,11 +232,11 @@ class Browser:
                 dialogs=self.dialogs,
                 downloads=self._downloads,
                 policy=self.policy,
+                on_closed=self._forget,
             )
             self._tabs[tab.target_id] = tab
         else:
-            tab._url = info.get("url", tab.url)
-            tab.title = info.get("title", tab.title)
+            tab._listed(info)
         return tab
 
     async def version(self) -> dict[str, Any]:
@@ -250,12 +252,13 @@ class Browser:
         result = await self.connection.send("Target.getTargets")
         infos = [info for info in result["targetInfos"] if info.get("type") == "page"]
         alive = {info["targetId"] for info in infos}
-        for target_id in list(self._tabs):
+        for target_id, tab in list(self._tabs.items()):
             if target_id not in alive:
-                self._tabs.pop(target_id)._mark_closed()
+                tab._mark_closed()
         # Chrome still lists a tab for a moment after Target.closeTarget answers; a tab closed
         # through ego is not listed (nor brought back as a new Tab) again.
-        closed = {target_id for target_id, tab in self._tabs.items() if tab.closed}
+        closed = set(self._closed_tabs)
+        closed.update(target_id for target_id, tab in self._tabs.items() if tab.closed)
         return [self._tab(info) for info in infos if info["targetId"] not in closed]
 
     async def new_tab(
@@ -401,7 +404,7 @@ class Browser:
             await self.connection.close()
             if self.process is not None:
                 await self.process.terminate()
-            for tab in self._tabs.values():
+            for tab in list(self._tabs.values()):
                 tab._mark_closed()
             self._tabs.clear()
             self._downloads.close()

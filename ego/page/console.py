@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Session
+    from ..protocol.transport import Subscription
 
 __all__ = ["MAX_MESSAGES", "ConsoleLog", "ConsoleMessage", "format_args"]
 
@@ -77,28 +78,30 @@ class ConsoleLog:
 
     def __init__(self, max_messages: int = MAX_MESSAGES) -> None:
         self._messages: deque[ConsoleMessage] = deque(maxlen=max_messages)
-        self._subscriptions: list[Subscription] = []
+        self._subscription: Subscription | None = None
         #: Messages dropped because the buffer was full, since attach (or the last clear).
         self.dropped = 0
 
-    def attach(self, connection: Connection, session_id: str) -> None:
-        """Start listening on ``session_id``. Call before ``Runtime.enable``."""
+    def attach(self, session: Session) -> None:
+        """Start listening on ``session`` (the subscription is the session's: it ends when the
+        session does). Call before ``Runtime.enable``."""
         handlers = {
             "Runtime.consoleAPICalled": self._on_console,
             "Runtime.exceptionThrown": self._on_exception,
         }
-        self._subscriptions = [connection.subscribe_each(handlers, session_id=session_id)]
+        self.close()
+        self._subscription = session.subscribe_each(handlers)
 
     def close(self) -> None:
         """Stop listening; the messages stay readable."""
-        for subscription in self._subscriptions:
-            subscription.close()
-        self._subscriptions = []
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
 
     async def messages(self, *, clear: bool = False) -> list[ConsoleMessage]:
         """The messages kept, oldest first; ``clear`` empties the buffer (and the counter)."""
-        for subscription in self._subscriptions:
-            await subscription.drain()
+        if self._subscription is not None:
+            await self._subscription.drain()
         kept = list(self._messages)
         if clear:
             self._messages.clear()

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
 from ..errors import CommandTimeoutError, DialogOpenError, EgoError, ProtocolError, TabClosedError
 
 if TYPE_CHECKING:
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Session
+    from ..protocol.transport import Subscription
 
 __all__ = [
     "DEFAULT_DIALOG_ACTIONS",
@@ -167,20 +168,18 @@ class DialogTracker:
 
     def __init__(
         self,
-        connection: Connection,
         target_id: str,
         session: Callable[[], Awaitable[str]],
         policy: DialogPolicy = "auto",
-        frame_session: Callable[[str], str | None] = lambda frame_id: None,
+        frame_session: Callable[[str], Session | None] = lambda frame_id: None,
     ) -> None:
-        self._connection = connection
         self._target_id = target_id
         self._session = session
         self._frame_session = frame_session
-        self._blocked: str | None = None
+        self._blocked: Session | None = None
         self._policy: DialogPolicy = policy
         self._actions = dialog_actions(policy)
-        self._session_id: str | None = None
+        self._tab_session: Session | None = None
         self._subscription: Subscription | None = None
         self._current: Dialog | None = None
         self._history: deque[Dialog] = deque(maxlen=MAX_RECORDED_DIALOGS)
@@ -208,12 +207,12 @@ class DialogTracker:
         """The dialogs seen since attach, oldest first (the last :data:`MAX_RECORDED_DIALOGS`)."""
         return list(self._history)
 
-    def attach(self, session_id: str) -> None:
-        """Start hearing the session's dialog events (before ``Page.enable``)."""
-        self._session_id = session_id
-        self._subscription = self._connection.subscribe_all(
-            _EVENTS, self._on_event, session_id=session_id
-        )
+    def attach(self, session: Session) -> None:
+        """Start hearing the tab session's dialog events (before ``Page.enable``)."""
+        if self._subscription is not None:
+            self._subscription.close()
+        self._tab_session = session
+        self._subscription = session.subscribe_all(_EVENTS, self._on_event)
 
     def close(self) -> None:
         """Stop: the tab closed. Waiting :meth:`expect` calls fail with TabClosedError."""
@@ -228,7 +227,9 @@ class DialogTracker:
 
     async def handle(self, accept: bool, prompt_text: str | None = None) -> Dialog:
         """Answer the open dialog. See :meth:`ego.Tab.handle_dialog`."""
-        session_id = await self._session()
+        await self._session()
+        session = self._tab_session
+        assert session is not None
         if self._subscription is not None:
             await self._subscription.drain()  # every dialog event received so far is seen
         dialog = self.current
@@ -236,9 +237,7 @@ class DialogTracker:
         if prompt_text is not None:
             params["promptText"] = prompt_text
         try:
-            await self._connection.send(
-                "Page.handleJavaScriptDialog", params, session_id=session_id
-            )
+            await session.send("Page.handleJavaScriptDialog", params)
         except ProtocolError as exc:
             if "No dialog is showing" not in str(exc):
                 raise
@@ -339,11 +338,9 @@ class DialogTracker:
         if prompt_text is not None:
             params["promptText"] = prompt_text
         try:
-            await self._connection.send(
-                "Page.handleJavaScriptDialog",
-                params,
-                session_id=self._session_id,
-                timeout=_ANSWER_TIMEOUT,
+            assert self._tab_session is not None
+            await self._tab_session.send(
+                "Page.handleJavaScriptDialog", params, timeout=_ANSWER_TIMEOUT
             )
         except EgoError as exc:
             # Gone already (another client answered, the tab closed): its Closed event, if
@@ -355,7 +352,7 @@ class DialogTracker:
             self._current = None
 
     def _suspend(self, dialog: Dialog, frame_id: str) -> None:
-        if self._session_id is None:
+        if self._tab_session is None:
             return
         tab = self._target_id[:8]
         prompt = ", prompt_text='...'" if dialog.type == "prompt" else ""
@@ -372,13 +369,13 @@ class DialogTracker:
                 url=dialog.url,
             )
 
-        self._blocked = self._frame_session(frame_id) or self._session_id
-        self._connection.suspend_session(self._blocked, error, allow=_ALLOWED_WHILE_OPEN)
+        self._blocked = self._frame_session(frame_id) or self._tab_session
+        self._blocked.suspend(error, allow=_ALLOWED_WHILE_OPEN)
 
     def _unblock(self) -> None:
         blocked, self._blocked = self._blocked, None
         if blocked is not None:
-            self._connection.resume_session(blocked)
+            blocked.resume()
 
 
 class DialogExpectation:

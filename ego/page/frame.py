@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -18,6 +17,7 @@ from .evaluation import evaluate
 from .verbs import PageVerbs
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from ..protocol.transport import Connection
     from .network import NetworkLog
 
@@ -88,7 +88,8 @@ class Frame(PageVerbs):
         self.name = ""
         self._url = ""
         self.documents = 0
-        self._session_id: str | None = None
+        self._loader = ""
+        self._session: Session | None = None
         self._context: tuple[int, str] | None = None
         self._detached = False
 
@@ -96,6 +97,76 @@ class Frame(PageVerbs):
         state = " detached" if self._detached else ""
         name = f" {self.name!r}" if self.name else ""
         return f"<Frame {self.id[:8]}{name} {self._url!r}{state}>"
+
+    # -- what the frame tree tells the frame (Chrome's events) ----------------------------
+    # Each change of a frame's state is one of these, called by the tab's FrameTree (and the
+    # tab itself, for what its own commands and the browser's target list say of its main
+    # frame); nothing else writes the frame's fields.
+
+    def _lives_in(self, session: Session) -> None:
+        """The frame's document is reached through ``session`` (it attached, or moved there)."""
+        if self._session is not session:
+            self._session = session
+            self._context = None
+
+    def _settles(self, session: Session) -> None:
+        """Like :meth:`_lives_in`, but only when the frame has no session yet (what Chrome
+        lists of a frame tree may be older than what the frame already knows)."""
+        if self._session is None:
+            self._lives_in(session)
+
+    def _context_created(self, session: Session, context_id: int, unique_id: str) -> None:
+        """Its document's default execution context was created in ``session``."""
+        self._session = session
+        self._context = (context_id, unique_id)
+
+    def _context_destroyed(self, session: Session, context_id: int | None) -> None:
+        """A context of ``session`` was destroyed (``None``: all of them, cleared)."""
+        context = self._context
+        if self._session is session and context is not None and context_id in (None, context[0]):
+            self._context = None
+
+    def _left_process(self, session: Session | None = None) -> None:
+        """The frame's document left ``session`` (any, when None): it is moving between
+        processes, or its out-of-process session ended; a new one is on its way."""
+        if session is None or self._session is session:
+            self._session = None
+            self._context = None
+
+    def _navigated(self, url: str, name: str | None = None, loader: str = "") -> None:
+        """A new document committed (counted once per ``loader``: the navigation that made it
+        and Chrome's event may both tell)."""
+        self._url = url
+        if name is not None:
+            self.name = name
+        if not loader or loader != self._loader:
+            self._loader = loader
+            self.documents += 1
+
+    def _committed(self, url: str, loader: str) -> None:
+        """A navigation's answer says document ``loader`` committed at ``url``: news only when
+        Chrome's event for it has not come yet (it then tells the URL after redirects)."""
+        if loader != self._loader:
+            self._navigated(url, None, loader)
+
+    def _moved_within(self, url: str) -> None:
+        """The document's URL changed without a new document (``#fragment``, ``pushState``)."""
+        self._url = url
+
+    def _seen(self, url: str, name: str | None = None) -> None:
+        """What a listing says of the frame (a frame tree, the browser's targets)."""
+        if url:
+            self._url = url
+        if name is not None and not self.name:
+            self.name = name
+
+    def _moved_under(self, parent: Frame) -> None:
+        self.parent = parent
+
+    def _remove(self) -> None:
+        """The frame was removed from its page: every pending and later call fails."""
+        self._detached = True
+        self._context = None
 
     @property
     def url(self) -> str:
@@ -135,7 +206,12 @@ class Frame(PageVerbs):
     @property
     def session_id(self) -> str | None:
         """The CDP session the frame's document is reached through, when known."""
-        return self._session_id
+        return self._session.id if self._session is not None else None
+
+    @property
+    def session(self) -> Session | None:
+        """The :class:`~ego.protocol.session.Session` of the frame's document, when known."""
+        return self._session
 
     def _gone(self) -> FrameDetachedError:
         return FrameDetachedError(
@@ -157,8 +233,9 @@ class Frame(PageVerbs):
         while True:
             if self._detached:
                 raise self._gone()
-            if self._session_id is not None and self._context is not None:
-                return self._session_id, self._context[0], self._context[1]
+            session = self._session
+            if session is not None and self._context is not None and not session.detached:
+                return session.id or "", self._context[0], self._context[1]
             left = deadline - time.monotonic()
             if left <= 0 or not await self._host.changed(left):
                 raise CommandTimeoutError(
@@ -227,11 +304,25 @@ class Frame(PageVerbs):
                 where=f"the frame {self.name or self._url}",
             )
         except (ContextDestroyedError, TabClosedError):
-            # A removed frame takes its context (or its whole session) with it.
-            await asyncio.sleep(0)  # let the detach event that raced the answer land
-            if self._detached:
+            # A removed frame takes its context (or its whole session) with it; Chrome may
+            # tell the removal just after the failed answer, so the frame's state decides
+            # once it settles (removed, or in a document again), never the loop's timing.
+            if await self._settle(seconds - (time.monotonic() - started)):
                 raise self._gone() from None
             raise
+
+    async def _settle(self, timeout: float) -> bool:
+        """After a call lost its document: wait (bounded) until the frame is removed or has a
+        document to run in again; True when it was removed."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while not self._detached:
+            session = self._session
+            if session is not None and not session.detached and self._context is not None:
+                return False
+            left = deadline - time.monotonic()
+            if left <= 0 or not await self._host.changed(left):
+                return self._detached
+        return True
 
     async def viewport_offset(self) -> tuple[float, float]:
         """Where this frame's viewport sits in the tab's, in CSS pixels: the sum of each

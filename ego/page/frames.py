@@ -23,31 +23,25 @@ from .attach import IFRAMES, prepare_paused
 from .frame import Frame, FrameHost
 
 if TYPE_CHECKING:
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Listener, Session
+    from ..protocol.transport import Connection
 
 __all__ = ["FrameTree"]
 
 logger = logging.getLogger("ego.page.frames")
 
-_EVENTS: Final = (
-    "Page.frameAttached",
-    "Page.frameNavigated",
-    "Page.navigatedWithinDocument",
-    "Page.frameDetached",
-    "Runtime.executionContextCreated",
-    "Runtime.executionContextDestroyed",
-    "Runtime.executionContextsCleared",
-    "Target.attachedToTarget",
-    "Target.detachedFromTarget",
-)
-
 #: Commands a child session gets before it is resumed, besides the frame tree's own; the
 #: browser may add some (an origin policy's request interception).
-SessionSetup = Callable[[str], Awaitable[None]]
+SessionSetup = Callable[["Session"], Awaitable[None]]
 
 
 class FrameTree:
     """Every frame of one tab, by id, with the session and execution context of each.
+
+    The tree is the one writer of its frames' state: Chrome's events reach it inline (a
+    :class:`~ego.protocol.session.Listener` on the tab's session and on each out-of-process
+    frame's), so the frames are current when any answer that arrived after those events is
+    seen, and it tells each frame what changed through the frame's own methods.
 
     Args:
         host: the tab.
@@ -57,10 +51,13 @@ class FrameTree:
     def __init__(self, host: FrameHost, connection: Connection) -> None:
         self._host = host
         self._connection = connection
-        self._frames: dict[str, Frame] = {}
-        self._subscriptions: dict[str, Subscription] = {}
+        #: The tab's main frame: it bears the tab's target id, and lives as long as the tab.
+        self.main = Frame(host, host.target_id, None)
+        self._frames: dict[str, Frame] = {self.main.id: self.main}
+        self._listeners: dict[Session, Listener] = {}
         self._setups: set[asyncio.Task[None]] = set()
         self._change: asyncio.Future[None] | None = None
+        self._closed = False
         self.session_setup: list[SessionSetup] = []
 
     def frames(self) -> list[Frame]:
@@ -76,19 +73,14 @@ class FrameTree:
             stack.extend(reversed(children.get(frame.id, [])))
         return ordered
 
-    def session_of(self, frame_id: str) -> str | None:
+    def session_of(self, frame_id: str) -> Session | None:
         """The session the frame lives in (the tab's, or its out-of-process one), if known."""
         frame = self._frames.get(frame_id)
-        return frame._session_id if frame is not None else None
+        return frame.session if frame is not None else None
 
     def get(self, frame_id: str) -> Frame | None:
         """The frame with this id, if the tab has it."""
         return self._frames.get(frame_id)
-
-    @property
-    def main(self) -> Frame:
-        """The main frame (known from the tab's target id even before Chrome reports it)."""
-        return self._frame(self._host.target_id, None)
 
     async def changed(self, timeout: float) -> bool:
         """Wait until any frame changes (attaches, navigates, gets a context, detaches);
@@ -106,40 +98,59 @@ class FrameTree:
         if change is not None and not change.done():
             change.set_result(None)
 
-    def attach(self, session_id: str) -> None:
+    def attach(self, session: Session) -> None:
         """Listen to the tab's session (before Page and Runtime are enabled on it, so that no
         frame or context slips by)."""
-        self._listen(session_id)
+        self._listen(session)
+        self.main._lives_in(session)
 
-    async def start(self, session_id: str) -> None:
+    async def start(self, session: Session) -> None:
         """What the tab's session needs beyond its listeners: the frames that exist already,
         and the auto-attach of cross-site iframes."""
         await asyncio.gather(
-            self._connection.send("Target.setAutoAttach", IFRAMES, session_id=session_id),
-            self._seed(session_id),
+            session.send("Target.setAutoAttach", IFRAMES),
+            self._seed(session),
         )
 
     def close(self) -> None:
-        """Stop listening; every frame counts as removed."""
-        for subscription in self._subscriptions.values():
-            subscription.close()
-        self._subscriptions.clear()
+        """Stop listening; every frame counts as removed (the tab closed)."""
+        self._closed = True
+        for listener in self._listeners.values():
+            listener.close()
+        self._listeners.clear()
         for task in self._setups:
             task.cancel()
         for frame in self._frames.values():
-            frame._detached = True
+            frame._remove()
         self._frames.clear()
         self._touch()
 
+    def close_session(self, session: Session) -> None:
+        """Stop listening to ``session`` (its setup failed: the tab attaches afresh later)."""
+        listener = self._listeners.pop(session, None)
+        if listener is not None:
+            listener.close()
+        for frame in self._frames.values():
+            frame._left_process(session)
+
     # -- events --------------------------------------------------------------------------
 
-    def _listen(self, session_id: str) -> None:
-        async def handle(method: str, params: dict[str, Any]) -> None:
-            self._on_event(session_id, method, params)
+    def _listen(self, session: Session) -> None:
+        def on_event(method: str, params: dict[str, Any]) -> None:
+            _HANDLERS[method](self, session, params)
+            self._touch()
 
-        self._subscriptions[session_id] = self._connection.subscribe_all(
-            _EVENTS, handle, session_id=session_id
-        )
+        self._listeners[session] = session.listen(_HANDLERS, on_event)
+
+        def gone() -> None:
+            # The session ended (its frame went away, or moved back into its parent's
+            # process): its frames have no document to run in until another session has them.
+            self._listeners.pop(session, None)
+            for frame in self._frames.values():
+                frame._left_process(session)
+            self._touch()
+
+        session.on_detach(gone)
 
     def _frame(self, frame_id: str, parent_id: str | None) -> Frame:
         frame = self._frames.get(frame_id)
@@ -150,117 +161,121 @@ class FrameTree:
             frame = Frame(self._host, frame_id, parent)
             self._frames[frame_id] = frame
         elif parent is not None:
-            frame.parent = parent
+            frame._moved_under(parent)
         return frame
 
-    def _on_event(self, session_id: str, method: str, params: dict[str, Any]) -> None:
-        if method == "Runtime.executionContextCreated":
-            context = params.get("context", {})
-            aux = context.get("auxData") or {}
-            frame_id = aux.get("frameId")
-            if aux.get("isDefault") and frame_id:
-                frame = self._frame(str(frame_id), None)
-                frame._session_id = session_id
-                frame._context = (int(context["id"]), str(context.get("uniqueId", "")))
-        elif method == "Runtime.executionContextDestroyed":
-            gone = params.get("executionContextId")
-            for frame in self._frames.values():
-                if frame._session_id == session_id and frame._context and frame._context[0] == gone:
-                    frame._context = None
-        elif method == "Runtime.executionContextsCleared":
-            for frame in self._frames.values():
-                if frame._session_id == session_id:
-                    frame._context = None
-        elif method == "Page.frameAttached":
-            frame = self._frame(str(params["frameId"]), params.get("parentFrameId"))
-            frame._session_id = frame._session_id or session_id
-        elif method == "Page.frameNavigated":
-            info = params.get("frame", {})
-            frame = self._frame(str(info["id"]), info.get("parentId"))
-            # A new document: the frames of the old one went with it (Chrome reports no
-            # detach for them); the new document's frames attach after this.
-            for old in [other for other in self._frames.values() if other.parent is frame]:
-                self._remove(old)
-            frame._session_id = session_id
-            frame.name = str(info.get("name") or "")
-            frame._url = str(info.get("url", "")) + str(info.get("urlFragment", ""))
-            frame.documents += 1
-        elif method == "Page.navigatedWithinDocument":
-            moved = self._frames.get(str(params.get("frameId")))
-            if moved is not None:
-                moved._url = str(params.get("url", moved._url))
-        elif method == "Page.frameDetached":
-            gone = self._frames.get(str(params.get("frameId")))
-            if gone is not None and params.get("reason") != "swap":
-                self._remove(gone)
-            elif gone is not None and gone._session_id == session_id:
-                # Moving to another process: its own session attaches (Chrome may report
-                # that attach before this).
-                gone._session_id = None
-                gone._context = None
-        elif method == "Target.attachedToTarget":
-            self._on_child(params)
-        elif method == "Target.detachedFromTarget":
-            ended = str(params.get("sessionId", ""))
-            subscription = self._subscriptions.pop(ended, None)
-            if subscription is not None:
-                subscription.close()
-            for frame in self._frames.values():
-                if frame._session_id == ended:
-                    frame._session_id = None
-                    frame._context = None
-        self._touch()
+    def _on_context_created(self, session: Session, params: dict[str, Any]) -> None:
+        context = params.get("context", {})
+        aux = context.get("auxData") or {}
+        frame_id = aux.get("frameId")
+        if aux.get("isDefault") and frame_id:
+            frame = self._frame(str(frame_id), None)
+            frame._context_created(session, int(context["id"]), str(context.get("uniqueId", "")))
+
+    def _on_context_destroyed(self, session: Session, params: dict[str, Any]) -> None:
+        gone = params.get("executionContextId")
+        for frame in self._frames.values():
+            frame._context_destroyed(session, int(gone) if gone is not None else None)
+
+    def _on_contexts_cleared(self, session: Session, params: dict[str, Any]) -> None:
+        for frame in self._frames.values():
+            frame._context_destroyed(session, None)
+
+    def _on_frame_attached(self, session: Session, params: dict[str, Any]) -> None:
+        frame = self._frame(str(params["frameId"]), params.get("parentFrameId"))
+        frame._settles(session)
+
+    def _on_frame_navigated(self, session: Session, params: dict[str, Any]) -> None:
+        info = params.get("frame", {})
+        frame = self._frame(str(info["id"]), info.get("parentId"))
+        # A new document: the frames of the old one went with it (Chrome reports no detach
+        # for them); the new document's frames attach after this.
+        for old in [other for other in self._frames.values() if other.parent is frame]:
+            self._remove(old)
+        frame._lives_in(session)
+        frame._navigated(
+            str(info.get("url", "")) + str(info.get("urlFragment", "")),
+            str(info.get("name") or ""),
+            str(info.get("loaderId", "")),
+        )
+
+    def _on_navigated_within(self, session: Session, params: dict[str, Any]) -> None:
+        moved = self._frames.get(str(params.get("frameId")))
+        if moved is not None:
+            moved._moved_within(str(params.get("url", moved.url)))
+
+    def _on_frame_detached(self, session: Session, params: dict[str, Any]) -> None:
+        gone = self._frames.get(str(params.get("frameId")))
+        if gone is None:
+            return
+        if params.get("reason") != "swap":
+            self._remove(gone)
+        else:
+            # Moving to another process: its own session attaches (Chrome may report that
+            # attach before this).
+            gone._left_process(session)
+
+    def _on_target_attached(self, session: Session, params: dict[str, Any]) -> None:
+        info = params.get("targetInfo", {})
+        child_id = str(params.get("sessionId", ""))
+        if info.get("type") != "iframe" or not child_id or self._closed:
+            return
+        child = self._connection.session(child_id)
+        frame = self._frame(str(info["targetId"]), info.get("parentFrameId"))
+        frame._lives_in(child)
+        self._listen(child)
+        task = asyncio.ensure_future(self._prepare(child))
+        self._setups.add(task)
+        task.add_done_callback(self._setups.discard)
 
     def _remove(self, frame: Frame) -> None:
         for other in list(self._frames.values()):
             ancestor: Frame | None = other
             while ancestor is not None and ancestor is not frame:
                 ancestor = ancestor.parent
-            if ancestor is frame:
-                other._detached = True
-                other._context = None
+            if ancestor is frame and other is not self.main:
+                other._remove()
                 self._frames.pop(other.id, None)
 
-    def _on_child(self, params: dict[str, Any]) -> None:
-        info = params.get("targetInfo", {})
-        child = str(params.get("sessionId", ""))
-        if info.get("type") != "iframe" or not child:
-            return
-        frame = self._frame(str(info["targetId"]), info.get("parentFrameId"))
-        frame._session_id = child
-        frame._context = None
-        self._listen(child)
-        task = asyncio.ensure_future(self._prepare(child))
-        self._setups.add(task)
-        task.add_done_callback(self._setups.discard)
-
-    async def _prepare(self, session_id: str) -> None:
+    async def _prepare(self, session: Session) -> None:
         """Enable what a child session needs, then let its frame run."""
-        send = self._connection.send
 
         async def setup() -> None:
             await asyncio.gather(
-                send("Page.enable", session_id=session_id),
-                send("Runtime.enable", session_id=session_id),
-                send("Target.setAutoAttach", IFRAMES, session_id=session_id),
-                *(extra(session_id) for extra in self.session_setup),
+                session.enable("Page", "Runtime"),
+                session.send("Target.setAutoAttach", IFRAMES),
+                *(extra(session) for extra in self.session_setup),
             )
-            await self._seed(session_id)
+            await self._seed(session)
 
-        await prepare_paused(self._connection, session_id, setup())
+        await prepare_paused(session, setup())
 
-    async def _seed(self, session_id: str) -> None:
+    async def _seed(self, session: Session) -> None:
         """Record the frames a session holds already (a tab attached after it loaded)."""
-        tree = await self._connection.send("Page.getFrameTree", session_id=session_id)
+        tree = await session.send("Page.getFrameTree")
         stack = [tree.get("frameTree", {})]
         while stack:
             node = stack.pop()
             info = node.get("frame") or {}
             if "id" in info:
                 frame = self._frame(str(info["id"]), info.get("parentId"))
-                frame._session_id = frame._session_id or session_id
-                if not frame._url:
-                    frame._url = str(info.get("url", ""))
-                    frame.name = str(info.get("name") or "")
+                frame._settles(session)
+                if not frame.url:
+                    frame._seen(str(info.get("url", "")), str(info.get("name") or ""))
             stack.extend(node.get("childFrames", []))
         self._touch()
+
+
+_Handler = Callable[[FrameTree, "Session", dict[str, Any]], None]
+
+#: What each event of a frame's session does to the tree.
+_HANDLERS: Final[dict[str, _Handler]] = {
+    "Page.frameAttached": FrameTree._on_frame_attached,
+    "Page.frameNavigated": FrameTree._on_frame_navigated,
+    "Page.navigatedWithinDocument": FrameTree._on_navigated_within,
+    "Page.frameDetached": FrameTree._on_frame_detached,
+    "Runtime.executionContextCreated": FrameTree._on_context_created,
+    "Runtime.executionContextDestroyed": FrameTree._on_context_destroyed,
+    "Runtime.executionContextsCleared": FrameTree._on_contexts_cleared,
+    "Target.attachedToTarget": FrameTree._on_target_attached,
+}

@@ -25,6 +25,7 @@ from .attach import IFRAMES, auto_attach, prepare_paused
 from .policy import NavigationPolicy
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from ..protocol.transport import Connection, Subscription
 
 __all__ = ["NavigationGuard"]
@@ -45,7 +46,7 @@ class NavigationGuard:
     def __init__(self, connection: Connection, policy: NavigationPolicy) -> None:
         self._connection = connection
         self._policy = policy
-        self._subscriptions: list[Subscription] = []
+        self._subscription: Subscription | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
@@ -54,15 +55,13 @@ class NavigationGuard:
         Raises:
             ProtocolError: the browser refuses auto-attach (some remote endpoints do).
         """
-        self._subscriptions.append(
-            self._connection.subscribe("Target.attachedToTarget", self._on_attached)
-        )
-        await self._connection.send("Target.setAutoAttach", auto_attach("page"))
+        root = self._connection.root
+        self._subscription = root.subscribe("Target.attachedToTarget", self._on_attached)
+        await root.send("Target.setAutoAttach", auto_attach("page"))
 
     def close(self) -> None:
-        for subscription in self._subscriptions:
-            subscription.close()
-        self._subscriptions.clear()
+        if self._subscription is not None:
+            self._subscription.close()
         for task in self._tasks:
             task.cancel()
 
@@ -71,44 +70,35 @@ class NavigationGuard:
         kind = params.get("targetInfo", {}).get("type")
         if not session_id or kind not in ("page", "iframe"):
             return
-        self._subscriptions.append(
-            self._connection.subscribe(
-                "Fetch.requestPaused", self._on_paused(session_id), session_id=session_id
-            )
-        )
-        self._subscriptions.append(
-            self._connection.subscribe(
-                "Target.attachedToTarget", self._on_attached, session_id=session_id
-            )
-        )
-        task = asyncio.ensure_future(self._prepare(session_id))
+        # The guard's own session of the page or frame: what it subscribes to there ends
+        # with it, when the page closes or the frame goes.
+        session = self._connection.session(session_id)
+        session.subscribe("Fetch.requestPaused", self._on_paused(session))
+        session.subscribe("Target.attachedToTarget", self._on_attached)
+        task = asyncio.ensure_future(self._prepare(session))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _prepare(self, session_id: str) -> None:
-        send = self._connection.send
+    async def _prepare(self, session: Session) -> None:
         setup = asyncio.gather(
-            send("Fetch.enable", _DOCUMENTS, session_id=session_id),
-            send("Target.setAutoAttach", IFRAMES, session_id=session_id),
+            session.send("Fetch.enable", _DOCUMENTS),
+            session.send("Target.setAutoAttach", IFRAMES),
         )
-        await prepare_paused(self._connection, session_id, setup)
+        await prepare_paused(session, setup)
 
-    def _on_paused(self, session_id: str) -> Any:
+    def _on_paused(self, session: Session) -> Any:
         async def decide(params: dict[str, Any]) -> None:
             request_id = params.get("requestId")
             url = str(params.get("request", {}).get("url", ""))
             reason = self._policy.refusal(url)
             try:
                 if reason is None:
-                    await self._connection.send(
-                        "Fetch.continueRequest", {"requestId": request_id}, session_id=session_id
-                    )
+                    await session.send("Fetch.continueRequest", {"requestId": request_id})
                 else:
                     logger.info("refused %s: %s", url, reason)
-                    await self._connection.send(
+                    await session.send(
                         "Fetch.failRequest",
                         {"requestId": request_id, "errorReason": "BlockedByClient"},
-                        session_id=session_id,
                     )
             except EgoError as exc:
                 logger.debug("answering paused request %s: %s", url, exc)

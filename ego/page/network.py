@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Final
 from ..errors import CommandTimeoutError, ProtocolError
 
 if TYPE_CHECKING:
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Session
+    from ..protocol.transport import Subscription
 
 __all__ = ["MAX_REQUESTS", "NetworkLog", "Request"]
 
@@ -91,11 +92,11 @@ class NetworkLog:
     _finished: set[str] = field(default_factory=set)
     #: Set on every start or end of a request, for waiters; replaced once they wake.
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
-    _connection: Connection | None = None
-    _session_id: str | None = None
+    _session: Session | None = None
 
-    def attach(self, connection: Connection, session_id: str) -> None:
-        """Start listening on ``session_id``. Call before ``Network.enable``.
+    def attach(self, session: Session) -> None:
+        """Start listening on ``session`` (the subscription is the session's: it ends when the
+        session does). Call before ``Network.enable``.
 
         One subscription for every method keeps Chrome's order: a response is never handled
         before its request, nor a request before the navigation that started its page.
@@ -108,9 +109,10 @@ class NetworkLog:
             "Network.loadingFinished": self._on_finished,
             "Page.frameNavigated": self._on_frame_navigated,
         }
-        self._connection = connection
-        self._session_id = session_id
-        self._subscriptions = [connection.subscribe_each(handlers, session_id=session_id)]
+        for subscription in self._subscriptions:
+            subscription.close()
+        self._session = session
+        self._subscriptions = [session.subscribe_each(handlers)]
 
     def close(self) -> None:
         for subscription in self._subscriptions:
@@ -264,8 +266,8 @@ class NetworkLog:
                 failed or was a redirect and has none.
             CommandTimeoutError: the request was still loading after ``timeout`` seconds.
         """
-        connection, session_id = self._connection, self._session_id
-        if connection is None or session_id is None:
+        session = self._session
+        if session is None:
             raise ProtocolError(
                 "the network log is not attached to a tab", method="Network.getResponseBody"
             )
@@ -284,10 +286,9 @@ class NetworkLog:
                 method="Network.getResponseBody",
             )
         try:
-            result = await connection.send(
+            result = await session.send(
                 "Network.getResponseBody",
                 {"requestId": request_id},
-                session_id=session_id,
                 timeout=max(0.001, deadline - time.monotonic()),
             )
         except ProtocolError as exc:

@@ -7,9 +7,9 @@ import base64
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from ..errors import (
@@ -21,41 +21,28 @@ from ..errors import (
     TabClosedError,
 )
 from . import history, locate
+from .closing import CLOSE_ATTEMPTS, close_target
 from .console import ConsoleLog, ConsoleMessage
 from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
 from .downloads import Download, DownloadExpectation, Downloads
 from .evaluation import evaluate, stop_spinning
 from .frame import Frame
 from .frames import FrameTree
+from .loads import LoadWait, WaitUntil, check_wait_until
 from .network import NetworkLog, Request
 from .policy import OPEN, NavigationPolicy
 from .verbs import PageVerbs
 from .waits import url_matcher
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from ..protocol.transport import Connection
-    from .history import HistoryWait
 
 __all__ = ["CLOSE_ATTEMPTS", "Tab", "WaitUntil"]
 
 logger = logging.getLogger("ego.page.tab")
 
-WaitUntil = Literal["commit", "domcontentloaded", "load", "networkidle"]
-
-_LIFECYCLE: Final[dict[str, str]] = {
-    "domcontentloaded": "DOMContentLoaded",
-    "load": "load",
-    "networkidle": "networkIdle",
-}
-
 _DEFAULT: Final = object()
-
-#: How many times :meth:`Tab.close` asks Chrome to close a tab that stays open.
-CLOSE_ATTEMPTS: Final = 8
-#: Seconds a close waits for the tab to go before asking again.
-_CLOSE_WAIT: Final = 0.25
-#: Seconds between checks on a tab this connection is not attached to.
-_CLOSE_POLL: Final = 0.05
 
 
 class Tab(PageVerbs):
@@ -84,38 +71,43 @@ class Tab(PageVerbs):
         dialogs: DialogPolicy = "auto",
         downloads: Downloads | None = None,
         policy: NavigationPolicy = OPEN,
+        on_closed: Callable[[Tab], None] | None = None,
     ) -> None:
         self._connection = connection
         self.target_id = target_id
-        self._url = url
         self.title = title
         self.default_timeout = default_timeout
-        self._session_id: str | None = None
-        self._attaching: asyncio.Future[str] | None = None
+        self._session: Session | None = None
+        self._attaching: asyncio.Future[Session] | None = None
         self._closed = False
-        self._documents = 0
-        self._loader = ""
+        self._ended = False
+        self._on_closed = on_closed
         self._network = NetworkLog()
         self._console = ConsoleLog()
         self._frames = FrameTree(self, connection)
-        self._dialogs = DialogTracker(
-            connection, target_id, self.session, dialogs, self._frames.session_of
-        )
+        self._frames.main._seen(url)
+        self._dialogs = DialogTracker(target_id, self.session, dialogs, self._frames.session_of)
         self._downloads = downloads
         self._policy = policy
 
     def __repr__(self) -> str:
-        return f"<Tab {self.target_id[:8]} {self._url!r}>"
+        return f"<Tab {self.target_id[:8]} {self.url!r}>"
+
+    @property
+    def main_frame(self) -> Frame:
+        """The tab's main frame: its document, URL and history of documents. The tab's own
+        verbs act on it."""
+        return self._frames.main
 
     @property
     def url(self) -> str:
-        """The URL last seen for this tab (refreshed by navigate and Browser.tabs)."""
-        return self._url
+        """The URL of the tab's document, as Chrome last reported it."""
+        return self._frames.main.url
 
     @property
     def origin(self) -> str:
         """``scheme://host[:port]`` of :attr:`url`, or ``""`` for an opaque URL."""
-        parts = urlsplit(self._url)
+        parts = urlsplit(self.url)
         return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
 
     @property
@@ -123,7 +115,7 @@ class Tab(PageVerbs):
         """How many main-frame documents this tab has shown since it attached: it changes on
         every navigation and reload (not on a ``#fragment`` or ``pushState``), which is how
         long page globals live. The cache layer keys its page-side memo on it."""
-        return self._documents
+        return self._frames.main.documents
 
     @property
     def closed(self) -> bool:
@@ -134,8 +126,7 @@ class Tab(PageVerbs):
     def crashed(self) -> bool:
         """True while the tab's renderer is crashed: calls fail with TargetCrashedError until
         :meth:`reload` or :meth:`navigate`."""
-        session_id = self._session_id
-        return session_id is not None and self._connection.session_crashed(session_id)
+        return self._session is not None and self._session.crashed
 
     @property
     def connection(self) -> Connection:
@@ -146,7 +137,13 @@ class Tab(PageVerbs):
     @property
     def session_id(self) -> str | None:
         """The flattened CDP session id, once attached."""
-        return self._session_id
+        return self._session.id if self._session is not None else None
+
+    @property
+    def cdp_session(self) -> Session | None:
+        """The tab's :class:`~ego.protocol.session.Session`, once attached: it owns what is
+        subscribed on the tab and ends when the tab closes."""
+        return self._session
 
     @property
     def network_log(self) -> NetworkLog:
@@ -164,11 +161,24 @@ class Tab(PageVerbs):
         return self.target_id
 
     def _mark_closed(self) -> None:
+        """The tab is gone: end everything it holds (idempotent)."""
+        if self._ended:
+            return
+        self._ended = True
         self._closed = True
         self._network.close()
         self._console.close()
         self._dialogs.close()
         self._frames.close()
+        self._session = None
+        if self._on_closed is not None:
+            self._on_closed(self)
+
+    def _listed(self, info: Mapping[str, Any]) -> None:
+        """What the browser's target list says of the tab now."""
+        self.title = str(info.get("title", self.title))
+        if "url" in info:
+            self._frames.main._seen(str(info["url"]))
 
     async def session(self) -> str:
         """Attach to the tab if needed and return its CDP session id.
@@ -177,25 +187,30 @@ class Tab(PageVerbs):
             TabClosedError: the tab is closed.
             BrowserClosedError: the browser connection is closed.
         """
+        return str((await self._attached()).id)
+
+    async def _attached(self) -> Session:
+        """The tab's session, attaching once (concurrent callers share the one attach)."""
         if self._closed:
             raise TabClosedError(f"tab {self.target_id} is closed: open a new tab")
-        if self._session_id is not None:
-            return self._session_id
+        if self._session is not None:
+            return self._session
         if self._attaching is None:
             self._attaching = asyncio.get_running_loop().create_future()
             try:
-                session_id = await self._attach()
+                session = await self._attach()
             except BaseException as exc:
                 self._attaching.set_exception(exc)
                 # Read the exception so that asyncio does not warn when nobody else waited.
                 self._attaching.exception()
                 self._attaching = None
                 raise
-            self._attaching.set_result(session_id)
-            return session_id
+            self._attaching.set_result(session)
+            self._attaching = None
+            return session
         return await asyncio.shield(self._attaching)
 
-    async def _attach(self) -> str:
+    async def _attach(self) -> Session:
         try:
             result = await self._connection.send(
                 "Target.attachToTarget", {"targetId": self.target_id, "flatten": True}
@@ -205,41 +220,52 @@ class Tab(PageVerbs):
             raise TabClosedError(
                 f"could not attach to tab {self.target_id} ({exc}): it is probably closed"
             ) from None
-        session_id: str = result["sessionId"]
+        session = self._connection.session(str(result["sessionId"]))
+        session.target_id = self.target_id
+        # Everything below listens through the session, so it all ends when the tab does.
+        session.on_detach(self._mark_closed)
         # The network log listens before Network.enable so that no request slips by.
-        self._network.attach(self._connection, session_id)
+        self._network.attach(session)
         # Likewise the console log before Runtime.enable, which replays what Chrome kept.
-        self._console.attach(self._connection, session_id)
+        self._console.attach(session)
         # Before Page.enable, like the logs: no dialog slips by.
-        self._dialogs.attach(session_id)
+        self._dialogs.attach(session)
         # Likewise the frames, before Page and Runtime report them.
-        self._frames.attach(session_id)
-        self._connection.subscribe(
-            "Page.frameNavigated", self._on_frame_navigated, session_id=session_id
-        )
-        # Lifecycle events carry the loader id, which lets navigate() wait for *its* load
-        # rather than the previous document's.
-        await asyncio.gather(
-            self._connection.send("Page.enable", session_id=session_id),
-            self._connection.send(
-                "Page.setLifecycleEventsEnabled", {"enabled": True}, session_id=session_id
-            ),
-            self._connection.send("Network.enable", session_id=session_id),
-            # For console(): Runtime.consoleAPICalled and Runtime.exceptionThrown.
-            self._connection.send("Runtime.enable", session_id=session_id),
-            # For Inspector.targetCrashed, which fails this tab's calls at once after a
-            # crash. Chrome sends it without this too; older builds may not.
-            self._enable_quietly("Inspector.enable", session_id),
-            # Cross-site iframes attach as child sessions; frames already there are listed.
-            self._frames.start(session_id),
-        )
-        self._session_id = session_id
-        return session_id
+        self._frames.attach(session)
+        try:
+            # Lifecycle events carry the loader id, which lets a load wait for *its*
+            # document rather than the previous one's.
+            await asyncio.gather(
+                session.enable("Page", "Network", "Runtime"),
+                session.send("Page.setLifecycleEventsEnabled", {"enabled": True}),
+                # For Inspector.targetCrashed, which fails this tab's calls at once after a
+                # crash. Chrome sends it without this too; older builds may not.
+                self._enable_quietly("Inspector.enable", session),
+                # Cross-site iframes attach as child sessions; frames already there are listed.
+                self._frames.start(session),
+            )
+        except BaseException:
+            # A half-made attach leaves nothing behind: the next call attaches afresh.
+            self._forget_session(session)
+            raise
+        self._session = session
+        return session
 
-    async def _enable_quietly(self, method: str, session_id: str) -> None:
+    def _forget_session(self, session: Session) -> None:
+        """Drop a session whose setup failed, and what listens on it."""
+        self._network.close()
+        self._console.close()
+        self._frames.close_session(session)
+        if not session.detached:
+            task = asyncio.ensure_future(
+                self._connection.send("Target.detachFromTarget", {"sessionId": session.id})
+            )
+            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _enable_quietly(self, method: str, session: Session) -> None:
         """Send ``method``, tolerating an endpoint that does not offer its domain."""
         try:
-            await self._connection.send(method, session_id=session_id)
+            await session.send(method)
         except ProtocolError:
             pass
 
@@ -257,12 +283,9 @@ class Tab(PageVerbs):
             CommandTooLargeError, BrowserClosedError: as
             :meth:`ego.protocol.transport.Connection.send`.
         """
-        session_id = await self.session()
-        return await self._connection.send(
-            method,
-            params,
-            session_id=session_id,
-            timeout=self.default_timeout if timeout is _DEFAULT else timeout,
+        session = self._session or await self._attached()
+        return await session.send(
+            method, params, timeout=self.default_timeout if timeout is _DEFAULT else timeout
         )
 
     async def evaluate(
@@ -313,10 +336,10 @@ class Tab(PageVerbs):
         Cancelling the call abandons the result; a script still spinning in the page is then
         stopped in the background (``Runtime.terminateExecution``), as after a timeout.
         """
-        session_id = await self.session()
+        session = self._session or await self._attached()
         return await evaluate(
             self._connection,
-            session_id,
+            str(session.id),
             expression,
             await_promise=await_promise,
             timeout=self.default_timeout if timeout is None else timeout,
@@ -390,15 +413,6 @@ class Tab(PageVerbs):
         seconds = self.default_timeout if timeout is None else timeout
         return self._dialogs.expect(accept, prompt_text, seconds)
 
-    def _load_budget(self, wait_until: str, timeout: float | None) -> tuple[float, float]:
-        """Seconds a load may take and its deadline; ``wait_until`` checked first."""
-        if wait_until not in ("commit", *_LIFECYCLE):
-            raise ValueError(
-                f"wait_until={wait_until!r}: use commit, domcontentloaded, load or networkidle"
-            )
-        seconds = self.default_timeout if timeout is None else timeout
-        return seconds, time.monotonic() + seconds
-
     async def navigate(
         self,
         url: str,
@@ -424,37 +438,19 @@ class Tab(PageVerbs):
             CommandTimeoutError: ``wait_until`` was not reached in time.
             TabClosedError: the tab closed meanwhile.
         """
-        seconds, deadline = self._load_budget(wait_until, timeout)
+        check_wait_until(wait_until)
+        seconds = self.default_timeout if timeout is None else timeout
         self._policy.check(url)
-        session_id = await self.session()
+        session = await self._attached()
         # A script spinning in the page would keep a same-site navigation from committing.
-        await stop_spinning(self._connection, session_id)
-        lifecycle = _LIFECYCLE.get(wait_until)
+        await stop_spinning(self._connection, str(session.id))
         started = time.time()
-        seen: set[tuple[str, str]] = set()
-        loader: list[str] = []
-
-        def reached(params: dict[str, Any]) -> bool:
-            seen.add((params.get("loaderId", ""), params.get("name", "")))
-            return (
-                bool(loader)
-                and params.get("loaderId") == loader[0]
-                and (params.get("name") == lifecycle)
-            )
-
-        waiter = (
-            self._connection.expect("Page.lifecycleEvent", session_id=session_id, predicate=reached)
-            if lifecycle is not None
-            else None
-        )
-        try:
+        with LoadWait(session, self.target_id, wait_until, seconds, f"navigation to {url}") as load:
             params: dict[str, Any] = {"url": url}
             if referrer:
                 params["referrer"] = referrer
             try:
-                result = await self._connection.send(
-                    "Page.navigate", params, session_id=session_id, timeout=seconds
-                )
+                result = await session.send("Page.navigate", params, timeout=load.left())
             except CommandTimeoutError:
                 raise CommandTimeoutError(
                     f"navigation to {url} got no response within {seconds:g} s"
@@ -471,19 +467,13 @@ class Tab(PageVerbs):
                 raise NavigationError(
                     f"navigation to {url} failed: {error_text}" + self._dialogs.stayed(started)
                 )
-            self._url = url
             loader_id = result.get("loaderId")
-            if loader_id is not None:
-                self._new_document(str(loader_id))  # committed: the new document is there
-            if waiter is None or loader_id is None:
-                return  # "commit", or a same-document navigation (a #fragment)
-            loader.append(loader_id)
-            if (loader_id, lifecycle) in seen:
-                return
-            await _reach(waiter, deadline, f"navigation to {url}", wait_until, seconds)
-        finally:
-            if waiter is not None and not waiter.done():
-                waiter.cancel()
+            if loader_id is None:
+                return  # a same-document navigation (a #fragment): nothing loads
+            # Committed: the new document is there, whether or not its event came first.
+            self._frames.main._committed(url, str(loader_id))
+            load.commit(str(loader_id))
+            await load.reached()
 
     async def reload(self, *, wait_until: WaitUntil = "load", timeout: float | None = None) -> None:
         """Reload the page and wait until the new document reaches ``wait_until``.
@@ -500,50 +490,20 @@ class Tab(PageVerbs):
             CommandTimeoutError: ``wait_until`` was not reached in time.
             TabClosedError: the tab closed meanwhile.
         """
-        seconds, deadline = self._load_budget(wait_until, timeout)
-        session_id = await self.session()
-        if not self._connection.session_crashed(session_id):
+        check_wait_until(wait_until)
+        seconds = self.default_timeout if timeout is None else timeout
+        session = await self._attached()
+        if not session.crashed:
             # A script spinning in the page would keep the reload from committing.
-            await stop_spinning(self._connection, session_id)
-        if self._connection.session_crashed(session_id):
-            # A crashed renderer answers nothing; a page target's main frame bears its id.
-            main_frame = self.target_id
-        else:
-            tree = await self._connection.send(
-                "Page.getFrameTree", session_id=session_id, timeout=seconds
-            )
-            main_frame = tree["frameTree"]["frame"]["id"]
-        # Page.reload answers without a loader id: the new document's "init" lifecycle event
-        # names it, and only that loader's events count (not the old page's late ones).
-        lifecycle = _LIFECYCLE.get(wait_until, "init")
-        loader: list[str] = []
-
-        def reached(params: dict[str, Any]) -> bool:
-            if params.get("frameId") != main_frame:
-                return False
-            if not loader:
-                if params.get("name") != "init":
-                    return False
-                loader.append(str(params.get("loaderId", "")))
-            return params.get("loaderId") == loader[0] and params.get("name") == lifecycle
-
-        waiter = self._connection.expect(
-            "Page.lifecycleEvent", session_id=session_id, predicate=reached
-        )
-        try:
+            await stop_spinning(self._connection, str(session.id))
+        what = f"reload of {self.url}"
+        with LoadWait(session, self.target_id, wait_until, seconds, what) as load:
             try:
-                await self._connection.send(
-                    "Page.reload", {}, session_id=session_id, timeout=seconds
-                )
+                await session.send("Page.reload", {}, timeout=load.left())
             except CommandTimeoutError:
-                raise CommandTimeoutError(
-                    f"reload of {self._url} got no response within {seconds:g} s"
-                ) from None
-            await _reach(waiter, deadline, f"reload of {self._url}", wait_until, seconds)
-            self._new_document(loader[0])
-        finally:
-            if not waiter.done():
-                waiter.cancel()
+                raise CommandTimeoutError(f"{what} got no response within {seconds:g} s") from None
+            await load.committed()
+            await load.reached()
 
     async def activate(self) -> None:
         """Bring the tab to the front (matters for a headed browser).
@@ -574,64 +534,10 @@ class Tab(PageVerbs):
         if self._closed:
             return
         self._closed = True
-        session = self._session_id
-        # Registered before the first close: the detach may arrive with its answer.
-        detached = (
-            self._connection.expect(
-                "Target.detachedFromTarget",
-                predicate=lambda params: params.get("sessionId") == session,
-            )
-            if session is not None
-            else None
-        )
         try:
-            for _ in range(CLOSE_ATTEMPTS):
-                try:
-                    await self._connection.send("Target.closeTarget", {"targetId": self.target_id})
-                except ProtocolError:
-                    return  # already gone
-                if await self._gone(detached):
-                    return
-            logger.warning(
-                "tab %s is still open after %d closes: Chrome dropped them",
-                self.target_id,
-                CLOSE_ATTEMPTS,
-            )
+            await close_target(self._connection, self.target_id, self._session)
         finally:
-            if detached is not None:
-                detached.cancel()
-
-    async def _gone(self, detached: asyncio.Future[Any] | None) -> bool:
-        """Whether the tab is gone within :data:`_CLOSE_WAIT` seconds of a close."""
-        if detached is not None:
-            done, _ = await asyncio.wait({detached}, timeout=_CLOSE_WAIT)
-            if done:
-                detached.result()  # the connection's end is an error, not a closed tab
-            return bool(done)
-        # A connection not attached to the tab hears no detach: ask for the target instead.
-        deadline = time.monotonic() + _CLOSE_WAIT
-        while True:
-            try:
-                await self._connection.send("Target.getTargetInfo", {"targetId": self.target_id})
-            except ProtocolError:
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(_CLOSE_POLL)
-
-    def _on_frame_navigated(self, params: dict[str, Any]) -> None:
-        frame = params.get("frame", {})
-        if not frame.get("parentId"):
-            self._url = frame.get("url", self._url)
-            self._new_document(str(frame.get("loaderId", "")))
-
-    def _new_document(self, loader_id: str) -> None:
-        """Count a main-frame document once, by its loader: this event's handler may run
-        after the navigation that made it returned, and both count it."""
-        if loader_id and loader_id == self._loader:
-            return
-        self._loader = loader_id
-        self._documents += 1
+            self._mark_closed()
 
     # -- what only a tab has: its frames, requests, console, history, downloads, PDF ---------
 
@@ -656,10 +562,7 @@ class Tab(PageVerbs):
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self.session()
-        main = self._frames.main
-        if not main.url:
-            main._url = self._url
+        await self._attached()
         return self._frames.frames()
 
     async def child_frames(self) -> list[Frame]:
@@ -793,21 +696,20 @@ class Tab(PageVerbs):
         ``console(clear=True)``)."""
         return self._console.dropped
 
-    async def back(self, *, wait_until: HistoryWait = "load", timeout: float | None = None) -> None:
+    async def back(self, *, wait_until: WaitUntil = "load", timeout: float | None = None) -> None:
         """Go back one page in the tab's history and wait for it (as :meth:`navigate`).
 
         Raises:
             NavigationError: the tab is at the first page of its history.
             CommandTimeoutError: the page did not reach ``wait_until`` in time.
         """
-        session_id = await self.session()
-        self._url = await history.go(
-            self._connection, session_id, -1, wait_until=wait_until,
+        await history.go(
+            await self._attached(), self.target_id, -1, wait_until=wait_until,
             timeout=self.default_timeout if timeout is None else timeout,
         )  # fmt: skip
 
     async def forward(
-        self, *, wait_until: HistoryWait = "load", timeout: float | None = None
+        self, *, wait_until: WaitUntil = "load", timeout: float | None = None
     ) -> None:
         """Go forward one page in the tab's history and wait for it (as :meth:`navigate`).
 
@@ -815,9 +717,8 @@ class Tab(PageVerbs):
             NavigationError: the tab is at the last page of its history.
             CommandTimeoutError: the page did not reach ``wait_until`` in time.
         """
-        session_id = await self.session()
-        self._url = await history.go(
-            self._connection, session_id, 1, wait_until=wait_until,
+        await history.go(
+            await self._attached(), self.target_id, 1, wait_until=wait_until,
             timeout=self.default_timeout if timeout is None else timeout,
         )  # fmt: skip
 
@@ -895,22 +796,3 @@ class Tab(PageVerbs):
         if path is not None:
             await asyncio.to_thread(Path(path).write_bytes, data)
         return data
-
-
-async def _reach(
-    waiter: asyncio.Future[Any], deadline: float, what: str, wait_until: str, seconds: float
-) -> None:
-    """Wait for a load's lifecycle ``waiter`` until ``deadline``.
-
-    The waiter is shielded: on a timeout its owner cancels it in its own ``finally``.
-
-    Raises:
-        CommandTimeoutError: ``wait_until`` was not reached in time; ``what`` names the load.
-    """
-    try:
-        await asyncio.wait_for(asyncio.shield(waiter), max(0.0, deadline - time.monotonic()))
-    except TimeoutError:
-        raise CommandTimeoutError(
-            f"{what} did not reach {wait_until!r} within {seconds:g} s; "
-            "pass a larger timeout or an earlier wait_until"
-        ) from None

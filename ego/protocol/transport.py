@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import logging
 import math
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 import orjson
@@ -23,13 +23,14 @@ from ..errors import (
     BrowserClosedError,
     CommandTimeoutError,
     CommandTooLargeError,
+    EgoError,
     ProtocolError,
     TabClosedError,
-    TargetCrashedError,
 )
 from ._codec import decode_lenient, encode_lenient
 from ._events import ANY_SESSION, JSON, AnySession, EventHandler, Subscription, Waiter
 from .pipe import PipeWire
+from .session import Session, SessionState, allowed
 from .wire import Wire
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "Channel",
     "Connection",
     "EventHandler",
+    "Session",
+    "SessionState",
     "Subscription",
 ]
 
@@ -83,25 +86,6 @@ _DEFAULT: Final = object()
 #: Chrome stop reading the pipe without closing it, so that every later call would only time
 #: out. 99 MiB is under both, with a margin for other builds.
 MAX_COMMAND_BYTES: Final = 99 * 1024 * 1024
-
-# What a session that is no longer usable is: its tab closed (for good), or its renderer
-# crashed (until Chrome reports that the tab was reloaded).
-_DETACHED: Final = "detached"
-_CRASHED: Final = "crashed"
-
-# Commands a crashed tab's session still takes, answered by the browser without the renderer:
-# a reload or navigation brings the tab back. So does the whole Fetch domain (by prefix, in
-# _refuse), which lives in the browser: a replay must serve the requests of that reload.
-_AFTER_CRASH: Final = frozenset({"Page.reload", "Page.navigate"})
-
-# Events that change a session's state; checked with one set lookup per event.
-_SESSION_EVENTS: Final = frozenset(
-    {
-        "Target.detachedFromTarget",
-        "Inspector.targetCrashed",
-        "Inspector.targetReloadedAfterCrash",
-    }
-)
 
 
 class _Pending:
@@ -165,15 +149,17 @@ class Connection:
         # of a busy connection in heap upkeep.
         self._sweep: asyncio.TimerHandle | None = None
         self._sweep_at = math.inf
-        self._subscriptions: dict[str, list[Subscription]] = {}
-        self._waiters: dict[str, list[Waiter]] = {}
-        self._closed_error: BrowserClosedError | None = None
-        # Sessions that take no more commands (see _DETACHED and _CRASHED).
-        self._unusable: dict[str, str] = {}
-        # Sessions suspended by suspend_session: the error for a command, the methods allowed.
-        self._suspended: dict[str, tuple[Callable[[str], Exception], frozenset[str]]] = {}
-        self._close_callbacks: list[Callable[[], None]] = []
         self._loop = asyncio.get_running_loop()
+        #: The browser's own session (events without a session id).
+        self.root = Session(self, None)
+        # Every session Chrome reported attached and not yet detached; a detached one is
+        # dropped, so that a process that opens tabs for days keeps none of the old ones.
+        self._sessions: dict[str, Session] = {}
+        # Subscriptions and waiters that hear an event of every session (ANY_SESSION).
+        self._any_subscriptions: dict[str, list[Subscription]] = {}
+        self._any_waiters: dict[str, list[Waiter]] = {}
+        self._closed_error: BrowserClosedError | None = None
+        self._close_callbacks: list[Callable[[], None]] = []
         wire.attach(self._on_message, self._on_wire_closed)
 
     @classmethod
@@ -224,43 +210,44 @@ class Connection:
         """True once the channel has closed; every call now raises BrowserClosedError."""
         return self._closed_error is not None
 
-    def session_crashed(self, session_id: str) -> bool:
-        """True while the renderer of the tab behind ``session_id`` is crashed (reported by
-        Chrome and not reloaded since)."""
-        return self._unusable.get(session_id) == _CRASHED
+    def session(self, session_id: str | None) -> Session:
+        """The :class:`~ego.protocol.session.Session` for ``session_id`` (None: :attr:`root`).
 
-    def suspend_session(
-        self,
-        session_id: str,
-        error: Callable[[str], Exception],
-        *,
-        allow: Collection[str] = (),
-    ) -> None:
-        """Fail what is pending on ``session_id`` now, and refuse later commands to it, until
-        :meth:`resume_session`.
-
-        Each command pending on the session fails with ``error(what was cut)``, each waiter
-        for one of its events too, and each later command raises ``error(what was not
-        sent)`` without being sent. Commands (and awaited events) that ``allow`` names pass:
-        it holds method names and domain prefixes ending in a dot (``"Fetch."``). A session
-        that detaches or crashes meanwhile fails as such, and is no longer suspended.
-
-        Args:
-            session_id: the flattened session.
-            error: builds the exception from a short account of the call it stops.
-            allow: what still goes through.
+        The connection makes one for every session Chrome reports attached
+        (``Target.attachedToTarget``); asking for one it has not seen makes it, for a session
+        attached by a command whose event is still on its way.
         """
-        allowed = frozenset(allow)
-        self._suspended[session_id] = (error, allowed)
-        self._fail_session(session_id, error, allowed)
+        if session_id is None:
+            return self.root
+        session = self._sessions.get(session_id)
+        if session is None:
+            session = Session(self, session_id)
+            if self._closed_error is not None:
+                session._end()
+            else:
+                self._sessions[session_id] = session
+        return session
 
-    def resume_session(self, session_id: str) -> None:
-        """End :meth:`suspend_session` for ``session_id``; idempotent."""
-        self._suspended.pop(session_id, None)
+    @property
+    def sessions(self) -> list[Session]:
+        """The sessions attached now (not the browser's own)."""
+        return list(self._sessions.values())
 
-    def session_suspended(self, session_id: str) -> bool:
-        """True while ``session_id`` is suspended by :meth:`suspend_session`."""
-        return session_id in self._suspended
+    def resources(self) -> dict[str, int]:
+        """What the connection holds now, for a process that must not grow: the sessions
+        attached, and the subscriptions, listeners and waiters of all of them (the browser's
+        own and those of every session), and the commands pending."""
+        sessions = [self.root, *self._sessions.values()]
+        count = Session._count
+        return {
+            "sessions": len(self._sessions),
+            "subscriptions": count(self._any_subscriptions)
+            + sum(count(session._subscriptions) for session in sessions),
+            "listeners": sum(count(session._listeners) for session in sessions),
+            "waiters": count(self._any_waiters)
+            + sum(count(session._waiters) for session in sessions),
+            "pending": len(self._pending),
+        }
 
     def on_close(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (synchronously, once) when the connection closes."""
@@ -289,12 +276,13 @@ class Connection:
         Raises:
             ProtocolError: Chrome answered with an error.
             CommandTimeoutError: no answer within ``timeout``; the connection stays usable.
-            TabClosedError: the session detached (the tab closed) before the answer.
+            TabClosedError: the session detached (the tab closed) before the answer, or was
+                gone already (then nothing was sent, or Chrome said it has no such session).
             TargetCrashedError: the tab's renderer crashed before the answer, or had crashed
                 and was not reloaded since (then nothing was sent).
             CommandTooLargeError: the command is larger than :data:`MAX_COMMAND_BYTES`;
                 nothing was sent and the connection stays usable.
-            DialogOpenError, or whatever the session's :meth:`suspend_session` error builds:
+            DialogOpenError, or whatever the session's :meth:`Session.suspend` error builds:
                 the session is suspended (nothing was sent), or was suspended while waiting.
             BrowserClosedError: the connection is closed or closed while waiting.
             TypeError, ValueError: ``params`` cannot be serialised as JSON; nothing was sent.
@@ -302,15 +290,24 @@ class Connection:
         Cancelling the caller abandons the command: Chrome still runs it, and its answer is
         dropped when it arrives.
         """
+        if session_id is not None:
+            session = self._sessions.get(session_id)
+            if session is not None and session._refusal is not None:
+                session.check(method)
+        return await self._send(
+            method, params, session_id, self.default_timeout if timeout is _DEFAULT else timeout
+        )
+
+    async def _send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        session_id: str | None,
+        timeout: float | object | None,
+    ) -> JSON:
+        """:meth:`send` once the session's state let the command through."""
         if self._closed_error is not None:
             raise BrowserClosedError(str(self._closed_error))
-        if session_id is not None:
-            if session_id in self._unusable:
-                self._refuse(method, session_id)
-            elif session_id in self._suspended:
-                error, allowed = self._suspended[session_id]
-                if not _allowed(method, allowed):
-                    raise error(f"{method} was not sent")
         message_id = next(self._ids)
         message: JSON = {"id": message_id, "method": method}
         if params:
@@ -331,10 +328,9 @@ class Connection:
                 limit=MAX_COMMAND_BYTES,
             )
         future: asyncio.Future[JSON] = self._loop.create_future()
-        seconds = self.default_timeout if timeout is _DEFAULT else timeout
         deadline = None
-        if seconds is not None:
-            deadline = self._loop.time() + seconds  # type: ignore[operator]
+        if timeout is not None:
+            deadline = self._loop.time() + timeout  # type: ignore[operator]
             if deadline < self._sweep_at:
                 self._arm_sweep(deadline)
         self._pending[message_id] = _Pending(future, method, session_id, deadline)
@@ -346,20 +342,6 @@ class Connection:
         finally:
             # Covers cancellation by the caller: the id must not linger in _pending.
             self._pending.pop(message_id, None)
-
-    def _refuse(self, method: str, session_id: str) -> None:
-        """Raise for a command to an unusable session, unless a crashed one still takes it."""
-        if self._unusable[session_id] == _DETACHED:
-            raise TabClosedError(
-                f"{method} was not sent: the tab of session {session_id} closed or detached; "
-                "open a new tab and retry"
-            )
-        if method in _AFTER_CRASH or method.startswith("Fetch."):
-            return
-        raise TargetCrashedError(
-            f"{method} was not sent: {_crashed_tab(session_id)}; reload the tab "
-            "(tab.reload()) or close it"
-        )
 
     def _arm_sweep(self, when: float) -> None:
         if self._sweep is not None:
@@ -392,6 +374,8 @@ class Connection:
         if earliest < math.inf:
             self._arm_sweep(earliest)
 
+    # -- events, by session ---------------------------------------------------------------
+
     def subscribe(
         self,
         method: str,
@@ -403,11 +387,15 @@ class Connection:
 
         ``session_id=None`` hears browser-level events only; :data:`ANY_SESSION` hears the
         event from every session. ``handler`` may be a function or a coroutine function.
-        Handlers run in their own task in arrival order; see :class:`Subscription`.
+        Handlers run in their own task in arrival order; see :class:`Subscription`. A
+        subscription to one session is that session's (:meth:`Session.subscribe`): it ends
+        when the session detaches.
         """
-        subscription = Subscription(self._unsubscribe, (method,), session_id, handler)
-        self._subscriptions.setdefault(method, []).append(subscription)
-        return subscription
+        if isinstance(session_id, AnySession):
+            return self._subscribe_any(
+                Subscription(self._unsubscribe_any, (method,), session_id, handler)
+            )
+        return self.session(session_id).subscribe(method, handler)
 
     def subscribe_all(
         self,
@@ -421,12 +409,13 @@ class Connection:
         Unlike separate subscriptions, one subscription sees its events in the order Chrome
         sent them, across methods (a response after its request, say).
         """
-        subscription = Subscription(
-            self._unsubscribe, tuple(methods), session_id, handler, with_method=True
-        )
-        for method in subscription.methods:
-            self._subscriptions.setdefault(method, []).append(subscription)
-        return subscription
+        if isinstance(session_id, AnySession):
+            return self._subscribe_any(
+                Subscription(
+                    self._unsubscribe_any, tuple(methods), session_id, handler, with_method=True
+                )
+            )
+        return self.session(session_id).subscribe_all(methods, handler)
 
     def subscribe_each(
         self,
@@ -442,9 +431,17 @@ class Connection:
 
         return self.subscribe_all(list(handlers), handle, session_id=session_id)
 
-    def _unsubscribe(self, subscription: Subscription) -> None:
+    def _subscribe_any(self, subscription: Subscription) -> Subscription:
+        if self._closed_error is not None:
+            subscription._push(None)
+            return subscription
         for method in subscription.methods:
-            subscriptions = self._subscriptions.get(method)
+            self._any_subscriptions.setdefault(method, []).append(subscription)
+        return subscription
+
+    def _unsubscribe_any(self, subscription: Subscription) -> None:
+        for method in subscription.methods:
+            subscriptions = self._any_subscriptions.get(method)
             if subscriptions and subscription in subscriptions:
                 subscriptions.remove(subscription)
 
@@ -459,14 +456,19 @@ class Connection:
 
         Register the future *before* sending the command that causes the event, so the event
         cannot slip by. ``predicate`` runs inside the read loop and must be quick. The future
-        fails with BrowserClosedError if the connection closes first. Cancel it to give up.
+        fails with BrowserClosedError if the connection closes first (and as
+        :meth:`Session.expect` says when its session ends). Cancel it to give up.
         """
+        if not isinstance(session_id, AnySession):
+            return self.session(session_id).expect(method, predicate)
         future: asyncio.Future[JSON] = self._loop.create_future()
         if self._closed_error is not None:
-            future.set_exception(BrowserClosedError(str(self._closed_error)))
+            self._fail_closed(future)
             return future
         waiter = Waiter(method, session_id, predicate, future)
-        self._waiters.setdefault(method, []).append(waiter)
+        waiters = self._any_waiters.setdefault(method, [])
+        waiters.append(waiter)
+        future.add_done_callback(lambda _: _discard(waiters, waiter))
         return future
 
     async def wait_for(
@@ -495,6 +497,8 @@ class Connection:
         Over a pipe, Chrome quits once its command pipe is closed.
         """
         await self._wire.close()
+
+    # -- the read path --------------------------------------------------------------------
 
     def _on_message(self, raw: bytes) -> None:
         # Runs inside the channel's data_received: responses resolve their futures right
@@ -530,15 +534,13 @@ class Connection:
         message_id = message.get("id")
         if message_id is not None:
             entry = self._pending.pop(message_id, None)
-            if entry is None:
+            if entry is None or entry.future.done():
                 return  # timed out or cancelled earlier
-            if entry.future.done():
-                return
             error = message.get("error")
             if error is None:
                 entry.future.set_result(message.get("result", {}))
             else:
-                entry.future.set_exception(_protocol_error(entry.method, error))
+                entry.future.set_exception(_protocol_error(entry.method, error, entry.session_id))
             return
 
         method = message.get("method")
@@ -546,85 +548,64 @@ class Connection:
             return
         params: JSON = message.get("params", {})
         session_id: str | None = message.get("sessionId")
-        for subscription in self._subscriptions.get(method, ()):
-            if subscription._matches(session_id):
-                subscription._push((method, params))
-        waiters = self._waiters.get(method)
-        if waiters:
-            self._resolve_waiters(waiters, params, session_id)
-        if method in _SESSION_EVENTS:
-            # After the waiters: one waiting for this very event gets it, not the failure.
-            self._on_session_event(method, params, session_id)
-
-    def _resolve_waiters(self, waiters: list[Waiter], params: JSON, session_id: str | None) -> None:
-        for waiter in list(waiters):
-            if waiter.future.done():
-                waiters.remove(waiter)
-                continue
-            if waiter.session_id is not ANY_SESSION and waiter.session_id != session_id:
-                continue
-            try:
-                matched = waiter.predicate is None or waiter.predicate(params)
-            except Exception as exc:
-                waiters.remove(waiter)
-                waiter.future.set_exception(exc)
-                continue
-            if matched:
-                waiters.remove(waiter)
-                waiter.future.set_result(params)
-
-    def _on_session_event(self, method: str, params: JSON, session_id: str | None) -> None:
+        if method == "Target.attachedToTarget":
+            # Known before anyone hears of it, so that a listener can take its session.
+            self._attached(params)
+        session = self.root if session_id is None else self._sessions.get(session_id)
+        if session is not None:
+            session._dispatch(method, params)
+        if self._any_subscriptions or self._any_waiters:
+            self._dispatch_any(method, params, session_id)
         if method == "Target.detachedFromTarget":
-            detached = params.get("sessionId")
-            if detached is None:
-                return
-            tab = params.get("targetId") or detached
-            self._unusable[detached] = _DETACHED
-            self._suspended.pop(detached, None)
-            self._fail_session(
-                detached,
-                lambda what: TabClosedError(
-                    f"{what}: the tab {tab} closed or detached; open a new tab and retry"
-                ),
-            )
-        elif session_id is None or self._unusable.get(session_id) == _DETACHED:
-            return
-        elif method == "Inspector.targetCrashed":
-            self._unusable[session_id] = _CRASHED
-            self._suspended.pop(session_id, None)
-            crashed = _crashed_tab(session_id)
-            self._fail_session(
-                session_id,
-                lambda what: TargetCrashedError(
-                    f"{what}: {crashed}; reload the tab (tab.reload()) or close it"
-                ),
-            )
-        else:  # Inspector.targetReloadedAfterCrash: a new renderer runs the tab
-            self._unusable.pop(session_id, None)
+            # After every listener and waiter: one waiting for this very event gets it.
+            detached = self._sessions.pop(str(params.get("sessionId")), None)
+            if detached is not None:
+                detached._detach()
 
-    def _fail_session(
+    def _attached(self, params: JSON) -> None:
+        session_id = params.get("sessionId")
+        if not session_id:
+            return
+        info = params.get("targetInfo") or {}
+        session = self.session(str(session_id))
+        session.target_id = session.target_id or str(info.get("targetId", ""))
+        session.target_type = session.target_type or str(info.get("type", ""))
+
+    def _dispatch_any(self, method: str, params: JSON, session_id: str | None) -> None:
+        for subscription in self._any_subscriptions.get(method, ()):
+            subscription._push((method, params))
+        waiters = self._any_waiters.get(method)
+        if waiters:
+            for waiter in list(waiters):
+                if waiter.future.done():
+                    continue
+                try:
+                    matched = waiter.predicate is None or waiter.predicate(params)
+                except Exception as exc:
+                    waiter.future.set_exception(exc)
+                    continue
+                if matched:
+                    waiter.future.set_result(params)
+
+    def _fail_pending(
         self,
-        session_id: str,
+        session_id: str | None,
         error: Callable[[str], Exception],
         allow: frozenset[str] = frozenset(),
     ) -> None:
-        """Fail every command and waiter on ``session_id`` with ``error(what was cut)``, but
-        those whose method ``allow`` names."""
+        """Fail every command pending on ``session_id`` with ``error(what was cut)``, but
+        those whose method ``allow`` names (a session's state changed)."""
         for message_id, entry in list(self._pending.items()):
             if (
                 entry.session_id == session_id
                 and not entry.future.done()
-                and not _allowed(entry.method, allow)
+                and not allowed(entry.method, allow)
             ):
                 del self._pending[message_id]
                 entry.future.set_exception(error(f"{entry.method} was cut short"))
-        for method, waiters in self._waiters.items():
-            if _allowed(method, allow):
-                continue
-            for waiter in list(waiters):
-                if waiter.session_id == session_id and not waiter.future.done():
-                    waiters.remove(waiter)
-                    waiter.future.set_exception(error(f"stopped waiting for {method}"))
+
+    def _fail_closed(self, future: asyncio.Future[Any]) -> None:
+        future.set_exception(BrowserClosedError(str(self._closed_error)))
 
     def _shutdown(self, reason: str) -> None:
         if self._closed_error is not None:
@@ -637,15 +618,19 @@ class Connection:
             if not entry.future.done():
                 entry.future.set_exception(BrowserClosedError(reason))
         self._pending.clear()
-        for waiters in self._waiters.values():
-            for waiter in waiters:
-                if not waiter.future.done():
-                    waiter.future.set_exception(BrowserClosedError(reason))
-        self._waiters.clear()
-        for subscriptions in self._subscriptions.values():
-            for subscription in subscriptions:
-                subscription._push(None)
-        self._subscriptions.clear()
+        sessions = [self.root, *self._sessions.values()]
+        self._sessions.clear()
+        for session in sessions:
+            session._connection_closed(lambda: BrowserClosedError(reason))
+        subscriptions = {id(s): s for group in self._any_subscriptions.values() for s in group}
+        self._any_subscriptions.clear()
+        for subscription in subscriptions.values():
+            subscription._push(None)
+        waiters = [waiter for group in self._any_waiters.values() for waiter in group]
+        self._any_waiters.clear()
+        for waiter in waiters:
+            if not waiter.future.done():
+                waiter.future.set_exception(BrowserClosedError(reason))
         callbacks, self._close_callbacks = self._close_callbacks, []
         for callback in callbacks:
             try:
@@ -654,18 +639,20 @@ class Connection:
                 logger.exception("close callback failed")
 
 
-def _allowed(method: str, allow: frozenset[str]) -> bool:
-    """True when ``allow`` names ``method`` or its domain (``"Fetch."``)."""
-    return bool(allow) and (method in allow or method[: method.find(".") + 1] in allow)
+def _discard(waiters: list[Waiter], waiter: Waiter) -> None:
+    if waiter in waiters:
+        waiters.remove(waiter)
 
 
-def _crashed_tab(session_id: str) -> str:
-    return f"the renderer of the tab (session {session_id[:8]}) crashed or was killed"
-
-
-def _protocol_error(method: str, error: JSON) -> ProtocolError:
+def _protocol_error(method: str, error: JSON, session_id: str | None) -> EgoError:
     code = error.get("code")
     text = error.get("message", "unknown error")
+    if session_id is not None and text.startswith("Session with given id not found"):
+        # A session Chrome dropped before this process heard of it: the tab is gone.
+        return TabClosedError(
+            f"{method} failed: the tab's session {session_id[:8]} is gone (the tab closed or "
+            "was detached); open a new tab and retry"
+        )
     data = error.get("data")
     detail = f" ({data})" if data else ""
     return ProtocolError(f"{method} failed: {text}{detail}", method=method, code=code)
