@@ -3,7 +3,10 @@
 Tests that need a real Chrome are marked ``chrome`` (see :func:`pytest_collection_modifyitems`);
 ``pytest -m "not chrome"`` is the fast tier that needs none. A test without the mark gets a
 stand-in that fails as its Chrome (:func:`_chrome_only_where_marked`), so a missing mark
-shows as a failure, and a mark nothing needs is a test the fast tier misses.
+shows as a failure, and a mark nothing needs is a test the fast tier misses. A process a
+wider fixture started before the test (an ``ego mcp`` server shared by a module) keeps the
+real Chrome, so a test without the mark that shares one fails when a Chrome of this run
+starts during it (:func:`pytest_runtest_call`), in a full run too.
 
 Every Chrome a test starts must be gone when the session ends: :func:`pytest_sessionfinish`
 fails the run if a Chrome started during it is still alive.
@@ -18,7 +21,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -209,7 +212,7 @@ CHROME_FIXTURES = frozenset(
 #: whose tests mostly launch Chrome says ``pytestmark = pytest.mark.chrome`` instead).
 CHROME_TESTS = frozenset(
     {
-        ("test_browser.py", "test_chrome_killed_mid_call_fails_within_two_seconds"),
+        ("test_browser.py", "test_chrome_killed_mid_call_fails_it_as_the_pipe_closes"),
         ("test_transport.py", "test_chrome_dying_fails_every_pending_call_and_later_sends"),
         ("test_save_cli.py", "test_save_tool_command_checks_saves_and_tries"),
         ("test_save_cli.py", "test_save_tool_through_a_real_subprocess"),
@@ -263,6 +266,58 @@ def _chrome_only_where_marked(
     """In any run, a test not marked ``chrome`` gets the stand-in as its Chrome."""
     if request.node.get_closest_marker("chrome") is None:
         monkeypatch.setenv(CHROME_ENV, str(_no_chrome_stand_in(request.config)))
+
+
+_BROWSERS_BEFORE = pytest.StashKey[set[int]]()
+
+
+def _shares_a_wider_fixture(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a fixture of this suite that outlives it (module or session
+    scope): such a fixture is set up before the stand-in is in place, so a process it starts
+    (an ``ego mcp`` server) may start the real Chrome on the test's behalf. Plugins' fixtures
+    (pytest's, pytest-asyncio's) have no base id and start no Chrome."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return True  # cannot tell: check
+    return any(
+        defs[-1].scope != "function" and defs[-1].baseid
+        for defs in info.name2fixturedefs.values()
+        if defs
+    )
+
+
+def _browser_pids() -> set[int]:
+    """This run's live Chrome browser processes (not their helpers)."""
+    return {
+        process.pid
+        for process in ego_chromes()
+        if "--type=" not in " ".join(process.info["cmdline"] or [])
+    }
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
+    # Before any fixture of the test is set up, a wider one included.
+    if item.get_closest_marker("chrome") is None and _shares_a_wider_fixture(item):
+        item.stash[_BROWSERS_BEFORE] = _browser_pids()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """Fail a test without the ``chrome`` mark during which a Chrome of this run started."""
+    result = yield
+    before = item.stash.get(_BROWSERS_BEFORE, None)
+    if before is not None:
+        started = sorted(_browser_pids() - before)
+        if started:
+            pids = ", ".join(str(pid) for pid in started)
+            pytest.fail(
+                f"{NO_CHROME_MESSAGE} (Chrome {pids} started during it, through a fixture "
+                "it shares)",
+                pytrace=False,
+            )
+    return result
 
 
 def ego_chromes(since: float = _SESSION_START) -> list[psutil.Process]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 
 import psutil
@@ -274,23 +273,23 @@ async def test_connect_rejects_other_schemes() -> None:
 # --- faults ---------------------------------------------------------------------------------
 
 
-async def test_chrome_killed_mid_call_fails_within_two_seconds() -> None:
+async def test_chrome_killed_mid_call_fails_it_as_the_pipe_closes() -> None:
     launched = await ego.launch()
     assert launched.process is not None
     process = launched.process
     try:
         tab = await launched.new_tab()
-        pending = await evaluate_pending(tab)
+        # Its own timeout is far beyond the hang bound: the call can only end in time by the
+        # death being noticed, never by waiting its timeout out.
+        pending = await evaluate_pending(tab, timeout=4 * HANG)
         root = psutil.Process(process.pid)
         processes = [root, *root.children(recursive=True)]
 
-        started = time.monotonic()
         for victim in processes:
             victim.kill()
         # The pipe ego talks over reports the death (a launched browser has no websocket).
         with pytest.raises(ego.BrowserClosedError, match="closed its debugging pipe"):
             await asyncio.wait_for(pending, HANG)
-        assert time.monotonic() - started < 2.0
 
         assert launched.closed
         with pytest.raises(ego.BrowserClosedError):

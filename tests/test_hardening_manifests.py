@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -186,6 +186,30 @@ async def test_the_mcp_server_builds_beside_a_broken_site(tmp_path: Path) -> Non
 
 
 @pytest.fixture
+def reached_out(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every name lookup and socket connection made during the test, in order.
+
+    Loading a manifest or checking args never needs the network: one that reaches for it (a
+    ``$schema`` or ``$ref`` fetched) is what could make it slow, so a test asserts this list
+    empty where it once timed the work, which no load on the machine can fail.
+    """
+    made: list[object] = []
+    connect, lookup = socket.socket.connect, socket.getaddrinfo
+
+    def recorded_connect(self: socket.socket, address: Any) -> None:
+        made.append(address)
+        connect(self, address)
+
+    def recorded_lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(host)
+        return lookup(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", recorded_connect)
+    monkeypatch.setattr(socket, "getaddrinfo", recorded_lookup)
+    return made
+
+
+@pytest.fixture
 def counting_server() -> Iterator[tuple[str, list[str]]]:
     """A local HTTP server that serves a valid schema to anyone and counts who asked."""
     hits: list[str] = []
@@ -312,9 +336,12 @@ def test_a_ref_loop_is_invalid_args_not_a_crash(tmp_path: Path) -> None:
 
 _RUNAWAY = r"^(a+)+$"
 
-_TIMED = textwrap.dedent(
+# Against 35 a's and a "!", a backtracking matcher takes about 2**35 steps (Python's re: some
+# 20 minutes): a check that finishes at all within the child's 30 s does not backtrack, however
+# loaded the machine is.
+_CHECK = textwrap.dedent(
     """
-    import json, sys, time
+    import json, sys
     from pathlib import Path
     from ego.errors import InvalidArgsError
     from ego.learning.registry import Learnings
@@ -323,13 +350,12 @@ _TIMED = textwrap.dedent(
     out = {}
     for tool_name, args in (("p", {"a": "a" * 35 + "!"}), ("pp", {"a" * 35 + "!": 1})):
         _, spec = learnings.tool("slow", tool_name)
-        start = time.monotonic()
         try:
             learnings.check_args("slow", spec, args)
             outcome = "passed"
         except InvalidArgsError:
             outcome = "InvalidArgsError"
-        out[tool_name] = [outcome, time.monotonic() - start]
+        out[tool_name] = outcome
     print(json.dumps(out))
     """
 )
@@ -351,7 +377,7 @@ def test_a_runaway_pattern_is_checked_in_bounded_time(tmp_path: Path) -> None:
     # In a child process, so that a regression fails within the timeout instead of freezing.
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _TIMED, str(tmp_path)],
+            [sys.executable, "-c", _CHECK, str(tmp_path)],
             capture_output=True,
             text=True,
             timeout=30,
@@ -361,11 +387,7 @@ def test_a_runaway_pattern_is_checked_in_bounded_time(tmp_path: Path) -> None:
     except subprocess.TimeoutExpired:
         pytest.fail("checking args against ^(a+)+$ did not finish within 30 s")
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout)
-    for name in ("p", "pp"):
-        outcome, seconds = result[name]
-        assert outcome == "InvalidArgsError"
-        assert seconds < 1.0, result
+    assert json.loads(done.stdout) == {"p": "InvalidArgsError", "pp": "InvalidArgsError"}
 
 
 def test_normal_patterns_still_work(tmp_path: Path) -> None:
@@ -519,18 +541,20 @@ def test_a_tool_file_linked_outside_its_site_is_refused(tmp_path: Path) -> None:
         learnings.browser_source("leaky", spec)
 
 
-def test_every_bad_manifest_loads_quickly(tmp_path: Path) -> None:
-    """All the shapes above, one root: listing them is fast and finds each invalid."""
+def test_every_bad_manifest_loads_without_the_network(
+    tmp_path: Path, reached_out: list[object]
+) -> None:
+    """All the shapes above, one root: listing them finds each invalid, and reaches for
+    nothing that could make it slow (an unknown ``$schema`` is not fetched)."""
     root = tmp_path / "learnings"
     _good(root)
     for index, manifest in enumerate(BAD_MANIFESTS.values()):
         text = manifest if isinstance(manifest, str) else json.dumps(manifest)
         write_manifest(root / f"bad{index}", text.replace('"broken"', f'"bad{index}"'))
-    start = time.monotonic()
     entries = Learnings(roots=[root]).sites()
-    assert time.monotonic() - start < 10
     assert [entry.site_id for entry in entries if entry.valid] == ["good"]
     assert len(entries) == len(BAD_MANIFESTS) + 1
+    assert reached_out == []
 
 
 # -- a seeded fuzz over manifests and args ------------------------------------------------------
@@ -569,9 +593,10 @@ def _schema(rng: Any) -> Any:
 
 
 def test_seeded_fuzz_of_manifests_and_args(
-    tmp_path: Path, counting_server: tuple[str, list[str]]
+    tmp_path: Path, counting_server: tuple[str, list[str]], reached_out: list[object]
 ) -> None:
-    """Random args/returns schemas and args: only ego errors, no fetch, no slow check."""
+    """Random args/returns schemas and args: only ego errors, no fetch, no slow check (nothing
+    reaches for the network; patterns run on RE2, see the runaway pattern test)."""
     import random
 
     rng = random.Random(12)
@@ -598,17 +623,16 @@ def test_seeded_fuzz_of_manifests_and_args(
             _, spec = learnings.tool("fuzz", "t")
             for _ in range(5):
                 args = _value(rng)
-                start = time.monotonic()
                 try:
                     learnings.check_args(
                         "fuzz", spec, args if isinstance(args, dict) else {"a": args}
                     )
                 except InvalidArgsError:
                     pass
-                assert time.monotonic() - start < 1.0
             if spec.returns is not None:
                 assert isinstance(mismatch(spec.returns, _value(rng)), str)
         assert valid >= 3  # the generator does reach the args check
         assert hits == []
+        assert reached_out == []
     finally:
         _LEAVES.pop()

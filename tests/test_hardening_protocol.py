@@ -242,14 +242,12 @@ async def test_a_crash_fails_pending_calls_at_once_and_later_ones_until_reloaded
     await tab.navigate(server.route("/crash/a", "<title>A</title><p>a</p>"), timeout=HANG)
     other = await browser.new_tab()
     try:
-        loop = asyncio.get_running_loop()
+        # Its own timeout is far beyond HANG: ending within HANG, it did not wait for it.
         pending = await evaluate_pending(tab, timeout=120)
         loaded = browser.connection.expect("Page.loadEventFired", session_id=tab.session_id)
-        started = loop.time()
         crash(tab)
         with pytest.raises(ego.TargetCrashedError, match=r"crashed.*tab\.reload\(\)"):
             await asyncio.wait_for(pending, HANG)
-        assert loop.time() - started < 10, "the call waited as if for its timeout"
         with pytest.raises(ego.TargetCrashedError):
             await asyncio.wait_for(loaded, HANG)
         assert tab.crashed

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -298,6 +298,49 @@ def test_args_that_are_not_json_are_invalid_args(tmp_path: Path) -> None:
         assert "\n" not in str(caught.value)
     with pytest.raises(InvalidArgsError, match="a cycle"):
         prepare(learnings, site_id, "free", cycle)
+
+
+async def test_a_key_that_is_not_a_string_is_invalid_args_naming_it(tmp_path: Path) -> None:
+    """``{"n": 5, 1: "x"}`` is easy to write in Python and has no JSON form: whichever check
+    meets such a key first (the schema's unknown-arg hint, jsonschema's patterns, the JSON
+    literal), the call is refused by name before anything is sent."""
+    site_id = "keys"
+    nested = {"type": "object", "patternProperties": {"^x": {"type": "string"}}}
+    make_site(
+        tmp_path,
+        site_id,
+        domains=["example.com"],
+        browser_tools={
+            "named": tool("(args) => args\n", args={"n": {"type": "integer"}}),
+            "free": tool("(args) => args\n", args={"type": "object"}),
+            "patterned": tool(
+                "(args) => args\n", args={"type": "object", "properties": {"f": nested}}
+            ),
+        },
+    )
+    learnings = Learnings(roots=[tmp_path])
+    # The browser is None: any use of it would fail otherwise than as InvalidArgsError.
+    site = Site(cast(Any, None), learnings)
+    with pytest.raises(InvalidArgsError) as caught:
+        await site.run_browser_tool(site_id, "named", {"n": 5, 1: "x"})
+    assert str(caught.value) == (
+        "keys/named (browser-tools/named.js): args key 1 (int) is not a string: args keys "
+        "must be strings, as in JSON; nothing was sent to the browser"
+    )
+    assert caught.value.field == "(args)"
+    for tool_name, args, key, field in (
+        ("free", {"n": 5, None: "x"}, "None (NoneType)", "(args)"),
+        ("named", {(1, 2): 5}, "(1, 2) (tuple)", "(args)"),
+        ("free", {"a": [{"b": {2.5: 1}}]}, "2.5 (float) in 'a/0/b'", "a/0/b"),
+        ("patterned", {"f": {1: "y"}}, "1 (int) in 'f'", "f"),
+    ):
+        with pytest.raises(InvalidArgsError) as caught:
+            prepare(learnings, site_id, tool_name, args)
+        message = str(caught.value)
+        assert f"args key {key} is not a string: args keys must be strings" in message
+        assert message.endswith("nothing was sent to the browser")
+        assert "\n" not in message
+        assert caught.value.field == field
 
 
 def test_embed_json_names_the_depth_and_the_limit() -> None:

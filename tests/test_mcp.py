@@ -496,8 +496,10 @@ async def test_snapshot_type_click_and_network_on_the_contact_page(
 # -- the browser ------------------------------------------------------------------------------
 
 
+@pytest.mark.chrome
 async def test_the_servers_chrome_opens_no_port(mcp: McpClient) -> None:
-    await mcp.call("list_tabs")  # Chrome is running (started now if this test runs alone)
+    # Chrome is running (started now if this test runs alone).
+    assert isinstance(value_of(await mcp.call("list_tabs")), list)
     chromes = [process for process in mcp.remember_descendants() if is_chrome(process)]
     # The browser process: its helpers (zygotes, renderers) carry a --type= flag.
     browsers = [each for each in alive(chromes) if "--type=" not in " ".join(each.cmdline())]
@@ -517,7 +519,8 @@ async def test_the_servers_chrome_opens_no_port(mcp: McpClient) -> None:
 
 @pytest.mark.chrome
 async def test_no_chrome_left_after_the_client_disconnects(mcp: McpClient) -> None:
-    await mcp.call("list_tabs")  # Chrome is running (started now if this test runs alone)
+    # Chrome is running (started now if this test runs alone).
+    assert isinstance(value_of(await mcp.call("list_tabs")), list)
     descendants = mcp.remember_descendants()
     chromes = [process for process in descendants if is_chrome(process)]
     assert alive(chromes), "the server should be running a Chrome"

@@ -917,6 +917,19 @@ async def test_closing_a_map_while_it_reads_an_input_ends_cleanly(fleet: Fleet) 
         assert ended == ["cancelled"]
 
 
+async def test_a_key_that_is_not_a_string_is_invalid_args_and_never_sent(fleet: Fleet) -> None:
+    async with fleet.pool(1) as pool:
+        with pytest.raises(InvalidArgsError, match=r"args key 1 \(int\) is not a string"):
+            await pool.run_browser_tool("pool-test", "hold_read", {"id": "a", 1: "x"})
+        inputs: list[dict[Any, Any]] = [{"id": "a"}, {"id": "b", None: "x"}]
+        results = await pool.map("pool-test", "hold_read", inputs)
+        assert [item.ok for item in results] == [True, False]
+        assert isinstance(results[1].error, InvalidArgsError)
+        assert "args key None (NoneType) is not a string" in str(results[1].error)
+        assert (results[1].attempts, results[1].browser) == (0, -1)  # never sent
+        assert [key for key, _ in fleet.arrivals] == ["a"]
+
+
 async def test_map_captures_errors_per_item(fleet: Fleet) -> None:
     async with fleet.pool(2) as pool:
         with pytest.raises(UnknownToolError):

@@ -370,6 +370,36 @@ async def test_bad_params_are_refused_before_anything_is_sent(tmp_path: Path) ->
     assert info.value.field == "extra"
 
 
+async def test_params_that_are_not_json_are_refused_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    """A key that is not a string (named, with where it is), NaN, a set or a nesting past the
+    limit is InvalidArgsError, as for a tool's args, even where the schema lets it through."""
+    # ``r`` is checked level by level: jsonschema recurses past Python's limit on ``deep``.
+    nested = {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/$defs/n"}}]}
+    params = {"type": "object", "properties": {"r": {"$ref": "#/$defs/n"}}, "$defs": {"n": nested}}
+    write_skill(tmp_path / "skills", task="free", params=params)
+    site = no_browser_site(tmp_path)
+    deep: Any = 1
+    for _ in range(10_000):
+        deep = [deep]
+    for params, expected, field in (
+        ({"q": "x", 1: "y"}, "params key 1 (int) is not a string", "(params)"),
+        ({"q": {"a": [{2: 3}]}}, "params key 2 (int) in 'q/a/0' is not a string", "q/a/0"),
+        ({"q": float("nan")}, "params are not JSON: not a JSON value: NaN", "(params)"),
+        ({"q": {1, 2}}, "params are not JSON", "(params)"),
+        ({"q": deep}, "params are not JSON: nested 10001 levels deep", "(params)"),
+        ({"r": deep}, "params could not be checked against the schema", "(params)"),
+    ):
+        with pytest.raises(InvalidArgsError) as info:
+            await site.run_skill("shop.localhost/free", params)
+        assert expected in str(info.value)
+        assert str(info.value).endswith("nothing was sent to the browser")
+        assert info.value.field == field
+    with pytest.raises(InvalidArgsError, match="params key 1 "):
+        export_skill("shop.localhost/free", learnings=site.learnings, params={1: "x"})
+
+
 async def test_a_missing_capability_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,8 +3,10 @@ without the ``chrome`` mark cannot start one (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -49,3 +51,59 @@ def test_the_fast_tier_holds_the_tests_that_need_no_browser() -> None:
 async def test_a_test_without_the_chrome_mark_cannot_start_chrome() -> None:
     with pytest.raises(ego.ChromeLaunchError, match=NO_CHROME_MESSAGE):
         await ego.launch()
+
+
+#: A module whose shared fixture starts a process on demand, as ``ego mcp`` starts Chrome at
+#: its first tool call: a stand-in "browser" (its command line is what ego's Chrome has) so
+#: that no real Chrome is needed to show the check.
+SHARED_FIXTURE_PROBE = """
+import subprocess, sys
+import pytest
+
+@pytest.fixture(scope="module")
+def starter():
+    started = []
+    def start():
+        started.append(subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(60)", "--remote-debugging-pipe"]
+        ))
+    yield start
+    for process in started:
+        process.kill()
+        process.wait()
+
+@pytest.mark.chrome
+def test_marked(starter):
+    starter()
+
+def test_unmarked(starter):
+    starter()
+"""
+
+
+def test_a_test_without_the_mark_that_starts_chrome_through_a_shared_fixture_fails() -> None:
+    # In a run of both tiers the shared fixture's process keeps the real Chrome (the stand-in
+    # is only the test's own), so only the check on new browser processes can tell. The probe
+    # sits inside the checkout, where the suite's own fixtures are.
+    folder = ROOT / ".pytest_cache" / f"tiers-probe-{uuid.uuid4().hex}"
+    folder.mkdir(parents=True)
+    try:
+        probe = folder / "test_probe.py"
+        probe.write_text(SHARED_FIXTURE_PROBE)
+        options = ["-p", "tests.conftest", "-p", "no:cacheprovider", "-q", "-c", "pyproject.toml"]
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", *options, str(probe)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output
+    assert "1 failed, 1 passed" in output, output
+    assert "FAILED .pytest_cache/" in output, output
+    assert "test_probe.py::test_unmarked\n" in output, output
+    assert f"{NO_CHROME_MESSAGE} (Chrome " in output, output

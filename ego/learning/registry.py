@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import importlib.util
 import os
@@ -40,7 +39,7 @@ from .matching import match_host, url_host
 from .packs import Integrity, Origin, Pack, installed_packs
 from .paths import check_relative, resolve_inside
 from .quickcheck import quick_check
-from .schemas import failing_field, first_error, validator
+from .schemas import failing_field, first_error, key_problem, unknown_args, validator
 from .watch import REVALIDATE_SECONDS, generation, watch
 from .watch import epoch as watcher_epoch
 
@@ -58,20 +57,12 @@ __all__ = [
 ]
 
 
-def _unknown_args(schema: dict[str, Any], args: dict[str, Any]) -> str:
-    """``; unknown arg 'idd' (did you mean 'id'?)`` for the args ``schema`` does not name, or
-    ``""``: a misspelt name often shows only as a required arg missing."""
-    properties = schema.get("properties")
-    if not isinstance(properties, dict) or not properties:
-        return ""
-    unknown = [key for key in args if key not in properties]
-    if not unknown:
-        return ""
-    named = []
-    for key in unknown:
-        close = difflib.get_close_matches(key, [str(name) for name in properties], n=1)
-        named.append(f"{key!r:.80}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    return f"; unknown arg{'s' if len(unknown) > 1 else ''} {', '.join(named)}"
+def _refuse_key(subject: str, args: Any, *, deep: bool = True) -> None:
+    """Raise InvalidArgsError when ``args`` holds a key that is not a string."""
+    problem = key_problem(args, "args", deep=deep)
+    if problem is not None:
+        message = f"{subject}: {problem[1]}; nothing was sent to the browser"
+        raise InvalidArgsError(message, field=problem[0])
 
 
 def project_learnings_dir() -> Path:
@@ -416,6 +407,9 @@ class Learnings:
                 f"not {type(args).__name__}",
                 field="(args)",
             )
+        # Only the top level on the hot path: a nested one fails the checks below, which then
+        # look for it to name it.
+        _refuse_key(f"{site_id}/{spec.name} ({spec.path})", args, deep=False)
         cached = self._validators.get(id(spec.args))
         # The schema object itself is kept with its validator: an id alone could be reused by
         # a new schema once a reloaded manifest frees the old one.
@@ -432,6 +426,7 @@ class Learnings:
                 error = first_error(checker, args)
         except Exception as exc:
             # A schema that loops through $ref, or args nested past the recursion limit.
+            _refuse_key(f"{site_id}/{spec.name} ({spec.path})", args)
             detail = " ".join(str(exc).split())[:200]
             raise InvalidArgsError(
                 f"{site_id}/{spec.name} ({spec.path}): the args could not be checked against "
@@ -442,12 +437,13 @@ class Learnings:
             field = failing_field(error, "(args)")
             raise InvalidArgsError(
                 f"{site_id}/{spec.name} ({spec.path}): bad args at {field!r}: {error.message}"
-                f"{_unknown_args(spec.args, args)}; nothing was sent to the browser",
+                f"{unknown_args(spec.args, args)}; nothing was sent to the browser",
                 field=field,
             )
         try:
             embedded = embed_json(args)
         except TypeError as exc:
+            _refuse_key(f"{site_id}/{spec.name} ({spec.path})", args)
             raise InvalidArgsError(
                 f"{site_id}/{spec.name} ({spec.path}): args are not JSON: {exc}; "
                 "nothing was sent to the browser",

@@ -22,6 +22,7 @@ is safe to run on any schema :func:`schema_problems` accepts:
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterator
 from functools import cache, lru_cache
@@ -42,10 +43,12 @@ __all__ = [
     "failing_field",
     "first_error",
     "json_depth",
+    "key_problem",
     "mismatch",
     "pattern_problem",
     "schema_problems",
     "shown",
+    "unknown_args",
     "validator",
     "worded",
 ]
@@ -199,6 +202,75 @@ def json_depth(value: Any, limit: int) -> int:
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, depth) for child in children)
     return deepest
+
+
+def unknown_args(schema: dict[str, Any], args: dict[str, Any]) -> str:
+    """``; unknown arg 'idd' (did you mean 'id'?)`` for the args ``schema`` does not name, or
+    ``""``: a misspelt name often shows only as a required arg missing."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict) or not properties:
+        return ""
+    unknown = [key for key in args if key not in properties]
+    if not unknown:
+        return ""
+    named = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, [str(name) for name in properties], n=1)
+        named.append(f"{key!r:.80}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"; unknown arg{'s' if len(unknown) > 1 else ''} {', '.join(named)}"
+
+
+def key_problem(value: Any, root: str, *, deep: bool = True) -> tuple[str, str] | None:
+    """Where ``value`` holds a dict key that is not a string, and why that is refused.
+
+    JSON objects have string keys only, but a dict built in Python may not (``{1: "x"}``),
+    and the schema checks stumble on such a key without naming it. The walk is iterative and
+    enters each container once, so any depth and a cycle are safe.
+
+    Args:
+        value: the args (or params) as given.
+        root: what ``value`` is, as messages name it (``"args"``, ``"params"``).
+        deep: look into nested dicts and lists too; False checks ``value``'s own keys only.
+
+    Returns:
+        None when every key is a string; else the field of the dict that holds the first such
+        key (``(args)`` for ``value`` itself, else its path: ``a/0``) and a message naming it.
+    """
+    # (container, index of its parent in this list, its key there): paths are only spelt
+    # out for the one key found, so a deep value costs no quadratic string building.
+    trail: list[tuple[Any, int, Any]] = [(value, -1, None)]
+    entered: set[int] = set()
+    pending = [0]
+    while pending:
+        at = pending.pop()
+        item = trail[at][0]
+        if id(item) in entered:
+            continue
+        entered.add(id(item))
+        pairs = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in pairs:
+            if isinstance(item, dict) and not isinstance(key, str):
+                field = _trail_path(trail, at) or f"({root})"
+                where = "" if at == 0 else f" in {field!r:.200}"
+                return field, (
+                    f"{root} key {key!r:.80} ({type(key).__name__}){where} is not a string: "
+                    f"{root} keys must be strings, as in JSON"
+                )
+            if deep and isinstance(child, dict | list | tuple):
+                trail.append((child, at, key))
+                pending.append(len(trail) - 1)
+        if not deep:
+            break
+    return None
+
+
+def _trail_path(trail: list[tuple[Any, int, Any]], at: int) -> str:
+    parts = []
+    while at > 0:
+        _, parent, key = trail[at]
+        parts.append(str(key))
+        at = parent
+    return "/".join(reversed(parts))
 
 
 def _resources(resource: Any, resolver: Any) -> Iterator[tuple[Any, Any]]:

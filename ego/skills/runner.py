@@ -24,7 +24,7 @@ from ..errors import (
 )
 from ..learning.matching import match_domain
 from ..learning.registry import LoadedSource
-from ..learning.schemas import failing_field, first_error, mismatch, validator
+from ..learning.schemas import failing_field, first_error, key_problem, mismatch, validator
 from ..runtime.js import embed_json
 from .catalog import SkillCatalog
 from .format import CAPABILITIES, EXTRACTOR_FILE, NAMESPACE, Skill
@@ -86,25 +86,57 @@ def check_params(skill: Skill, params: Any) -> dict[str, Any]:
         params: the params (None means ``{}``).
 
     Raises:
-        InvalidArgsError: the params fail the schema; ``field`` names the failing field.
+        InvalidArgsError: the params fail the schema (``field`` names the failing field), or
+            are not JSON: a key that is not a string, NaN, a set, ... (``field`` says where).
+    """
+    return _checked_params(skill, params)[0]
+
+
+def _checked_params(skill: Skill, params: Any) -> tuple[dict[str, Any], str]:
+    """:func:`check_params`, also giving the params as the JSON literal a run embeds.
+
+    Raises:
+        InvalidArgsError: as :func:`check_params`.
     """
     if params is None:
         params = {}
+    subject = f"skill {skill.id}"
     if not isinstance(params, dict):
         raise InvalidArgsError(
-            f"skill {skill.id}: params must be a JSON object, not {type(params).__name__}; "
+            f"{subject}: params must be a JSON object, not {type(params).__name__}; "
             "nothing was sent to the browser",
             field="(params)",
         )
-    error = first_error(validator(skill.params), params)
+    problem = key_problem(params, "params")
+    if problem is not None:
+        field, message = problem
+        raise InvalidArgsError(
+            f"{subject}: {message}; nothing was sent to the browser", field=field
+        )
+    try:
+        error = first_error(validator(skill.params), params)
+    except Exception as exc:
+        # A schema that loops through $ref, or params nested past the recursion limit.
+        detail = " ".join(str(exc).split())[:200]
+        raise InvalidArgsError(
+            f"{subject}: the params could not be checked against the schema "
+            f"({type(exc).__name__}: {detail}); nothing was sent to the browser",
+            field="(params)",
+        ) from None
     if error is not None:
         field = failing_field(error, "(params)")
         raise InvalidArgsError(
-            f"skill {skill.id}: bad params at {field!r}: {error.message}; nothing was sent to "
-            "the browser",
+            f"{subject}: bad params at {field!r}: {error.message}; nothing was sent to the browser",
             field=field,
         )
-    return params
+    try:
+        embedded = embed_json(params)
+    except TypeError as exc:
+        raise InvalidArgsError(
+            f"{subject}: params are not JSON: {exc}; nothing was sent to the browser",
+            field="(params)",
+        ) from None
+    return params, embedded
 
 
 def check_returns(skill: Skill, result: Any) -> None:
@@ -263,7 +295,7 @@ def prepare_skill(
         ConfirmationRequiredError: an irreversible skill without ``confirm=True``.
     """
     skill = catalog.skill(skill_id)
-    checked = check_params(skill, params)
+    _, embedded = _checked_params(skill, params)
     check_needs(skill, provided_capabilities(tab_type))
     ConfirmationRequiredError.check(f"skill {skill.id}", skill.side_effect, confirm)
-    return skill, "document, " + embed_json(checked)
+    return skill, "document, " + embedded
