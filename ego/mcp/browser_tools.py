@@ -14,9 +14,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..errors import DialogOpenError, EgoError
@@ -25,8 +22,10 @@ from ..page.frame import Frame
 from ..page.network import Request
 from ..page.tab import Tab
 from ..page.verbs import render_outline
+from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call
 from .results import tool_result
+from .sdk import CallToolResult, ToolError
 from .wording import mcp_message
 
 __all__ = ["add_browser_tools", "page_info", "settled"]
@@ -107,10 +106,10 @@ def _request(request: Request) -> dict[str, Any]:
     return {"id": request.request_id, **fields}
 
 
-def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
+def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Register the tab, navigation and page-reading tools on ``server``."""
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def list_tabs() -> CallToolResult:
         """List the open tabs.
 
@@ -126,7 +125,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         ]
         return tool_result(listed)
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
     async def select_tab(id: TabId) -> CallToolResult:
         """Make a tab the current one (and bring it to the front).
 
@@ -138,7 +137,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         holder.use(tab)
         return tool_result(await page_info(tab))
 
-    @server.tool(annotations=DESTRUCTIVE)
+    @server.tool(group="pages", in_read_only=True, annotations=DESTRUCTIVE)
     async def close_tab(
         id: Annotated[
             str | None, Field(description='A tab\'s "id" from list_tabs; default: current.')
@@ -156,7 +155,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         left = await call(browser.tabs)
         return tool_result({"closed": tab.target_id, "open": len(left)})
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
     async def navigate(
         url: Annotated[str, Field(description="The URL to open.")],
         new_tab: Annotated[bool, Field(description="Open it in a new tab.")] = False,
@@ -175,7 +174,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         holder.use(tab)
         return tool_result(await page_info(tab))
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
     async def navigate_back() -> CallToolResult:
         """Go back one page in the current tab's history and wait for it to load.
 
@@ -185,7 +184,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         await call(tab.back)
         return tool_result(await page_info(tab))
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
     async def navigate_forward() -> CallToolResult:
         """Go forward one page in the current tab's history and wait for it to load.
 
@@ -195,7 +194,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         await call(tab.forward)
         return tool_result(await page_info(tab))
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
     async def reload() -> CallToolResult:
         """Reload the current page and wait for it to load.
 
@@ -205,7 +204,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         await call(tab.reload)
         return tool_result(await page_info(tab))
 
-    @server.tool(annotations=DESTRUCTIVE)
+    @server.tool(group="input", annotations=DESTRUCTIVE)
     async def evaluate(
         expression: Annotated[
             str,
@@ -238,7 +237,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         page = await _frame(tab, frame)
         return tool_result(await call(lambda: page.evaluate(expression, timeout=timeout)))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def list_frames() -> CallToolResult:
         """The frames of the current page: the page itself first, then each iframe (cross-site
         ones included), each before the frames inside it.
@@ -260,7 +259,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             ]
         )
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def take_snapshot(
         selector: Annotated[
             str | None,
@@ -299,7 +298,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         text = render_outline(outline, "page", lambda following: f"offset: {following}")
         return tool_result(text)
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="input", annotations=CHANGES_PAGE)
     async def click(selector: Selector) -> CallToolResult:
         """Click the element a CSS selector names in the current page (waits up to 5 s for
         it to appear).
@@ -315,7 +314,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             return tool_result({"clicked": selector, **opened})
         return tool_result({"clicked": selector, **await settled(tab, started)})
 
-    @server.tool(name="type", annotations=CHANGES_PAGE)
+    @server.tool(group="input", name="type", annotations=CHANGES_PAGE)
     async def type_text(
         selector: Selector, text: Annotated[str, Field(description="The text to type.")]
     ) -> CallToolResult:
@@ -328,7 +327,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         opened = await acting(tab, lambda: tab.type(selector, text), time.time())
         return tool_result({"typed": selector, **(opened or {})})
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def list_network_requests() -> CallToolResult:
         """The requests the current page made since it loaded, in order.
 
@@ -340,7 +339,7 @@ def add_browser_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         requests = await call(tab.network)
         return tool_result([_request(r) for r in requests])
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def get_network_request(
         id: Annotated[str, Field(description='A request\'s "id" from list_network_requests.')],
     ) -> CallToolResult:

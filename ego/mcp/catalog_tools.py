@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.types import CallToolResult
 from pydantic import Field
 
 from ..learning.search import catalog_search
 from .ego_server import EgoServer
 from .holder import LOCAL_ONLY, BrowserHolder, call
+from .learning_tools import mcp_example
 from .results import tool_result
+from .sdk import CallToolResult
 
 __all__ = ["add_catalog_tools"]
 
@@ -18,7 +19,7 @@ __all__ = ["add_catalog_tools"]
 def add_catalog_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Add ``search_catalog``, which reads only local files (no browser starts for it)."""
 
-    @server.tool(annotations=LOCAL_ONLY)
+    @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
     async def search_catalog(
         query: Annotated[str, Field(description="Words to look for, such as 'search products'.")],
         domain: Annotated[
@@ -33,8 +34,6 @@ def add_catalog_tools(server: EgoServer, holder: BrowserHolder) -> None:
         kind (tool or note), name, description, source (workspace, pack NAME VERSION or
         bundled), side_effect and an "example" MCP call. Returns {query, domain, total, hits}.
         """
-        # Imported here: the server module imports this one to register the tool.
-        from .server import mcp_example
 
         async def search() -> dict[str, Any]:
             found = catalog_search(holder.learnings, query, domain=domain, limit=limit)

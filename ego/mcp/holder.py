@@ -12,9 +12,6 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-
 from .. import api
 from ..api import Browser
 from ..errors import EgoError
@@ -24,6 +21,7 @@ from ..page.dialogs import DialogPolicy
 from ..page.tab import Tab
 from ..places import state_dir
 from .limits import FileAccess, ServerLimits
+from .sdk import ToolAnnotations, ToolError
 from .wording import mcp_message
 
 __all__ = [

@@ -15,18 +15,17 @@ the description say so).
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, ToolAnnotations
-
 from ..errors import InvalidArgsError
-from ..learning.health.view import current_health
+from ..learning.context import ToolInfo, example_args
 from ..learning.manifest import ToolSpec
-from .ego_server import MAX_TOOL_NAME, EgoServer, SchemaTool
+from .ego_server import MAX_TOOL_NAME, EgoServer
 from .holder import BrowserHolder, call
 from .results import tool_result
+from .sdk import CallToolResult, SchemaTool, ToolAnnotations, ToolError
 
 __all__ = [
     "add_learning_tool",
@@ -34,8 +33,8 @@ __all__ = [
     "confirm_key",
     "confirm_key_for",
     "describe",
-    "health_line",
     "input_schema",
+    "mcp_example",
     "mcp_name",
 ]
 
@@ -51,6 +50,27 @@ def mcp_name(site_id: str, tool: str) -> str:
     alphabet, at most 128 characters. Two tools can have the same plain name; the server
     keeps names unique (:meth:`EgoServer.learning_tool_name`)."""
     return re.sub(r"[^A-Za-z0-9_.-]", "_", f"{site_id}__{tool}")[:MAX_TOOL_NAME]
+
+
+def mcp_example(info: ToolInfo, name: str | None = None) -> str:
+    """How an MCP client calls a tool ``learn_context`` lists (its Python example reworded).
+
+    Args:
+        info: the tool.
+        name: its MCP tool name (by default its plain ``<site>__<tool>``).
+    """
+    key = confirm_key_for(info.side_effect, info.args)
+    args = example_args(info.args) if isinstance(info.args, dict) else {}
+    if info.kind == "skill":
+        call_args: dict[str, Any] = {"skill_id": f"{info.site_id}/{info.tool_name}"}
+        if args:
+            call_args["params"] = args
+        if key:
+            call_args["confirm"] = True
+        return f"run_skill {json.dumps(call_args)}"
+    if key:
+        args = {**args, key: True}
+    return f"{name or mcp_name(info.site_id, info.tool_name)} {json.dumps(args)}"
 
 
 def confirm_key(spec: ToolSpec) -> str | None:
@@ -146,18 +166,12 @@ def add_learning_tools(server: EgoServer, holder: BrowserHolder) -> None:
         add_learning_tool(server, holder, site_id, spec)
 
 
-def health_line(holder: BrowserHolder, site_id: str, tool: str) -> str:
-    """The tool's health for its description: runs, failures, suspect ("" when unknown)."""
-    health = current_health(holder.learnings, site_id, tool)
-    return f"Health: {health.line()}." if health is not None else ""
-
-
 def add_learning_tool(
     server: EgoServer, holder: BrowserHolder, site_id: str, spec: ToolSpec
 ) -> str:
-    """Add (or replace) the MCP tool of ``spec``; return its name (``<site_id>__<tool>``
-    unless another tool has that name). Its description ends with the tool's health as it is
-    when the list is asked for."""
+    """Add (or replace) the MCP tool of ``spec``, in the ``learnings`` group (a read-only
+    server serves it when its side effect is ``read``); return its name (``<site_id>__<tool>``
+    unless another tool has that name)."""
     key = confirm_key(spec)
     base = mcp_name(site_id, spec.name)
     name = server.learning_tool_name(site_id, spec.name, base)
@@ -189,8 +203,9 @@ def add_learning_tool(
             input_schema=input_schema(spec),
             annotations=_annotations(spec),
             handler=run,
-            status=lambda: health_line(holder, site_id, spec.name),
-        )
+        ),
+        group="learnings",
+        in_read_only=spec.side_effect == "read",
     )
     return name
 

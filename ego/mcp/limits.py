@@ -12,13 +12,11 @@ file-access`` lifts all of it.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 from urllib.parse import unquote, urlsplit
 
 from ..errors import FileAccessError
@@ -86,7 +84,8 @@ class FileAccess:
         self._written: set[Path] = set()
 
     def set_client_roots(self, uris: Sequence[str]) -> None:
-        """The ``file://`` roots the client declared (other schemes are ignored)."""
+        """The ``file://`` roots the client declared (other schemes are ignored); the server
+        asks for them (:func:`.sdk.client_roots`) before a tool that reads or writes a file."""
         roots = []
         for uri in uris:
             parts = urlsplit(uri)
@@ -142,16 +141,3 @@ class FileAccess:
             FileAccessError: it does not.
         """
         return self._resolve(path, "the file")
-
-    async def refresh_roots(self, context: Any) -> None:
-        """Ask the client of the current request for its roots, when it declared them."""
-        # A client that cannot list its roots keeps the ones it had: a failure here can only
-        # leave fewer folders open, never more.
-        with contextlib.suppress(Exception):
-            capabilities = context.client_capabilities
-            if capabilities is None or getattr(capabilities, "roots", None) is None:
-                return
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # roots are deprecated in new protocol versions
-                listed = await context.session.list_roots()
-            self.set_client_roots([str(root.uri) for root in listed.roots])

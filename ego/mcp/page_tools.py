@@ -13,14 +13,14 @@ import asyncio
 import time
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult
 from pydantic import Field
 
 from .browser_tools import acting, settled
+from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call, check
 from .images import MAX_BYTES, MAX_EDGE, bounded_screenshot
 from .results import image_result, tool_result
+from .sdk import CallToolResult
 
 __all__ = ["add_page_tools"]
 
@@ -29,10 +29,10 @@ Selector = Annotated[str, Field(description="A CSS selector (take_snapshot gives
 _MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 
 
-def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
+def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Register the screenshot, console, wait, key, hover, option, upload and dialog tools."""
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def take_screenshot(
         full_page: Annotated[
             bool, Field(description="The whole scrollable page, not just the viewport.")
@@ -94,7 +94,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             return tool_result(info, text=f"{text}, saved to {target}")
         return image_result(shot.data, _MIME[shot.format], info, text)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def list_console_messages(
         level: Annotated[
             str | None,
@@ -112,7 +112,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         listed = [m.as_dict() for m in messages if level is None or m.level == level]
         return tool_result(listed)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def wait_for(
         text: Annotated[str | None, Field(description="Text to appear on the page.")] = None,
         selector: Annotated[
@@ -152,7 +152,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             data["seconds"] = result
         return tool_result(data)
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="input", annotations=CHANGES_PAGE)
     async def press_key(
         key: Annotated[
             str,
@@ -172,7 +172,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
             return tool_result({"pressed": key, **opened})
         return tool_result({"pressed": key, **await settled(tab, started)})
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="input", annotations=CHANGES_PAGE)
     async def hover(selector: Selector) -> CallToolResult:
         """Move the mouse over the element a CSS selector names in the current page.
 
@@ -182,7 +182,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         await call(lambda: tab.hover(selector))
         return tool_result({"hovered": selector})
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="input", annotations=CHANGES_PAGE)
     async def select_option(
         selector: Selector,
         values: Annotated[list[str], Field(description="The option values (or labels) to select.")],
@@ -196,7 +196,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         chosen = selected if isinstance(selected, list) else values
         return tool_result({"selector": selector, "selected": chosen})
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="input", annotations=CHANGES_PAGE)
     async def upload_file(
         selector: Selector,
         paths: Annotated[
@@ -213,7 +213,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         await call(lambda: tab.upload(selector, files))
         return tool_result({"selector": selector, "files": [str(file) for file in files]})
 
-    @server.tool(annotations=CHANGES_PAGE)
+    @server.tool(group="input", annotations=CHANGES_PAGE)
     async def handle_dialog(
         accept: Annotated[
             bool, Field(description="true presses OK (or Leave); false presses Cancel.")
@@ -234,7 +234,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         data["recent"] = [dialog.as_dict() for dialog in tab.dialogs[-10:]]
         return tool_result(data)
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def list_downloads() -> CallToolResult:
         """The files pages downloaded since the browser started, oldest first, each saved in
         ego's downloads folder on the server's machine.
@@ -246,7 +246,7 @@ def add_page_tools(server: MCPServer[Any], holder: BrowserHolder) -> None:
         browser = await holder.browser()
         return tool_result([download.as_dict() for download in browser.downloads()])
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def save_pdf(
         path: Annotated[str, Field(description="Where to save the PDF on the server's machine.")],
         landscape: Annotated[bool, Field(description="Landscape orientation.")] = False,

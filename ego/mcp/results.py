@@ -12,10 +12,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from mcp.types import CallToolResult, ImageContent, TextContent
 from pydantic_core import to_jsonable_python
 
 from ..protocol.jsontext import json_text
+from .sdk import CallToolResult, ImageContent, TextContent
 
 __all__ = ["image_result", "structured", "tool_result"]
 

@@ -21,9 +21,6 @@ import contextlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ..errors import LearningError
@@ -36,10 +33,11 @@ from ..learning.save_plan import check_domains
 from ..learning.store import restore_tool as restore_kept
 from ..page.tab import Tab
 from ..skills import import_skill as import_skill_file
-from .ego_server import EgoServer, tools_changed
+from .ego_server import EgoServer
 from .holder import BrowserHolder, call, check
 from .learning_tools import add_learning_tool
 from .results import tool_result
+from .sdk import CallToolResult, Context, ToolAnnotations, ToolError, tools_changed
 
 __all__ = ["add_save_tools"]
 
@@ -91,7 +89,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         holder: its browser holder; saves go to ``holder.learnings``' workspace root.
     """
 
-    @server.tool(annotations=SAVES_LEARNING)
+    @server.tool(group="saving", annotations=SAVES_LEARNING)
     async def save_browser_tool(
         site_id: str,
         tool: str,
@@ -150,7 +148,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         await tools_changed(ctx)
         return tool_result(data)
 
-    @server.tool(annotations=SAVES_LEARNING)
+    @server.tool(group="saving", annotations=SAVES_LEARNING)
     async def save_note(
         site_id: str,
         name: str,
@@ -176,7 +174,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         )
         return tool_result(saved.as_dict())
 
-    @server.tool(annotations=_READS_LEARNING)
+    @server.tool(group="saving", in_read_only=True, annotations=_READS_LEARNING)
     async def tool_history(site_id: str, tool: str) -> CallToolResult:
         """A saved browser tool's versions: the current one first, then older, newest first.
 
@@ -190,7 +188,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
         return tool_result(await call(versions))
 
-    @server.tool(annotations=_READS_LEARNING)
+    @server.tool(group="learnings", in_read_only=True, annotations=_READS_LEARNING)
     async def tool_health(site_id: str | None = None, tool: str | None = None) -> CallToolResult:
         """Whether learnings still work: each version of each tool (of site_id, or of every
         site; one tool with tool) with its recorded runs, ok, failures, last failure and
@@ -209,7 +207,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
         return tool_result(await call(table))
 
-    @server.tool(annotations=SAVES_LEARNING)
+    @server.tool(group="saving", annotations=SAVES_LEARNING)
     async def restore_tool(
         site_id: str, tool: str, version: str, ctx: Context[Any, Any] | None = None
     ) -> CallToolResult:
@@ -230,7 +228,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         await tools_changed(ctx)
         return tool_result(data)
 
-    @server.tool(annotations=SAVES_LEARNING)
+    @server.tool(group="saving", annotations=SAVES_LEARNING)
     async def import_skill(
         path: Annotated[str, Field(description="A SKILL.md file on the server's machine.")],
         overwrite: Annotated[

@@ -9,17 +9,11 @@ an MCP caller's words (:mod:`.wording`). docs/mcp.md lists the tools.
 
 from __future__ import annotations
 
-import contextlib
-import json
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from ..learning.context import LearnContext, ToolInfo, example_args, summarize_site
+from ..learning.context import LearnContext, summarize_site
 from ..learning.manifest import ToolSpec
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
@@ -29,13 +23,14 @@ from .browser_tools import add_browser_tools
 from .catalog_tools import add_catalog_tools
 from .ego_server import EgoServer
 from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
-from .learning_tools import add_learning_tools, confirm_key_for, mcp_name
-from .limits import ServerLimits, ToolGroup
+from .learning_tools import add_learning_tools, mcp_example
+from .limits import ServerLimits
 from .page_tools import add_page_tools
 from .results import tool_result
 from .save_tools import add_save_tools
+from .sdk import CallToolResult, Context, TextContent, ToolError, client_roots
 
-__all__ = ["build_server", "mcp_example", "serve"]
+__all__ = ["build_server", "serve"]
 
 INSTRUCTIONS = (
     "Browser tools that run inside a real Chrome on the user's own sessions. Call "
@@ -46,27 +41,6 @@ INSTRUCTIONS = (
     "SKILL_BROKEN means the tool needs a new version. Irreversible tools run only with "
     "confirm: true."
 )
-
-
-def mcp_example(info: ToolInfo, name: str | None = None) -> str:
-    """How an MCP client calls a tool ``learn_context`` lists (its Python example reworded).
-
-    Args:
-        info: the tool.
-        name: its MCP tool name (by default its plain ``<site>__<tool>``).
-    """
-    key = confirm_key_for(info.side_effect, info.args)
-    args = example_args(info.args) if isinstance(info.args, dict) else {}
-    if info.kind == "skill":
-        call_args: dict[str, Any] = {"skill_id": f"{info.site_id}/{info.tool_name}"}
-        if args:
-            call_args["params"] = args
-        if key:
-            call_args["confirm"] = True
-        return f"run_skill {json.dumps(call_args)}"
-    if key:
-        args = {**args, key: True}
-    return f"{name or mcp_name(info.site_id, info.tool_name)} {json.dumps(args)}"
 
 
 def _for_mcp(context: LearnContext, names: dict[tuple[str, str], str]) -> dict[str, Any]:
@@ -89,36 +63,6 @@ def _for_mcp(context: LearnContext, names: dict[tuple[str, str], str]) -> dict[s
     return data
 
 
-#: Which group (``ego mcp --tools``) each generic tool belongs to; site tools are
-#: ``learnings``, and tools not named here too.
-TOOL_GROUPS: dict[str, ToolGroup] = {
-    **dict.fromkeys(
-        ("list_tabs", "select_tab", "close_tab", "navigate", "navigate_back",
-         "navigate_forward", "reload", "take_snapshot", "take_screenshot",
-         "list_console_messages", "wait_for", "list_frames", "list_downloads", "save_pdf"),
-        "pages",
-    ),
-    **dict.fromkeys(
-        ("click", "type", "press_key", "hover", "select_option", "upload_file",
-         "handle_dialog", "evaluate"),
-        "input",
-    ),
-    **dict.fromkeys(("list_network_requests", "get_network_request"), "network"),
-    **dict.fromkeys(
-        ("save_browser_tool", "save_note", "tool_history", "restore_tool", "import_skill"),
-        "saving",
-    ),
-}  # fmt: skip
-
-#: What ``--read-only`` keeps of the groups above: navigation and reading.
-READ_ONLY_TOOLS: frozenset[str] = frozenset(
-    {"list_tabs", "select_tab", "close_tab", "navigate", "navigate_back", "navigate_forward",
-     "reload", "take_snapshot", "take_screenshot", "list_console_messages", "wait_for",
-     "list_frames", "list_downloads", "save_pdf", "list_network_requests",
-     "get_network_request", "learn_context", "list_sites", "run_browser_tool", "run_skill",
-     "set_start_url", "tool_history", "tool_health", "search_catalog"}
-)  # fmt: skip
-
 #: The tools that read or write files: the client's roots are asked for before they run.
 _FILE_TOOLS: frozenset[str] = frozenset(
     {"take_screenshot", "save_pdf", "upload_file", "import_skill"}
@@ -126,18 +70,13 @@ _FILE_TOOLS: frozenset[str] = frozenset(
 
 
 def build_server(holder: BrowserHolder) -> EgoServer:
-    """An MCP server whose tools run on ``holder``'s browser."""
+    """An MCP server whose tools run on ``holder``'s browser, serving the tools its limits
+    allow (``holder.limits``: the groups chosen, read-only or not)."""
+    server = EgoServer(
+        name="ego", instructions=INSTRUCTIONS, limits=holder.limits, on_close=holder.close
+    )
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
-        try:
-            yield None
-        finally:
-            await holder.close()
-
-    server = EgoServer(name="ego", instructions=INSTRUCTIONS, lifespan=lifespan)
-
-    @server.tool(annotations=LOCAL_ONLY)
+    @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
     async def learn_context(
         url: Annotated[str, Field(description="The page's URL (or just its address).")],
     ) -> CallToolResult:
@@ -154,7 +93,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
 
         return tool_result(_for_mcp(await call(read), server.learning_tool_names()))
 
-    @server.tool(annotations=LOCAL_ONLY)
+    @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
     async def list_sites() -> CallToolResult:
         """Every site ego has learnings for, valid or not (invalid ones list their problems).
 
@@ -174,7 +113,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
             listed.append(data)
         return tool_result(listed)
 
-    @server.tool(annotations=DESTRUCTIVE)
+    @server.tool(group="learnings", in_read_only=True, annotations=DESTRUCTIVE)
     async def run_browser_tool(
         site_id: Annotated[str, Field(description="The site's id (from learn_context).")],
         tool: Annotated[str, Field(description="The tool's name on that site.")],
@@ -203,7 +142,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
         )
         return tool_result(result)
 
-    @server.tool(annotations=DESTRUCTIVE)
+    @server.tool(group="learnings", in_read_only=True, annotations=DESTRUCTIVE)
     async def run_skill(
         skill_id: Annotated[str, Field(description='The skill\'s id, "<domain>/<task>".')],
         params: Annotated[
@@ -225,7 +164,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
         result = await call(lambda: browser.site.run_skill(skill_id, params or {}, confirm=confirm))
         return tool_result(result)
 
-    @server.tool(annotations=LOCAL_ONLY)
+    @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
     async def set_start_url(
         site_id: Annotated[str, Field(description="The site's id (from learn_context).")],
         url: Annotated[str, Field(description="Where its tools open a tab from now on.")],
@@ -245,11 +184,12 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     add_learning_tools(server, holder)
     add_catalog_tools(server, holder)
     add_save_tools(server, holder)
-    _limit_tools(server, holder.limits)
 
     async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
-        if name in _FILE_TOOLS and context is not None:
-            await holder.files.refresh_roots(context)
+        if name in _FILE_TOOLS:
+            roots = await client_roots(context)
+            if roots is not None:
+                holder.files.set_client_roots(roots)
 
     def tell_what_changed(result: CallToolResult) -> CallToolResult:
         notice = holder.take_notice()
@@ -286,21 +226,6 @@ async def _known_site(holder: BrowserHolder, site_id: str) -> None:
 
 async def _skill(site: Any, skill_id: str) -> Any:
     return catalog_for(site.learnings).skill(skill_id)
-
-
-def _limit_tools(server: EgoServer, limits: ServerLimits) -> None:
-    """Remove the tools the limits do not serve: groups not chosen, and under read-only
-    every tool that acts on a page or saves (a site tool unless its side effect is read)."""
-    for name in [tool.name for tool in server._tool_manager.list_tools()]:
-        group = TOOL_GROUPS.get(name, "learnings")
-        if group not in limits.groups or (limits.read_only and name not in READ_ONLY_TOOLS):
-            server.remove_tool(name)
-    server.keep_schema_tools(
-        lambda tool: (
-            "learnings" in limits.groups
-            and (not limits.read_only or bool(tool.annotations.read_only_hint))
-        )
-    )
 
 
 async def serve(
