@@ -53,7 +53,7 @@ def _assert_short_traceback(
     assert stderr[0] == "Traceback (the script's frames):", result
     frames = [line for line in stderr if line.startswith("  File ")]
     assert frames == [f'  File "{script}", line {n}, in {where}' for n, where in lines], result
-    for noise in ("click", "asyncio", "site-packages", "ego/cli", "ego/site.py"):
+    for noise in ("click", "asyncio", "site-packages", "ego/cli", "ego/site/"):
         assert noise not in result.stderr, result
     error: dict[str, str] = json.loads(stderr[-1])
     return error

@@ -24,7 +24,7 @@ from typing import Any, cast
 import pytest
 
 import ego
-import ego.site as site_module
+import ego.site.placement as placement_module
 from ego.api import Browser
 from ego.errors import (
     BrowserClosedError,
@@ -528,7 +528,7 @@ def test_a_start_url_names_the_sites_domain_for_visit_and_the_pool(
     assert site.domains(manifest) == manifest.domains == ("127.0.0.1",)
     assert site.on_site(tab, manifest)
     parsed: list[str | None] = []
-    monkeypatch.setattr(site_module, "domain_of", lambda url: parsed.append(url) or "x:1")
+    monkeypatch.setattr(placement_module, "domain_of", lambda url: parsed.append(url) or "x:1")
     site.set_start_url("pool-test", "http://x:1/")
     # Parsed once, when set: the pool asks for every call.
     for _ in range(3):

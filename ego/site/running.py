@@ -1,0 +1,238 @@
+"""The one call path: a prepared call run in its tab or frame, the cache layer, the error
+contract, the ``returns`` check and the run's record."""
+
+from __future__ import annotations
+
+import inspect
+from contextvars import ContextVar
+from pathlib import Path
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+from ..calls import DEFAULTS, CallOptions, ToolCall, prepare
+from ..errors import BrowserToolError, JavaScriptError, ReturnsMismatchError
+from ..learning.health.recorder import record_failure, record_ok
+from ..runtime.cache import RunStats, cache_key, run_cached
+from ..runtime.contract import signal_in_exception, signal_in_result
+from .placement import Placement, url_on_site
+
+if TYPE_CHECKING:
+    from ..learning.registry import Learnings, LoadedSource
+    from ..page.browser import Browser
+    from ..page.frame import Frame
+    from ..page.tab import Tab
+
+__all__ = ["Running", "tool_error"]
+
+
+class Running(Placement):
+    """Running prepared calls: the base of :class:`ego.site.Site`, which documents it.
+
+    Args:
+        browser: the browser to run tools in.
+        learnings: where sites are found (see :class:`ego.site.Site`).
+    """
+
+    def __init__(self, browser: Browser, learnings: Learnings | None = None) -> None:
+        super().__init__(browser, learnings)
+        # Each asyncio task sees the runs it made itself (see last_run). One variable per
+        # Site: a module-wide one would show a run on one browser as another's.
+        self._last_run: ContextVar[RunStats | None] = ContextVar(
+            f"ego.site.last_run.{id(self)}", default=None
+        )
+        # The run that started last in any task: what a reader that made none sees.
+        self._latest_run: RunStats | None = None
+        #: How a NEEDS_LOGIN message on a throwaway profile says to use a persistent one, in
+        #: the caller's words (the command line sets ``--profile NAME``).
+        self.profile_hint = "launch with profile=NAME"
+
+    @property
+    def last_run(self) -> RunStats | None:
+        """What the latest browser tool (or skill) run of the reading task did: ``mode``
+        (cache hit, store or plain wrap), ``evaluations``, ``bytes_sent``, ``fallback``.
+
+        Each run keeps its stats in the asyncio task that made it (a ``contextvars`` value),
+        so calls running at once never overwrite each other's: read ``last_run`` in the task
+        that awaited the call (each task of an ``asyncio.gather`` sees its own call's). A
+        reader that made no run itself (the task that gathered others, code that runs each
+        call with its own ``asyncio.run``) sees the run that started last on this Site in any
+        task; None before any run.
+        """
+        own = self._last_run.get()
+        return own if own is not None else self._latest_run
+
+    def prepare(
+        self,
+        site_id: str,
+        tool: str,
+        args: Any = None,
+        options: CallOptions = DEFAULTS,
+        *,
+        browser_only: bool = False,
+    ) -> ToolCall:
+        """Check a call without a browser: site, tool, confirmation, args, the tool's code.
+
+        Raises:
+            Everything :meth:`run_tool` raises before anything is sent.
+        """
+        return prepare(self.learnings, site_id, tool, args, options, browser_only=browser_only)
+
+    async def run_call(self, call: ToolCall, tab: Tab | None = None) -> Any:
+        """Run a prepared call (see :meth:`prepare`) and return its result.
+
+        The one path every tool call takes, whichever front end made it: the tab (``tab``,
+        else a matching open tab, else the start URL), then a browser tool through the cache
+        layer and the error contract, or a Python tool's ``run(ctx, args)``; then the
+        ``returns`` check when the options ask for it. Its outcome is recorded against the
+        tool's version (see :mod:`ego.learning.health`).
+
+        Raises:
+            Everything :meth:`run_browser_tool` raises from the tab choice on.
+        """
+        started = perf_counter()
+        try:
+            result = await self._run_call(call, tab)
+        except Exception as exc:
+            record_failure(call, started, exc)
+            raise
+        record_ok(call, started)
+        return result
+
+    async def _run_call(self, call: ToolCall, tab: Tab | None) -> Any:
+        ref = call.ref
+        options = ref.options
+        if call.source is not None:
+            # A given tab on the site needs no lookup: the hot call names its tab.
+            page = (
+                tab
+                if tab is not None and url_on_site(tab.url, self.domains(ref.manifest))
+                else await self._page_for(ref.manifest, tab)
+            )
+            result = await self._run_source(
+                page,
+                call.source,
+                call.embedded,
+                timeout=options.timeout or ref.spec.timeout,
+                cache=options.cache,
+            )
+        else:
+            assert call.function is not None
+            target = tab if tab is not None else await self._tab_for(ref.manifest, tab)
+            context = self._tool_context(target, ref.site_id, ref.tool)
+            result = call.function(context, call.args)
+            if inspect.isawaitable(result):
+                result = await result
+        if options.check_returns and ref.spec.returns is not None:
+            from ..learning.schemas import mismatch
+
+            problem = mismatch(ref.spec.returns, result)
+            if problem:
+                raise ReturnsMismatchError(
+                    f"{ref.subject} returned data that does not match its returns schema {problem}"
+                )
+        return result
+
+    def _tool_context(self, tab: Tab, site_id: str, tool: str) -> Any:
+        """What a Python tool's ``run(ctx, args)`` gets: the facade builds it, since the
+        tool gets the whole facade (:class:`ego.site.ToolContext`)."""
+        raise NotImplementedError("a Site builds the context of a Python tool")
+
+    async def _run_source(
+        self,
+        tab: Tab | Frame,
+        loaded: LoadedSource,
+        arguments: str,
+        *,
+        timeout: float | None = None,
+        cache: bool = True,
+    ) -> Any:
+        """Run loaded code through the cache layer and apply the error contract.
+
+        ``arguments`` is the JavaScript argument list (``embed_json(args)`` for a tool).
+        Skills share this step with browser tools.
+
+        Raises:
+            NeedsLoginError, SkillBrokenError, BrowserToolError: as :meth:`run_browser_tool`.
+        """
+        stats = RunStats()
+        self._last_run.set(stats)
+        self._latest_run = stats
+        try:
+            result = await run_cached(
+                tab,
+                key=cache_key(loaded.site_id, loaded.tool),
+                version=loaded.version,
+                expression=loaded.expression,
+                arguments=arguments,
+                url=loaded.url,
+                timeout=timeout,
+                use_cache=cache,
+                stats=stats,
+            )
+        except JavaScriptError as exc:
+            signal = signal_in_exception(
+                exc,
+                site_id=loaded.site_id,
+                tool=loaded.tool,
+                profile=self.profile_description,
+                login=self.login_command(loaded.site_id),
+            )
+            raise (signal or tool_error(loaded, exc)) from None
+        # Only a result with an "error" can carry a signal: the messages are built for it.
+        if isinstance(result, dict) and "error" in result:
+            signal_in_result(
+                result,
+                site_id=loaded.site_id,
+                tool=loaded.tool,
+                profile=self.profile_description,
+                login=self.login_command(loaded.site_id),
+            )
+        return result
+
+    @property
+    def profile_description(self) -> str:
+        """How to name this browser's profile in a NEEDS_LOGIN message."""
+        process = self.browser.process
+        if process is None:
+            return "the browser ego is attached to"
+        if process.temporary:
+            return f"a persistent profile (this browser has a throwaway one: {self.profile_hint})"
+        return f"the Chrome profile {process.user_data_dir.name!r} ({process.user_data_dir})"
+
+    def login_command(self, site_id: str) -> str | None:
+        """The ``ego login`` command that opens this browser's profile on ``site_id``; None
+        for a browser ego is attached to (the person logs in in that browser) or a skill."""
+        process = self.browser.process
+        from ..skills import NAMESPACE as SKILL_NAMESPACE
+
+        if process is None or site_id == SKILL_NAMESPACE:
+            return None
+        name = "NAME" if process.temporary else process.user_data_dir.name
+        return f"ego login {site_id} --profile {name}"
+
+
+def tool_error(loaded: LoadedSource, exc: JavaScriptError) -> BrowserToolError:
+    """Turn a JS error from a tool into a BrowserToolError that names its file and line."""
+    line = exc.line if exc.url == loaded.url else None
+    file = _display_path(loaded.file)
+    where = f"{file}:{line}" if line is not None else file
+    return BrowserToolError(
+        f"{loaded.site_id}/{loaded.tool} threw {exc.name}: {exc.js_message} ({where})",
+        site_id=loaded.site_id,
+        tool=loaded.tool,
+        file=str(loaded.file),
+        name=exc.name,
+        js_message=exc.js_message,
+        stack=exc.stack,
+        url=exc.url,
+        line=line,
+        column=exc.column if line is not None else None,
+        value=exc.value,
+    )
+
+
+def _display_path(file: Path) -> str:
+    try:
+        return str(file.relative_to(Path.cwd()))
+    except ValueError:
+        return str(file)
