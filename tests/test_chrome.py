@@ -263,10 +263,10 @@ async def test_a_fixed_port_is_opened_and_a_taken_one_is_refused_before_starting
         async with ego.connect(launched.endpoint) as other:
             assert (await other.version())["product"] == (await launched.version())["product"]
 
-        def spawn(*args: object) -> None:
+        def spawn(*args: object, **kwargs: object) -> None:
             pytest.fail("a Chrome was started for a port that is taken")
 
-        monkeypatch.setattr(ego.protocol.chrome, "_spawn", spawn)
+        monkeypatch.setattr(ego.protocol.chrome, "spawn", spawn)
         with pytest.raises(ego.ChromeLaunchError, match=f"port {port} on 127.0.0.1") as caught:
             await ego.launch(port=port)
         assert "port=0" in str(caught.value)

@@ -1,8 +1,10 @@
 """Finding, starting and ending a local Chrome.
 
 :class:`ChromeProcess` owns one Chrome that ego started: its process tree, its profile folder,
-its watchdog and our ends of its debugging pipe. Nothing here speaks CDP beyond reading the
-endpoint Chrome writes to disk; :mod:`ego.protocol.launcher` opens the connection.
+its watchdog and our ends of its debugging pipe. Nothing here speaks CDP;
+:mod:`ego.protocol.launcher` opens the connection. Beside it: making the process and its pipe
+(:mod:`~ego.protocol._spawn`), its debugging port (:mod:`~ego.protocol._ports`) and its log
+file (:mod:`~ego.protocol._chrome_log`).
 """
 
 from __future__ import annotations
@@ -10,24 +12,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 import psutil
 
-from ..errors import BrowserError, ChromeLaunchError, ChromeNotFoundError, ProfileInUseError
+from ..errors import BrowserError, ChromeNotFoundError, ProfileInUseError
 from ..places import PROFILES_ENV, expand, profiles_dir
+from ._chrome_log import new_log_path, remove_stale_logs, tail
+from ._ports import check_port_free, listening_ports, wait_for_endpoint
 from ._proctree import kill_tree, still_running
+from ._spawn import close_fds, spawn
 from ._watchdog import Watchdog, start_watchdog
-from .pipe import grow_pipe
 
 __all__ = [
     "CHROME_ENV",
@@ -129,17 +131,6 @@ _BASE_FLAGS = (
     "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
 )
-
-# Starts Chrome (the arguments after the script) with the pipe it was given as stdin and
-# stdout moved to descriptors 3 and 4, where --remote-debugging-pipe expects them, stdin read
-# from /dev/null and stdout joined to stderr (the log). Popen places the pipe ends on 0 and 1
-# in C, between fork and exec, and clears close-on-exec there only, which is safe with any
-# number of threads; preexec_fn, which could place them on 3 and 4 directly, runs Python in
-# the forked child and may deadlock on a lock another thread held at fork time, and pass_fds
-# keeps a descriptor's own number. A POSIX shell takes one digit per descriptor, so the
-# small, fixed numbers 0 and 1 are the ones it can move; `exec` then replaces it with Chrome
-# (same pid), for about a millisecond of start-up.
-_EXEC_WITH_PIPE = 'exec 3<&0 4>&1 </dev/null >&2; exec "$@"'
 
 
 def find_chrome() -> str:
@@ -298,7 +289,7 @@ class ChromeProcess:
         binary = find_chrome() if executable is None else _checked_executable(executable)
         port = options.port if PIPE_SUPPORTED or options.port is not None else 0
         if port:
-            _check_port_free(port)
+            check_port_free(port)
         if user_data_dir is not None:
             data_dir, temporary = expand(user_data_dir).absolute(), False
         elif profile is not None:
@@ -307,7 +298,7 @@ class ChromeProcess:
             data_dir, temporary = Path(tempfile.mkdtemp(prefix="ego-chrome-")), True
         data_dir.mkdir(parents=True, exist_ok=True)
         log_dir = data_dir if temporary else Path(tempfile.gettempdir())
-        _remove_stale_logs(Path(tempfile.gettempdir()))
+        remove_stale_logs(Path(tempfile.gettempdir()))
         owner = _lock_owner(data_dir)
         if owner is not None:
             raise ProfileInUseError(
@@ -318,8 +309,7 @@ class ChromeProcess:
         port_file = data_dir / "DevToolsActivePort"
         port_file.unlink(missing_ok=True)  # a stale file from an earlier run names a dead port
 
-        # The owner's pid in the name lets a later launch tell a stale log from a live one.
-        log_path = log_dir / f"ego-chrome-{os.getpid()}-{time.monotonic_ns()}.log"
+        log_path = new_log_path(log_dir)
         command = [binary, *_BASE_FLAGS, f"--user-data-dir={data_dir}"]
         if PIPE_SUPPORTED:
             command.append("--remote-debugging-pipe")
@@ -331,11 +321,15 @@ class ChromeProcess:
             command.append("--no-sandbox")  # Chrome refuses to start as root without it
         command += [*args, "about:blank"]
 
-        process, pipe = _spawn(command, log_path, data_dir, temporary)
+        try:
+            process, pipe = spawn(command, log_path, pipe=PIPE_SUPPORTED)
+        except BaseException:
+            _remove_files(data_dir, temporary, log_path)
+            raise
         try:
             watchdog = start_watchdog(process.pid, [data_dir if temporary else log_path])
         except BaseException:
-            _close_fds(pipe)
+            close_fds(pipe)
             kill_tree(process.pid)
             _remove_files(data_dir, temporary, log_path)
             raise
@@ -350,9 +344,7 @@ class ChromeProcess:
         )
         if port is not None:
             try:
-                chrome.ws_url = await _wait_for_endpoint(
-                    process, port_file, log_path, timeout, port
-                )
+                chrome.ws_url = await wait_for_endpoint(process, port_file, log_path, timeout, port)
             except BaseException:
                 await asyncio.to_thread(chrome.abandon)
                 raise
@@ -385,7 +377,7 @@ class ChromeProcess:
             ProfileInUseError: another Chrome took the profile folder meanwhile (it started
                 at the same time and won the lock), which is why this one failed.
         """
-        _close_fds(self._pipe)
+        close_fds(self._pipe)
         self._pipe = None
         kill_tree(self.pid)
         self._watchdog.stop()
@@ -411,7 +403,7 @@ class ChromeProcess:
 
     def log_tail(self, lines: int = 20) -> str:
         """The last lines Chrome wrote to stdout and stderr (for a launch's error message)."""
-        return _tail(self.log_path, lines)
+        return tail(self.log_path, lines)
 
     async def wait_exit(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for Chrome to exit by itself; True if it did."""
@@ -447,83 +439,10 @@ class ChromeProcess:
                 child.kill()
         psutil.wait_procs(leftovers, timeout=2)
         self.process.poll()
-        _close_fds(self._pipe)
+        close_fds(self._pipe)
         self._pipe = None
         _remove_files(self.user_data_dir, self.temporary, self.log_path)
         self._watchdog.stop()
-
-
-def _spawn(
-    command: list[str], log_path: Path, data_dir: Path, temporary: bool
-) -> tuple[subprocess.Popen[bytes], tuple[int, int] | None]:
-    """Start ``command``, with the debugging pipe when :data:`PIPE_SUPPORTED`.
-
-    Returns the process and our ``(read_fd, write_fd)`` ends of the pipe (None without one).
-    Every descriptor made here is close-on-exec in this process (:func:`os.pipe` makes them
-    so): Chrome gets its ends through Popen alone, and no other child inherits any.
-    """
-    chrome_ends: list[int] = []  # Chrome's read end, then its write end
-    ours: list[int] = []  # our write end, then our read end
-    try:
-        if PIPE_SUPPORTED:
-            chrome_reads, we_write = os.pipe()  # commands
-            chrome_ends.append(chrome_reads)
-            ours.append(we_write)
-            we_read, chrome_writes = os.pipe()  # answers and events
-            chrome_ends.append(chrome_writes)
-            ours.append(we_read)
-            grow_pipe(chrome_reads)
-            grow_pipe(we_read)
-            command = ["/bin/sh", "-c", _EXEC_WITH_PIPE, "sh", *command]
-        # stderr goes to a file: a pipe nobody reads fills at 64 KB and freezes Chrome.
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                command,
-                stdin=chrome_ends[0] if chrome_ends else subprocess.DEVNULL,
-                stdout=chrome_ends[1] if chrome_ends else log,
-                stderr=log,
-                start_new_session=True,  # Ctrl+C in a terminal reaches Python, not Chrome
-            )
-    except BaseException:
-        _close_fds(ours)
-        _remove_files(data_dir, temporary, log_path)
-        raise
-    finally:
-        # Chrome has its own copies of its ends now; this process's must go, or the end of
-        # file that says Chrome is gone would never come.
-        _close_fds(chrome_ends)
-    return process, (ours[1], ours[0]) if ours else None
-
-
-def _close_fds(fds: Iterable[int] | None) -> None:
-    for fd in fds or ():
-        with contextlib.suppress(OSError):
-            os.close(fd)
-
-
-def _check_port_free(port: int) -> None:
-    """Refuse a fixed port that is already taken on 127.0.0.1.
-
-    Chrome itself says nothing then: it runs without its endpoint, so the launch would only
-    time out. Another program may still take the port between this check and Chrome's bind;
-    the launch then times out, saying so.
-
-    Raises:
-        ChromeLaunchError: the port is in use.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        if os.name != "nt":
-            # As Chrome binds its own: a port a Chrome that just closed left in TIME_WAIT is
-            # free to listen on, and only a socket listening there now takes it. (On Windows
-            # the option would let a bind share a port someone listens on.)
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError as exc:
-            raise ChromeLaunchError(
-                f"port {port} on 127.0.0.1 is not available ({exc.strerror}): pass port=0 to "
-                "let Chrome choose a free one"
-            ) from None
 
 
 def _running_as_root() -> bool:
@@ -538,136 +457,13 @@ def _remove_files(data_dir: Path, temporary: bool, log_path: Path) -> None:
             log_path.unlink()
 
 
-_LOG_NAME = re.compile(r"ego-chrome-(\d+)-\d+\.log")
-
-
-def _remove_stale_logs(directory: Path) -> None:
-    """Delete the ``ego-chrome-<pid>-<n>.log`` files in ``directory`` whose owner is gone.
-
-    The watchdog removes the log of a persistent-profile Chrome when its owner dies; this
-    catches the logs of owners whose watchdog died too. A log whose owner still runs is kept.
-    """
-    with contextlib.suppress(OSError):
-        for path in directory.glob("ego-chrome-*.log"):
-            match = _LOG_NAME.fullmatch(path.name)
-            if match is not None and not _owner_alive(int(match[1]), path):
-                with contextlib.suppress(OSError):
-                    path.unlink()
-
-
-def _owner_alive(pid: int, log_path: Path) -> bool:
-    try:
-        process = psutil.Process(pid)
-        if process.status() == psutil.STATUS_ZOMBIE:
-            return False
-        started = process.create_time()
-        modified = log_path.stat().st_mtime
-    except psutil.NoSuchProcess:
-        return False
-    except (psutil.Error, OSError):
-        return True  # unsure: keep the file
-    # The owner created the log, so it started before the file was last written; a process
-    # with that pid started later is a stranger that reuses the pid (a second of slack for
-    # clock granularity).
-    return started <= modified + 1
-
-
-async def _wait_for_endpoint(
-    process: subprocess.Popen[bytes], port_file: Path, log_path: Path, timeout: float, port: int
-) -> str:
-    """The browser's websocket URL, once Chrome listens on its port.
-
-    With port 0 Chrome picks a free port (so no race with other programs) and writes it, with
-    the browser's websocket path, to DevToolsActivePort once it listens. With a fixed port it
-    writes no such file (measured on Chromium 156): once a process of Chrome's own tree
-    listens on that port (not another program that took it meanwhile), its ``/json/version``
-    gives the URL.
-    """
-    deadline = time.monotonic() + timeout
-    while True:
-        if port == 0:
-            try:
-                text = port_file.read_text()
-            except FileNotFoundError:
-                text = ""
-            lines = text.splitlines()
-            if len(lines) >= 2 and lines[0].isdigit():
-                return f"ws://127.0.0.1:{lines[0]}{lines[1]}"
-        elif _tree_listens(process.pid, port):
-            url = await asyncio.to_thread(_version_url, port, max(0.1, deadline - time.monotonic()))
-            if url is not None:
-                return url
-        code = process.poll()
-        if code is not None:
-            raise ChromeLaunchError(
-                f"Chrome exited with code {code} before it was ready: "
-                f"{_tail(log_path, 5) or 'it printed nothing'}"
-            )
-        if time.monotonic() >= deadline:
-            taken = f" (is port {port} taken?)" if port else ""
-            raise ChromeLaunchError(
-                f"Chrome did not open its debugging port within {timeout:g} s{taken}: "
-                f"{_tail(log_path, 5) or 'it printed nothing'}"
-            )
-        await asyncio.sleep(0.01)
-
-
 def _attach_hint(pid: int) -> str:
     """What to do about the Chrome ``pid`` that holds a profile: attach through its debugging
     port on 127.0.0.1 when it has one, else close it."""
-    ports = sorted(_listening_ports(pid))
+    ports = sorted(listening_ports(pid))
     if ports:
         return (
             f"attach to it with ego.connect('http://127.0.0.1:{ports[0]}'), close it, or use "
             "another profile"
         )
     return "close that Chrome or use another profile (it has no debugging port to attach to)"
-
-
-def _listening_ports(pid: int) -> set[int]:
-    """The TCP ports a process of ``pid``'s tree listens on, on 127.0.0.1."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return set()
-    ports = set()
-    for each in processes:
-        with contextlib.suppress(psutil.Error):
-            for conn in each.net_connections(kind="tcp"):
-                if conn.status == psutil.CONN_LISTEN and conn.laddr.ip == "127.0.0.1":
-                    ports.add(conn.laddr.port)
-    return ports
-
-
-def _tree_listens(pid: int, port: int) -> bool:
-    """True when a process of ``pid``'s tree listens on ``port`` on 127.0.0.1."""
-    return port in _listening_ports(pid)
-
-
-def _version_url(port: int, timeout: float) -> str | None:
-    """``webSocketDebuggerUrl`` from Chrome's ``/json/version`` on ``port``; None when it does
-    not answer that (yet)."""
-    import urllib.request
-
-    import orjson
-
-    try:
-        with urllib.request.urlopen(
-            f"http://127.0.0.1:{port}/json/version", timeout=min(timeout, 2.0)
-        ) as response:
-            return str(orjson.loads(response.read())["webSocketDebuggerUrl"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _tail(path: Path, lines: int) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    # The Debian wrapper script prints a harmless "[: ... unexpected operator" line.
-    kept = [
-        line for line in text.splitlines() if line.strip() and "unexpected operator" not in line
-    ]
-    return " | ".join(kept[-lines:])
