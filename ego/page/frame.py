@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..protocol.session import Session
     from ..protocol.transport import Connection
     from .network import NetworkLog
+    from .refs import RefRegistry
 
 
 __all__ = ["Frame", "FrameHost"]
@@ -58,6 +59,11 @@ class FrameHost(Protocol):
 
     @property
     def network_log(self) -> NetworkLog: ...
+
+    @property
+    def refs(self) -> RefRegistry: ...
+
+    def known_frame(self, frame_id: str) -> Frame | None: ...
 
 
 class Frame(PageVerbs):
@@ -202,6 +208,15 @@ class Frame(PageVerbs):
     def network_log(self) -> NetworkLog:
         """The tab's network log (a same-process frame's requests are in it)."""
         return self._host.network_log
+
+    @property
+    def refs(self) -> RefRegistry:
+        """The refs the tab's snapshots gave out."""
+        return self._host.refs
+
+    def known_frame(self, frame_id: str) -> Frame | None:
+        """The tab's frame with this id, if the tab has it now (no waiting)."""
+        return self._host.known_frame(frame_id)
 
     @property
     def session_id(self) -> str | None:

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
+from ..errors import FrameNotFoundError
 from .attach import IFRAMES, prepare_paused
 from .frame import Frame, FrameHost
+from .waits import url_matcher
 
 if TYPE_CHECKING:
     from ..protocol.session import Listener, Session
@@ -81,6 +84,49 @@ class FrameTree:
     def get(self, frame_id: str) -> Frame | None:
         """The frame with this id, if the tab has it."""
         return self._frames.get(frame_id)
+
+    async def find(
+        self,
+        *,
+        name: str | None,
+        url: str | None,
+        frame_id: str | None,
+        timeout: float,
+        tab: str,
+    ) -> Frame:
+        """The first frame (in :meth:`frames` order) with this ``name``, whose URL contains
+        ``url`` (or matches it as a glob with ``*``) and with this ``frame_id``, waiting up
+        to ``timeout`` seconds for one to appear (see :meth:`ego.Tab.frame`).
+
+        Raises:
+            ValueError: none of ``name``, ``url``, ``frame_id`` given.
+            FrameNotFoundError: no such frame in time (the message lists the frames there are).
+        """
+        if name is None and url is None and frame_id is None:
+            raise ValueError("tab.frame() needs name=, url=, frame_id= or selector=")
+        matches = url_matcher(url) if url is not None else None
+        deadline = time.monotonic() + timeout
+        while True:
+            for frame in self.frames():
+                if (
+                    (frame_id is None or frame.id == frame_id)
+                    and (name is None or frame.name == name)
+                    and (matches is None or matches(frame.url))
+                ):
+                    return frame
+            left = deadline - time.monotonic()
+            if left <= 0 or not await self.changed(left):
+                break
+        wanted = ", ".join(
+            f"{key}={value!r}"
+            for key, value in (("name", name), ("url", url), ("frame_id", frame_id))
+            if value is not None
+        )
+        listed = "; ".join(f"{frame.name or '(no name)'} {frame.url}" for frame in self.frames())
+        raise FrameNotFoundError(
+            f"no frame with {wanted} in tab {tab[:8]} within {timeout:g} s; its "
+            f"frames: {listed or 'none'}"
+        )
 
     async def changed(self, timeout: float) -> bool:
         """Wait until any frame changes (attaches, navigates, gets a context, detaches);

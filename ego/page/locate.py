@@ -17,7 +17,7 @@ from ..protocol.remote_values import javascript_error
 from .page import Page
 from .scripts import page_script
 
-__all__ = ["FRAME_STEP", "element_object", "enter", "frame_parts", "locate"]
+__all__ = ["FRAME_STEP", "element_object", "enter", "frame_parts", "locate", "resolve_ref"]
 
 #: What separates an iframe's selector from a selector inside its document.
 FRAME_STEP: Final = ">>"
@@ -140,3 +140,27 @@ async def element_object(page: Page, selector: str) -> str | None:
         raise javascript_error(result["exceptionDetails"])
     object_id = result["result"].get("objectId")
     return str(object_id) if object_id else None
+
+
+async def resolve_ref(page: Page, ref: str) -> tuple[Page, str]:
+    """The frame that holds the node ``ref`` names, and a remote object of the node there
+    (in the frame's own execution context: release it when done).
+
+    Raises:
+        StaleRefError: the ref is unknown, its frame is gone or navigated, or its node was
+            removed.
+    """
+    registry = page.refs
+    known = registry.get(ref)
+    frame = page.known_frame(known.frame_id) if known is not None else None
+    target = registry.target(ref, frame)
+    assert frame is not None
+    _, context_id = await frame._target()
+    params: dict[str, object] = {"backendNodeId": target.backend_node_id}
+    if context_id is not None:
+        params["executionContextId"] = context_id
+    try:
+        result = await frame.send("DOM.resolveNode", params)
+    except ProtocolError as exc:
+        raise registry.gone(ref, exc) from None
+    return frame, str(result["object"]["objectId"])

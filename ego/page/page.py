@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..protocol.transport import Connection
     from .network import NetworkLog
+    from .refs import RefRegistry
 
 __all__ = ["Page"]
 
@@ -76,4 +77,23 @@ class Page(Protocol):
 
     async def child_frames(self) -> Sequence[Page]:
         """The frames whose parent is this page."""
+        ...
+
+    @property
+    def refs(self) -> RefRegistry:
+        """The refs the tab's snapshots gave out (one registry per tab)."""
+        ...
+
+    @property
+    def id(self) -> str:
+        """Chrome's id of the page's frame (a tab's main frame: the tab's target id)."""
+        ...
+
+    @property
+    def documents(self) -> int:
+        """How many documents the page's frame has shown; a ref names a node of one."""
+        ...
+
+    def known_frame(self, frame_id: str) -> Page | None:
+        """The tab's frame with this id, if the tab has it now (no waiting)."""
         ...

@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 
 from ..errors import (
     CommandTimeoutError,
-    FrameNotFoundError,
     NavigationError,
     OriginBlockedError,
     ProtocolError,
@@ -22,17 +21,18 @@ from ..errors import (
 )
 from . import history, locate
 from .closing import CLOSE_ATTEMPTS, close_target
-from .console import ConsoleLog, ConsoleMessage
-from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
-from .downloads import Download, DownloadExpectation, Downloads
+from .console import ConsoleLog
+from .dialogs import DialogPolicy, DialogTracker
+from .downloads import Downloads
 from .evaluation import evaluate, stop_spinning
 from .frame import Frame
 from .frames import FrameTree
 from .loads import LoadWait, WaitUntil, check_wait_until
-from .network import NetworkLog, Request
+from .network import NetworkLog
 from .policy import OPEN, NavigationPolicy
+from .records import TabRecords
+from .refs import RefRegistry
 from .verbs import PageVerbs
-from .waits import url_matcher
 
 if TYPE_CHECKING:
     from ..protocol.session import Session
@@ -45,7 +45,7 @@ logger = logging.getLogger("ego.page.tab")
 _DEFAULT: Final = object()
 
 
-class Tab(PageVerbs):
+class Tab(TabRecords, PageVerbs):
     """One page target: navigate it, evaluate in it, close it.
 
     Tabs come from :meth:`ego.Browser.tabs`, :meth:`ego.Browser.new_tab` and
@@ -89,6 +89,8 @@ class Tab(PageVerbs):
         self._dialogs = DialogTracker(target_id, self.session, dialogs, self._frames.session_of)
         self._downloads = downloads
         self._policy = policy
+        #: The refs this tab's snapshots gave out (``ref=e12`` in any verb).
+        self.refs = RefRegistry()
 
     def __repr__(self) -> str:
         return f"<Tab {self.target_id[:8]} {self.url!r}>"
@@ -146,11 +148,6 @@ class Tab(PageVerbs):
         return self._session
 
     @property
-    def network_log(self) -> NetworkLog:
-        """The tab's network log (what :meth:`network` reads)."""
-        return self._network
-
-    @property
     def is_main(self) -> bool:
         """True: a tab is its own main frame (a :class:`Frame` may not be)."""
         return True
@@ -159,6 +156,15 @@ class Tab(PageVerbs):
     def _frame_id(self) -> str:
         # A page target's main frame bears the target's id.
         return self.target_id
+
+    @property
+    def id(self) -> str:
+        """The main frame's id: a page target's main frame bears the target's id."""
+        return self.target_id
+
+    def known_frame(self, frame_id: str) -> Frame | None:
+        """The frame with this id, if the tab has it now (no waiting)."""
+        return self._frames.get(frame_id)
 
     def _mark_closed(self) -> None:
         """The tab is gone: end everything it holds (idempotent)."""
@@ -347,71 +353,6 @@ class Tab(PageVerbs):
             describe=describe,
             tab=self.target_id,
         )
-
-    # -- dialogs --------------------------------------------------------------------------
-
-    @property
-    def dialog_policy(self) -> DialogPolicy:
-        """How this tab's page dialogs are answered (see :data:`ego.page.dialogs.DialogPolicy`);
-        the browser's ``dialogs=`` unless set here."""
-        return self._dialogs.policy
-
-    @dialog_policy.setter
-    def dialog_policy(self, policy: DialogPolicy) -> None:
-        self._dialogs.policy = policy
-
-    @property
-    def dialogs(self) -> list[Dialog]:
-        """The page dialogs seen since attach, oldest first (at most the last 50), each with
-        its type, message, URL, default prompt, answer, who answered and when."""
-        return self._dialogs.history
-
-    @property
-    def dialog(self) -> Dialog | None:
-        """The dialog that blocks the page now, if any (only the ``"manual"`` policy leaves
-        one open)."""
-        return self._dialogs.current
-
-    async def handle_dialog(self, accept: bool, prompt_text: str | None = None) -> Dialog:
-        """Answer the dialog that blocks the page; the tab works again at once.
-
-        Args:
-            accept: True clicks OK (leaves the page, for ``beforeunload``); False cancels.
-            prompt_text: the text a ``prompt`` is accepted with.
-
-        Returns:
-            the dialog, with its answer recorded.
-
-        Raises:
-            ProtocolError: no dialog is open (the message says how the last one ended).
-            TabClosedError: the tab is closed.
-        """
-        return await self._dialogs.handle(accept, prompt_text)
-
-    def expect_dialog(
-        self,
-        *,
-        accept: bool | None = None,
-        prompt_text: str | None = None,
-        timeout: float | None = None,
-    ) -> DialogExpectation:
-        """Wait for the next dialog, and answer it as given: ``dialog = await
-        tab.expect_dialog()`` (the one open now, or the next), or ``async with
-        tab.expect_dialog(accept=True) as expected:`` around the call that opens it (see
-        :class:`~ego.page.dialogs.DialogExpectation`).
-
-        Args:
-            accept: True accepts, False dismisses; None leaves it to the policy.
-            prompt_text: the text to accept a prompt with.
-            timeout: seconds to wait for the dialog; the tab's default if omitted.
-
-        Raises:
-            CommandTimeoutError: no dialog opened within ``timeout`` (raised by the await, or
-                on leaving the block).
-            TabClosedError: the tab closed first.
-        """
-        seconds = self.default_timeout if timeout is None else timeout
-        return self._dialogs.expect(accept, prompt_text, seconds)
 
     async def navigate(
         self,
@@ -606,95 +547,14 @@ class Tab(PageVerbs):
             found = await locate.enter(self, selector, seconds)
             assert isinstance(found, Frame)
             return found
-        if name is None and url is None and frame_id is None:
-            raise ValueError("tab.frame() needs name=, url=, frame_id= or selector=")
-        matches = url_matcher(url) if url is not None else None
-        deadline = time.monotonic() + seconds
-        while True:
-            for frame in await self.frames():
-                if (
-                    (frame_id is None or frame.id == frame_id)
-                    and (name is None or frame.name == name)
-                    and (matches is None or matches(frame.url))
-                ):
-                    return frame
-            left = deadline - time.monotonic()
-            if left <= 0 or not await self._frames.changed(left):
-                break
-        wanted = ", ".join(
-            f"{key}={value!r}"
-            for key, value in (("name", name), ("url", url), ("frame_id", frame_id))
-            if value is not None
-        )
-        listed = "; ".join(
-            f"{frame.name or '(no name)'} {frame.url}" for frame in self._frames.frames()
-        )
-        raise FrameNotFoundError(
-            f"no frame with {wanted} in tab {self.target_id[:8]} within {seconds:g} s; its "
-            f"frames: {listed or 'none'}"
+        await self._attached()
+        return await self._frames.find(
+            name=name, url=url, frame_id=frame_id, timeout=seconds, tab=self.target_id
         )
 
     async def changed(self, timeout: float) -> bool:
         """Wait until a frame of the tab changes; False when ``timeout`` passed first."""
         return await self._frames.changed(timeout)
-
-    async def network(self) -> list[Request]:
-        """The requests the page made since it loaded, in the order they started.
-
-        Each has method, URL, resource type, status (None while pending or failed), MIME
-        type and, for a failed one, Chrome's error text. A navigation starts a new list. The
-        list keeps the latest :data:`ego.page.network.MAX_REQUESTS` (1,000) requests of a
-        page; older ones are dropped and counted, so a tab reused for many calls stays small.
-        Requests of same-process frames are in it; a cross-site frame's are not.
-
-        Raises:
-            TabClosedError: the tab is closed.
-        """
-        await self.session()
-        return await self._network.requests()
-
-    async def response_body(
-        self, request: str | Request, *, timeout: float | None = None
-    ) -> bytes | str:
-        """The response body of a request from :meth:`network` (or its ``request_id``).
-
-        Text comes back as ``str``, binary bodies (images, fonts, ...) as ``bytes``. A
-        request still loading is waited for. Chrome keeps bodies of the current document
-        only, within its buffer: read them before navigating away.
-
-        Raises:
-            ProtocolError: Chrome no longer has the body (the page navigated since, or it
-                was evicted), the id is unknown, or the request failed or was a redirect.
-            CommandTimeoutError: the request was still loading after ``timeout``.
-        """
-        await self.session()
-        request_id = request if isinstance(request, str) else request.request_id
-        return await self._network.response_body(
-            request_id, timeout=self.default_timeout if timeout is None else timeout
-        )
-
-    async def console(self, *, clear: bool = False) -> list[ConsoleMessage]:
-        """The page's console messages and uncaught exceptions since ego attached to the tab.
-
-        Kept across navigations in a buffer of the newest 1,000
-        (:data:`ego.page.console.MAX_MESSAGES`); :attr:`console_dropped` counts the older
-        ones dropped. Each has level, text, source URL, 1-based line and column, and for an
-        exception ``exception=True`` and its stack.
-
-        Args:
-            clear: empty the buffer (and the dropped count) after reading it.
-
-        Raises:
-            TabClosedError: the tab is closed (and never attached).
-        """
-        await self.session()
-        return await self._console.messages(clear=clear)
-
-    @property
-    def console_dropped(self) -> int:
-        """Console messages dropped because the buffer was full (since attach or the last
-        ``console(clear=True)``)."""
-        return self._console.dropped
 
     async def back(self, *, wait_until: WaitUntil = "load", timeout: float | None = None) -> None:
         """Go back one page in the tab's history and wait for it (as :meth:`navigate`).
@@ -721,46 +581,6 @@ class Tab(PageVerbs):
             await self._attached(), self.target_id, 1, wait_until=wait_until,
             timeout=self.default_timeout if timeout is None else timeout,
         )  # fmt: skip
-
-    def expect_download(self, *, timeout: float | None = None) -> DownloadExpectation:
-        """Wait for a download started by this tab (any of its frames), saved and complete.
-
-        ``async with tab.expect_download() as download:`` around the call that starts it
-        (``download`` is a :class:`~ego.page.downloads.Download` whose ``path``,
-        ``suggested_filename``, ``url`` and ``size`` are filled in when the block ends), or
-        ``download = await tab.expect_download()`` for the next one. Files land in the
-        browser's downloads folder (``downloads=`` on launch or connect) under a safe name
-        that never replaces another file.
-
-        Args:
-            timeout: seconds for the download to start and finish; the tab's default if
-                omitted.
-
-        Raises:
-            CommandTimeoutError: no download started, or it did not finish, in time.
-            DownloadFailedError: the download was cancelled or failed.
-        """
-        if self._downloads is None:
-            raise RuntimeError("this tab has no downloads folder: open it through a Browser")
-        seconds = self.default_timeout if timeout is None else timeout
-        return self._downloads.expect(self._owns_download, seconds)
-
-    async def keep_downloads(self) -> None:
-        """Make sure a download this tab starts next lands in the browser's downloads folder
-        (see :meth:`ego.page.downloads.Downloads.renew`)."""
-        if self._downloads is not None:
-            await self._downloads.renew()
-
-    def downloads(self) -> list[Download]:
-        """The downloads this tab's pages (any of its frames) started, oldest first."""
-        if self._downloads is None:
-            return []
-        return [download for download in self._downloads.list() if self._owns_download(download)]
-
-    def _owns_download(self, download: Download) -> bool:
-        return (
-            download.frame_id == self.target_id or self._frames.get(download.frame_id) is not None
-        )
 
     async def pdf(
         self,

@@ -1,0 +1,184 @@
+"""Every exception ego raises.
+
+All of them derive from :class:`EgoError`, so ``except ego.EgoError`` catches anything the
+library raises on purpose. Each message is one line that says what happened and what to do.
+
+The tree::
+
+    EgoError
+    ├── BrowserError                  the browser, its process or the connection to it
+    │   ├── ChromeNotFoundError       no Chrome binary on this machine
+    │   ├── ChromeLaunchError         Chrome started but never offered a debugging endpoint
+    │   ├── ProfileInUseError         another Chrome holds the profile folder
+    │   ├── ConnectionFailedError     an endpoint could not be reached or refused us
+    │   ├── BrowserClosedError        the connection closed or Chrome died
+    │   ├── CommandTimeoutError       a CDP command got no answer in time
+    │   ├── ProtocolError             Chrome answered a command with an error
+    │   ├── TabClosedError            the tab went away while a call was using it
+    │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
+    │   │   └── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   ├── ContextDestroyedError     the page navigated away during an evaluate
+    │   ├── FrameDetachedError        a frame was removed from its page while a call used it
+    │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
+    │   ├── DownloadFailedError       a download was cancelled or failed
+    │   ├── TargetCrashedError        the tab's renderer crashed; reload or close the tab
+    │   ├── DialogOpenError           a page dialog (alert, confirm, ...) blocks the tab
+    │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
+    │   ├── ElementNotFoundError      no element matches a selector given to click or type
+    │   │   └── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
+    │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
+    ├── JavaScriptError               code in the page threw
+    │   └── BrowserToolError          ... inside a learning's browser tool (names site, tool, file)
+    ├── ReplayError                   recording, replaying or testing against a HAR went wrong
+    │   ├── HarFormatError            a HAR file is not HAR 1.2 (not JSON, no log.entries, ...)
+    │   ├── UnmatchedRequestError     strict replay: the page asked for something the HAR lacks
+    │   └── InvalidCasesError         a learning's tests/cases.json is broken
+    ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
+    ├── FileAccessError               a path outside the folders a server may use
+    └── LearningError                 a learning (site, tool, skill) cannot be used as asked
+        ├── UnknownSiteError          no site with that id in any learnings root
+        ├── InvalidManifestError      the site's manifest is broken; the site is unusable
+        │   └── PackIntegrityError    ... a pack's site differs from what its installer recorded
+        ├── UnknownToolError          the manifest declares no such tool
+        ├── UnsafePathError           a path in the manifest leaves the site folder
+        ├── InvalidArgsError          args fail the tool's schema
+        ├── ToolLoadError             a tool file is missing or cannot be loaded
+        ├── NoTabError                no tab to run a tool in, and none can be opened
+        ├── SiteMismatchError         the tab given is not on the tool's site, nor any frame
+        ├── ConfirmationRequiredError an irreversible tool was called without confirm=True
+        ├── NeedsLoginError           NEEDS_LOGIN: the tool found no usable session
+        ├── SkillBrokenError          SKILL_BROKEN: the site no longer matches the tool
+        ├── ReturnsMismatchError      a result fails the tool's ``returns`` schema
+        ├── UnknownSkillError         no skill with that id in any skills root
+        ├── InvalidSkillError         a skill's SKILL.md or evaluate.js is broken
+        ├── MissingCapabilityError    a skill needs a capability the harness lacks
+        ├── SkillExistsError          an import would overwrite a skill (pass overwrite=True)
+        ├── SaveRefusedError          a learning was not saved: a check failed, nothing written
+        │   ├── SnapshotReferenceError  ... the source uses snapshot refs or pixel coordinates
+        │   └── CaseRegressionError     ... the new source fails offline cases the current passes
+        ├── WorkspaceRequiredError    saving needs an agent workspace (EGO_WORKSPACE)
+        ├── SiteBusyError             another save holds the site's lock for too long
+        ├── UnknownVersionError       a tool's history has no such saved version
+        ├── UnknownPackError          no installed learning pack has that name
+        └── PackBuildError            a learning pack could not be built; nothing was written
+"""
+
+from __future__ import annotations
+
+from .base import EgoError
+from .browser import (
+    BrowserClosedError,
+    BrowserError,
+    ChromeLaunchError,
+    ChromeNotFoundError,
+    CommandTimeoutError,
+    CommandTooLargeError,
+    ConnectionFailedError,
+    ContextDestroyedError,
+    DialogOpenError,
+    DownloadFailedError,
+    ElementNotFoundError,
+    FrameDetachedError,
+    FrameNotFoundError,
+    NavigationError,
+    NotRetriedError,
+    OriginBlockedError,
+    PoolExhaustedError,
+    ProfileInUseError,
+    ProtocolError,
+    StaleRefError,
+    TabClosedError,
+    TargetCrashedError,
+)
+from .files import BatchFileError, FileAccessError
+from .javascript import BrowserToolError, JavaScriptError
+from .learning import (
+    CaseRegressionError,
+    ConfirmationRequiredError,
+    InvalidArgsError,
+    InvalidManifestError,
+    InvalidSkillError,
+    LearningError,
+    MissingCapabilityError,
+    NeedsLoginError,
+    NoTabError,
+    PackBuildError,
+    PackIntegrityError,
+    ReturnsMismatchError,
+    SaveRefusedError,
+    SiteBusyError,
+    SiteMismatchError,
+    SkillBrokenError,
+    SkillExistsError,
+    SnapshotReferenceError,
+    ToolLoadError,
+    UnknownPackError,
+    UnknownSiteError,
+    UnknownSkillError,
+    UnknownToolError,
+    UnknownVersionError,
+    UnsafePathError,
+    WorkspaceRequiredError,
+)
+from .replay import HarFormatError, InvalidCasesError, ReplayError, UnmatchedRequestError
+
+__all__ = [
+    "BatchFileError",
+    "BrowserClosedError",
+    "BrowserError",
+    "BrowserToolError",
+    "CaseRegressionError",
+    "ChromeLaunchError",
+    "ChromeNotFoundError",
+    "CommandTimeoutError",
+    "CommandTooLargeError",
+    "ConfirmationRequiredError",
+    "ConnectionFailedError",
+    "ContextDestroyedError",
+    "DialogOpenError",
+    "DownloadFailedError",
+    "EgoError",
+    "ElementNotFoundError",
+    "FileAccessError",
+    "FrameDetachedError",
+    "FrameNotFoundError",
+    "HarFormatError",
+    "InvalidArgsError",
+    "InvalidCasesError",
+    "InvalidManifestError",
+    "InvalidSkillError",
+    "JavaScriptError",
+    "LearningError",
+    "MissingCapabilityError",
+    "NavigationError",
+    "NeedsLoginError",
+    "NoTabError",
+    "NotRetriedError",
+    "OriginBlockedError",
+    "PackBuildError",
+    "PackIntegrityError",
+    "PoolExhaustedError",
+    "ProfileInUseError",
+    "ProtocolError",
+    "ReplayError",
+    "ReturnsMismatchError",
+    "SaveRefusedError",
+    "SiteBusyError",
+    "SiteMismatchError",
+    "SkillBrokenError",
+    "SkillExistsError",
+    "SnapshotReferenceError",
+    "StaleRefError",
+    "TabClosedError",
+    "TargetCrashedError",
+    "ToolLoadError",
+    "UnknownPackError",
+    "UnknownSiteError",
+    "UnknownSkillError",
+    "UnknownToolError",
+    "UnknownVersionError",
+    "UnmatchedRequestError",
+    "UnsafePathError",
+    "WorkspaceRequiredError",
+]

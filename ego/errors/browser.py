@@ -1,0 +1,187 @@
+"""Errors of the browser, its process, the connection to it and its pages."""
+
+from __future__ import annotations
+
+from .base import EgoError
+
+__all__ = [
+    "BrowserClosedError",
+    "BrowserError",
+    "ChromeLaunchError",
+    "ChromeNotFoundError",
+    "CommandTimeoutError",
+    "CommandTooLargeError",
+    "ConnectionFailedError",
+    "ContextDestroyedError",
+    "DialogOpenError",
+    "DownloadFailedError",
+    "ElementNotFoundError",
+    "FrameDetachedError",
+    "FrameNotFoundError",
+    "NavigationError",
+    "NotRetriedError",
+    "OriginBlockedError",
+    "PoolExhaustedError",
+    "ProfileInUseError",
+    "ProtocolError",
+    "StaleRefError",
+    "TabClosedError",
+    "TargetCrashedError",
+]
+
+
+class BrowserError(EgoError):
+    """Something went wrong with the browser, its process or the connection to it."""
+
+
+class ChromeNotFoundError(BrowserError):
+    """No Chrome or Chromium binary was found."""
+
+
+class ChromeLaunchError(BrowserError):
+    """Chrome was started but did not become usable."""
+
+
+class ProfileInUseError(BrowserError):
+    """The profile folder is locked by a Chrome that is still running."""
+
+    def __init__(self, message: str, *, profile_dir: str, pid: int | None) -> None:
+        super().__init__(message)
+        self.profile_dir = profile_dir
+        self.pid = pid
+
+
+class ConnectionFailedError(BrowserError):
+    """An endpoint could not be reached, or it refused the connection."""
+
+
+class BrowserClosedError(BrowserError):
+    """The connection to the browser closed; every pending and later command fails with this."""
+
+
+class CommandTimeoutError(BrowserError, TimeoutError):
+    """A CDP command, a wait or an evaluate got no answer within its timeout."""
+
+
+class ProtocolError(BrowserError):
+    """Chrome answered a command with a protocol error."""
+
+    def __init__(self, message: str, *, method: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.method = method
+        self.code = code
+
+
+class TabClosedError(BrowserError):
+    """The tab (CDP target) closed or detached while a call was using it."""
+
+
+class NavigationError(BrowserError):
+    """A navigation failed (DNS, refused, aborted) before reaching its lifecycle point."""
+
+
+class OriginBlockedError(NavigationError):
+    """A navigation was refused by the browser's limits: an origin outside the allowed ones,
+    a blocked one, or a local URL (``file:``, ``chrome:``) where those are not allowed.
+
+    Attributes:
+        url: the URL refused.
+    """
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class ContextDestroyedError(BrowserError):
+    """The page's JavaScript context went away (usually a navigation) during an evaluate."""
+
+
+class FrameDetachedError(BrowserError):
+    """A frame was removed from its page before or while a call used it."""
+
+
+class FrameNotFoundError(BrowserError):
+    """No frame of the tab matches what ``tab.frame()`` asked for within its timeout."""
+
+
+class DownloadFailedError(BrowserError):
+    """A download was cancelled or failed (by the page, the server, or the browser closing)."""
+
+
+class TargetCrashedError(BrowserError):
+    """The tab's renderer process crashed (or was killed).
+
+    Pending and later calls on that tab fail with this until it is reloaded
+    (:meth:`ego.Tab.reload` or a navigation) or closed; other tabs are untouched.
+    """
+
+
+class DialogOpenError(BrowserError):
+    """A JavaScript dialog (``alert``, ``confirm``, ``prompt``, ``beforeunload``) blocks the tab.
+
+    While it is open the page runs nothing: pending and new calls on the tab fail with this
+    at once instead of waiting for their timeout. Handle it (``tab.handle_dialog``) or let the
+    launch's dialog policy answer it.
+
+    Attributes:
+        dialog_type: ``"alert"``, ``"confirm"``, ``"prompt"`` or ``"beforeunload"``.
+        dialog_message: the text the page showed.
+        url: the page that opened it.
+    """
+
+    def __init__(self, message: str, *, dialog_type: str, dialog_message: str, url: str) -> None:
+        super().__init__(message)
+        self.dialog_type = dialog_type
+        self.dialog_message = dialog_message
+        self.url = url
+
+
+class CommandTooLargeError(BrowserError, ValueError):
+    """A command is larger than Chrome accepts on its DevTools socket; it was not sent.
+
+    Attributes:
+        size: the command's size in bytes.
+        limit: the largest command ego sends.
+    """
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
+class ElementNotFoundError(BrowserError):
+    """No element on the page matches the selector given to ``click`` or ``type``."""
+
+    def __init__(self, message: str, *, selector: str) -> None:
+        super().__init__(message)
+        self.selector = selector
+
+
+class NotRetriedError(BrowserError):
+    """A ``write`` or ``irreversible`` call was cut short (browser died, tab closed) mid-call.
+
+    A pool retries ``read`` calls on another browser, never these: the tool may or may not
+    have run, and only the caller can check. The message says why, for example
+    ``not retried: demo-shop/add_to_cart is a write tool and the browser died mid-call ...``.
+
+    Attributes:
+        site_id, tool: the call.
+        side_effect: ``"write"`` or ``"irreversible"``.
+    """
+
+    def __init__(self, message: str, *, site_id: str, tool: str, side_effect: str) -> None:
+        super().__init__(message)
+        self.site_id = site_id
+        self.tool = tool
+        self.side_effect = side_effect
+
+
+class PoolExhaustedError(BrowserError):
+    """Every browser of a pool died or never started, and none could be replaced."""
+
+
+class StaleRefError(ElementNotFoundError):
+    """A ref (``ref=e12``) no longer names a node: its frame navigated, its node was removed,
+    or this tab never gave it. Take a new snapshot and use its refs."""

@@ -1,0 +1,24 @@
+"""Errors of the files and folders a caller names."""
+
+from __future__ import annotations
+
+from .base import EgoError
+
+__all__ = ["BatchFileError", "FileAccessError"]
+
+
+class FileAccessError(EgoError, PermissionError):
+    """A path lies outside the folders a server may use, or names a file it may not replace.
+
+    Attributes:
+        path: the path, resolved.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class BatchFileError(EgoError, ValueError):
+    """A batch's input or output file cannot be used (a line in the middle is corrupt, or the
+    output was written for another input)."""

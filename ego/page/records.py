@@ -1,0 +1,202 @@
+"""What a tab records of its page, and the verbs that read it: requests, console messages,
+dialogs and downloads.
+
+:class:`TabRecords` is a base of :class:`ego.Tab`: it holds the tab's network and console
+logs, its dialog tracker and its share of the browser's downloads, and offers what reads them.
+The tab attaches them to its session (they listen through it, so they end with it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .console import ConsoleLog, ConsoleMessage
+from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
+from .downloads import Download, DownloadExpectation, Downloads
+from .network import NetworkLog, Request
+
+if TYPE_CHECKING:
+    from .frames import FrameTree
+
+__all__ = ["TabRecords"]
+
+
+class TabRecords:
+    """Requests, console messages, dialogs and downloads of one tab (see :class:`ego.Tab`)."""
+
+    default_timeout: float
+    _network: NetworkLog
+    _console: ConsoleLog
+    _dialogs: DialogTracker
+    _downloads: Downloads | None
+    _frames: FrameTree
+    target_id: str
+
+    async def session(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def network_log(self) -> NetworkLog:
+        """The tab's network log (what :meth:`network` reads)."""
+        return self._network
+
+    async def network(self) -> list[Request]:
+        """The requests the page made since it loaded, in the order they started.
+
+        Each has method, URL, resource type, status (None while pending or failed), MIME
+        type and, for a failed one, Chrome's error text. A navigation starts a new list. The
+        list keeps the latest :data:`ego.page.network.MAX_REQUESTS` (1,000) requests of a
+        page; older ones are dropped and counted, so a tab reused for many calls stays small.
+        Requests of same-process frames are in it; a cross-site frame's are not.
+
+        Raises:
+            TabClosedError: the tab is closed.
+        """
+        await self.session()
+        return await self._network.requests()
+
+    async def response_body(
+        self, request: str | Request, *, timeout: float | None = None
+    ) -> bytes | str:
+        """The response body of a request from :meth:`network` (or its ``request_id``).
+
+        Text comes back as ``str``, binary bodies (images, fonts, ...) as ``bytes``. A
+        request still loading is waited for. Chrome keeps bodies of the current document
+        only, within its buffer: read them before navigating away.
+
+        Raises:
+            ProtocolError: Chrome no longer has the body (the page navigated since, or it
+                was evicted), the id is unknown, or the request failed or was a redirect.
+            CommandTimeoutError: the request was still loading after ``timeout``.
+        """
+        await self.session()
+        request_id = request if isinstance(request, str) else request.request_id
+        return await self._network.response_body(
+            request_id, timeout=self.default_timeout if timeout is None else timeout
+        )
+
+    async def console(self, *, clear: bool = False) -> list[ConsoleMessage]:
+        """The page's console messages and uncaught exceptions since ego attached to the tab.
+
+        Kept across navigations in a buffer of the newest 1,000
+        (:data:`ego.page.console.MAX_MESSAGES`); :attr:`console_dropped` counts the older
+        ones dropped. Each has level, text, source URL, 1-based line and column, and for an
+        exception ``exception=True`` and its stack.
+
+        Args:
+            clear: empty the buffer (and the dropped count) after reading it.
+
+        Raises:
+            TabClosedError: the tab is closed (and never attached).
+        """
+        await self.session()
+        return await self._console.messages(clear=clear)
+
+    @property
+    def console_dropped(self) -> int:
+        """Console messages dropped because the buffer was full (since attach or the last
+        ``console(clear=True)``)."""
+        return self._console.dropped
+
+    @property
+    def dialog_policy(self) -> DialogPolicy:
+        """How this tab's page dialogs are answered (see :data:`ego.page.dialogs.DialogPolicy`);
+        the browser's ``dialogs=`` unless set here."""
+        return self._dialogs.policy
+
+    @dialog_policy.setter
+    def dialog_policy(self, policy: DialogPolicy) -> None:
+        self._dialogs.policy = policy
+
+    @property
+    def dialogs(self) -> list[Dialog]:
+        """The page dialogs seen since attach, oldest first (at most the last 50), each with
+        its type, message, URL, default prompt, answer, who answered and when."""
+        return self._dialogs.history
+
+    @property
+    def dialog(self) -> Dialog | None:
+        """The dialog that blocks the page now, if any (only the ``"manual"`` policy leaves
+        one open)."""
+        return self._dialogs.current
+
+    async def handle_dialog(self, accept: bool, prompt_text: str | None = None) -> Dialog:
+        """Answer the dialog that blocks the page; the tab works again at once.
+
+        Args:
+            accept: True clicks OK (leaves the page, for ``beforeunload``); False cancels.
+            prompt_text: the text a ``prompt`` is accepted with.
+
+        Returns:
+            the dialog, with its answer recorded.
+
+        Raises:
+            ProtocolError: no dialog is open (the message says how the last one ended).
+            TabClosedError: the tab is closed.
+        """
+        return await self._dialogs.handle(accept, prompt_text)
+
+    def expect_dialog(
+        self,
+        *,
+        accept: bool | None = None,
+        prompt_text: str | None = None,
+        timeout: float | None = None,
+    ) -> DialogExpectation:
+        """Wait for the next dialog, and answer it as given: ``dialog = await
+        tab.expect_dialog()`` (the one open now, or the next), or ``async with
+        tab.expect_dialog(accept=True) as expected:`` around the call that opens it (see
+        :class:`~ego.page.dialogs.DialogExpectation`).
+
+        Args:
+            accept: True accepts, False dismisses; None leaves it to the policy.
+            prompt_text: the text to accept a prompt with.
+            timeout: seconds to wait for the dialog; the tab's default if omitted.
+
+        Raises:
+            CommandTimeoutError: no dialog opened within ``timeout`` (raised by the await, or
+                on leaving the block).
+            TabClosedError: the tab closed first.
+        """
+        seconds = self.default_timeout if timeout is None else timeout
+        return self._dialogs.expect(accept, prompt_text, seconds)
+
+    def expect_download(self, *, timeout: float | None = None) -> DownloadExpectation:
+        """Wait for a download started by this tab (any of its frames), saved and complete.
+
+        ``async with tab.expect_download() as download:`` around the call that starts it
+        (``download`` is a :class:`~ego.page.downloads.Download` whose ``path``,
+        ``suggested_filename``, ``url`` and ``size`` are filled in when the block ends), or
+        ``download = await tab.expect_download()`` for the next one. Files land in the
+        browser's downloads folder (``downloads=`` on launch or connect) under a safe name
+        that never replaces another file.
+
+        Args:
+            timeout: seconds for the download to start and finish; the tab's default if
+                omitted.
+
+        Raises:
+            CommandTimeoutError: no download started, or it did not finish, in time.
+            DownloadFailedError: the download was cancelled or failed.
+        """
+        if self._downloads is None:
+            raise RuntimeError("this tab has no downloads folder: open it through a Browser")
+        seconds = self.default_timeout if timeout is None else timeout
+        return self._downloads.expect(self._owns_download, seconds)
+
+    async def keep_downloads(self) -> None:
+        """Make sure a download this tab starts next lands in the browser's downloads folder
+        (see :meth:`ego.page.downloads.Downloads.renew`)."""
+        if self._downloads is not None:
+            await self._downloads.renew()
+
+    def downloads(self) -> list[Download]:
+        """The downloads this tab's pages (any of its frames) started, oldest first."""
+        if self._downloads is None:
+            return []
+        return [download for download in self._downloads.list() if self._owns_download(download)]
+
+    def _owns_download(self, download: Download) -> bool:
+        return (
+            download.frame_id == self.target_id or self._frames.get(download.frame_id) is not None
+        )
