@@ -21,11 +21,13 @@ TARGET_HOT_BYTES = 1024  # bytes sent per hot call, whatever the tool's size (pa
 TARGET_SITE_LAYER_US = 10.0  # the Site layer's Python per hot call (stub tab, small tool)
 TARGET_INFLIGHT_OVER_RAW = 0.9  # in-flight throughput, ego-hot / raw loop (per-round median)
 TARGET_INFLIGHT_OVER_PW = 3.0  # in-flight throughput, ego-hot / Playwright (per-round median)
+TARGET_EGO_OVER_PIPE = 1.05  # hot call median at most 1.05x the raw pipe loop's (small tool)
+TARGET_INFLIGHT_OVER_PIPE = 0.9  # in-flight throughput, ego-hot / raw pipe loop (per round)
 
 
 def add_ratios_and_targets(results: dict[str, Any]) -> None:
     """Add section 1's ratios and the targets' verdicts to ``results``."""
-    ratios: dict[str, dict[str, float | None]] = {}
+    ratios: dict[str, dict[str, Any]] = {}
     for kind, stats in results["latency"].items():
         ego_hot, raw, pw = stats["ego-hot"], stats["raw"], stats.get("playwright")
         ratios[kind] = {
@@ -36,6 +38,20 @@ def add_ratios_and_targets(results: dict[str, Any]) -> None:
             else pw["median_us"] / ego_hot["median_us"],
             "playwright_over_ego_p99": None if pw is None else pw["p99_us"] / ego_hot["p99_us"],
         }
+        # ego's default pipe against the raw pipe loop, overall and round by round (the
+        # contenders took turns call by call within each round).
+        pipe = stats.get("raw-pipe")
+        if pipe is not None:
+            ratios[kind]["ego_over_pipe_median"] = ego_hot["median_us"] / pipe["median_us"]
+            ratios[kind]["ego_eval_over_pipe_median"] = (
+                stats["ego-eval"]["median_us"] / pipe["median_us"]
+            )
+            ratios[kind]["ego_over_pipe_rounds"] = [
+                hot / raw
+                for hot, raw in zip(
+                    ego_hot["round_medians_us"], pipe["round_medians_us"], strict=True
+                )
+            ]
         # The same calls over the websocket against over the pipe (above 1: the pipe is faster).
         for call in ("ego-hot", "ego-eval"):
             if f"{call}-ws" in stats:
@@ -66,6 +82,20 @@ def add_ratios_and_targets(results: dict[str, Any]) -> None:
         return None if figures is None else figures["median"]
 
     results["targets"] = [
+        target(
+            f"hot call within {TARGET_EGO_OVER_PIPE}x of the raw pipe loop, small tool "
+            "(ego-hot/raw-pipe median)",
+            ratios["small"].get("ego_over_pipe_median"),
+            TARGET_EGO_OVER_PIPE,
+            "at most",
+        ),
+        target(
+            f"in flight at least {TARGET_INFLIGHT_OVER_PIPE:g} of the raw pipe loop's "
+            "throughput (ego-hot/raw-pipe calls/s, per-round median)",
+            inflight("raw-pipe"),
+            TARGET_INFLIGHT_OVER_PIPE,
+            "at least",
+        ),
         target(
             f"hot call within {TARGET_EGO_OVER_RAW}x of the raw evaluate, small tool "
             "(ego-hot/raw median)",
@@ -156,6 +186,13 @@ def report(results: dict[str, Any]) -> str:
             f"{_fmt_ratio(ratio['playwright_over_ego_median'])}, "
             f"p99 {_fmt_ratio(ratio['playwright_over_ego_p99'])}"
         )
+        if "ego_over_pipe_median" in ratio:
+            lines.append(
+                f"   {label[kind]}: ego-hot/raw-pipe median "
+                f"{_fmt_ratio(ratio['ego_over_pipe_median'])}, ego-eval/raw-pipe "
+                f"{_fmt_ratio(ratio['ego_eval_over_pipe_median'])}; ego-hot/raw-pipe round "
+                "by round: " + " ".join(f"{value:.2f}" for value in ratio["ego_over_pipe_rounds"])
+            )
         if "ego-hot_ws_over_pipe_median" in ratio:
             lines.append(
                 f"   {label[kind]}: websocket/pipe median, ego-hot "

@@ -48,6 +48,7 @@ from _common import (
     ChromeTracker,
     PageServer,
     RawCDP,
+    RawPipeCDP,
     chrome_args_for_playwright,
     environment,
     run_benchmark,
@@ -109,6 +110,10 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             assert endpoint is not None
             raw = await RawCDP.attach(endpoint, tab.target_id)
             stack.push_async_callback(raw.close)
+            # The raw pipe loop needs a Chrome of its own: a pipe has one client.
+            raw_pipe = await RawPipeCDP.launch(chrome, server.url)
+            stack.push_async_callback(raw_pipe.close)
+            tracker.note_pid(raw_pipe.chrome.pid)
             ws_browser: ego.Browser | None = None
             ws_tab: ego.Tab | None = None
             if args.websocket:
@@ -141,6 +146,7 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
                 sources,
                 ws_site=None if ws_browser is None else ws_browser.site,
                 ws_tab=ws_tab,
+                raw_pipe=raw_pipe,
             )
             results["config"]["tools"] = {
                 kind: {
@@ -157,6 +163,7 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
                 byte_figures[kind] = {"ego": await cold_and_hot_bytes(bench, kind)}
             contenders: dict[str, CallWith] = {
                 "raw": bench.raw_call,
+                "raw-pipe": bench.raw_pipe_call,
                 "ego-eval": bench.ego_eval,
                 "ego-hot": bench.ego_hot,
             }
@@ -176,10 +183,13 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
                 f"{args.rounds} interleaved rounds ...",
                 flush=True,
             )
+            # The raw pipe loop against the small tool only: the padded tool's plain wrap costs
+            # the page 20 to 40 ms per call to compile, which hides any transport.
             entries = [
                 Entry(kind, name, functools.partial(call, kind))
                 for kind in TOOLS
                 for name, call in contenders.items()
+                if name != "raw-pipe" or kind == "small"
             ]
             await run_rounds(entries, args.calls, args.warmup, args.rounds)
             if bench.not_cached:
@@ -206,6 +216,7 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
                 )
                 inflight_calls: dict[str, Callable[[int], Awaitable[Any]]] = {
                     "raw": functools.partial(bench.raw_concurrent, "small"),
+                    "raw-pipe": functools.partial(bench.raw_pipe_call, "small"),
                     "ego-eval": functools.partial(bench.ego_eval, "small"),
                     "ego-hot": functools.partial(bench.ego_hot, "small"),
                 }
