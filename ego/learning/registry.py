@@ -407,9 +407,11 @@ class Learnings:
                 f"not {type(args).__name__}",
                 field="(args)",
             )
-        # Only the top level on the hot path: a nested one fails the checks below, which then
-        # look for it to name it.
-        _refuse_key(f"{site_id}/{spec.name} ({spec.path})", args, deep=False)
+        # Only the top level on the hot path, and the walk that names the key only when one
+        # is not a string: a nested one fails the checks below, which then look for it.
+        for key in args:
+            if not isinstance(key, str):
+                _refuse_key(f"{site_id}/{spec.name} ({spec.path})", args, deep=False)
         cached = self._validators.get(id(spec.args))
         # The schema object itself is kept with its validator: an id alone could be reused by
         # a new schema once a reloaded manifest frees the old one.

@@ -113,7 +113,9 @@ async def evaluate(
             call = _Call(connection, session_id, where, tab, timeout, deadline)
             raise call.failure(exc) from None
         if "exceptionDetails" not in result:
-            return python_value(result["result"])
+            remote = result["result"]
+            # JSON's values come as they are; NaN, -0, a BigInt and the like as their text.
+            return python_value(remote) if "unserializableValue" in remote else remote.get("value")
         call = _Call(connection, session_id, where, tab, timeout, deadline)
         return await _answer(call, params, describe, result)
     except CommandTimeoutError:

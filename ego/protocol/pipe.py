@@ -223,11 +223,15 @@ class PipeWire(ChannelBase):
             self._partial.append(pieces[0])
             pieces[0] = b"".join(self._partial)
             self._partial = []
+        handler = self._on_message
         for message in pieces:
             if self._closing:
                 return  # dropped (fail or abort from a handler): what follows is not read
             if message:
-                self._hand_over(message)
+                if handler is None:
+                    self._hand_over(message)  # kept until a connection attaches
+                else:
+                    handler(message)
         if tail:
             self._partial.append(tail)
 
