@@ -4,8 +4,8 @@ Each contender fires a batch of calls at once (``asyncio.gather``, the same driv
 one) and the batch's wall time gives its calls per second. A round runs one batch per
 contender, the order rotating per round and ``gc.collect()`` before each batch, so load from
 other programs lands on all of them alike; the figures are the median over rounds with the
-slowest and fastest round, and the ratios are taken round by round (ego-hot against the raw
-loops and Playwright in the same round) before their median.
+slowest and fastest round, and the ratios are taken round by round (ego-hot against raw and
+Playwright in the same round) before their median.
 """
 
 from __future__ import annotations
@@ -74,13 +74,13 @@ class InFlight:
         names = list(self.rates)
         out: dict[str, Any] = {"calls_per_s": {n: spread(self.rates[n]) for n in names}}
         ratios: dict[str, dict[str, float]] = {}
-        for other in ("raw", "raw-pipe", "playwright", "ego-eval"):
+        for other in ("raw", "playwright", "ego-eval"):
             if other in self.rates and "ego-hot" in self.rates:
                 per_round = [
                     hot / rate
                     for hot, rate in zip(self.rates["ego-hot"], self.rates[other], strict=True)
                 ]
-                ratios[f"ego-hot/{other}"] = {**spread(per_round), "rounds": per_round}
+                ratios[f"ego-hot/{other}"] = spread(per_round)
         # The pipe against the websocket: how many times the pipe's throughput, per round.
         for call in ("ego-hot", "ego-eval"):
             if f"{call}-ws" in self.rates:
@@ -88,7 +88,7 @@ class InFlight:
                     pipe / ws
                     for pipe, ws in zip(self.rates[call], self.rates[f"{call}-ws"], strict=True)
                 ]
-                ratios[f"{call}/{call}-ws"] = {**spread(per_round), "rounds": per_round}
+                ratios[f"{call}/{call}-ws"] = spread(per_round)
         out["ratios"] = ratios
         return out
 
@@ -124,11 +124,5 @@ def report_lines(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"   {name:<22}{figures['median']:>6.2f}x  per-round ratio, median "
             f"({figures['min']:.2f} - {figures['max']:.2f})"
-        )
-    pipe = result["ratios"].get("ego-hot/raw-pipe")
-    if pipe is not None:
-        lines.append(
-            "   ego-hot/raw-pipe throughput, round by round: "
-            + " ".join(f"{ratio:.2f}" for ratio in pipe["rounds"])
         )
     return lines
