@@ -153,13 +153,11 @@ class PipeWire(ChannelBase):
         if self._closing or writer is None:
             return False
         queue = self._queue
-        if (
-            not (queue or self._wrote or self._paused)
-            and len(message) < WRITE_CHUNK
-            and not writer.is_closing()
-        ):
+        if not (queue or self._wrote or self._paused) and len(message) < WRITE_CHUNK:
             # Nothing waits and nothing went out since the last answer came: a lone command
-            # (one call after another) leaves at once, without a loop turn in between.
+            # (one call after another) leaves at once, without a loop turn in between. (A
+            # transport closing under us drops it, and its connection_lost, on its way, fails
+            # the call with the rest.)
             self._wrote = True
             writer.write(message + _NUL)
             return True
