@@ -308,6 +308,9 @@ async def run_cached(
         result = await tab.evaluate(call, timeout=timeout, describe=False)
         if not hot and documents is not None:
             _remember(tab, documents)
+        # Only a one-key object can be a signal: anything else is the tool's result, at once.
+        if not isinstance(result, dict) or len(result) != 1:
+            return result
         signal = _signal(result)
         if signal is None:
             return result

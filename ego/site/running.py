@@ -103,7 +103,9 @@ class Running(Placement):
                 )
                 # _run_source, written out: a hot call is one coroutine less (fewer objects
                 # alive per call in flight, so the garbage collector runs less often).
-                stats = self._new_run()
+                stats = RunStats()
+                self._last_run.set(stats)
+                self._latest_run = stats
                 try:
                     result = await run_cached(
                         page,
