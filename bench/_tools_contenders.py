@@ -92,6 +92,13 @@ class Bench:
     async def ego_hot(self, kind: str, n: int | None = None) -> Any:
         return await self._hot(self.site, self.tab, kind, n)
 
+    async def ego_hot_bare(self, kind: str, n: int | None = None) -> Any:
+        """ego's hot call and nothing around it: section 5 checks that it stayed hot by the
+        commands it sent (one each), outside the timing, rather than reading last_run."""
+        return await self.site.run_browser_tool(
+            SITE_ID, TOOLS[kind], {"n": self._n(n)}, tab=self.tab
+        )
+
     async def ego_hot_ws(self, kind: str, n: int | None = None) -> Any:
         """ego's hot call over the websocket, on the same tab."""
         assert self.ws_site is not None
