@@ -252,40 +252,10 @@ class Connection:
             session = self._sessions.get(session_id)
             if session is not None and session._refusal is not None:
                 session.check(method)
-        # The body of _send, written out: a call is one coroutine, not two.
-        message_id, future = self._issue(
-            method, params, session_id, self.default_timeout if timeout is _DEFAULT else timeout
-        )
-        try:
-            return await future
-        finally:
-            # Covers cancellation by the caller: the id must not linger in _pending.
-            self._pending.pop(message_id, None)
-
-    async def _send(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None,
-        session_id: str | None,
-        timeout: float | object | None,
-    ) -> JSON:
-        """:meth:`send` once the session's state let the command through."""
-        message_id, future = self._issue(method, params, session_id, timeout)
-        try:
-            return await future
-        finally:
-            self._pending.pop(message_id, None)
-
-    def _issue(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None,
-        session_id: str | None,
-        timeout: float | object | None,
-    ) -> tuple[int, asyncio.Future[JSON]]:
-        """Send the command and park a future for its answer: its id and the future."""
         if self._closed_error is not None:
             raise BrowserClosedError(str(self._closed_error))
+        if timeout is _DEFAULT:
+            timeout = self.default_timeout
         message_id = next(self._ids)
         message: JSON = {"id": message_id, "method": method}
         if params:
@@ -316,7 +286,11 @@ class Connection:
         # When the wire is already closing, its close callback fails the future with the
         # reason, so a refused send needs no handling here.
         self._wire.send(data)
-        return message_id, future
+        try:
+            return await future
+        finally:
+            # Covers cancellation by the caller: the id must not linger in _pending.
+            self._pending.pop(message_id, None)
 
     def _arm_sweep(self, when: float) -> None:
         if self._sweep is not None:
