@@ -301,7 +301,8 @@ async def run_cached(
             and loaded[1] == documents
             and loaded[0]() is tab
         )
-        call = _head(key, version, hot) + arguments + _TAILS[hot]
+        head = _HEADS.get((key, version, hot)) or _head(key, version, hot)
+        call = head + arguments + _TAILS[hot]
         stats.evaluations += 1
         stats.bytes_sent += len(call) if call.isascii() else len(call.encode("utf-8"))
         # The raw path (describe=False): a tool returns JSON, in one round trip.
