@@ -110,7 +110,9 @@ def launch(
     allowed_origins: Sequence[str] | None = None,
     blocked_origins: Sequence[str] | None = None,
     allow_file_urls: bool = True,
+    allow_script_urls: bool = True,
     port: int | None = None,
+    max_js_heap_mb: int | None = None,
 ) -> BrowserStarter:
     """Start a local Chrome and connect to it.
 
@@ -145,16 +147,22 @@ def launch(
         blocked_origins: origins refused the same way, even when allowed.
         allow_file_urls: False refuses ``file:``, ``chrome:``, ``devtools:`` and
             ``view-source:`` URLs (``ego mcp`` refuses them unless told otherwise).
+        allow_script_urls: False refuses to navigate to ``javascript:`` and ``data:`` URLs,
+            which run the caller's own script in the page (``ego mcp --read-only`` does).
         port: also open a debugging port on 127.0.0.1 so that other processes can attach
             (``ego.connect(browser.endpoint)``): ``0`` lets Chrome choose a free one, ``N``
             asks for N. By default there is none: ego talks to Chrome over a pipe that only
             this process holds, and ``browser.endpoint`` is None. Chrome asks nothing of a
             client on its port: any local process or user can then drive the browser,
             logged-in sessions included.
+        max_js_heap_mb: the most megabytes of JavaScript heap each page's renderer may take
+            (``--js-flags=--max-old-space-size``): a page that wants more crashes its tab
+            (``TargetCrashedError``; reload or close it) instead of taking the machine's
+            memory. By default Chrome's own limit.
 
     Raises:
-        ValueError: ``dialogs`` is not a dialog policy, an origin pattern is malformed, or
-            ``port`` is not a port number
+        ValueError: ``dialogs`` is not a dialog policy, an origin pattern is malformed,
+            ``port`` is not a port number, or ``max_js_heap_mb`` is not a positive number
             (raised here, before Chrome starts).
         ChromeNotFoundError: no Chrome binary was found (the message says how to install one).
         ProfileInUseError: another running Chrome holds the profile.
@@ -162,14 +170,29 @@ def launch(
             taken.
 
     Chrome ends when the browser is closed, and also when this Python process ends in any
-    way, SIGKILL included (a watchdog process sees to that).
+    way, SIGKILL included (a watchdog process sees to that). It does not preload pages
+    (speculation rules): a preloaded document would reach the tab without a request the
+    origin limits see.
     """
 
     options = LaunchOptions(
-        profile, user_data_dir, headless, executable, tuple(args), timeout, default_timeout, port
+        profile,
+        user_data_dir,
+        headless,
+        executable,
+        tuple(args),
+        timeout,
+        default_timeout,
+        port,
+        max_js_heap_mb=max_js_heap_mb,
     )
     dialog_actions(dialogs)
-    policy = NavigationPolicy.of(allowed_origins, blocked_origins, allow_local=allow_file_urls)
+    policy = NavigationPolicy.of(
+        allowed_origins,
+        blocked_origins,
+        allow_local=allow_file_urls,
+        allow_script_urls=allow_script_urls,
+    )
 
     async def factory() -> Browser:
         return await Browser.launch_with(
@@ -192,6 +215,7 @@ def connect(
     allowed_origins: Sequence[str] | None = None,
     blocked_origins: Sequence[str] | None = None,
     allow_file_urls: bool = True,
+    allow_script_urls: bool = True,
 ) -> BrowserStarter:
     """Attach to a Chrome that is already running, locally or on another host.
 
@@ -203,8 +227,11 @@ def connect(
         default_timeout: seconds every CDP command may take unless a call says otherwise.
         workspace, learnings, dialogs, downloads: as for :func:`launch` (downloads are saved
             into ``downloads`` on the machine ego runs on when Chrome runs there too).
-        allowed_origins, blocked_origins, allow_file_urls: as for :func:`launch`; they hold
-            for the pages of this connection's browser while it is connected.
+        allowed_origins, blocked_origins, allow_file_urls, allow_script_urls: as for
+            :func:`launch`; they hold for the pages of this connection's browser while it is
+            connected. A page of a browser that preloads pages (speculation rules; one ego
+            did not start, with "Preload pages" on) can bring in a refused origin's
+            document: ``browser.preloads_pages`` says when a page reported it.
 
     Raises:
         ValueError: ``dialogs`` is not a dialog policy (raised here, before connecting).
@@ -215,7 +242,12 @@ def connect(
     """
 
     dialog_actions(dialogs)
-    policy = NavigationPolicy.of(allowed_origins, blocked_origins, allow_local=allow_file_urls)
+    policy = NavigationPolicy.of(
+        allowed_origins,
+        blocked_origins,
+        allow_local=allow_file_urls,
+        allow_script_urls=allow_script_urls,
+    )
 
     async def factory() -> Browser:
         return await Browser.connect(

@@ -24,14 +24,26 @@ __all__ = ["mcp"]
 _GROUPS = ("learnings", "pages", "input", "network", "saving")
 
 
-def _patterns(values: tuple[str, ...]) -> tuple[str, ...]:
-    """Origin patterns given repeatedly or separated by ``;`` or ``,``."""
-    return tuple(
+def _patterns(values: tuple[str, ...], option: str) -> tuple[str, ...]:
+    """Origin patterns given repeatedly or separated by ``;`` or ``,``.
+
+    Raises:
+        click.BadParameter: the option was given but names no pattern (an empty list would
+            lift the limit the operator asked for).
+    """
+    patterns = tuple(
         part.strip()
         for value in values
         for part in value.replace(";", ",").split(",")
         if part.strip()
     )
+    if values and not patterns:
+        raise click.BadParameter(
+            "names no origin pattern: give at least one (https://shop.example, "
+            "shop.example:8765, [::1]:8765, *.shop.example)",
+            param_hint=option,
+        )
+    return patterns
 
 
 def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
@@ -103,6 +115,15 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     callback=_groups,
     help=f"The tool groups to serve, comma-separated: {', '.join(_GROUPS)} (default: all).",
 )
+@click.option(
+    "--max-js-heap",
+    "max_js_heap",
+    type=click.IntRange(min=16),
+    metavar="MB",
+    help="The most JavaScript heap each page's renderer may take, in MB "
+    "(--js-flags=--max-old-space-size): a page that wants more crashes its tab instead of "
+    "taking the machine's memory. Only for a Chrome this server starts.",
+)
 @start_url_option
 @endpoint_option
 @pass_settings
@@ -118,6 +139,7 @@ def mcp(
     unrestricted: bool,
     read_only: bool,
     groups: tuple[str, ...],
+    max_js_heap: int | None,
     start_urls: tuple[tuple[str, str], ...],
 ) -> None:
     """Serve ego's tools to an MCP client over stdio.
@@ -129,29 +151,40 @@ def mcp(
     """
     from ..mcp import serve
     from ..mcp.limits import ServerLimits
+    from ..page.policy import OriginPattern
 
     limits = ServerLimits(
-        allowed_origins=_patterns(allowed),
-        blocked_origins=_patterns(blocked),
+        allowed_origins=_patterns(allowed, "--allowed-origins"),
+        blocked_origins=_patterns(blocked, "--blocked-origins"),
         allow_file_urls=allow_file_urls,
         output_dir=output_dir,
         unrestricted_files=unrestricted,
         read_only=read_only,
         groups=frozenset(cast("tuple[ToolGroup, ...]", groups)),
         start_urls=start_urls,
+        max_js_heap_mb=max_js_heap,
     )
-    try:
-        limits.policy  # noqa: B018  (a malformed pattern is a usage error, before anything)
-    except ValueError as exc:
-        raise click.BadParameter(
-            str(exc), param_hint="--allowed-origins/--blocked-origins"
-        ) from None
+    for option, patterns in (("--allowed-origins", allowed), ("--blocked-origins", blocked)):
+        for pattern in _patterns(patterns, option):
+            try:
+                OriginPattern.parse(pattern)
+            except ValueError as exc:
+                # A pattern that would never match is refused before anything starts.
+                raise click.BadParameter(str(exc), param_hint=option) from None
     policy = dialogs or ("auto" if read_only else "manual")
 
     async def go() -> None:
         kept = settings.kept_browser(profile=profile, headless=not headed)
+        endpoint = settings.endpoint or (kept.websocket if kept is not None else None)
+        if endpoint is not None and max_js_heap is not None:
+            raise click.UsageError(
+                "--max-js-heap applies to a Chrome this server starts, and it would attach to "
+                f"{'--endpoint' if settings.endpoint else 'the browser ego launch keeps'}: "
+                "start that Chrome with --js-flags=--max-old-space-size=MB, or pass "
+                "--new-browser"
+            )
         await serve(
-            endpoint=settings.endpoint or (kept.websocket if kept is not None else None),
+            endpoint=endpoint,
             profile=profile,
             headless=not headed,
             learnings=settings.learnings(),

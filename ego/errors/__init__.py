@@ -16,7 +16,8 @@ The tree::
     │   ├── ProtocolError             Chrome answered a command with an error
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
-    │   │   └── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   ├── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   └── ResendRefusedError    ... a reload that would send a form (a POST) again
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
     │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
@@ -87,6 +88,7 @@ from .browser import (
     PoolExhaustedError,
     ProfileInUseError,
     ProtocolError,
+    ResendRefusedError,
     StaleRefError,
     TabClosedError,
     TargetCrashedError,
@@ -162,6 +164,7 @@ __all__ = [
     "ProfileInUseError",
     "ProtocolError",
     "ReplayError",
+    "ResendRefusedError",
     "ReturnsMismatchError",
     "SaveRefusedError",
     "SiteBusyError",

@@ -24,6 +24,7 @@ __all__ = [
     "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
+    "ResendRefusedError",
     "StaleRefError",
     "TabClosedError",
     "TargetCrashedError",
@@ -91,6 +92,21 @@ class OriginBlockedError(NavigationError):
     def __init__(self, message: str, *, url: str) -> None:
         super().__init__(message)
         self.url = url
+
+
+class ResendRefusedError(NavigationError):
+    """A reload was refused because it would send a form again: the page is the answer to a
+    POST (or another request that changes something), and reloading it repeats that request.
+
+    Attributes:
+        url: the page's URL.
+        method: the HTTP method of the request the page came from.
+    """
+
+    def __init__(self, message: str, *, url: str, method: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.method = method
 
 
 class ContextDestroyedError(BrowserError):

@@ -8,6 +8,7 @@ know from chrome-devtools-mcp where one fits (``take_snapshot``, ``list_network_
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import time
@@ -16,14 +17,14 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..errors import DialogOpenError, EgoError
+from ..errors import ContextDestroyedError, DialogOpenError, EgoError
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
 from ..page.tab import Tab
 from ..page.verbs import render_outline
 from .ego_server import EgoServer
-from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call
+from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call, check
 from .results import tool_result
 from .sdk import CallToolResult, ToolError
 from .wording import mcp_message
@@ -35,8 +36,14 @@ Selector = Annotated[str, Field(description="A CSS selector (take_snapshot gives
 
 
 async def page_info(tab: Tab) -> dict[str, Any]:
-    """The tab's id, URL and title, read from the page itself."""
-    where = await call(lambda: tab.evaluate("({url: location.href, title: document.title})"))
+    """The tab's id, URL and title, read from the page itself (as Chrome last reported them
+    when the page is already on its way to another document, a form its script sends)."""
+    try:
+        where = await tab.evaluate("({url: location.href, title: document.title})")
+    except ContextDestroyedError:
+        where = None
+    except EgoError as exc:
+        raise ToolError(mcp_message(exc)) from None
     url = where.get("url", tab.url) if isinstance(where, dict) else tab.url
     title = where.get("title", "") if isinstance(where, dict) else ""
     return {"id": tab.target_id, "url": str(url), "title": str(title)}
@@ -195,13 +202,28 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         return tool_result(await page_info(tab))
 
     @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
-    async def reload() -> CallToolResult:
+    async def reload(
+        resend: Annotated[
+            bool,
+            Field(
+                description="Reload a page that is the answer to a form (a POST), sending the "
+                "form again (refused on a read-only server)."
+            ),
+        ] = False,
+    ) -> CallToolResult:
         """Reload the current page and wait for it to load.
 
-        Also brings back a tab whose renderer crashed. Returns {id, url, title}.
+        Also brings back a tab whose renderer crashed. A page that came from a form (a POST)
+        is reloaded only with resend: true, since that sends the form again. Returns {id,
+        url, title}.
         """
+        if resend and holder.limits.read_only:
+            raise ToolError(
+                "reload with resend: true sends a form again, and this server is read-only "
+                "(ego mcp --read-only): navigate to the page's URL for a fresh copy instead"
+            )
         tab = await holder.tab()
-        await call(tab.reload)
+        await call(lambda: tab.reload(resend=resend))
         return tool_result(await page_info(tab))
 
     @server.tool(group="input", annotations=DESTRUCTIVE)
@@ -342,17 +364,30 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def get_network_request(
         id: Annotated[str, Field(description='A request\'s "id" from list_network_requests.')],
+        path: Annotated[
+            str | None,
+            Field(
+                description="Save the whole body to this file (inside the server's folders) "
+                "instead of returning it."
+            ),
+        ] = None,
     ) -> CallToolResult:
         """One request of the current page with its response body.
 
         Returns {id, method, url, type, status, mime_type, failed, from_cache, body}; body
-        is the text, or base64 for binary data (base64_encoded says which).
+        is the text, or base64 for binary data (base64_encoded says which). With path, the
+        body is saved there and {path, bytes} replace it.
         """
         tab = await holder.tab()
+        target = check(lambda: holder.files.for_writing(path)) if path is not None else None
         requests = await call(tab.network)
         found = [r for r in requests if r.request_id == id]
         data: dict[str, Any] = _request(found[0]) if found else {"id": id}
         body = await call(lambda: tab.response_body(id))
+        if target is not None:
+            raw = body if isinstance(body, bytes) else body.encode()
+            saved = await call(lambda: asyncio.to_thread(holder.files.write, target, raw))
+            return tool_result({**data, "path": str(saved), "bytes": len(raw)})
         if isinstance(body, bytes):  # Chrome sends a binary body base64-encoded
             data.update(body=base64.b64encode(body).decode(), base64_encoded=True)
         else:

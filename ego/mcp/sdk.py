@@ -15,12 +15,18 @@ underscore names out of its promise: a minor release may change them.
    lookup it makes for ``Mcp-Param`` headers on streamable HTTP).
 3. Writing a message pydantic refuses to serialise: the stdio writer calls
    ``model_dump_json`` on each message, and :class:`_LenientMessage` stands in for it.
+
+Logging: MCPServer installs a rich handler on the root logger at its ``log_level``, which
+prints a line (wrapped over several) for every request and every refused call, and renders
+a crash's traceback in full. :class:`SdkServer` asks for warnings only, and writes each log
+record as one plain line on stderr (:func:`_plain_log_lines`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -28,7 +34,7 @@ from typing import Any
 
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import (
@@ -55,6 +61,7 @@ __all__ = [
     "TextContent",
     "ToolAnnotations",
     "ToolError",
+    "UnexpectedToolError",
     "client_roots",
     "tools_changed",
 ]
@@ -118,7 +125,10 @@ class SdkServer(MCPServer[Any]):
             finally:
                 await on_close()
 
-        super().__init__(name=name, instructions=instructions, lifespan=lifespan)
+        super().__init__(
+            name=name, instructions=instructions, lifespan=lifespan, log_level="WARNING"
+        )
+        _plain_log_lines()
         self._route = route
         self._schema_tools: dict[str, SchemaTool] = {}
         self._sdk_schemas: dict[str, dict[str, Any]] | None = None
@@ -187,6 +197,19 @@ class SdkServer(MCPServer[Any]):
         options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
         async with stdio_server() as (read_stream, write_stream):
             await lowlevel.run(read_stream, _LenientWrites(write_stream), options)
+
+
+def _plain_log_lines() -> None:
+    """Make the handlers MCPServer put on the root logger write one plain line a record:
+    the level, the logger's name and the message (the ``ego.mcp`` logger's messages are one
+    line each)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if type(handler).__module__.startswith("rich"):
+            root.removeHandler(handler)
+            plain = logging.StreamHandler(sys.stderr)
+            plain.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+            root.addHandler(plain)
 
 
 async def tools_changed(ctx: Context[Any, Any] | None) -> None:

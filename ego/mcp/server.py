@@ -26,7 +26,7 @@ from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
 from .learning_tools import add_learning_tools, mcp_example
 from .limits import ServerLimits
 from .page_tools import add_page_tools
-from .results import tool_result
+from .results import bounded, tool_result
 from .save_tools import add_save_tools
 from .sdk import CallToolResult, Context, TextContent, ToolError, client_roots
 
@@ -65,7 +65,7 @@ def _for_mcp(context: LearnContext, names: dict[tuple[str, str], str]) -> dict[s
 
 #: The tools that read or write files: the client's roots are asked for before they run.
 _FILE_TOOLS: frozenset[str] = frozenset(
-    {"take_screenshot", "save_pdf", "upload_file", "import_skill"}
+    {"take_screenshot", "save_pdf", "upload_file", "import_skill", "get_network_request"}
 )
 
 
@@ -191,7 +191,9 @@ def build_server(holder: BrowserHolder) -> EgoServer:
             if roots is not None:
                 holder.files.set_client_roots(roots)
 
-    def tell_what_changed(result: CallToolResult) -> CallToolResult:
+    def tell_what_changed(
+        name: str, arguments: dict[str, Any], result: CallToolResult
+    ) -> CallToolResult:
         notice = holder.take_notice()
         if notice is None:
             return result
@@ -206,6 +208,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
         return result.model_copy(update={"content": content, "structured_content": structured})
 
     server.before_call.append(ask_for_roots)
+    server.after_call.append(bounded)
     server.after_call.append(tell_what_changed)
     return server
 

@@ -101,6 +101,13 @@ class Browser:
             # Refused by the browser: no origin limit could hold, so none is pretended.
             await self._guard.start()
 
+    @property
+    def preloads_pages(self) -> bool:
+        """True once a page said this browser preloads pages (speculation rules), which its
+        origin limits cannot hold: a browser ego attached to, not one it started (see
+        :mod:`ego.page.guard`)."""
+        return self._guard is not None and self._guard.preloading
+
     def downloads(self) -> list[Download]:
         """Every download pages of this browser made since ego connected, oldest first
         (the last :data:`ego.page.downloads.MAX_DOWNLOADS`), each with its ``path`` once

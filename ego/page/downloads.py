@@ -5,7 +5,7 @@ that never replaces another file, and reported as a :class:`Download`.
 its guid in that folder (never the user's Downloads) and report it:
 ``Browser.downloadWillBegin`` (frame, URL, suggested name) then ``Browser.downloadProgress``
 until ``completed`` or ``canceled``. A completed file is then renamed to its suggested name,
-made safe.
+made safe, and made readable by its owner only (0600).
 """
 
 from __future__ import annotations
@@ -237,7 +237,10 @@ class Downloads:
 
 
 def _settle(saved: Path, folder: Path, download: Download) -> Path:
-    """Rename the file Chrome saved under its guid to its safe name, never over another."""
+    """Rename the file Chrome saved under its guid to its safe name, never over another, and
+    make it private (Chrome leaves it readable by everyone)."""
+    with contextlib.suppress(OSError):
+        os.chmod(saved, 0o600)
     name = safe_name(download.suggested_filename or download.url.rsplit("/", 1)[-1])
     stem, dot, ext = name.rpartition(".")
     if not dot or not stem:

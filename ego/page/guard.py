@@ -12,12 +12,20 @@ raises :class:`~ego.errors.OriginBlockedError`); everything else continues untou
 It covers documents only: the requests a page's scripts make (``fetch``, XHR, images,
 WebSockets) and service workers are not watched. The guard is a convenience that keeps an agent
 on the sites it was given, not a security boundary against a hostile page.
+
+Preloading (speculation rules' prefetch and prerender) fetches a document that no ``Fetch``
+interception sees, and a navigation to it later shows that document without a new request: a
+Chrome that ego starts has it turned off (:mod:`ego.protocol._preferences`). A browser ego
+attached to keeps its own setting; each page tells (``Preload.preloadEnabledStateUpdated``),
+and when one says preloading is on, :attr:`NavigationGuard.preloading` is set and a warning
+logged once, since the limits cannot hold there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import EgoError
@@ -48,6 +56,8 @@ class NavigationGuard:
         self._policy = policy
         self._subscription: Subscription | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: True once a page said that this browser preloads pages (see the module docstring).
+        self.preloading = False
 
     async def start(self) -> None:
         """Watch every page there is and every page created from now on.
@@ -75,9 +85,32 @@ class NavigationGuard:
         session = self._connection.session(session_id)
         session.subscribe("Fetch.requestPaused", self._on_paused(session))
         session.subscribe("Target.attachedToTarget", self._on_attached)
-        task = asyncio.ensure_future(self._prepare(session))
+        self._run(self._prepare(session))
+        if kind == "page":
+            session.subscribe("Preload.preloadEnabledStateUpdated", self._on_preload_state)
+            self._run(self._watch_preloading(session))
+
+    def _run(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _watch_preloading(self, session: Session) -> None:
+        # Apart from the paused target's setup: the page runs whatever this answers.
+        try:
+            await session.send("Preload.enable")
+        except EgoError as exc:
+            logger.debug("cannot hear whether page %s preloads: %s", session.id, exc)
+
+    def _on_preload_state(self, params: dict[str, Any]) -> None:
+        if self.preloading or any(params.get(key) for key in params if key.startswith("disabled")):
+            return
+        self.preloading = True
+        logger.warning(
+            "this browser preloads pages (speculation rules): a page can bring in a document "
+            "of a refused origin without a request the origin limits see; turn off 'Preload "
+            "pages' in its settings (chrome://settings/performance), or let ego start Chrome"
+        )
 
     async def _prepare(self, session: Session) -> None:
         setup = asyncio.gather(

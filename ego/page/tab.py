@@ -17,6 +17,7 @@ from ..errors import (
     NavigationError,
     OriginBlockedError,
     ProtocolError,
+    ResendRefusedError,
     TabClosedError,
 )
 from . import history, locate
@@ -28,7 +29,7 @@ from .evaluation import evaluate, stop_spinning
 from .frame import Frame
 from .frames import FrameTree
 from .loads import LoadWait, WaitUntil, check_wait_until
-from .network import NetworkLog
+from .network import SAFE_METHODS, NetworkLog
 from .policy import OPEN, NavigationPolicy
 from .records import TabRecords
 from .refs import RefRegistry
@@ -384,7 +385,8 @@ class Tab(TabRecords, PageVerbs):
         self._policy.check(url)
         session = await self._attached()
         # A script spinning in the page would keep a same-site navigation from committing.
-        await stop_spinning(self._connection, str(session.id))
+        if not await self._dialogs.end_loop():
+            await stop_spinning(self._connection, str(session.id))
         started = time.time()
         with LoadWait(session, self.target_id, wait_until, seconds, f"navigation to {url}") as load:
             params: dict[str, Any] = {"url": url}
@@ -416,7 +418,9 @@ class Tab(TabRecords, PageVerbs):
             load.commit(str(loader_id))
             await load.reached()
 
-    async def reload(self, *, wait_until: WaitUntil = "load", timeout: float | None = None) -> None:
+    async def reload(
+        self, *, wait_until: WaitUntil = "load", timeout: float | None = None, resend: bool = True
+    ) -> None:
         """Reload the page and wait until the new document reaches ``wait_until``.
 
         A real reload (``Page.reload``): the page is fetched and run again even when its URL
@@ -426,15 +430,28 @@ class Tab(TabRecords, PageVerbs):
         Args:
             wait_until: as :meth:`navigate` (``"commit"``: the new document started).
             timeout: seconds for the whole reload; the tab's default if omitted.
+            resend: False refuses to reload a page that is the answer to a form (a POST):
+                the reload would send the form again.
 
         Raises:
+            ResendRefusedError: ``resend`` is False and the page came from a POST (or
+                another request that is not safe to repeat); nothing was sent.
             CommandTimeoutError: ``wait_until`` was not reached in time.
             TabClosedError: the tab closed meanwhile.
         """
         check_wait_until(wait_until)
         seconds = self.default_timeout if timeout is None else timeout
         session = await self._attached()
-        if not session.crashed:
+        method = None if resend else await self._network.document_method()
+        if method is not None and method not in SAFE_METHODS:
+            raise ResendRefusedError(
+                f"reload of {self.url} refused: the page is the answer to a {method} request "
+                "(a form sent), and reloading would send it again; navigate to its URL for "
+                "a fresh copy (a GET), or reload with resend=True to send the form again",
+                url=self.url,
+                method=method,
+            )
+        if not session.crashed and not await self._dialogs.end_loop():
             # A script spinning in the page would keep the reload from committing.
             await stop_spinning(self._connection, str(session.id))
         what = f"reload of {self.url}"
