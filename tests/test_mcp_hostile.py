@@ -98,13 +98,12 @@ class Site:
         return self.origin + path
 
     def documents(self) -> list[tuple[str, str, dict[str, str]]]:
-        """The requests for a document (a page, a frame, a prefetch or prerender of one)."""
+        """The requests for a document: a page, a frame, or a prefetch or prerender of one
+        (``<link rel=prefetch>`` asks for a subresource, ``Sec-Fetch-Dest: empty``)."""
         return [
             request
             for request in self.requests
             if request[2].get("Sec-Fetch-Dest") in ("document", "iframe")
-            or "Sec-Purpose" in request[2]
-            or "Purpose" in request[2]
         ]
 
     def close(self) -> None:
@@ -163,16 +162,19 @@ def _note(result: CallToolResult) -> str:
 
 
 def _speculating_page(server: PageServer, tag: str, kind: str, target: str) -> str:
-    rules = json.dumps({kind: [{"source": "list", "urls": [target]}]})
+    if kind == "link":
+        asks = f'<link rel="prerender" href="{target}"><link rel="prefetch" href="{target}">'
+    else:
+        rules = json.dumps({kind: [{"source": "list", "urls": [target]}]})
+        asks = f"<script type=speculationrules>{rules}</script>"
     return server.route(
         f"/hostile/{tag}",
-        f"<title>Speculating</title><script type=speculationrules>{rules}</script>"
-        f'<a id="go" href="{target}">go</a>',
+        f'<title>Speculating</title>{asks}<a id="go" href="{target}">go</a>',
     )
 
 
 @chrome
-@pytest.mark.parametrize("kind", ["prerender", "prefetch"])
+@pytest.mark.parametrize("kind", ["prerender", "prefetch", "link"])
 @pytest.mark.parametrize("site", ["cross-site", "same-site"])
 @pytest.mark.parametrize("limit", ["allowed", "blocked"])
 async def test_speculation_rules_bring_in_no_document_of_a_refused_origin(
@@ -192,7 +194,7 @@ async def test_speculation_rules_bring_in_no_document_of_a_refused_origin(
     value_of(await client.call("navigate", {"url": page}))
     # Any preloading started when the rules were read; the navigation to the URL would now
     # use what it fetched. The agent follows the link (a click), or the page's script does.
-    if kind == "prerender":
+    if kind != "prefetch":
         value_of(await client.call("click", {"selector": "#go"}))
     else:
         value_of(await client.call("evaluate", {"expression": f"location.href = {target!r}; 0"}))
