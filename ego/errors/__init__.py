@@ -26,6 +26,7 @@ The tree::
     │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
     │   ├── ElementNotFoundError      no element matches a selector given to click or type
     │   │   └── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   ├── UnknownTabError           no open tab of this browser or context has that id
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
@@ -36,6 +37,7 @@ The tree::
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
     ├── FileAccessError               a path outside the folders a server may use
+    ├── StorageStateError             a saved login (cookies, storage) cannot be read or written
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -90,8 +92,9 @@ from .browser import (
     StaleRefError,
     TabClosedError,
     TargetCrashedError,
+    UnknownTabError,
 )
-from .files import BatchFileError, FileAccessError
+from .files import BatchFileError, FileAccessError, StorageStateError
 from .javascript import BrowserToolError, JavaScriptError
 from .learning import (
     CaseRegressionError,
@@ -170,12 +173,14 @@ __all__ = [
     "SkillExistsError",
     "SnapshotReferenceError",
     "StaleRefError",
+    "StorageStateError",
     "TabClosedError",
     "TargetCrashedError",
     "ToolLoadError",
     "UnknownPackError",
     "UnknownSiteError",
     "UnknownSkillError",
+    "UnknownTabError",
     "UnknownToolError",
     "UnknownVersionError",
     "UnmatchedRequestError",

@@ -185,3 +185,16 @@ class PoolExhaustedError(BrowserError):
 class StaleRefError(ElementNotFoundError):
     """A ref (``ref=e12``) no longer names a node: its frame navigated, its node was removed,
     or this tab never gave it. Take a new snapshot and use its refs."""
+
+
+class UnknownTabError(BrowserError):
+    """No open tab of this browser or context has the id given: it closed, or it belongs to
+    another context (another agent's), whose tabs a context never reaches.
+
+    Attributes:
+        tab_id: the id asked for.
+    """
+
+    def __init__(self, message: str, *, tab_id: str) -> None:
+        super().__init__(message)
+        self.tab_id = tab_id

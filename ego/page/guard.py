@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import EgoError
@@ -40,12 +41,15 @@ class NavigationGuard:
 
     Args:
         connection: the browser's connection.
-        policy: what is refused.
+        policy_for: the policy of the pages of a browser context (Chrome's
+            ``browserContextId``; each context may have limits of its own).
     """
 
-    def __init__(self, connection: Connection, policy: NavigationPolicy) -> None:
+    def __init__(
+        self, connection: Connection, policy_for: Callable[[str | None], NavigationPolicy]
+    ) -> None:
         self._connection = connection
-        self._policy = policy
+        self._policy_for = policy_for
         self._subscription: Subscription | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -67,15 +71,21 @@ class NavigationGuard:
 
     def _on_attached(self, params: dict[str, Any]) -> None:
         session_id = str(params.get("sessionId", ""))
-        kind = params.get("targetInfo", {}).get("type")
+        info = params.get("targetInfo", {})
+        kind = info.get("type")
         if not session_id or kind not in ("page", "iframe"):
             return
         # The guard's own session of the page or frame: what it subscribes to there ends
         # with it, when the page closes or the frame goes.
         session = self._connection.session(session_id)
-        session.subscribe("Fetch.requestPaused", self._on_paused(session))
-        session.subscribe("Target.attachedToTarget", self._on_attached)
-        task = asyncio.ensure_future(self._prepare(session))
+        policy = self._policy_for(info.get("browserContextId"))
+        if policy.limits_origins:
+            session.subscribe("Fetch.requestPaused", self._on_paused(session, policy))
+            session.subscribe("Target.attachedToTarget", self._on_attached)
+            prepared = self._prepare(session)
+        else:
+            prepared = prepare_paused(session, asyncio.sleep(0))  # a context with no limits
+        task = asyncio.ensure_future(prepared)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -86,11 +96,11 @@ class NavigationGuard:
         )
         await prepare_paused(session, setup)
 
-    def _on_paused(self, session: Session) -> Any:
+    def _on_paused(self, session: Session, policy: NavigationPolicy) -> Any:
         async def decide(params: dict[str, Any]) -> None:
             request_id = params.get("requestId")
             url = str(params.get("request", {}).get("url", ""))
-            reason = self._policy.refusal(url)
+            reason = policy.refusal(url)
             try:
                 if reason is None:
                     await session.send("Fetch.continueRequest", {"requestId": request_id})

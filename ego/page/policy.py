@@ -95,11 +95,13 @@ class NavigationPolicy:
         blocked: origins matching one of these are refused (even when allowed).
         allow_local: whether ``file:``, ``chrome:``, ``devtools:`` and ``view-source:`` URLs
             may be opened.
+        also: policies that must allow a URL too (see :meth:`narrowed`).
     """
 
     allowed: tuple[OriginPattern, ...] = ()
     blocked: tuple[OriginPattern, ...] = ()
     allow_local: bool = True
+    also: tuple[NavigationPolicy, ...] = ()
 
     @classmethod
     def of(
@@ -120,18 +122,31 @@ class NavigationPolicy:
             allow_local,
         )
 
+    def narrowed(self, other: NavigationPolicy) -> NavigationPolicy:
+        """This policy and ``other`` at once: a URL either refuses is refused (a browser
+        context's own limits inside its browser's)."""
+        if not other.active:
+            return self
+        if not self.active:
+            return other
+        return NavigationPolicy(self.allowed, self.blocked, self.allow_local, (*self.also, other))
+
     @property
     def limits_origins(self) -> bool:
         """True when some origin may be refused (the pages' own navigations need watching)."""
-        return bool(self.allowed or self.blocked)
+        return bool(self.allowed or self.blocked) or any(p.limits_origins for p in self.also)
 
     @property
     def active(self) -> bool:
         """True when the policy refuses anything."""
-        return self.limits_origins or not self.allow_local
+        return self.limits_origins or not self.allow_local or any(p.active for p in self.also)
 
     def refusal(self, url: str) -> str | None:
         """Why ``url`` may not be loaded, or None when it may."""
+        for other in self.also:
+            reason = other.refusal(url)
+            if reason is not None:
+                return reason
         try:
             parts = urlsplit(url.strip())
             scheme = parts.scheme.lower()

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     # command that makes one) does not pay for them.
     from ..learning.context import LearnContext, SiteSummary
     from ..learning.registry import Learnings
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.tab import Tab
     from ..skills import SkillSummary
 
@@ -36,7 +36,7 @@ class ToolContext:
     """
 
     site: Site
-    browser: Browser
+    browser: TabHost
     tab: Tab
     site_id: str
     tool: str
