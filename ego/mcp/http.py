@@ -77,6 +77,7 @@ class _Session:
     timer: asyncio.TimerHandle | None = None
     reason: str = "its client ended it"
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    ending: asyncio.Task[None] | None = None
 
 
 class HttpServer:
@@ -226,7 +227,7 @@ class HttpServer:
         session.timer = None
         if session.busy == 0 and not session.http.terminated:
             session.reason = f"no request for {self.session_idle:g} s"
-            asyncio.ensure_future(session.http.terminate())
+            session.ending = asyncio.ensure_future(session.http.terminate())
 
     async def _run(self, session: _Session) -> None:
         """Serve ``session`` until it ends; then it is forgotten, its context closed."""

@@ -29,8 +29,8 @@ from .limits import ServerLimits
 from .page_tools import add_page_tools
 from .results import tool_result
 from .save_tools import add_save_tools
-from .storage_tools import add_storage_tools
 from .sdk import CallToolResult, Context, TextContent, ToolError, client_roots
+from .storage_tools import add_storage_tools
 
 __all__ = ["build_server", "serve"]
 
