@@ -76,14 +76,17 @@ async def test_a_pool_of_contexts_runs_several_accounts_side_by_side(
         # One Chrome for every account: each member is a context of it.
         [pid] = {m.pid for m in members}
         assert pid is not None
-        contexts = {m.browser.context_id for m in members if isinstance(m.browser, ego.BrowserContext)}
+        contexts = {
+            m.browser.context_id for m in members if isinstance(m.browser, ego.BrowserContext)
+        }
         assert len(contexts) == len(ACCOUNTS)
         results = await pool.map("pooled", "whoami", [{}] * 30)
     assert all(item.ok for item in results), [item.error for item in results if not item.ok]
     crossed = [
         item
         for item in results
-        if item.result != {"who": ACCOUNTS[item.browser], "cookie": f"user={ACCOUNTS[item.browser]}"}
+        if item.result
+        != {"who": ACCOUNTS[item.browser], "cookie": f"user={ACCOUNTS[item.browser]}"}
     ]
     assert crossed == []
     assert {item.browser for item in results} == set(range(len(ACCOUNTS)))

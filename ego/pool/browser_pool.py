@@ -436,9 +436,7 @@ def _prepared(call: ToolCall) -> ToolCall:
     return call
 
 
-def _states(
-    given: StorageStates | None, contexts: bool, members: int
-) -> list[StorageState | None]:
+def _states(given: StorageStates | None, contexts: bool, members: int) -> list[StorageState | None]:
     """One storage state per member (read and checked now), or none.
 
     Raises:
