@@ -117,20 +117,21 @@ async def test_dialog_policy_downloads_and_limits_are_the_contexts(
         headers={"Content-Disposition": 'attachment; filename="report.csv"'},
     )
     folder = tmp_path / "downloads"
-    async with await browser.new_context(
-        dialogs="accept", downloads=folder, allowed_origins=[f"127.0.0.1:{server.port}"]
-    ) as context:
+    # A Chrome of the test's own: origin limits watch every page of the browser once asked.
+    async with (
+        ego.launch(downloads=tmp_path / "browser-downloads") as own,
+        await own.new_context(
+            dialogs="accept", downloads=folder, allowed_origins=[f"127.0.0.1:{server.port}"]
+        ) as context,
+    ):
         tab = await context.new_tab(page)
         await tab.click("#ask")
         assert await tab.evaluate("window.answer") is True  # accepted: the context's policy
-        default = await browser.new_tab(page)
-        try:
-            await default.click("#ask")
-            assert await default.evaluate("window.answer") is False  # the browser's: auto
-            # The browser's own pages may go elsewhere; the context's may not.
-            await default.navigate(f"http://localhost:{server.port}/ctx/tools")
-        finally:
-            await default.close()
+        default = await own.new_tab(page)
+        await default.click("#ask")
+        assert await default.evaluate("window.answer") is False  # the browser's: auto
+        # The browser's own pages may go elsewhere; the context's may not, nor its frames.
+        await default.navigate(f"http://localhost:{server.port}/ctx/tools")
         with pytest.raises(ego.OriginBlockedError):
             await tab.navigate(f"http://localhost:{server.port}/ctx/tools")
         async with tab.expect_download() as download:
@@ -138,7 +139,18 @@ async def test_dialog_policy_downloads_and_limits_are_the_contexts(
         assert download.path == folder / "report.csv"
         assert download.path.read_text() == "a,b\n1,2\n"
         assert [d.path for d in context.downloads()] == [folder / "report.csv"]
-        assert all(d.path != download.path for d in browser.downloads())
+        assert own.downloads() == []
+        # The page's own move to a refused origin ends on Chrome's error page, unsent.
+        asked = len(server.requests)
+        blocked = own.connection.expect(
+            "Page.frameNavigated",
+            session_id=tab.session_id,
+            predicate=lambda params: params["frame"]["url"].startswith("chrome-error:"),
+        )
+        await tab.evaluate(f"location.href = 'http://localhost:{server.port}/ctx/tools'; 1")
+        await asyncio.wait_for(blocked, 10)
+        hosts = [r[2].get("Host", "") for r in server.requests[asked:]]
+        assert not [host for host in hosts if host.startswith("localhost")]
 
 
 async def test_the_site_facade_of_a_context_runs_in_its_tabs_only(

@@ -339,18 +339,25 @@ async def test_a_saved_login_is_loaded_by_another_agent(
         assert "cookie user=erin storage erin" in text_of(await call(second, "take_snapshot", {}))
 
 
-async def test_an_idle_session_is_closed_with_its_context(
+async def test_a_seeded_session_starts_logged_in_and_an_idle_one_is_closed(
     workspace: Path, server: PageServer, ported_browser: ego.Browser, tmp_path: Path
 ) -> None:
+    state = tmp_path / "frank.json"
+    async with await ported_browser.new_context() as context:
+        await context.new_tab(login_page(server, "frank"))
+        await context.storage_state(path=state)
     before = await contexts_of(ported_browser)
+    args = ("--session-idle", "3", "--storage-state", str(state))
     async with (
-        http_server(workspace, tmp_path, ported_browser, "--session-idle", "1") as idle,
+        http_server(workspace, tmp_path, ported_browser, *args) as idle,
         mcp_session(idle) as session,
     ):
         await call(session, "navigate", {"url": server.url("/acct/home")})
+        seeded = text_of(await call(session, "take_snapshot", {}))
+        assert "cookie user=frank storage frank" in seeded
         made = await contexts_of(ported_browser) - before
         assert len(made) == 1
-        await idle.wait_for(r"closed: no request for 1 s")
+        await idle.wait_for(r"closed: no request for 3 s")
         assert await contexts_of(ported_browser) & made == set()
         assert await pages_in(ported_browser, made) == []
         # The session is gone: its next call is answered 404, as the client is told.

@@ -31,6 +31,7 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ),
     ("site.save_browser_tool(", "save_browser_tool("),
     ("site.run_browser_tool(", "run_browser_tool("),
+    ("list the tabs again (tabs())", "list_tabs lists them"),
 )
 
 

@@ -16,7 +16,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Final, Protocol, Self
 from urllib.parse import urlsplit
 
 from ..errors import EgoError, ProtocolError, TabClosedError, UnknownTabError
@@ -39,9 +39,12 @@ if TYPE_CHECKING:
     from ..protocol.session import Listener
     from ..protocol.transport import Connection
 
-__all__ = ["BrowserContext", "Contexts", "find_in", "scratch_tab", "unknown_tab"]
+__all__ = ["MAX_ORIGINS", "BrowserContext", "Contexts", "find_in", "scratch_tab", "unknown_tab"]
 
 logger = logging.getLogger("ego.page.contexts")
+
+#: How many origins a context remembers for its storage state (the latest shown).
+MAX_ORIGINS: Final = 1000
 
 
 class Browser(Protocol):
@@ -352,7 +355,7 @@ def unknown_tab(tab_id: str, tabs: Iterable[Tab], where: str) -> UnknownTabError
     known = ", ".join(tab.target_id for tab in tabs) or "none"
     return UnknownTabError(
         f"no open tab of {where} has id {tab_id!r} (open: {known}): it closed, or it is "
-        "another context's; list the tabs again",
+        "another context's; list the tabs again (tabs())",
         tab_id=tab_id,
     )
 
@@ -394,8 +397,9 @@ class Contexts:
         self.hidden: set[str] = set()
         # The context of each page and cross-site frame target seen.
         self._targets: dict[str, str] = {}
-        # The http(s) origins each context's documents showed; None: the default context.
-        self._origins: dict[str | None, set[str]] = {}
+        # The http(s) origins each context's documents showed, oldest first (a dict as an
+        # ordered set, at most MAX_ORIGINS each); None: the default context.
+        self._origins: dict[str | None, dict[str, None]] = {}
         self._tracking: Listener | None = None
 
     def get(self, context_id: str | None) -> BrowserContext | None:
@@ -544,9 +548,18 @@ class Contexts:
             timeout=browser.default_timeout,
         )
         # Saving again keeps what was loaded, even for an origin no page showed since.
-        origins = self._origins.setdefault(context_id, set())
-        origins.update(str(entry["origin"]) for entry in state["origins"])
+        self._saw(context_id, [str(entry["origin"]) for entry in state["origins"]])
         return skipped
+
+    def _saw(self, context_id: str | None, origins: list[str]) -> None:
+        """Note ``origins`` for the context; the oldest are forgotten past
+        :data:`MAX_ORIGINS` (a browser that roams for days keeps the latest)."""
+        seen = self._origins.setdefault(context_id, {})
+        for origin in origins:
+            seen.pop(origin, None)
+            seen[origin] = None
+        while len(seen) > MAX_ORIGINS:
+            del seen[next(iter(seen))]
 
     async def track(self) -> None:
         """Note, from now on, the origin of every document each context shows (once)."""
@@ -566,8 +579,7 @@ class Contexts:
             self.note(target_id, info.get("browserContextId"))
             origin = origin_of(str(info.get("url", "")))
             if origin is not None and target_id not in self.hidden:
-                own = self.own(info.get("browserContextId"))
-                self._origins.setdefault(own, set()).add(origin)
+                self._saw(self.own(info.get("browserContextId")), [origin])
 
         self._tracking = root.listen(
             ("Target.targetCreated", "Target.targetInfoChanged", "Target.targetDestroyed"), seen
