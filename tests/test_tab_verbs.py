@@ -18,7 +18,7 @@ import pytest
 import ego
 from ego.page import waits
 from ego.page.console import ConsoleLog, format_args
-from ego.page.input import _key_event
+from ego.page.keys import key_event as _key_event
 from ego.page.waits import url_matcher
 from tests.conftest import PageServer
 
