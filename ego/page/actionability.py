@@ -17,6 +17,7 @@ from typing import Any, Final, cast
 from ..errors import CommandTimeoutError, ElementNotActionableError, ProtocolError
 from .elements import Elements, call_on
 from .page import Page
+from .refs import parse_ref
 
 __all__ = ["CHECKS", "Actionable", "tab_point", "wait_actionable"]
 
@@ -71,6 +72,7 @@ async def wait_actionable(
     *,
     force: bool = False,
     verb: str | None = None,
+    waited: float | None = None,
 ) -> Actionable:
     """Wait (up to ``wait`` seconds, retried every animation frame in the page) until one of
     ``elements`` passes the checks of ``action``; the first in document order that does.
@@ -81,11 +83,13 @@ async def wait_actionable(
         wait: seconds; at least one full round (two frames, for stability) is made.
         force: skip the checks; the element still needs a box to act at.
         verb: how messages name the action (``action`` by default).
+        waited: the whole wait the caller was given, for messages (``wait`` by default).
 
     Raises:
         ElementNotActionableError: no element passed by the end of the wait; names the
             check that failed and what it saw.
         ElementNotFoundError: every match left the page and nothing matches any more.
+        StaleRefError: a ref's node was removed from the page.
         ContextDestroyedError: the page navigated meanwhile.
     """
     checks = CHECKS[action]
@@ -115,7 +119,10 @@ async def wait_actionable(
         return Actionable(
             int(answer["index"]), float(answer["x"]), float(answer["y"]), answer["what"], answer
         )
-    raise not_actionable(elements, answer, wait, verb or action)
+    ref = parse_ref(elements.given) if elements.is_ref else None
+    if ref is not None and answer.get("check") == "attached":
+        raise page.refs.stale(ref, "names a node that was removed from the page")
+    raise not_actionable(elements, answer, wait if waited is None else waited, verb or action)
 
 
 def not_actionable(

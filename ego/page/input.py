@@ -38,7 +38,7 @@ async def _act(
     elements = await resolve(page, selector, wait)
     try:
         left = max(0.0, deadline - time.monotonic())
-        chosen = await wait_actionable(elements, action, left, force=force, verb=verb)
+        chosen = await wait_actionable(elements, action, left, force=force, verb=verb, waited=wait)
     except BaseException:
         release_elements(elements)
         raise

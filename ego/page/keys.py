@@ -142,27 +142,33 @@ async def press(page: Page, key: str) -> None:
         ValueError: ``key`` names no key or modifier.
     """
     modifiers, event = key_event(key)
+    events: list[dict[str, Any]] = []
     mask = 0
     for name in modifiers:
         bit, code, vk = _MODIFIERS[name]
         mask |= bit
-        await page.top_send(
-            "Input.dispatchKeyEvent",
+        events.append(
             {"type": "rawKeyDown", "key": name, "code": code, "windowsVirtualKeyCode": vk,
-             "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1},
+             "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1}
         )  # fmt: skip
     down = "keyDown" if event.get("text") else "rawKeyDown"
-    await page.top_send("Input.dispatchKeyEvent", {"type": down, "modifiers": mask, **event})
+    events.append({"type": down, "modifiers": mask, **event})
     up = {k: v for k, v in event.items() if k not in ("text", "unmodifiedText")}
-    await page.top_send("Input.dispatchKeyEvent", {"type": "keyUp", "modifiers": mask, **up})
+    events.append({"type": "keyUp", "modifiers": mask, **up})
     for name in reversed(modifiers):
         bit, code, vk = _MODIFIERS[name]
         mask &= ~bit
-        await page.top_send(
-            "Input.dispatchKeyEvent",
+        events.append(
             {"type": "keyUp", "key": name, "code": code, "windowsVirtualKeyCode": vk,
-             "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1},
+             "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1}
         )  # fmt: skip
+    await _send_keys(page, events)
+
+
+async def _send_keys(page: Page, events: list[dict[str, Any]]) -> None:
+    """Send key events together: Chrome runs a session's input events in order, each once
+    the page has handled the one before."""
+    await asyncio.gather(*(page.top_send("Input.dispatchKeyEvent", e) for e in events))
 
 
 async def type_keys(page: Page, text: str, delay: float) -> None:
@@ -181,11 +187,8 @@ async def type_keys(page: Page, text: str, delay: float) -> None:
             modifiers = 8 if char in _SHIFTED else 0
             event = {"key": char, "code": code, "windowsVirtualKeyCode": vk,
                      "nativeVirtualKeyCode": vk, "modifiers": modifiers}  # fmt: skip
-            await page.top_send(
-                "Input.dispatchKeyEvent",
-                {"type": "keyDown", "text": char, "unmodifiedText": char, **event},
-            )
-            await page.top_send("Input.dispatchKeyEvent", {"type": "keyUp", **event})
+            down = {"type": "keyDown", "text": char, "unmodifiedText": char, **event}
+            await _send_keys(page, [down, {"type": "keyUp", **event}])
         else:
             await page.top_send("Input.insertText", {"text": char})
 

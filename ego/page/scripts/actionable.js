@@ -20,7 +20,7 @@ async function (selector, options) {
   const CHECKABLE = "input[type=checkbox],input[type=radio]," + [...CHECK_ROLES].map((r) => `[role=${r}]`).join(",");
   const parentOf = dom.parentOf;
 
-  const describe = (el) => {
+  const describe = (el, withText = true) => {
     if (!el) return "nothing";
     if (el.nodeType !== 1) return el.nodeName.toLowerCase();
     let s = "<" + el.localName;
@@ -32,7 +32,7 @@ async function (selector, options) {
     if (role) s += ` role=${role}`;
     s += ">";
     const text = (el.innerText ?? el.textContent ?? "").replace(/\s+/g, " ").trim();
-    if (text) s += ` ${JSON.stringify(text.length > 30 ? text.slice(0, 29) + "…" : text)}`;
+    if (text && withText) s += ` ${JSON.stringify(text.length > 30 ? text.slice(0, 29) + "…" : text)}`;
     return s;
   };
 
@@ -64,8 +64,8 @@ async function (selector, options) {
       if (el.hidden) return "it has the hidden attribute";
       if (style.display === "none") return "display: none";
       for (let n = parentOf(el); n; n = parentOf(n)) {
-        if (n.hidden) return `inside ${describe(n)}, which has the hidden attribute`;
-        if (getComputedStyle(n).display === "none") return `inside ${describe(n)}, which has display: none`;
+        if (n.hidden) return `inside ${describe(n, false)}, which has the hidden attribute`;
+        if (getComputedStyle(n).display === "none") return `inside ${describe(n, false)}, which has display: none`;
       }
       if (style.visibility !== "visible") return `visibility: ${style.visibility}`;
       return "not rendered (content-visibility: hidden above it)";
@@ -78,11 +78,11 @@ async function (selector, options) {
   const disabledWhy = (el) => {
     if (el.matches(":disabled")) {
       const fieldset = !el.hasAttribute("disabled") && el.closest("fieldset[disabled]");
-      return fieldset ? `disabled by ${describe(fieldset)}` : "disabled";
+      return fieldset ? `disabled by ${describe(fieldset, false)}` : "disabled";
     }
     for (let n = el; n; n = parentOf(n)) {
       if (n.getAttribute("aria-disabled") === "true") {
-        return n === el ? 'aria-disabled="true"' : `aria-disabled="true" on ${describe(n)}`;
+        return n === el ? 'aria-disabled="true"' : `aria-disabled="true" on ${describe(n, false)}`;
       }
     }
     return null;
@@ -161,10 +161,14 @@ async function (selector, options) {
   const last = new Map();
 
   // One look at every element, in order; the answer when one passes every check.
-  const attempt = () => {
+  const attempt = (round) => {
     for (let i = 0; i < list.length; i++) {
       const el = list[i];
-      if (!el || !el.isConnected) { fail(i, "attached", "it was removed from the page", describe(el)); continue; }
+      if (!el || !el.isConnected) {
+        // A ref names that node alone: once removed it never comes back.
+        fail(i, "attached", "it was removed from the page", describe(el), !selector);
+        continue;
+      }
       let actor = el, holder = null;
       if (options.checkable) {
         holder = stateHolder(el);
@@ -202,6 +206,10 @@ async function (selector, options) {
         if (el.localName === "select") return answer(0, 0, { select: true });
         const why = editableWhy(el);
         if (why) { fail(i, "editable", why, what); continue; }
+        // A field that is itself the editor takes the focus as a click on it would give it;
+        // anything else (a wrapper, an EditContext surface, a role=textbox) is clicked, and
+        // the page decides where the focus goes.
+        if (el.localName === "input" || el.localName === "textarea" || el.isContentEditable) return answer(0, 0, { focus: true });
       }
       if (!options.stable && !options.hit) return answer(0, 0);
       let found = boxOf(actor);
@@ -212,6 +220,9 @@ async function (selector, options) {
       }
       const [rect] = found;
       if (options.stable) {
+        // Measured on animation frames only: a box read between two frames may still show
+        // an animation that has not started ticking.
+        if (round === 0) { fail(i, "stable", "not measured yet", what); return null; }
         const before = last.get(actor), now = keyOf(rect);
         last.set(actor, now);
         if (settling > 0) { settling--; fail(i, "stable", "scrolled into view just now", what); return null; }
@@ -251,7 +262,7 @@ async function (selector, options) {
       list.splice(0, list.length, ...dom.queryAll(selector));
     }
     failure = null;
-    const result = attempt();
+    const result = attempt(round);
     if (result) return result;
     if (failure && failure.final) return { ...failure, count: list.length };
     if (!list.length && round > 0 && performance.now() >= deadline) return { ok: false, check: "attached", seen: "nothing matches", what: "", count: 0 };
