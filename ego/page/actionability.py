@@ -11,15 +11,18 @@ in the tab, since mouse events go to the tab's session. docs/architecture.md
 
 from __future__ import annotations
 
+import contextlib
+import time
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from ..errors import CommandTimeoutError, ElementNotActionableError, ProtocolError
-from .elements import Elements, call_on
+from ..errors import CommandTimeoutError, EgoError, ElementNotActionableError, ProtocolError
+from .elements import Elements, call_on, invalid, not_found
+from .keys import send_input
 from .page import Page
 from .refs import parse_ref
 
-__all__ = ["CHECKS", "Actionable", "tab_point", "wait_actionable"]
+__all__ = ["CHECKS", "Actionable", "deliver_mouse", "tab_point", "wait_actionable"]
 
 #: The checks each action waits for, in the order they are made.
 CHECKS: Final[dict[str, tuple[str, ...]]] = {
@@ -73,6 +76,7 @@ async def wait_actionable(
     force: bool = False,
     verb: str | None = None,
     waited: float | None = None,
+    prepare: dict[str, Any] | None = None,
 ) -> Actionable:
     """Wait (up to ``wait`` seconds, retried every animation frame in the page) until one of
     ``elements`` passes the checks of ``action``; the first in document order that does.
@@ -84,11 +88,15 @@ async def wait_actionable(
         force: skip the checks; the element still needs a box to act at.
         verb: how messages name the action (``action`` by default).
         waited: the whole wait the caller was given, for messages (``wait`` by default).
+        prepare: for typing, ``{"clear": ..., "text": ...}``: a field that is itself the
+            editor is focused and readied in the same call (its ``focused_field.js`` answer
+            under ``info["field"]``).
 
     Raises:
         ElementNotActionableError: no element passed by the end of the wait; names the
             check that failed and what it saw.
-        ElementNotFoundError: every match left the page and nothing matches any more.
+        ElementNotFoundError: nothing matches (any more).
+        InvalidSelectorError: an unheld selector is not CSS.
         StaleRefError: a ref's node was removed from the page.
         ContextDestroyedError: the page navigated meanwhile.
     """
@@ -103,6 +111,9 @@ async def wait_actionable(
         "hit": "hit" in checks,
         "focus": "focus" in checks,
         "checkable": "checkable" in checks,
+        # In a frame the mouse's arrival is checked (see :func:`deliver_mouse`).
+        "track": "hit" in checks and not elements.page.is_main,
+        "prepare": prepare or {},
     }
     page = elements.page
     try:
@@ -119,6 +130,10 @@ async def wait_actionable(
         return Actionable(
             int(answer["index"]), float(answer["x"]), float(answer["y"]), answer["what"], answer
         )
+    if "invalid" in answer:
+        raise invalid(elements.given, elements.selector or elements.given, str(answer["invalid"]))
+    if not answer.get("count") and answer.get("check") == "attached" and not elements.is_ref:
+        raise not_found(page, elements.given, wait if waited is None else waited)
     ref = parse_ref(elements.given) if elements.is_ref else None
     if ref is not None and answer.get("check") == "attached":
         raise page.refs.stale(ref, "names a node that was removed from the page")
@@ -193,3 +208,50 @@ _TWO_FRAMES: Final = (
     " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer);"
     " resolve(); })); })"
 )
+
+
+async def deliver_mouse(
+    elements: Elements, chosen: Actionable, events: list[dict[str, Any]], wait: float, verb: str
+) -> None:
+    """Send the mouse ``events`` (their ``x``, ``y`` filled in) at the chosen point.
+
+    In the tab's own document they go at once. In a frame the browser sends a mouse event to
+    whichever document it drew at that point last, which lags a scroll by a frame or more:
+    the move goes first, and only once the frame's document saw it arrive do the other
+    events follow; until then the tab is let draw and the move sent again (bounded by
+    ``wait``, at least a second).
+
+    Raises:
+        ElementNotActionableError: the mouse never reached the element in its frame.
+    """
+    page = elements.page
+    x, y = await tab_point(page, chosen.x, chosen.y)
+    mouse = "Input.dispatchMouseEvent"
+    if page.is_main:
+        await send_input(page, [(mouse, {**e, "x": x, "y": y}) for e in events])
+        return
+    deadline = time.monotonic() + max(wait, 1.0)
+    try:
+        while True:
+            await page.top_send(mouse, {**events[0], "x": x, "y": y})
+            seen = await call_on(elements, "pointer_seen", False, timeout=page.default_timeout)
+            if any(reached for _, _, reached in seen):
+                break
+            if time.monotonic() >= deadline:
+                where = f"at ({x:.0f}, {y:.0f})"
+                other = "another element" if seen else "another document"
+                raise not_actionable(
+                    elements,
+                    {"check": "receives events", "what": chosen.what, "final": True,
+                     "seen": f"the mouse {where} reached {other}, not the element"},
+                    wait, verb,
+                )  # fmt: skip
+            await page.top_send(
+                "Runtime.evaluate",
+                {"expression": _TWO_FRAMES, "awaitPromise": True, "returnByValue": True},
+            )
+            x, y = await tab_point(page, chosen.x, chosen.y)
+        await send_input(page, [(mouse, {**e, "x": x, "y": y}) for e in events[1:]])
+    finally:
+        with contextlib.suppress(EgoError):
+            await call_on(elements, "pointer_seen", True, timeout=page.default_timeout)

@@ -10,7 +10,6 @@ events) for typing. Options are chosen from inside the page and files set with
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Sequence
@@ -18,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ElementNotActionableError, ElementNotFoundError
-from .actionability import Actionable, not_actionable, tab_point, wait_actionable
+from .actionability import Actionable, deliver_mouse, not_actionable, wait_actionable
 from .elements import Elements, call_on, release, release_elements, resolve
-from .keys import press, type_keys
+from .keys import key_events, press, send_input, type_keys
 from .page import Page
 
 __all__ = ["check", "click", "hover", "press", "select", "type_text", "upload"]
@@ -30,33 +29,40 @@ _STATE_SETTLES = 1.0
 
 
 async def _act(
-    page: Page, selector: str, action: str, wait: float, force: bool, verb: str
+    page: Page,
+    selector: str,
+    action: str,
+    wait: float,
+    force: bool,
+    verb: str,
+    prepare: dict[str, Any] | None = None,
+    held: bool = True,
 ) -> tuple[Elements, Actionable, float]:
     """Resolve ``selector`` and wait until it can take ``action``; the elements, the chosen
-    one and the seconds left of ``wait``."""
+    one and the seconds left of ``wait``. ``held`` False: the action needs no object of the
+    element after the checks (:func:`.elements.resolve`)."""
     deadline = time.monotonic() + wait
-    elements = await resolve(page, selector, wait)
+    elements = await resolve(page, selector, wait, held=held)
     try:
         left = max(0.0, deadline - time.monotonic())
-        chosen = await wait_actionable(elements, action, left, force=force, verb=verb, waited=wait)
+        chosen = await wait_actionable(
+            elements, action, left, force=force, verb=verb, waited=wait, prepare=prepare
+        )
     except BaseException:
         release_elements(elements)
         raise
     return elements, chosen, max(0.0, deadline - time.monotonic())
 
 
-async def _mouse_click(page: Page, chosen: Actionable) -> None:
+async def _mouse_click(elements: Elements, chosen: Actionable, wait: float, verb: str) -> None:
     """A left click at the chosen point: the mouse moves there, goes down and up."""
-    x, y = await tab_point(page, chosen.x, chosen.y)
-    press_at = {"x": x, "y": y, "button": "left", "clickCount": 1}
-    # Sent together: Chrome runs a session's input events in order, each once the page has
-    # handled the one before.
-    mouse = "Input.dispatchMouseEvent"
-    await asyncio.gather(
-        page.top_send(mouse, {"type": "mouseMoved", "x": x, "y": y}),
-        page.top_send(mouse, {"type": "mousePressed", "buttons": 1, **press_at}),
-        page.top_send(mouse, {"type": "mouseReleased", "buttons": 0, **press_at}),
-    )
+    at: dict[str, Any] = {"button": "left", "clickCount": 1}
+    events: list[dict[str, Any]] = [
+        {"type": "mouseMoved"},
+        {"type": "mousePressed", "buttons": 1, **at},
+        {"type": "mouseReleased", "buttons": 0, **at},
+    ]
+    await deliver_mouse(elements, chosen, events, wait, verb)
 
 
 async def click(page: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
@@ -68,9 +74,9 @@ async def click(page: Page, selector: str, *, wait: float = 5.0, force: bool = F
             node is gone).
         ElementNotActionableError: it stayed hidden, disabled, moving or covered.
     """
-    elements, chosen, _ = await _act(page, selector, "click", wait, force, "click")
+    elements, chosen, left = await _act(page, selector, "click", wait, force, "click", held=False)
     try:
-        await _mouse_click(elements.page, chosen)
+        await _mouse_click(elements, chosen, left, "click")
     finally:
         release_elements(elements)
 
@@ -81,10 +87,9 @@ async def hover(page: Page, selector: str, *, wait: float = 5.0, force: bool = F
     Raises:
         as :func:`click`.
     """
-    elements, chosen, _ = await _act(page, selector, "hover", wait, force, "hover")
+    elements, chosen, left = await _act(page, selector, "hover", wait, force, "hover", held=False)
     try:
-        x, y = await tab_point(elements.page, chosen.x, chosen.y)
-        await page.top_send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+        await deliver_mouse(elements, chosen, [{"type": "mouseMoved"}], left, "hover")
     finally:
         release_elements(elements)
 
@@ -110,7 +115,7 @@ async def check(
         if not checked and chosen.info.get("type") == "radio":
             raise _refused(elements, chosen, verb, "checkable", "a radio is unchecked by "
                            "checking another of its group, never by clicking it")  # fmt: skip
-        await _mouse_click(elements.page, chosen)
+        await _mouse_click(elements, chosen, left, verb)
         settle = min(_STATE_SETTLES, max(left, 0.1))
         now = await call_on(
             elements, "checked_state", chosen.index, checked, int(settle * 1000),
@@ -154,32 +159,41 @@ async def type_text(
             took the focus takes no text (``editable``); or as :func:`click`.
         InvalidSelectorError, ElementNotFoundError: as :func:`click`.
     """
-    elements, chosen, _ = await _act(page, selector, "type", wait, force, "type into")
+    ready = {"clear": clear, "text": text}
+    elements, chosen, left = await _act(
+        page, selector, "type", wait, force, "type into", prepare=ready, held=False
+    )
     try:
         if chosen.info.get("select"):
-            await _choose(elements, chosen, [text], "type into")
+            await select(page, selector, [text], wait=left, force=force)
             return
-        if not chosen.info.get("focus"):
-            await _mouse_click(elements.page, chosen)
-        field = await call_on(
-            elements, "focused_field", chosen.index,
-            {"focus": bool(chosen.info.get("focus")), "clear": clear, "text": text},
-            timeout=elements.page.default_timeout,
-        )  # fmt: skip
+        field = chosen.info.get("field")
+        if field is None:
+            if not chosen.info.get("focus"):
+                await _mouse_click(elements, chosen, left, "type into")
+            field = await call_on(
+                elements, "focused_field", chosen.index,
+                {**ready, "focus": bool(chosen.info.get("focus")), "selector": elements.selector},
+                timeout=elements.page.default_timeout,
+            )  # fmt: skip
         kind = field["kind"]
         if kind == "refuse":
             seen = f"{field['what']}: {field['why']}"
             raise _refused(elements, chosen, "type into", "editable", seen)
         if kind == "value":
             return
-        for key in field.get("keys", []):
-            await press(page, key)
+        keys = list(field.get("keys", []))
         if clear and not field.get("empty"):
-            await press(page, "Delete")
+            keys.append("Delete")
         if delay is not None or kind == "keys":
+            for key in keys:
+                await press(page, key)
             await type_keys(page, text, delay or 0.0)
-        elif text:
-            await page.top_send("Input.insertText", {"text": text})
+        else:
+            commands = [("Input.dispatchKeyEvent", e) for key in keys for e in key_events(key)]
+            if text:
+                commands.append(("Input.insertText", {"text": text}))
+            await send_input(page, commands)
     finally:
         release_elements(elements)
 

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from .page import Page
 
-__all__ = ["key_event", "press", "type_keys"]
+__all__ = ["key_event", "key_events", "press", "send_input", "type_keys"]
 
 
 #: CDP modifier bits, and each modifier key's code and Windows virtual key code.
@@ -141,6 +141,16 @@ async def press(page: Page, key: str) -> None:
     Raises:
         ValueError: ``key`` names no key or modifier.
     """
+    await send_input(page, [("Input.dispatchKeyEvent", event) for event in key_events(key)])
+
+
+def key_events(key: str) -> list[dict[str, Any]]:
+    """The ``Input.dispatchKeyEvent`` parameters that press ``key``: each modifier down,
+    the key down and up, the modifiers up.
+
+    Raises:
+        ValueError: ``key`` names no key or modifier.
+    """
     modifiers, event = key_event(key)
     events: list[dict[str, Any]] = []
     mask = 0
@@ -162,13 +172,14 @@ async def press(page: Page, key: str) -> None:
             {"type": "keyUp", "key": name, "code": code, "windowsVirtualKeyCode": vk,
              "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1}
         )  # fmt: skip
-    await _send_keys(page, events)
+    return events
 
 
-async def _send_keys(page: Page, events: list[dict[str, Any]]) -> None:
-    """Send key events together: Chrome runs a session's input events in order, each once
-    the page has handled the one before."""
-    await asyncio.gather(*(page.top_send("Input.dispatchKeyEvent", e) for e in events))
+async def send_input(page: Page, commands: list[tuple[str, dict[str, Any]]]) -> None:
+    """Send input commands on the tab's session all at once, in order: each is written
+    before the next (a send writes before it first waits), and Chrome runs a session's
+    input events in order, each once the page has handled the one before."""
+    await asyncio.gather(*(page.top_send(method, params) for method, params in commands))
 
 
 async def type_keys(page: Page, text: str, delay: float) -> None:
@@ -188,10 +199,13 @@ async def type_keys(page: Page, text: str, delay: float) -> None:
             event = {"key": char, "code": code, "windowsVirtualKeyCode": vk,
                      "nativeVirtualKeyCode": vk, "modifiers": modifiers}  # fmt: skip
             down = {"type": "keyDown", "text": char, "unmodifiedText": char, **event}
-            await _send_keys(page, [down, {"type": "keyUp", **event}])
+            up = {"type": "keyUp", **event}
+            await send_input(page, [(_KEY, down), (_KEY, up)])
         else:
             await page.top_send("Input.insertText", {"text": char})
 
+
+_KEY: Final = "Input.dispatchKeyEvent"
 
 #: The characters a US keyboard types with Shift held.
 _SHIFTED: Final = frozenset(shifted for plain, shifted, _, _ in _PRINTABLE if plain != shifted)

@@ -12,7 +12,13 @@
 // {ok: false, check, seen, what, count}.
 async function (selector, options) {
   const dom = __DOM__;
-  const list = Array.isArray(this) ? this : [this.nodeType === 1 ? this : this.parentElement];
+  // Held: an array of matches, or a ref's node; unheld (no `this`): the selector's matches.
+  let list = Array.isArray(this) ? this : this && this.nodeType ? [this.nodeType === 1 ? this : this.parentElement] : null;
+  if (list === null) {
+    try { document.createDocumentFragment().querySelector(selector); }
+    catch (e) { return { ok: false, invalid: e.message }; }
+    list = dom.queryAll(selector);
+  }
   const RANK = { attached: 0, visible: 1, checkable: 2, enabled: 3, editable: 4, stable: 5, "receives events": 6 };
   const TEXT_TYPES = new Set(["text", "search", "url", "tel", "email", "password", "number"]);
   const VALUE_TYPES = new Set(["date", "time", "datetime-local", "month", "week", "color", "range"]);
@@ -146,12 +152,35 @@ async function (selector, options) {
     return [(left + right) / 2, (top + bottom) / 2];
   };
   const inView = (r) => { const [w, h] = viewport(); return r.left >= 0 && r.top >= 0 && r.right <= w && r.bottom <= h; };
+  const animated = (el) => {
+    if (document.getAnimations().length) return true;
+    for (let root = el.getRootNode(); root.host; root = root.host.getRootNode()) if (root.getAnimations().length) return true;
+    return false;
+  };
+  // An animation or transition on the element or above it whose start is pending: it has
+  // not moved the box yet, but will on the next frame.
+  const starting = (el) => {
+    if (!document.getAnimations().length && !animated(el)) return false;
+    for (let n = el; n; n = parentOf(n)) if (n.getAnimations().some((a) => a.pending)) return true;
+    return false;
+  };
   const keyOf = (r) => `${r.left},${r.top},${r.width},${r.height}`;
   // Scrolled once each, at most; a scroll is followed by one more frame than stability needs,
   // so that the page has drawn it before input is sent (Chrome routes input by what it drew).
   const scrolled = new Set();
   let settling = 0;
   const scroll = (el) => { scrolled.add(el); settling = 2; el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" }); };
+
+  // In a frame, where the mouse goes is decided by the browser from what the page drew last:
+  // the mouse events that reach this document are recorded for pointer_seen.js to check.
+  const track = (el) => {
+    const key = Symbol.for("ego.pointer");
+    if (window[key]) window[key].stop();
+    const seen = [];
+    const on = (e) => seen.push([e.clientX, e.clientY, reaches(el, e.composedPath()[0])]);
+    window.addEventListener("mousemove", on, true);
+    window[key] = { seen, stop: () => { window.removeEventListener("mousemove", on, true); delete window[key]; } };
+  };
 
   let failure = null;
   const fail = (index, check, seen, what, final = false) => {
@@ -180,6 +209,7 @@ async function (selector, options) {
       const what = describe(actor);
       const answer = (x, y, extra = {}) => {
         const result = { ok: true, index: i, x, y, what, tag: el.localName, ...extra };
+        if (options.track && !extra.focus && !extra.select) track(actor);
         if (holder) result.checked = stateOf(holder);
         if (el.localName === "input") { result.type = el.type; result.multiple = !!el.multiple; }
         return result;
@@ -209,7 +239,10 @@ async function (selector, options) {
         // A field that is itself the editor takes the focus as a click on it would give it;
         // anything else (a wrapper, an EditContext surface, a role=textbox) is clicked, and
         // the page decides where the focus goes.
-        if (el.localName === "input" || el.localName === "textarea" || el.isContentEditable) return answer(0, 0, { focus: true });
+        // It is focused and made ready here (focused_field.js), saving a round trip.
+        if (el.localName === "input" || el.localName === "textarea" || el.isContentEditable) {
+          return answer(0, 0, { focus: true, field: (__FIELD__).call(el, 0, { ...options.prepare, focus: true }) });
+        }
       }
       if (!options.stable && !options.hit) return answer(0, 0);
       let found = boxOf(actor);
@@ -220,9 +253,11 @@ async function (selector, options) {
       }
       const [rect] = found;
       if (options.stable) {
-        // Measured on animation frames only: a box read between two frames may still show
-        // an animation that has not started ticking.
-        if (round === 0) { fail(i, "stable", "not measured yet", what); return null; }
+        // A box read between two frames may show an animation that has not started ticking:
+        // where one runs (in the document or a shadow root above the element), boxes are
+        // compared on animation frames only; elsewhere the box now is the first of the two.
+        if (round === 0 && animated(actor)) { fail(i, "stable", "not measured yet", what); return null; }
+        if (round > 0 && starting(actor)) { fail(i, "stable", "an animation or transition of it is about to start", what); return null; }
         const before = last.get(actor), now = keyOf(rect);
         last.set(actor, now);
         if (settling > 0) { settling--; fail(i, "stable", "scrolled into view just now", what); return null; }
@@ -258,7 +293,7 @@ async function (selector, options) {
   });
   const deadline = performance.now() + options.timeout;
   for (let round = 0; ; round++) {
-    if (selector && list.every((el) => !el || !el.isConnected)) {
+    if (selector && (!list.length || list.every((el) => !el || !el.isConnected))) {
       list.splice(0, list.length, ...dom.queryAll(selector));
     }
     failure = null;

@@ -7,7 +7,9 @@
 // range input, which no keyboard text fills: its value is set here) or "refuse" (with why);
 // keys are the shortcuts Python must press to get it ready where script cannot.
 function (index, options) {
-  const el = Array.isArray(this) ? this[index] : this;
+  // The element the checks chose: of the matches held, the ref's node, or found again.
+  const el = Array.isArray(this) ? this[index] : this && this.nodeType ? this
+    : options.selector ? __DOM__.queryAll(options.selector)[index] : null;
   const describe = (node) => {
     if (!node || node.nodeType !== 1) return "nothing";
     let s = "<" + node.localName + (node.id ? ` id=${node.id}` : "");
