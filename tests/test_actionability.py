@@ -434,3 +434,13 @@ async def test_a_malformed_selector_fails_before_anything_runs(
     assert caught.value.selector == selector
     assert words in str(caught.value)
     assert repr(selector) in str(caught.value)
+
+
+async def test_wait_for_refuses_a_malformed_selector_before_waiting(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/wait-malformed", "<p>x</p>")
+    with pytest.raises(InvalidSelectorError, match=r"not valid CSS"):
+        await asyncio.wait_for(tab.wait_for(selector="p[", timeout=60), HANG)
+    with pytest.raises(InvalidSelectorError, match="takes CSS, not a ref"):
+        await asyncio.wait_for(tab.wait_for(selector="ref=e3", timeout=60), HANG)

@@ -42,6 +42,7 @@ from .scripts import page_script
 __all__ = [
     "Elements",
     "call_on",
+    "check_css",
     "check_selector",
     "invalid",
     "not_found",
@@ -136,7 +137,7 @@ async def resolve(page: Page, selector: str, wait: float, *, held: bool = True) 
         return Elements(frame, object_id, None, selector)
     deadline = time.monotonic() + wait
     if len(parts) > 1:
-        await _check_css(page, selector, parts)
+        await check_css(page, selector, parts)
     target, inner = await locate(page, selector, wait)
     if not held:
         return Elements(target, "", inner, selector)
@@ -187,8 +188,12 @@ async def _find(page: Page, inner: str, given: str, group: str) -> tuple[str, in
     return str(remote["objectId"]), count
 
 
-async def _check_css(page: Page, selector: str, parts: list[str]) -> None:
-    """Every part of a frame-qualified selector is CSS, checked before any frame is entered."""
+async def check_css(page: Page, selector: str, parts: list[str]) -> None:
+    """Every part of ``selector`` is CSS, checked in ``page`` before any frame is entered.
+
+    Raises:
+        InvalidSelectorError: a part is not CSS.
+    """
     answer = await page.evaluate(
         f"({page_script('check_css')})({embed_json(parts)})", describe=False
     )
@@ -203,12 +208,13 @@ def invalid(selector: str, part: str, why: str) -> InvalidSelectorError:
 
 
 def _invalid(selector: str, part: str, why: str) -> InvalidSelectorError:
-    # Chrome says "Failed to execute 'querySelector' on 'DocumentFragment': 'x' is not a
-    # valid selector."; what matters to the caller is the last clause.
+    # Chrome says only "Failed to execute 'querySelector' on 'DocumentFragment': 'x' is not a
+    # valid selector."; anything more it says is worth passing on.
     reason = why.rpartition(": ")[2].rstrip(".") if ": " in why else why
+    detail = "" if reason.endswith("is not a valid selector") else f": {reason}"
     inside = f" (the part {part!r})" if part != selector else ""
     return InvalidSelectorError(
-        f"the selector {selector!r} is not valid CSS{inside}: {reason}; write CSS such as "
+        f"the selector {selector!r} is not valid CSS{inside}{detail}; write CSS such as "
         "'#id', 'button.primary', 'form input[name=q]', or a snapshot's 'ref=e12'",
         selector=selector,
     )

@@ -275,6 +275,7 @@ class PageVerbs:
 
         Raises:
             ValueError: not exactly one condition given.
+            InvalidSelectorError: a malformed ``selector``.
             CommandTimeoutError: it did not hold in time; the message names the condition.
         """
         return await waits.wait_for(

@@ -13,8 +13,14 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Final
 
-from ..errors import CommandTimeoutError, ContextDestroyedError, ElementNotFoundError
+from ..errors import (
+    CommandTimeoutError,
+    ContextDestroyedError,
+    ElementNotFoundError,
+    InvalidSelectorError,
+)
 from ..protocol.literals import embed_json
+from .elements import check_css, check_selector
 from .locate import locate
 from .page import Page
 from .scripts import page_script
@@ -60,6 +66,7 @@ async def wait_for(
 
     Raises:
         ValueError: not exactly one condition.
+        InvalidSelectorError: ``selector`` is malformed (or a ref); nothing was waited for.
         CommandTimeoutError: the condition did not hold within ``timeout``; the message
             names it.
     """
@@ -80,6 +87,14 @@ async def wait_for(
         script, what = f"({page_script('wait_text')})({embed_json(text)}", f"text {text!r}"
     else:
         assert selector is not None
+        ref, parts = check_selector(selector)
+        if ref is not None:
+            raise InvalidSelectorError(
+                f"wait_for(selector={selector!r}) takes CSS, not a ref: a ref names a node a "
+                "snapshot already showed; wait for a CSS selector or text",
+                selector=selector,
+            )
+        await check_css(page, selector, parts)
         try:
             target, inner = await locate(page, selector, timeout)
         except ElementNotFoundError:
