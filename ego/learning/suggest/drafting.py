@@ -287,8 +287,11 @@ def _cases(
             notes.append(f"no case for {exchange.label}: no page of the site was loaded before it")
             continue
         number = len(cases) + 1
+        name = f"{tool}: {exchange.label} as recorded"
+        if any(c.case["name"] == name for c in cases):
+            name = f"{name} ({number})"
         case: dict[str, Any] = {
-            "name": f"{tool}: {exchange.label} as recorded",
+            "name": name,
             "url": exchange.page,
             "tool": tool,
             "args": args,
@@ -305,9 +308,9 @@ def _cases(
             case["cookies"] = [{"name": csrf.name, "value": REDACTED}]
         har = _case_har(hars[exchange.har], exchange)
         digest = hashlib.sha256(har.dumps(indent=None).encode()).hexdigest()[:8]
-        name = f"{tool}-{number}-{digest}.har"
-        case["har"] = name
-        cases.append(CaseDraft(case, name, har))
+        har_name = f"{tool}-{number}-{digest}.har"
+        case["har"] = har_name
+        cases.append(CaseDraft(case, har_name, har))
     return cases, notes
 
 

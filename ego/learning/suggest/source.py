@@ -12,8 +12,10 @@ each one JSON on one line, so that a program can read and rewrite them
   (:mod:`.auth`); ``RENAMED``: fields the site renamed, new name to the one the tool returns.
 
 The page's cookies go with the request (``credentials: "same-origin"``). A 401 or 403, or a
-redirect to a login page, is ``NEEDS_LOGIN``; an answer that is not JSON is
-``SKILL_BROKEN``; another error status throws with the site's own error message.
+redirect to a login page, is ``NEEDS_LOGIN``; an answer that is not JSON, or a 404, 405 or
+410 of a path without args (the endpoint is gone), is ``SKILL_BROKEN``; another error status
+throws with the site's own error message (``GET /api/products/9 answered HTTP 404: no
+product with id 9``).
 """
 
 from __future__ import annotations
@@ -114,7 +116,9 @@ _BODY: Final = r"""
     }
     if (!response.ok) {
       const why = data && typeof data === "object" ? data.error || data.message : "";
-      const signal = data === undefined ? "SKILL_BROKEN: " : "";
+      // A path without args cannot be "not found" for the data asked: the endpoint is gone.
+      const gone = [404, 405, 410].includes(response.status) && !PATHS[i].includes("{");
+      const signal = data === undefined || gone ? "SKILL_BROKEN: " : "";
       throw new Error(`${signal}${where} answered HTTP ${response.status}${why ? ": " + why : ""}`);
     }
     if (data === undefined) {
