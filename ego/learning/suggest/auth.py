@@ -11,7 +11,9 @@ page keeps it:
 - ``cookie``: a cookie the page's script can read (``csrftoken``, ``XSRF-TOKEN``).
 
 A recording keeps names, not values (:mod:`ego.replay.secrets`), so the source is told by
-name in that order; a recording made with secrets kept is matched by value first.
+name: a response header of the request header's name, then a CSRF cookie the request
+carried (the double-submit pattern), then a meta tag, then a CSRF cookie a response set; a
+recording made with secrets kept is matched by value first.
 """
 
 from __future__ import annotations
@@ -188,17 +190,19 @@ def _by_name(
             for name in names:
                 if name.lower() == header.lower():
                     return "header", name, _path(entry.request.url)
+    # A CSRF cookie the request carried is the double-submit pattern: the header repeats it.
+    cookies = [name for name in _request_cookies(exchange) if is_csrf_name(name)]
+    if cookies:
+        return "cookie", cookies[0], None
     for entry in reversed(earlier):
         if _same_origin(entry, exchange):
             metas = _metas(_html(entry))
             if metas:
                 return "meta", metas[0][0], None
-    cookies = [name for name in _request_cookies(exchange) if is_csrf_name(name)]
-    if not cookies:
-        for entry in earlier:
-            dropped = entry.extra.get(REDACTED_FIELD) or {}
-            if isinstance(dropped, dict):
-                cookies += [n for n in dropped.get("responseCookies", []) if is_csrf_name(n)]
+    for entry in earlier:
+        dropped = entry.extra.get(REDACTED_FIELD) or {}
+        if isinstance(dropped, dict):
+            cookies += [n for n in dropped.get("responseCookies", []) if is_csrf_name(n)]
     if cookies:
         return "cookie", cookies[0], None
     return None

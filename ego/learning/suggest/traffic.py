@@ -213,8 +213,10 @@ def read_exchanges(
             and (is_json_type(post.mime_type) or is_json_type(sent_type))
         ):
             body = _json(post.body())
-        answer = _json(response.body()) if is_json_type(content_type) else None
-        if answer is None and body is None:
+        json_answer = is_json_type(content_type)
+        answer = _json(response.body()) if json_answer else None
+        # A JSON answer whose body the recording missed (the page moved on) is still a call.
+        if not json_answer and body is None:
             skip("not JSON", content_type or f"HTTP {response.status}, no content type")
             continue
         redacted = entry.extra.get(REDACTED_FIELD)
