@@ -69,7 +69,7 @@ async def recordings(
     first, second = folder / "first.har", folder / "second.har"
     await visit(browser, notes, first, 1, 0, act=True)
     await visit(browser, notes, second, 2, 3, act=False)
-    yield [first, second]
+    return [first, second]
 
 
 def test_two_recordings_give_templated_args_constants_and_skipped_reasons(
@@ -84,18 +84,22 @@ def test_two_recordings_give_templated_args_constants_and_skipped_reasons(
     assert listing.args["page"]["examples"] == [1, 2]
     assert listing.constants == {"query:per_page": 2}
     assert listing.side_effect == "read"
-    assert listing.returns is not None and listing.returns["type"] == "array"
+    assert listing.returns is not None
+    assert listing.returns["type"] == "array"
 
     detail = drafts["GET /v1/notes/{note_id}"]
     assert set(detail.args) == {"note_id"}
     assert detail.args["note_id"]["examples"] == [NOTES[0]["id"], NOTES[3]["id"]]
 
     pin = drafts["POST /v1/notes/{note_id}/pin"]
-    assert pin.side_effect == "irreversible" and pin.auth == "session"
-    assert pin.csrf is not None and (pin.csrf.source, pin.csrf.name) == ("meta", "csrf-token")
+    assert pin.side_effect == "irreversible"
+    assert pin.auth == "session"
+    assert pin.csrf is not None
+    assert (pin.csrf.source, pin.csrf.name) == ("meta", "csrf-token")
     assert pin.csrf.header == "X-CSRF-Token"
     tags = drafts["POST /v1/tags"]
-    assert tags.csrf is not None and (tags.csrf.source, tags.csrf.name) == ("cookie", "csrftoken")
+    assert tags.csrf is not None
+    assert (tags.csrf.source, tags.csrf.name) == ("cookie", "csrftoken")
     assert tags.csrf.header == "X-CSRFToken"
 
     private = drafts["GET /v1/private"]
@@ -124,17 +128,20 @@ async def test_drafted_tools_pass_their_cases_save_through_the_gate_and_run_live
     learnings = Learnings(workspace=tmp_path / "ws")
     site = Site(browser, learnings)
     report = suggest("notes", recordings, learnings=learnings)
-    assert report.drafts_dir is not None and report.drafts_dir.is_dir()
+    assert report.drafts_dir is not None
+    assert report.drafts_dir.is_dir()
     assert "notes" not in {entry.site_id for entry in learnings.sites()}  # not live: drafts
 
     for draft in report.drafts:
         results = await site.check_draft("notes", draft.tool)
-        assert results and all(r.passed for r in results), (draft.tool, results)
+        assert results, draft.tool
+        assert all(r.passed for r in results), (draft.tool, results)
     names = {d.endpoint: d.tool for d in report.drafts}
     for draft in report.drafts:
         side = "write" if draft.side_effect != "read" else None
         saved = await site.save_draft("notes", draft.tool, side_effect=side)
-        assert saved.cases is not None and all(c.passed for c in saved.cases.cases)
+        assert saved.cases is not None
+        assert all(c.passed for c in saved.cases.cases)
     assert list_drafts(learnings, "notes") == []
     manifest = learnings.site("notes")
     assert manifest.browser_tools[names["POST /v1/tags"]].side_effect == "write"
@@ -162,7 +169,8 @@ async def test_drafted_tools_pass_their_cases_save_through_the_gate_and_run_live
         await tab.navigate(notes.url("/tags"))
         before = len(notes.tags)
         added = await site.run_tool("notes", names["POST /v1/tags"], {"name": "later"}, tab=tab)
-        assert added["tag"]["name"] == "later" and len(notes.tags) == before + 1
+        assert added["tag"]["name"] == "later"
+        assert len(notes.tags) == before + 1
     sent = [h for method, path, h in notes.requests if method == "POST" and path == "/v1/tags"]
     assert sent[-1].get("X-CSRFToken")  # read from the cookie at run time
     assert META_TOKEN not in json.dumps(report.as_dict())
@@ -180,11 +188,13 @@ def test_a_drafted_sources_constants_read_and_rewrite() -> None:
         csrf=None,
     )
     constants = read_constants(source)
-    assert constants is not None and constants["PATHS"] == ["/api/a/{id}"]
+    assert constants is not None
+    assert constants["PATHS"] == ["/api/a/{id}"]
     changed = with_constants(source, PATHS=["/api/a/{id}", "/api/b/{id}"], RENAMED={"t": "n"})
     again = read_constants(changed)
     assert again is not None
-    assert again["PATHS"] == ["/api/a/{id}", "/api/b/{id}"] and again["RENAMED"] == {"t": "n"}
+    assert again["PATHS"] == ["/api/a/{id}", "/api/b/{id}"]
+    assert again["RENAMED"] == {"t": "n"}
     assert again["QUERY"] == constants["QUERY"]
     assert read_constants("async () => 1") is None
     with pytest.raises(ValueError, match="not a drafted API tool"):
