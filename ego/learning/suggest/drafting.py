@@ -283,6 +283,9 @@ def _cases(
         if key in seen:
             continue
         seen.add(key)
+        if 200 <= exchange.status < 300 and exchange.response is None and exchange.body is None:
+            notes.append(f"no case for {exchange.label}: its answer was not recorded")
+            continue
         if not exchange.page:
             notes.append(f"no case for {exchange.label}: no page of the site was loaded before it")
             continue
