@@ -278,10 +278,13 @@ def _record_session(
                     ends.append(f"a URL matching {until_url}")
                 if duration:
                     ends.append(f"{duration:g} s")
-                settings.output.info(
-                    f"recording a session on {start} in tab {tab.target_id}; it ends on "
-                    + " or ".join(ends)
-                )
+
+                def started() -> None:
+                    settings.output.info(
+                        f"recording a session on {start} in tab {tab.target_id}; it ends on "
+                        + " or ".join(ends)
+                    )
+
                 end = await record_session(
                     tab,
                     har_path,
@@ -290,6 +293,7 @@ def _record_session(
                     duration=duration,
                     stop=stop,
                     strip_secrets=not keep_secrets,
+                    on_start=started,
                 )
             finally:
                 for number in signals:

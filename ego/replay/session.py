@@ -13,6 +13,7 @@ import asyncio
 import fnmatch
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -65,6 +66,7 @@ async def record_session(
     stop: asyncio.Event | None = None,
     strip_secrets: bool = True,
     settle: float = 1.0,
+    on_start: Callable[[], None] | None = None,
 ) -> SessionEnd:
     """Record ``tab`` while someone works in it, until ``until_url``, ``duration`` or ``stop``.
 
@@ -77,6 +79,8 @@ async def record_session(
         stop: end when set (the command line sets it on Ctrl+C).
         strip_secrets: remove cookies and credentials, redact secret values.
         settle: seconds of network silence waited for before the recording stops.
+        on_start: called once the recording runs and ``start_url`` has loaded (the command
+            line says then that the tab is ready to work in).
 
     Returns:
         The recording and how it ended.
@@ -94,6 +98,8 @@ async def record_session(
     async with recorder:
         if start_url is not None:
             await tab.navigate(start_url)
+        if on_start is not None:
+            on_start()
         stopper = stop or asyncio.Event()
         while True:
             if stopper.is_set():
