@@ -21,7 +21,9 @@ from ego.errors import CaseRegressionError
 from ego.learning.health.view import SUSPECT_AFTER, current_health
 from ego.learning.registry import Learnings
 from ego.learning.suggest import suggest
+from ego.replay import record
 from ego.site import Site
+from tests.conftest import PageServer
 from tests.health_fixtures import isolated_store
 
 pytestmark = pytest.mark.chrome
@@ -185,3 +187,39 @@ async def test_a_candidate_that_changes_an_old_expectation_is_refused_unless_acc
     cases = json.loads((tmp_path / "ws/learnings/shop/tests/cases.json").read_text())
     accepted = [c for c in cases["cases"] if c["name"] in check.changed]
     assert all(c["expect"]["healed"] is True for c in accepted)
+
+
+async def test_heal_names_a_selector_that_no_longer_matches_and_the_nearest_element(
+    browser: ego.Browser, server: PageServer, tmp_path: Path, store: Path
+) -> None:
+    path = f"/heal-selector-{tmp_path.name}"
+    url = server.route(path, '<!doctype html><h1 data-testid="title">Hello</h1>')
+    learnings = Learnings(workspace=tmp_path / "ws")
+    site = Site(browser, learnings)
+    source = "async () => ({title: document.querySelector('[data-testid=\"title\"]').textContent})"
+    await site.save_browser_tool(
+        "sel", "get_title", source, "The page's title", domains=[f"127.0.0.1:{server.port}"]
+    )
+    tests = tmp_path / "ws/learnings/sel/tests"
+    await record(browser, url, tests / "page.har")
+    case = {"name": "title", "har": "page.har", "url": url, "tool": "get_title"}
+    case["expect"] = {"title": "Hello"}
+    (tests / "cases.json").write_text(json.dumps({"cases": [case]}))
+
+    server.route(path, '<!doctype html><h1 data-testid="page-title">Hello</h1>')
+    healed = await site.heal_tool("sel", "get_title")
+    assert [case.passed for case in healed.cases] == [True]  # offline, the old page still is
+    assert healed.live["error_kind"] == "TOOL_ERROR"
+    gone = [c for c in healed.changes if c["kind"] == "selector gone"]
+    assert gone == [
+        {
+            "kind": "selector gone",
+            "where": '[data-testid="title"]',
+            "detail": '[data-testid="title"] matches nothing on the live page; the nearest '
+            'element is [data-testid="page-title"]',
+            "old": '[data-testid="title"]',
+            "new": '[data-testid="page-title"]',
+        }
+    ]
+    assert healed.candidate == "copy"  # a hand-written tool: the agent edits the copy
+    assert (Path(healed.folder) / "candidate.js").read_text() == source
