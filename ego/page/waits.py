@@ -18,9 +18,10 @@ from ..errors import (
     ContextDestroyedError,
     ElementNotFoundError,
     InvalidSelectorError,
+    JavaScriptError,
 )
 from ..protocol.literals import embed_json
-from .elements import check_css, check_selector
+from .elements import check_selector, invalid
 from .locate import locate
 from .page import Page
 from .scripts import page_script
@@ -87,18 +88,19 @@ async def wait_for(
         script, what = f"({page_script('wait_text')})({embed_json(text)}", f"text {text!r}"
     else:
         assert selector is not None
-        ref, parts = check_selector(selector)
+        ref, _ = check_selector(selector)
         if ref is not None:
             raise InvalidSelectorError(
                 f"wait_for(selector={selector!r}) takes CSS, not a ref: a ref names a node a "
                 "snapshot already showed; wait for a CSS selector or text",
                 selector=selector,
             )
-        await check_css(page, selector, parts)
         try:
             target, inner = await locate(page, selector, timeout)
         except ElementNotFoundError:
             raise _timed_out(page, timeout, f"an element matching {selector!r}") from None
+        except JavaScriptError as exc:
+            raise _not_css(selector, exc) from None
         script = f"({page_script('wait_for')})({embed_json(inner)}"
         what = f"an element matching {selector!r}"
     deadline = started + timeout
@@ -111,8 +113,18 @@ async def wait_for(
                 return time.monotonic() - started
         except ContextDestroyedError:
             continue  # the page navigated: watch the new document for what is left
+        except JavaScriptError as exc:
+            raise (_not_css(selector, exc) if selector is not None else exc) from None
         break
     raise _timed_out(page, timeout, what)
+
+
+def _not_css(selector: str, error: JavaScriptError) -> Exception:
+    """``error`` as :class:`InvalidSelectorError` when the page said the selector is not CSS
+    (the wait's first look throws before anything waits), else itself."""
+    if "is not a valid selector" not in str(error):
+        return error
+    return invalid(selector, selector, str(error))
 
 
 def _timed_out(page: Page, timeout: float, what: str) -> CommandTimeoutError:
