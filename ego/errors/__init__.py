@@ -26,6 +26,7 @@ The tree::
     │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
     │   ├── ElementNotFoundError      no element matches a selector given to click or type
     │   │   └── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
@@ -82,6 +83,7 @@ from .browser import (
     FrameDetachedError,
     FrameNotFoundError,
     NavigationError,
+    NoSelectorError,
     NotRetriedError,
     OriginBlockedError,
     PoolExhaustedError,
@@ -153,6 +155,7 @@ __all__ = [
     "MissingCapabilityError",
     "NavigationError",
     "NeedsLoginError",
+    "NoSelectorError",
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",

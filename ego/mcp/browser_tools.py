@@ -263,7 +263,11 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     async def take_snapshot(
         selector: Annotated[
             str | None,
-            Field(description="Outline only the element this CSS selector names."),
+            Field(description='Outline only the element this selector (or "ref=e12") names.'),
+        ] = None,
+        ref: Annotated[
+            str | None,
+            Field(description='Outline only the element with this ref ("e12"), as printed.'),
         ] = None,
         max_lines: Annotated[
             int, Field(description="The most lines to return.", ge=1, le=5000)
@@ -280,18 +284,24 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
             ),
         ] = None,
     ) -> CallToolResult:
-        """A text outline of the current page, its frames and open shadow roots included:
-        one element per line with its role, name and a reusable CSS selector in {braces}
-        (an element in an iframe: the iframe's selector, ">>", then its own).
+        """The current page as the browser's accessibility tree, every frame included
+        (cross-site ones too): one element per line with its role, "name", states
+        ([checked], [expanded], [disabled], ...), value and link target, the page's text
+        between, and [ref=e12] on each element you can act on.
 
-        Use it to find what to click or type into; pass the selectors to click, type and
-        the other tools as printed. A long page is cut at max_lines: the last line says the
-        offset to pass for the rest. Returns the outline as text (and under "result").
+        Use it to find what to click or type into: pass the ref to click, type and the
+        other tools (ref: "e12", or selector: "ref=e12"); a ref stays good while its element
+        lives. selector_for turns a ref into a selector to keep in a learning. A long page
+        is cut at max_lines: the last line says the offset to pass for the rest. Returns the
+        outline as text (and under "result").
         """
         tab = await holder.tab()
+        if ref is not None and selector is not None:
+            raise ToolError("take_snapshot: give selector or ref, not both")
+        root = f"ref={ref.removeprefix('ref=')}" if ref is not None else selector
         outline = await call(
             lambda: snapshot.outline(
-                tab, selector=selector, max_lines=max_lines, offset=offset, find=find,
+                tab, selector=root, max_lines=max_lines, offset=offset, find=find,
                 timeout=tab.default_timeout,
             )
         )  # fmt: skip
