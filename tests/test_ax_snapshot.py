@@ -181,6 +181,8 @@ async def test_roles_states_values_and_what_scripts_made_controls(
     assert outline.splitlines() == [f'page "States" {url}', *STATE_LINES]
     for hidden in ("Invisible", "Gone"):
         assert hidden not in outline
+    hidden_one = await tab.snapshot(selector="div[aria-hidden]")
+    assert hidden_one.splitlines()[1:] == ["(nothing shown: it is empty or hidden)"]
     # A click listener's element, a pointer's and a tabbable one act by their ref.
     await tab.click(await tab.selector_for("e12"))
     assert "generic [ref=e12]: opened" in await tab.snapshot(find="opened")
@@ -334,6 +336,17 @@ async def test_long_text_is_cut_on_its_line_but_found_whole(
     assert len(line) == len("text: ") + 300
     [found] = (await tab.snapshot(find="word119")).splitlines()[1:]
     assert found == f"text: {words}"
+
+
+async def test_a_page_nested_past_the_walk_says_so(tab: ego.Tab, server: PageServer) -> None:
+    nested = "<ul><li>deeper " * 500 + "bottom" + "</li></ul>" * 500
+    await tab.navigate(server.route("/ax/deep", f"<title>Deep</title>{nested}"))
+    outline = (await tab.snapshot(max_lines=5000)).splitlines()
+    assert outline[1:3] == ["list", "  listitem: deeper"]
+    assert outline[-1].strip() == (
+        "text: (nested deeper than a snapshot walks: take one of an element inside)"
+    )
+    assert "bottom" not in "\n".join(outline)
 
 
 # -- role= selectors ------------------------------------------------------------------------

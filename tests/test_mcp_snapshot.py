@@ -72,8 +72,9 @@ async def test_take_snapshot_names_components_as_the_browser_does_and_selectors_
         '  option "Apple"',
         '  option "Pear" [selected]',
     ]
-    same = await agent.call("take_snapshot", {"selector": f"ref={listbox}"})
-    assert text_of(same) == subtree
+    for same in ({"selector": f"ref={listbox}"}, {"ref": f"[ref={listbox}]"}):
+        assert text_of(await agent.call("take_snapshot", same)) == subtree
+    refused(await agent.call("take_snapshot", {"ref": "listbox"}), "is not a ref")
     refused(
         await agent.call("take_snapshot", {"ref": listbox, "selector": "body"}),
         "selector or ref, not both",

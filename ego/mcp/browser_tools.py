@@ -20,6 +20,7 @@ from ..errors import DialogOpenError, EgoError
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
+from ..page.refs import parse_ref
 from ..page.tab import Tab
 from ..page.verbs import render_outline
 from .ego_server import EgoServer
@@ -296,9 +297,14 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         outline as text (and under "result").
         """
         tab = await holder.tab()
-        if ref is not None and selector is not None:
-            raise ToolError("take_snapshot: give selector or ref, not both")
-        root = f"ref={ref.removeprefix('ref=')}" if ref is not None else selector
+        root = selector
+        if ref is not None:
+            if selector is not None:
+                raise ToolError("take_snapshot: give selector or ref, not both")
+            name = parse_ref(ref) or parse_ref(f"ref={ref}")
+            if name is None:
+                raise ToolError(f"take_snapshot: {ref!r} is not a ref; pass one it printed (e12)")
+            root = f"ref={name}"
         outline = await call(
             lambda: snapshot.outline(
                 tab, selector=root, max_lines=max_lines, offset=offset, find=find,

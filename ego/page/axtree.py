@@ -109,6 +109,8 @@ _HIDDEN: Final = frozenset(
 _LABELS: Final = frozenset({"labelContainer", "labelFor"})
 #: Roles whose name, taken from their content, would only repeat the lines under them.
 _UNNAMED: Final = frozenset({"row", "rowgroup", "listitem", "list", "table", "grid", "treegrid"})
+#: What stands for the content nested deeper than :data:`DEPTH_MAX`.
+_DEEP: Final = "(nested deeper than a snapshot walks: take one of an element inside)"
 #: Node kinds that are neither lines nor text.
 _SKIPPED: Final = frozenset({"InlineTextBox", "ListMarker"})
 
@@ -221,7 +223,8 @@ class _Walk:
             return
         if depth > DEPTH_MAX:
             self.flush(items, run)
-            items.append(_Item(text="(nested deeper than this snapshot walks)"))
+            if not items or items[-1].text != _DEEP:
+                items.append(_Item(text=_DEEP))
             return
         backend = node.get("backendDOMNodeId")
         ignored = bool(node.get("ignored"))
@@ -388,7 +391,7 @@ def _tidy(items: list[_Item]) -> list[_Item]:
         children = _tidy(item.children)
         if item.name:
             children = [c for c in children if c.role or c.text not in item.name]
-        if not item.name and children and not children[0].role:
+        if not item.name and children and not children[0].role and children[0].text != _DEEP:
             item.text = children.pop(0).text
         item.children = children
     return kept

@@ -29,6 +29,8 @@ def render_outline(outline: Outline, kind: str, more: Callable[[int], str]) -> s
     lines = [f"{kind} {_quoted(outline.title)} {outline.url}", *outline.lines]
     if outline.matches is not None and not outline.lines:
         lines.append("(no line holds the text)")
+    elif not outline.total:
+        lines.append("(nothing shown: it is empty or hidden)")
     following = outline.next_offset
     if following is not None:
         first, last = outline.offset + 1, outline.offset + len(outline.lines)
