@@ -20,6 +20,7 @@ The tree::
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
     │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
+    │   ├── WorkerEndedError          a worker ended before or while a call used it
     │   ├── DownloadFailedError       a download was cancelled or failed
     │   ├── TargetCrashedError        the tab's renderer crashed; reload or close the tab
     │   ├── DialogOpenError           a page dialog (alert, confirm, ...) blocks the tab
@@ -92,6 +93,7 @@ from .browser import (
     StaleRefError,
     TabClosedError,
     TargetCrashedError,
+    WorkerEndedError,
 )
 from .files import BatchFileError, FileAccessError
 from .javascript import BrowserToolError, JavaScriptError
@@ -183,5 +185,6 @@ __all__ = [
     "UnknownVersionError",
     "UnmatchedRequestError",
     "UnsafePathError",
+    "WorkerEndedError",
     "WorkspaceRequiredError",
 ]

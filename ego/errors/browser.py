@@ -28,6 +28,7 @@ __all__ = [
     "StaleRefError",
     "TabClosedError",
     "TargetCrashedError",
+    "WorkerEndedError",
 ]
 
 
@@ -100,6 +101,11 @@ class ContextDestroyedError(BrowserError):
 
 class FrameDetachedError(BrowserError):
     """A frame was removed from its page before or while a call used it."""
+
+
+class WorkerEndedError(BrowserError):
+    """A worker ended (terminated, closed, or gone with its page) before or while a call
+    used it; ``tab.workers()`` lists the ones running now."""
 
 
 class FrameNotFoundError(BrowserError):
