@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .api import Browser, BrowserContext, BrowserStarter, connect, launch
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
+    from .learning.suggest import suggest
     from .page.tab import Tab
     from .pool import BrowserPool, Endpoint, PoolResult
     from .protocol.chrome import find_chrome
@@ -45,6 +46,7 @@ _LAZY: dict[str, str] = {
     "find_chrome": ".protocol.chrome",
     "Site": ".site",
     "ToolContext": ".site",
+    "suggest": ".learning.suggest",
 }
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "connect",
     "find_chrome",
     "launch",
+    "suggest",
     *_error_names,
 ]
 

@@ -22,6 +22,7 @@ from .page import contexts as _contexts
 from .page.dialogs import DialogPolicy, dialog_actions
 from .page.downloads import Downloads
 from .page.policy import OPEN, NavigationPolicy
+from .page.records import set_har_recorder
 from .page.storage_state import StorageState, read_state
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.transport import Connection
@@ -81,6 +82,16 @@ class BrowserContext(_contexts.BrowserContext):
         if path is not None:
             _outside_learnings(path, self.site.learnings)
         return await super().storage_state(path)
+
+
+def _har_recorder(tab: Any, path: Any, **options: Any) -> Any:
+    """What ``tab.record_har`` returns: imported on use, so a call never loads the recorder."""
+    from .replay.recorder import Recorder
+
+    return Recorder(tab, path, **options)
+
+
+set_har_recorder(_har_recorder)
 
 
 class Browser(_browser.Browser):

@@ -20,12 +20,17 @@ The tree::
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
     │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
+    │   ├── WorkerEndedError          a worker ended before or while a call used it
     │   ├── DownloadFailedError       a download was cancelled or failed
     │   ├── TargetCrashedError        the tab's renderer crashed; reload or close the tab
     │   ├── DialogOpenError           a page dialog (alert, confirm, ...) blocks the tab
     │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
     │   ├── ElementNotFoundError      no element matches a selector given to click or type
-    │   │   └── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   │   ├── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   │   └── ElementNotActionableError ... it matches, but stays hidden, moving, disabled,
+    │   │                                 covered or not editable
+    │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
+    │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
     │   ├── UnknownTabError           no open tab of this browser or context has that id
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
@@ -80,10 +85,13 @@ from .browser import (
     ContextDestroyedError,
     DialogOpenError,
     DownloadFailedError,
+    ElementNotActionableError,
     ElementNotFoundError,
     FrameDetachedError,
     FrameNotFoundError,
+    InvalidSelectorError,
     NavigationError,
+    NoSelectorError,
     NotRetriedError,
     OriginBlockedError,
     PoolExhaustedError,
@@ -93,6 +101,7 @@ from .browser import (
     TabClosedError,
     TargetCrashedError,
     UnknownTabError,
+    WorkerEndedError,
 )
 from .files import BatchFileError, FileAccessError, StorageStateError
 from .javascript import BrowserToolError, JavaScriptError
@@ -142,6 +151,7 @@ __all__ = [
     "DialogOpenError",
     "DownloadFailedError",
     "EgoError",
+    "ElementNotActionableError",
     "ElementNotFoundError",
     "FileAccessError",
     "FrameDetachedError",
@@ -150,12 +160,14 @@ __all__ = [
     "InvalidArgsError",
     "InvalidCasesError",
     "InvalidManifestError",
+    "InvalidSelectorError",
     "InvalidSkillError",
     "JavaScriptError",
     "LearningError",
     "MissingCapabilityError",
     "NavigationError",
     "NeedsLoginError",
+    "NoSelectorError",
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",
@@ -185,5 +197,6 @@ __all__ = [
     "UnknownVersionError",
     "UnmatchedRequestError",
     "UnsafePathError",
+    "WorkerEndedError",
     "WorkspaceRequiredError",
 ]

@@ -16,7 +16,10 @@ __all__ = ["PYTHON_TO_MCP", "mcp_message"]
 #: Python spellings in ego's messages and what an MCP caller types instead.
 PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("confirm=True", "confirm: true"),
+    ("force=True", "force: true"),
     ("tab.snapshot()", "take_snapshot"),
+    ("tab.selector_for(ref)", "selector_for"),
+    ("(tab.selector_for)", "(selector_for)"),
     ("(tab.reload())", "(the reload tool)"),
     ("tab.reload()", "the reload tool"),
     ("tab.handle_dialog()", "handle_dialog"),

@@ -5,7 +5,9 @@ form, ``location.href``, an iframe's ``src``, a popup). The guard sees every doc
 of every frame before it leaves the browser: on the browser's session it asks Chrome to attach
 each page as it is created (``Target.setAutoAttach`` with ``waitForDebuggerOnStart``), and on
 each page (and each cross-site frame inside one) it enables ``Fetch`` for document requests and
-the same auto-attach for frames, then lets the target run. A document request to a refused
+the same auto-attach for frames, then lets the target run. That auto-attach holds the page's
+dedicated workers too (see :mod:`ego.page.attach`), so it names them, and the guard lets each
+run; it watches nothing in them. A document request to a refused
 origin fails with ``BlockedByClient`` (the frame shows Chrome's error page; a ``navigate`` to it
 raises :class:`~ego.errors.OriginBlockedError`); everything else continues untouched.
 
@@ -18,11 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import EgoError
-from .attach import IFRAMES, auto_attach, prepare_paused
+from .attach import GUARDED, auto_attach, prepare_paused
 from .policy import NavigationPolicy
 
 if TYPE_CHECKING:
@@ -73,26 +75,36 @@ class NavigationGuard:
         session_id = str(params.get("sessionId", ""))
         info = params.get("targetInfo", {})
         kind = info.get("type")
-        if not session_id or kind not in ("page", "iframe"):
+        if not session_id:
             return
+        if kind == "worker":
+            # Let it run, and keep the session, which ends with the worker: a detach (sent
+            # on the parent) would end the tab's own session of the worker too.
+            self._start(prepare_paused(self._connection.session(session_id)))
+        elif kind in ("page", "iframe"):
+            policy = self._policy_for(info.get("browserContextId"))
+            session = self._connection.session(session_id)
+            if policy.limits_origins:
+                self._watch(session, policy)
+            else:  # a page of a context with no limits of its own: let it run
+                self._start(prepare_paused(session))
+
+    def _watch(self, session: Session, policy: NavigationPolicy) -> None:
         # The guard's own session of the page or frame: what it subscribes to there ends
         # with it, when the page closes or the frame goes.
-        session = self._connection.session(session_id)
-        policy = self._policy_for(info.get("browserContextId"))
-        if policy.limits_origins:
-            session.subscribe("Fetch.requestPaused", self._on_paused(session, policy))
-            session.subscribe("Target.attachedToTarget", self._on_attached)
-            prepared = self._prepare(session)
-        else:
-            prepared = prepare_paused(session, asyncio.sleep(0))  # a context with no limits
-        task = asyncio.ensure_future(prepared)
+        session.subscribe("Fetch.requestPaused", self._on_paused(session, policy))
+        session.subscribe("Target.attachedToTarget", self._on_attached)
+        self._start(self._prepare(session))
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _prepare(self, session: Session) -> None:
         setup = asyncio.gather(
             session.send("Fetch.enable", _DOCUMENTS),
-            session.send("Target.setAutoAttach", IFRAMES),
+            session.send("Target.setAutoAttach", GUARDED),
         )
         await prepare_paused(session, setup)
 

@@ -1,7 +1,8 @@
 // What every page script shares about the DOM: CSS selectors that pierce open shadow roots,
-// as Playwright's CSS engine does, the text a page shows, and a selector that finds an
-// element again. Scripts get it as `dom` (page_script() splices it in where a script says
-// __DOM__). Closed shadow roots stay closed: page script cannot see into them.
+// as Playwright's CSS engine does, `role=` selectors (roles.js), the text a page shows, and a
+// selector that finds an element again. Scripts get it as `dom` (page_script() splices it in
+// where a script says __DOM__). Closed shadow roots stay closed: page script cannot see into
+// them.
 () => {
   // Splits text at the places `cut(text, i)` names (it answers the separator's length, or 0),
   // never inside brackets, parentheses or quotes.
@@ -67,13 +68,21 @@
       if (el.shadowRoot) yield* elementsOf(el.shadowRoot);
     }
   };
+  const roles = __ROLES__(parentOf);
   const queryAll = (selector, root = document, limit = Infinity) => {
-    root.querySelector(selector); // a selector that is not CSS throws here, as querySelector does
-    const alternatives = parse(selector);
+    let test;
+    if (roles.isRole(selector)) {
+      const wanted = roles.parse(selector); // throws a SyntaxError naming the selector
+      test = (el) => roles.matches(el, wanted);
+    } else {
+      root.querySelector(selector); // a selector that is not CSS throws here, as querySelector does
+      const alternatives = parse(selector);
+      test = (el) => alternatives.some((segments) => matchesChain(el, segments));
+    }
     const found = [];
     if (limit <= 0) return found;
     for (const el of elementsOf(root)) {
-      if (alternatives.some((segments) => matchesChain(el, segments))) {
+      if (test(el)) {
         found.push(el);
         if (found.length >= limit) break;
       }
@@ -142,5 +151,5 @@
     const own = parts.join(" > ") || el.localName;
     return inShadow ? `${selectorOf(root.host, attributes)} ${own}` : own;
   };
-  return { query, queryAll, roots, shownText, selectorOf, parentOf, esc };
+  return { query, queryAll, roots, shownText, selectorOf, parentOf, esc, roles };
 }
