@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 import ego
-from ego.errors import ElementNotFoundError, JavaScriptError, NoSelectorError, StaleRefError
+from ego.errors import (
+    ElementNotFoundError,
+    InvalidSelectorError,
+    NoSelectorError,
+    StaleRefError,
+)
 from ego.page.locate import element_object, locate, resolve_ref
 from tests.conftest import PageServer
 from tests.test_real_pages import real_page, ref_of
@@ -373,6 +378,6 @@ async def test_role_selectors_find_visible_elements_by_role_and_name(
     assert await tab.selector_for(ref_of(await tab.snapshot(), "Close")) == (
         'role=button[name="Close"]'
     )
-    with pytest.raises(JavaScriptError, match="not a valid role selector"):
+    with pytest.raises(InvalidSelectorError, match="not a valid role= selector"):
         await tab.click("role=button[name=Save]")
     await tab.click("body > button")  # CSS works as before

@@ -90,6 +90,17 @@
     return found;
   };
   const query = (selector, root = document) => queryAll(selector, root, 1)[0] || null;
+  // Why `selector` is no selector the engine takes (a message), or null: CSS is checked on an
+  // empty fragment and a role= selector parsed, so nothing in the page is looked up.
+  const problem = (selector) => {
+    try {
+      if (roles.isRole(selector)) roles.parse(selector);
+      else document.createDocumentFragment().querySelector(selector);
+      return null;
+    } catch (e) {
+      return String(e.message || e);
+    }
+  };
   // The document and every open shadow root in it, nested ones included.
   let rootsCache = null;
   const roots = (fresh = false) => {
@@ -151,5 +162,5 @@
     const own = parts.join(" > ") || el.localName;
     return inShadow ? `${selectorOf(root.host, attributes)} ${own}` : own;
   };
-  return { query, queryAll, roots, shownText, selectorOf, parentOf, esc, roles };
+  return { query, queryAll, problem, roots, shownText, selectorOf, parentOf, esc, roles };
 }
