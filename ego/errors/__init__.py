@@ -21,12 +21,18 @@ The tree::
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
     │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
+    │   ├── WorkerEndedError          a worker ended before or while a call used it
     │   ├── DownloadFailedError       a download was cancelled or failed
     │   ├── TargetCrashedError        the tab's renderer crashed; reload or close the tab
     │   ├── DialogOpenError           a page dialog (alert, confirm, ...) blocks the tab
     │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
     │   ├── ElementNotFoundError      no element matches a selector given to click or type
-    │   │   └── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   │   ├── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   │   └── ElementNotActionableError ... it matches, but stays hidden, moving, disabled,
+    │   │                                 covered or not editable
+    │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
+    │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
+    │   ├── UnknownTabError           no open tab of this browser or context has that id
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
@@ -37,6 +43,7 @@ The tree::
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
     ├── FileAccessError               a path outside the folders a server may use
+    ├── StorageStateError             a saved login (cookies, storage) cannot be read or written
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -79,10 +86,13 @@ from .browser import (
     ContextDestroyedError,
     DialogOpenError,
     DownloadFailedError,
+    ElementNotActionableError,
     ElementNotFoundError,
     FrameDetachedError,
     FrameNotFoundError,
+    InvalidSelectorError,
     NavigationError,
+    NoSelectorError,
     NotRetriedError,
     OriginBlockedError,
     PoolExhaustedError,
@@ -92,8 +102,10 @@ from .browser import (
     StaleRefError,
     TabClosedError,
     TargetCrashedError,
+    UnknownTabError,
+    WorkerEndedError,
 )
-from .files import BatchFileError, FileAccessError
+from .files import BatchFileError, FileAccessError, StorageStateError
 from .javascript import BrowserToolError, JavaScriptError
 from .learning import (
     CaseRegressionError,
@@ -141,6 +153,7 @@ __all__ = [
     "DialogOpenError",
     "DownloadFailedError",
     "EgoError",
+    "ElementNotActionableError",
     "ElementNotFoundError",
     "FileAccessError",
     "FrameDetachedError",
@@ -149,12 +162,14 @@ __all__ = [
     "InvalidArgsError",
     "InvalidCasesError",
     "InvalidManifestError",
+    "InvalidSelectorError",
     "InvalidSkillError",
     "JavaScriptError",
     "LearningError",
     "MissingCapabilityError",
     "NavigationError",
     "NeedsLoginError",
+    "NoSelectorError",
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",
@@ -173,15 +188,18 @@ __all__ = [
     "SkillExistsError",
     "SnapshotReferenceError",
     "StaleRefError",
+    "StorageStateError",
     "TabClosedError",
     "TargetCrashedError",
     "ToolLoadError",
     "UnknownPackError",
     "UnknownSiteError",
     "UnknownSkillError",
+    "UnknownTabError",
     "UnknownToolError",
     "UnknownVersionError",
     "UnmatchedRequestError",
     "UnsafePathError",
+    "WorkerEndedError",
     "WorkspaceRequiredError",
 ]

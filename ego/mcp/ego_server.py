@@ -30,6 +30,7 @@ from .sdk import (
     CallResult,
     CallToolResult,
     Context,
+    HttpSession,
     MCPTool,
     SchemaTool,
     SdkServer,
@@ -215,6 +216,11 @@ class EgoServer:
     async def run_stdio_async(self) -> None:
         """Serve over stdio until the client goes away, advertising ``tools.listChanged``."""
         await self._sdk.run_stdio()
+
+    def http_session(self, session_id: str, host: str) -> HttpSession:
+        """One streamable HTTP session served by this server (``ego mcp --http`` gives each
+        MCP session a server, and a browser context, of its own)."""
+        return HttpSession(self._sdk, session_id, host)
 
 
 def _failure(name: str, exc: Exception) -> str:

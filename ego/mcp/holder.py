@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from .. import api
-from ..api import Browser
+from ..api import Browser, BrowserContext
 from ..errors import EgoError
 from ..learning.health.origin import front_end
 from ..learning.registry import Learnings
@@ -32,9 +32,14 @@ __all__ = [
     "LOCAL_ONLY",
     "READ_ONLY",
     "BrowserHolder",
+    "Pages",
     "call",
     "check",
 ]
+
+#: Where a server's pages are: a whole browser (stdio), or a context of a shared one (one
+#: per session of ``ego mcp --http``).
+Pages = Browser | BrowserContext
 
 T = TypeVar("T")
 
@@ -79,6 +84,7 @@ class BrowserHolder:
         learnings: Learnings,
         dialogs: DialogPolicy = "manual",
         limits: ServerLimits | None = None,
+        storage_state: str | os.PathLike[str] | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.profile = profile
@@ -94,6 +100,8 @@ class BrowserHolder:
             own=self.limits.output_dir is None,
         )
         self.start_urls: dict[str, str] = dict(self.limits.start_urls)
+        #: The saved login each browser (or session context) starts with.
+        self.storage_state = storage_state
         #: What the next result tells the agent about a browser that changed under it.
         self.notice: str | None = None
         self._browser: Browser | None = None
@@ -101,7 +109,8 @@ class BrowserHolder:
         self._lock = asyncio.Lock()
         self._told_preloading = False
 
-    async def browser(self) -> Browser:
+    async def browser(self) -> Pages:
+        """Where the page tools act: the browser, started (again) when there is none."""
         async with self._lock:
             if self._browser is None or self._browser.closed:
                 if self._browser is not None:
@@ -122,10 +131,13 @@ class BrowserHolder:
                 }
                 if self.endpoint:
                     self._browser = await api.connect(self.endpoint, **keywords)
+                    if self.storage_state is not None:
+                        await self._browser.set_storage_state(self.storage_state)
                 else:
                     self._browser = await api.launch(
                         profile=self.profile,
                         headless=self.headless,
+                        storage_state=self.storage_state,
                         max_js_heap_mb=limits.max_js_heap_mb,
                         **keywords,
                     )
@@ -163,18 +175,14 @@ class BrowserHolder:
         return self._tab
 
     async def tab_by_id(self, tab_id: str) -> Tab:
-        """The open tab whose id (from ``list_tabs``) is ``tab_id``.
+        """The open tab whose id (from ``list_tabs``) is ``tab_id``: one of this server's
+        (this session's) own, never another's.
 
         Raises:
-            ToolError: no open tab has that id.
+            ToolError: no open tab of its own has that id (``UnknownTabError``).
         """
         browser = await self.browser()
-        tabs = await call(browser.tabs)
-        for tab in tabs:
-            if tab.target_id == tab_id:
-                return tab
-        known = ", ".join(tab.target_id for tab in tabs) or "none"
-        raise ToolError(f"no open tab has id {tab_id!r} (open: {known}); list_tabs lists them")
+        return await call(lambda: browser.tab(tab_id))
 
     def use(self, tab: Tab) -> None:
         """Make ``tab`` the current tab."""

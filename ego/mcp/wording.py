@@ -21,7 +21,10 @@ MAX_ERROR_CHARS: Final = 2_000
 #: Python spellings in ego's messages and what an MCP caller types instead.
 PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("confirm=True", "confirm: true"),
+    ("force=True", "force: true"),
     ("tab.snapshot()", "take_snapshot"),
+    ("tab.selector_for(ref)", "selector_for"),
+    ("(tab.selector_for)", "(selector_for)"),
     ("(tab.reload())", "(the reload tool)"),
     ("tab.reload()", "the reload tool"),
     ("tab.handle_dialog()", "handle_dialog"),
@@ -37,6 +40,7 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("reload with resend=True", "call reload with resend: true"),
     ("site.save_browser_tool(", "save_browser_tool("),
     ("site.run_browser_tool(", "run_browser_tool("),
+    ("list the tabs again (tabs())", "list_tabs lists them"),
 )
 
 

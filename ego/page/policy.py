@@ -245,6 +245,7 @@ class NavigationPolicy:
         blocked: origins matching one of these are refused (even when allowed).
         allow_local: whether ``file:``, ``chrome:``, ``devtools:`` and ``view-source:`` URLs
             may be opened.
+        also: policies that must allow a URL too (see :meth:`narrowed`).
         allow_script_urls: whether a navigation the caller asks for may be a ``javascript:``
             or ``data:`` URL (script of the caller's own); the page's own navigations are
             not concerned.
@@ -253,6 +254,7 @@ class NavigationPolicy:
     allowed: tuple[OriginPattern, ...] = ()
     blocked: tuple[OriginPattern, ...] = ()
     allow_local: bool = True
+    also: tuple[NavigationPolicy, ...] = ()
     allow_script_urls: bool = True
 
     @classmethod
@@ -274,21 +276,45 @@ class NavigationPolicy:
             tuple(OriginPattern.parse(text) for text in allowed or ()),
             tuple(OriginPattern.parse(text) for text in blocked or ()),
             allow_local,
-            allow_script_urls,
+            allow_script_urls=allow_script_urls,
+        )
+
+    def narrowed(self, other: NavigationPolicy) -> NavigationPolicy:
+        """This policy and ``other`` at once: a URL either refuses is refused (a browser
+        context's own limits inside its browser's)."""
+        if not other.active:
+            return self
+        if not self.active:
+            return other
+        return NavigationPolicy(
+            self.allowed,
+            self.blocked,
+            self.allow_local,
+            (*self.also, other),
+            allow_script_urls=self.allow_script_urls,
         )
 
     @property
     def limits_origins(self) -> bool:
         """True when some origin may be refused (the pages' own navigations need watching)."""
-        return bool(self.allowed or self.blocked)
+        return bool(self.allowed or self.blocked) or any(p.limits_origins for p in self.also)
 
     @property
     def active(self) -> bool:
         """True when the policy refuses anything."""
-        return self.limits_origins or not self.allow_local or not self.allow_script_urls
+        return (
+            self.limits_origins
+            or not self.allow_local
+            or not self.allow_script_urls
+            or any(p.active for p in self.also)
+        )
 
     def refusal(self, url: str) -> str | None:
         """Why ``url`` may not be loaded as a document, or None when it may."""
+        for other in self.also:
+            reason = other.refusal(url)
+            if reason is not None:
+                return reason
         try:
             parts = urlsplit(url.strip())
             scheme = parts.scheme.lower()
@@ -320,7 +346,8 @@ class NavigationPolicy:
         """Why a navigation the caller asks for may not go to ``url``, or None: what
         :meth:`refusal` says, and script URLs where they are not allowed."""
         scheme = url.strip().partition(":")[0].lower()
-        if scheme in SCRIPT_SCHEMES and not self.allow_script_urls:
+        scripts_allowed = self.allow_script_urls and all(p.allow_script_urls for p in self.also)
+        if scheme in SCRIPT_SCHEMES and not scripts_allowed:
             return (
                 f"{scheme}: URLs run script of the caller's own in the page, and running "
                 "script is not allowed here"

@@ -34,6 +34,7 @@ from .policy import OPEN, NavigationPolicy
 from .records import TabRecords
 from .refs import RefRegistry
 from .verbs import PageVerbs
+from .workers import TabWorkers, Worker, origin_of
 
 if TYPE_CHECKING:
     from ..protocol.session import Session
@@ -87,6 +88,8 @@ class Tab(TabRecords, PageVerbs):
         self._console = ConsoleLog()
         self._frames = FrameTree(self, connection)
         self._frames.main._seen(url)
+        self._workers = TabWorkers(connection, target_id, lambda: self.default_timeout)
+        self._frames.watchers.append(self._workers.watch)
         self._dialogs = DialogTracker(target_id, self.session, dialogs, self._frames.session_of)
         self._downloads = downloads
         self._policy = policy
@@ -177,6 +180,7 @@ class Tab(TabRecords, PageVerbs):
         self._console.close()
         self._dialogs.close()
         self._frames.close()
+        self._workers.close()
         self._session = None
         if self._on_closed is not None:
             self._on_closed(self)
@@ -497,7 +501,7 @@ class Tab(TabRecords, PageVerbs):
         finally:
             self._mark_closed()
 
-    # -- what only a tab has: its frames, requests, console, history, downloads, PDF ---------
+    # -- what only a tab has: frames, workers, requests, console, history, downloads, PDF ---
 
     async def _target(self) -> tuple[str, int | None]:
         # The main frame's default context is the session's: no context id needed.
@@ -568,6 +572,18 @@ class Tab(TabRecords, PageVerbs):
         return await self._frames.find(
             name=name, url=url, frame_id=frame_id, timeout=seconds, tab=self.target_id
         )
+
+    async def workers(self) -> list[Worker]:
+        """The tab's workers running now, each with ``url``, ``type`` (``"worker"``,
+        ``"shared_worker"``, ``"service_worker"``) and ``evaluate``: the dedicated workers
+        of the page and its frames (and those they start), the service workers Chrome relates
+        to it, and the shared workers of an origin one of its frames shows.
+
+        Raises:
+            TabClosedError: the tab is closed.
+        """
+        await self._attached()
+        return await self._workers.running({origin_of(f.url) for f in self._frames.frames()})
 
     async def changed(self, timeout: float) -> bool:
         """Wait until a frame of the tab changes; False when ``timeout`` passed first."""
