@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .api import Browser, BrowserStarter, connect, launch
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
+    from .learning.suggest import suggest
     from .page.tab import Tab
     from .pool import BrowserPool, Endpoint, PoolResult
     from .protocol.chrome import find_chrome
@@ -44,6 +45,7 @@ _LAZY: dict[str, str] = {
     "find_chrome": ".protocol.chrome",
     "Site": ".site",
     "ToolContext": ".site",
+    "suggest": ".learning.suggest",
 }
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "connect",
     "find_chrome",
     "launch",
+    "suggest",
     *_error_names,
 ]
 

@@ -17,11 +17,22 @@ from .learning.registry import Learnings
 from .page import browser as _browser
 from .page.dialogs import DialogPolicy, dialog_actions
 from .page.policy import OPEN, NavigationPolicy
+from .page.records import set_har_recorder
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.transport import Connection
 from .site import Site
 
 __all__ = ["Browser", "BrowserStarter", "connect", "launch"]
+
+
+def _har_recorder(tab: Any, path: Any, **options: Any) -> Any:
+    """What ``tab.record_har`` returns: imported on use, so a call never loads the recorder."""
+    from .replay.recorder import Recorder
+
+    return Recorder(tab, path, **options)
+
+
+set_har_recorder(_har_recorder)
 
 
 class Browser(_browser.Browser):

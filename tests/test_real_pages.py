@@ -457,7 +457,7 @@ def truncating() -> Iterator[str]:
 async def test_a_failed_download_is_a_typed_error(page: ego.Tab, truncating: str) -> None:
     await page.evaluate(
         f"const a = document.createElement('a'); a.id = 'broken'; a.href = {truncating!r};"
-        " document.body.append(a); 0"
+        " a.textContent = 'Broken download'; document.body.append(a); 0"
     )
     with pytest.raises(DownloadFailedError, match=r"broken\.bin was canceled"):
         async with page.expect_download(timeout=20):

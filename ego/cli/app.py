@@ -131,6 +131,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "test",
         "Run the learnings' offline test cases (tests/cases.json + HAR) against replayed pages.",
     ),
+    "suggest": (
+        "loop_commands",
+        "suggest",
+        "Draft a browser tool per JSON endpoint of SITE from recordings (--har), or keep drafts.",
+    ),
+    "heal": (
+        "loop_commands",
+        "heal",
+        "Find out why TOOL of SITE fails and open a tested candidate version.",
+    ),
     "pack": (
         "pack_commands",
         "pack",

@@ -26,7 +26,10 @@ The tree::
     │   ├── DialogOpenError           a page dialog (alert, confirm, ...) blocks the tab
     │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
     │   ├── ElementNotFoundError      no element matches a selector given to click or type
-    │   │   └── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   │   ├── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   │   └── ElementNotActionableError ... it matches, but stays hidden, moving, disabled,
+    │   │                                 covered or not editable
+    │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
@@ -79,9 +82,11 @@ from .browser import (
     ContextDestroyedError,
     DialogOpenError,
     DownloadFailedError,
+    ElementNotActionableError,
     ElementNotFoundError,
     FrameDetachedError,
     FrameNotFoundError,
+    InvalidSelectorError,
     NavigationError,
     NotRetriedError,
     OriginBlockedError,
@@ -141,6 +146,7 @@ __all__ = [
     "DialogOpenError",
     "DownloadFailedError",
     "EgoError",
+    "ElementNotActionableError",
     "ElementNotFoundError",
     "FileAccessError",
     "FrameDetachedError",
@@ -149,6 +155,7 @@ __all__ = [
     "InvalidArgsError",
     "InvalidCasesError",
     "InvalidManifestError",
+    "InvalidSelectorError",
     "InvalidSkillError",
     "JavaScriptError",
     "LearningError",

@@ -15,9 +15,11 @@ __all__ = [
     "ContextDestroyedError",
     "DialogOpenError",
     "DownloadFailedError",
+    "ElementNotActionableError",
     "ElementNotFoundError",
     "FrameDetachedError",
     "FrameNotFoundError",
+    "InvalidSelectorError",
     "NavigationError",
     "NotRetriedError",
     "OriginBlockedError",
@@ -159,6 +161,36 @@ class CommandTooLargeError(BrowserError, ValueError):
 
 class ElementNotFoundError(BrowserError):
     """No element on the page matches the selector given to ``click`` or ``type``."""
+
+    def __init__(self, message: str, *, selector: str) -> None:
+        super().__init__(message)
+        self.selector = selector
+
+
+class ElementNotActionableError(ElementNotFoundError):
+    """An element matches, but a user could not act on it: it stayed hidden, moving,
+    disabled, covered by another element, or (for typing) not editable, until the wait ended.
+
+    Attributes:
+        selector: the selector (or ``ref=e12``) given.
+        check: the check that failed: ``"visible"``, ``"stable"``, ``"enabled"``,
+            ``"receives events"``, ``"editable"``, ``"checkable"`` or ``"state changed"``.
+        seen: what the check saw, in words (``"covered by <div class=overlay>"``).
+    """
+
+    def __init__(self, message: str, *, selector: str, check: str, seen: str) -> None:
+        super().__init__(message, selector=selector)
+        self.check = check
+        self.seen = seen
+
+
+class InvalidSelectorError(BrowserError, ValueError):
+    """A selector is malformed (not CSS, an empty ``>>`` part, a ``ref=`` of the wrong
+    shape); nothing was done in the page.
+
+    Attributes:
+        selector: the selector given.
+    """
 
     def __init__(self, message: str, *, selector: str) -> None:
         super().__init__(message)

@@ -115,6 +115,7 @@ async def save_browser_tool(
     tab: Tab | None = None,
     profile: str = "the browser profile",
     gate: SaveGate | None = None,
+    page_url: str | None = None,
 ) -> SavedTool:
     """Check a browser tool and keep it in the workspace's learnings (see the module doc).
 
@@ -129,6 +130,8 @@ async def save_browser_tool(
         profile: how to name the browser profile in a NEEDS_LOGIN message.
         gate: runs the tool's offline cases against the planned save (last, once every other
             check passed); not called when the save changes nothing.
+        page_url: the page the tool was found on, when no ``tab`` is given (a new site's
+            start URL and, without ``draft.domains``, its domain).
 
     Returns:
         What was written, with the cases the gate ran.
@@ -152,7 +155,8 @@ async def save_browser_tool(
     check_schemas(draft)
     if tab is None:
         tab = await _matching_tab(browser, learnings, draft)
-    plan = plan_browser_tool(learnings, draft, page_url=await current_url(tab))
+    url = await current_url(tab) if tab is not None else page_url
+    plan = plan_browser_tool(learnings, draft, page_url=url)
     await compile_check(browser, plan)
     result: Any = None
     if draft.try_args is not None:

@@ -28,10 +28,45 @@ from .results import tool_result
 from .sdk import CallToolResult, ToolError
 from .wording import mcp_message
 
-__all__ = ["add_browser_tools", "page_info", "settled"]
+__all__ = ["Force", "Ref", "Target", "add_browser_tools", "page_info", "settled", "target_of"]
 
 TabId = Annotated[str, Field(description='A tab\'s "id" from list_tabs.')]
 Selector = Annotated[str, Field(description="A CSS selector (take_snapshot gives reusable ones).")]
+Target = Annotated[
+    str | None,
+    Field(
+        description="A CSS selector (open shadow roots pierced; 'iframe >> selector' for an "
+        "element in a frame), or a snapshot's ref as 'ref=e12'. Give this or ref."
+    ),
+]
+Ref = Annotated[
+    str | None,
+    Field(description="A ref take_snapshot printed ('e12' or 'ref=e12'). Give this or selector."),
+]
+Force = Annotated[
+    bool,
+    Field(
+        description="Skip the checks made before acting (visible, enabled, still, not "
+        "covered): for an element the checks wrongly refuse."
+    ),
+]
+
+
+def target_of(selector: str | None, ref: str | None) -> str:
+    """What an action tool acts on: its ``selector``, or its ``ref`` as ``ref=e12``.
+
+    Raises:
+        ToolError: neither or both given.
+    """
+    if (selector is None) == (ref is None):
+        raise ToolError(
+            "InvalidSelectorError: give selector (CSS) or ref (from take_snapshot), one of them"
+        )
+    if ref is not None:
+        ref = ref.strip()
+        return ref if ref.startswith(("ref=", "[")) else f"ref={ref}"
+    assert selector is not None
+    return selector
 
 
 async def page_info(tab: Tab) -> dict[str, Any]:
@@ -299,33 +334,47 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         return tool_result(text)
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
-    async def click(selector: Selector) -> CallToolResult:
-        """Click the element a CSS selector names in the current page (waits up to 5 s for
-        it to appear).
+    async def click(
+        selector: Target = None, ref: Ref = None, force: Force = False
+    ) -> CallToolResult:
+        """Click an element of the current page as a user does: once it is visible, enabled,
+        still and on top at its point (waits up to 5 s), a real mouse click there.
 
         A click that starts a download waits for the file and reports where it was saved.
-        Returns {clicked: selector} (and downloads: [{path, suggested_filename, url, size,
-        state}] when any started).
+        Returns {clicked: selector or ref} (and downloads: [{path, suggested_filename, url,
+        size, state}] when any started).
         """
+        target = target_of(selector, ref)
         tab = await holder.tab()
         started = time.time()
-        opened = await acting(tab, lambda: tab.click(selector), started)
+        opened = await acting(tab, lambda: tab.click(target, force=force), started)
         if opened is not None:
-            return tool_result({"clicked": selector, **opened})
-        return tool_result({"clicked": selector, **await settled(tab, started)})
+            return tool_result({"clicked": target, **opened})
+        return tool_result({"clicked": target, **await settled(tab, started)})
 
     @server.tool(group="input", name="type", annotations=CHANGES_PAGE)
     async def type_text(
-        selector: Selector, text: Annotated[str, Field(description="The text to type.")]
+        text: Annotated[str, Field(description="The text to type.")],
+        selector: Target = None,
+        ref: Ref = None,
+        clear: Annotated[
+            bool,
+            Field(description="Replace what the field holds (true) or type at its end."),
+        ] = True,
+        force: Force = False,
     ) -> CallToolResult:
-        """Type text into the field a CSS selector names in the current page (its old value
-        is replaced).
+        """Type text into a field of the current page as a keyboard does: the field is
+        clicked (or focused), then the text goes where the focus went: an input, a textarea,
+        a contenteditable, a code editor's surface or a role=textbox. A read-only or disabled
+        field is refused.
 
-        Returns {typed: selector}.
+        Returns {typed: selector or ref}.
         """
+        target = target_of(selector, ref)
         tab = await holder.tab()
-        opened = await acting(tab, lambda: tab.type(selector, text), time.time())
-        return tool_result({"typed": selector, **(opened or {})})
+        typing = lambda: tab.type(target, text, clear=clear, force=force)  # noqa: E731
+        opened = await acting(tab, typing, time.time())
+        return tool_result({"typed": target, **(opened or {})})
 
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def list_network_requests() -> CallToolResult:

@@ -25,6 +25,7 @@ from .ego_server import EgoServer
 from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
 from .learning_tools import add_learning_tools, mcp_example
 from .limits import ServerLimits
+from .loop_tools import add_loop_tools
 from .page_tools import add_page_tools
 from .results import tool_result
 from .save_tools import add_save_tools
@@ -184,6 +185,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     add_learning_tools(server, holder)
     add_catalog_tools(server, holder)
     add_save_tools(server, holder)
+    add_loop_tools(server, holder)
 
     async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
         if name in _FILE_TOOLS:

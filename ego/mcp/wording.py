@@ -16,6 +16,7 @@ __all__ = ["PYTHON_TO_MCP", "mcp_message"]
 #: Python spellings in ego's messages and what an MCP caller types instead.
 PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("confirm=True", "confirm: true"),
+    ("force=True", "force: true"),
     ("tab.snapshot()", "take_snapshot"),
     ("(tab.reload())", "(the reload tool)"),
     ("tab.reload()", "the reload tool"),

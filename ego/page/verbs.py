@@ -3,7 +3,7 @@
 :class:`PageVerbs` is a base of :class:`ego.Tab` and :class:`ego.page.frame.Frame`: each
 method is a short wrapper over the module that does the work (snapshot, input, waits,
 screenshots). Selectors are CSS and pierce open shadow roots; ``iframe-selector >> selector``
-reaches into a frame (:mod:`.locate`).
+reaches into a frame (:mod:`.locate`); a snapshot's ``ref=e12`` names one element.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from . import input as actions
-from . import screenshots, snapshot, waits
+from . import keys, screenshots, snapshot, waits
 
 if TYPE_CHECKING:
     from .page import Page
@@ -43,8 +43,8 @@ def _quoted(text: str) -> str:
 
 
 class PageVerbs:
-    """Snapshot, click, type, keys, hover, select, upload, waits and element screenshots, in
-    the page's own document."""
+    """Snapshot, click, type, check, keys, hover, select, upload, waits and element
+    screenshots, in the page's own document."""
 
     #: How the header of a snapshot names the page.
     _outline_kind = "page"
@@ -90,42 +90,91 @@ class PageVerbs:
         kind: str = getattr(self, "_outline_kind", "page")
         return render_outline(read, kind, lambda following: f"snapshot(offset={following})")
 
-    async def click(self: Page, selector: str, *, wait: float = 5.0) -> None:
-        """Click the first element matching ``selector``, from inside the page.
+    async def click(self: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
+        """Click the element as a user does: a mouse press and release at its point.
 
-        The element is scrolled into view, focused and sent ``click()``, which behaves the
-        same on every browser and needs no coordinates.
+        ego first waits until the element can take the click (docs/architecture.md,
+        "Actionability"): attached, visible, enabled, stable (the same box on two animation
+        frames) and the one a hit test at its point finds (or something inside it); then it
+        scrolls it into view and sends ``Input.dispatchMouseEvent`` at that point, in the
+        tab's coordinates. Of several matches, the first that passes is clicked, never a
+        hidden one.
 
         Args:
             selector: a CSS selector (open shadow roots pierced; ``iframe >> selector`` for
-                an element in a frame).
-            wait: seconds to wait for the element to appear (0: not at all).
+                an element in a frame) or a snapshot's ref (``"ref=e12"``).
+            wait: seconds to wait for the element to appear and pass the checks (0: check
+                once, over one animation frame).
+            force: skip the checks (the element still needs a box to click at).
 
         Raises:
-            ElementNotFoundError: nothing matches within ``wait``.
-            JavaScriptError: a click handler threw synchronously.
+            InvalidSelectorError: a malformed selector; nothing was done.
+            ElementNotFoundError: nothing matches within ``wait`` (``StaleRefError``: a
+                ref whose node is gone).
+            ElementNotActionableError: it matches, but stayed hidden, disabled, moving or
+                covered (the error names the check and what it saw).
         """
-        await actions.click(self, selector, wait=wait)
+        await actions.click(self, selector, wait=wait, force=force)
 
     async def type(
-        self: Page, selector: str, text: str, *, clear: bool = True, wait: float = 5.0
+        self: Page,
+        selector: str,
+        text: str,
+        *,
+        clear: bool = True,
+        delay: float | None = None,
+        wait: float = 5.0,
+        force: bool = False,
     ) -> None:
-        """Type ``text`` into the field matching ``selector``, from inside the page.
+        """Type ``text`` into the field ``selector`` names, as a keyboard does.
 
-        The value is set through the element's native setter and ``input``/``change`` events
-        are fired, so frameworks that track the value see it; a contenteditable element gets
-        the text as an insertion.
+        The field is clicked as :meth:`click` clicks (or focused, when something covers it),
+        then the text goes into whatever took the focus: an input, a textarea, a
+        contenteditable, an EditContext editor's surface (``Input.insertText``, what an input
+        method's commit does) or a ``role=textbox`` that listens to keys (key events). The
+        page sees ``beforeinput`` and ``input`` as from a user, and ``change`` when the
+        field loses focus. A ``<select>`` gets the option with that value or label
+        (:meth:`select`); a date, time, colour or range input its value set.
 
         Args:
-            selector: a CSS selector for an input, textarea, select or contenteditable.
+            selector: a CSS selector or a snapshot's ref (``"ref=e12"``).
             text: what to type.
-            clear: replace the current value (False appends).
-            wait: seconds to wait for the element to appear (0: not at all).
+            clear: first select what the field holds and delete it, as a user would
+                (the default: the field ends up holding ``text``); False types at its end.
+            delay: type one key at a time, this many seconds apart (key events, as a
+                keyboard sends them), instead of inserting the text at once.
+            wait: seconds to wait for the field to appear and take input.
+            force: skip the checks before the click.
 
         Raises:
-            ElementNotFoundError: nothing matches within ``wait``.
+            ElementNotActionableError: the field stayed hidden, disabled, read-only or
+                covered, or what took the focus takes no text (``check == "editable"``).
+            InvalidSelectorError, ElementNotFoundError: as :meth:`click`.
         """
-        await actions.type_text(self, selector, text, clear=clear, wait=wait)
+        await actions.type_text(
+            self, selector, text, clear=clear, delay=delay, wait=wait, force=force
+        )
+
+    async def check(self: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
+        """Check a checkbox, switch or radio (``input`` or ``role=checkbox|switch|radio``,
+        its label, or an element holding one) by clicking it, unless it is checked already;
+        then make sure it is.
+
+        Raises:
+            ElementNotActionableError: it is no checkbox, switch or radio; the click left it
+                unchecked; or as :meth:`click`.
+            InvalidSelectorError, ElementNotFoundError: as :meth:`click`.
+        """
+        await actions.check(self, selector, True, wait=wait, force=force)
+
+    async def uncheck(self: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
+        """Uncheck a checkbox or switch by clicking it, unless it is unchecked already; then
+        make sure it is. A radio cannot be unchecked: check another of its group.
+
+        Raises:
+            as :meth:`check`.
+        """
+        await actions.check(self, selector, False, wait=wait, force=force)
 
     async def press(self: Page, key: str) -> None:
         """Press a key in the focused element, as the keyboard would.
@@ -139,37 +188,49 @@ class PageVerbs:
         Raises:
             ValueError: an unknown key or modifier.
         """
-        await actions.press(self, key)
+        await keys.press(self, key)
 
-    async def hover(self: Page, selector: str, *, wait: float = 5.0) -> None:
-        """Scroll the element into view and move the mouse over its centre.
+    async def hover(self: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
+        """Move the mouse over the element's point, once it is visible, still and on top
+        (the checks of :meth:`click` but ``enabled``); ``mouseenter`` handlers run and
+        ``:hover`` styles apply.
 
         Args:
-            selector: a CSS selector.
-            wait: seconds to wait for the element to appear (0: not at all).
+            selector: a CSS selector or a snapshot's ref (``"ref=e12"``).
+            wait: seconds to wait for the element to appear and pass the checks.
+            force: skip the checks.
 
         Raises:
-            ElementNotFoundError: nothing matches within ``wait``, or the element is hidden.
+            as :meth:`click`.
         """
-        await actions.hover(self, selector, wait=wait)
+        await actions.hover(self, selector, wait=wait, force=force)
 
     async def select(
-        self: Page, selector: str, values: str | Sequence[str], *, wait: float = 5.0
+        self: Page,
+        selector: str,
+        values: str | Sequence[str],
+        *,
+        wait: float = 5.0,
+        force: bool = False,
     ) -> list[str]:
         """Choose options of a ``<select>`` by value (or else by visible label), firing
-        ``input`` and ``change``; return the values now selected.
+        ``input`` and ``change``, once it is visible and enabled; return the values now
+        selected.
 
         Args:
-            selector: a CSS selector for the ``<select>``.
+            selector: a CSS selector or a snapshot's ref for the ``<select>``.
             values: one value or several (for a ``multiple`` select); ``[]`` clears it.
-            wait: seconds to wait for the element to appear (0: not at all).
+            wait: seconds to wait for the element to appear and pass the checks.
+            force: skip the checks.
 
         Raises:
             ElementNotFoundError: nothing matches, it is not a ``<select>``, or no option
                 has one of ``values`` (the message lists the options).
-            ValueError: several values for a single select, or a disabled select.
+            ElementNotActionableError: it stayed hidden or disabled.
+            ValueError: several values for a single select.
+            InvalidSelectorError: a malformed selector.
         """
-        return await actions.select(self, selector, values, wait=wait)
+        return await actions.select(self, selector, values, wait=wait, force=force)
 
     async def upload(
         self: Page,
@@ -177,16 +238,20 @@ class PageVerbs:
         paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
         *,
         wait: float = 5.0,
+        force: bool = False,
     ) -> None:
-        """Put local files into an ``<input type=file>`` (``DOM.setFileInputFiles``); the
-        page gets ``input`` and ``change`` as if the user had picked them.
+        """Put local files into an ``<input type=file>`` (``DOM.setFileInputFiles``; a
+        hidden input too, as pages style them, but not a disabled one); the page gets
+        ``input`` and ``change`` as if the user had picked them.
 
         Raises:
             FileNotFoundError: a path is not an existing file; nothing is set.
             ElementNotFoundError: nothing matches within ``wait``, or not a file input.
+            ElementNotActionableError: the input stayed disabled.
             ValueError: several files for an input without ``multiple``.
+            InvalidSelectorError: a malformed selector.
         """
-        await actions.upload(self, selector, paths, wait=wait)
+        await actions.upload(self, selector, paths, wait=wait, force=force)
 
     async def wait_for(
         self: Page,
@@ -210,6 +275,7 @@ class PageVerbs:
 
         Raises:
             ValueError: not exactly one condition given.
+            InvalidSelectorError: a malformed ``selector``.
             CommandTimeoutError: it did not hold in time; the message names the condition.
         """
         return await waits.wait_for(
