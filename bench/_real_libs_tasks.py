@@ -185,6 +185,12 @@ async def pw_segment(page: Any) -> None:
     await page.locator("ion-segment-button[value=favorites]").click()
 
 
+# Playwright's check() reads the state right after its click, and Ionic (Stencil) renders
+# aria-checked a frame later: "Clicking the checkbox did not change its state" in about one
+# run of three here (microsoft/playwright#13470). Its users click Ionic's toggles, checkboxes
+# and radios instead, as Ionic's own tests do.
+
+
 async def ego_toggle(tab: ego.Tab) -> None:
     await tab.check("#notify")
 
@@ -198,7 +204,7 @@ async def ego_remember(tab: ego.Tab) -> None:
 
 
 async def pw_remember(page: Any) -> None:
-    await page.get_by_role("checkbox", name="Remember me").check()
+    await page.get_by_role("checkbox", name="Remember me").click()
 
 
 async def ego_save(tab: ego.Tab) -> None:

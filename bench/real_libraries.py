@@ -17,15 +17,17 @@ and refs from ``tab.snapshot(find=...)``) and with Playwright's own idiomatic co
 browser, both on the same Chromium binary, the two taking turns task by task. After each
 run the page's state is read by an evaluate in the page (polled for a few seconds); a task
 that reads something is also judged by what it read, and the API tasks by the request the
-server received. The table gives ok or the failure for each, the counts, and where both
-passed the time of the task's code (from the page's load to the end of the last action) and
-its ratio.
+server received. The table gives ok or FAIL for each (with ``--runs N``, how many of the N
+runs completed it: a task counts only when all did), the counts, and where both completed it
+the median time of the task's code (from the page's load event to the end of its last
+action) and Playwright's over ego's; below it, why each failed run failed. Per-action times
+on a settled page are ``bench_actions.py``'s.
 
 Run from the project root (npm and the npm registry the first time; Playwright from
 ``pip install -e '.[bench]'``, no browser download)::
 
     .venv/bin/python bench/real_libraries.py
-    .venv/bin/python bench/real_libraries.py --only shoelace --json /tmp/real-libs.json
+    .venv/bin/python bench/real_libraries.py --runs 3 --only shoelace --json /tmp/real-libs.json
 
 Exits 0 when ego completed every task, 1 when it did not, 2 when the packages cannot be
 installed.
@@ -80,8 +82,25 @@ class Outcome:
 
 @dataclass
 class Row:
+    """A task and every run of it, by contender."""
+
     task: Task
-    results: dict[str, Outcome] = field(default_factory=dict)
+    runs: dict[str, list[Outcome]] = field(default_factory=dict)
+
+    def done(self, name: str) -> bool:
+        """Whether every run of ``name`` completed the task."""
+        return all(outcome.ok for outcome in self.runs[name])
+
+    def seconds(self, name: str) -> float:
+        """The median time of ``name``'s runs (all of them completed)."""
+        return statistics.median(outcome.seconds or 0.0 for outcome in self.runs[name])
+
+    def mark(self, name: str) -> str:
+        outcomes = self.runs[name]
+        passed = sum(outcome.ok for outcome in outcomes)
+        if len(outcomes) == 1:
+            return "ok" if passed else "FAIL"
+        return "ok" if passed == len(outcomes) else f"{passed}/{len(outcomes)}"
 
 
 def _squeeze(text: str) -> str:
@@ -199,42 +218,41 @@ async def run(options: argparse.Namespace, tracker: ChromeTracker) -> list[Row]:
             tracker.note_playwright()
             context = await pw_browser.new_context()
             for index, row in enumerate(rows):
-                order = ["ego", "playwright"] if index % 2 == 0 else ["playwright", "ego"]
-                for name in order:
-                    if name == "ego":
-                        row.results[name] = await run_ego(browser, site, row.task)
-                    else:
-                        row.results[name] = await run_playwright(context, site, row.task)
+                row.runs = {"ego": [], "playwright": []}
+                for turn in range(options.runs):
+                    first = (index + turn) % 2 == 0
+                    for name in ["ego", "playwright"] if first else ["playwright", "ego"]:
+                        if name == "ego":
+                            outcome = await run_ego(browser, site, row.task)
+                        else:
+                            outcome = await run_playwright(context, site, row.task)
+                        row.runs[name].append(outcome)
                 print(_line(row), flush=True)
     return rows
 
 
-def _mark(outcome: Outcome) -> str:
-    return "ok" if outcome.ok else "FAIL"
-
-
 def _line(row: Row) -> str:
-    ego_run, pw_run = row.results["ego"], row.results["playwright"]
     times = ""
-    if ego_run.ok and pw_run.ok and ego_run.seconds and pw_run.seconds:
-        ratio = pw_run.seconds / ego_run.seconds
-        times = f"{ego_run.seconds:8.3f} {pw_run.seconds:8.3f} {ratio:7.2f}"
-    return f"{row.task.name:44} {_mark(ego_run):5} {_mark(pw_run):5} {times}"
+    if row.done("ego") and row.done("playwright"):
+        ego_s, pw_s = row.seconds("ego"), row.seconds("playwright")
+        times = f"{ego_s:8.3f} {pw_s:8.3f} {pw_s / ego_s:7.2f}"
+    return f"{row.task.name:44} {row.mark('ego'):5} {row.mark('playwright'):5} {times}"
 
 
-def report(rows: list[Row]) -> str:
+def report(rows: list[Row], runs: int) -> str:
+    each = "" if runs == 1 else f" ({runs} runs each; a task counts when every run completed it)"
     lines = [
         f"{'task':44} {'ego':5} {'pw':5} {'ego s':>8} {'pw s':>8} {'pw/ego':>7}",
         *(_line(row) for row in rows),
         "",
     ]
     for name in ("ego", "playwright"):
-        done = sum(1 for row in rows if row.results[name].ok)
-        lines.append(f"{name}: {done}/{len(rows)} tasks completed")
+        done = sum(1 for row in rows if row.done(name))
+        lines.append(f"{name}: {done}/{len(rows)} tasks completed{each}")
     ratios = [
-        row.results["playwright"].seconds / row.results["ego"].seconds  # type: ignore[operator]
+        row.seconds("playwright") / row.seconds("ego")
         for row in rows
-        if row.results["ego"].ok and row.results["playwright"].ok
+        if row.done("ego") and row.done("playwright")
     ]
     if ratios:
         lines.append(
@@ -242,14 +260,14 @@ def report(rows: list[Row]) -> str:
             f"{statistics.median(ratios):.2f} (from {min(ratios):.2f} to {max(ratios):.2f})"
         )
     failures = [
-        (row.task.name, name, row.results[name].reason)
+        f"- {row.task.name} [{name}, run {turn + 1}]: {outcome.reason}"
         for row in rows
         for name in ("ego", "playwright")
-        if not row.results[name].ok
+        for turn, outcome in enumerate(row.runs[name])
+        if not outcome.ok
     ]
     if failures:
-        lines += ["", "why each failure failed:"]
-        lines += [f"- {task} [{name}]: {reason}" for task, name, reason in failures]
+        lines += ["", "why each failure failed:", *failures]
     return "\n".join(lines)
 
 
@@ -257,6 +275,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--npm-dir", type=Path, default=ROOT / "bench" / ".npm" / "real-libraries")
     parser.add_argument("--chrome", default=None, help="the binary both use (ego's choice)")
+    parser.add_argument("--runs", type=int, default=1, help="runs of each task per contender")
     parser.add_argument("--only", default="", help="run the tasks whose name holds this")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     options = parser.parse_args()
@@ -272,7 +291,7 @@ def main() -> int:
         if leftovers:
             print("WARNING: Chromium processes left behind:", *leftovers, sep="\n  ")
     print()
-    print(report(rows))
+    print(report(rows, options.runs))
     if options.json is not None:
         results = {
             "environment": environment(options.chrome),
@@ -281,15 +300,18 @@ def main() -> int:
                 {
                     "task": row.task.name,
                     **{
-                        name: {"ok": r.ok, "reason": r.reason, "seconds": r.seconds}
-                        for name, r in row.results.items()
+                        name: [
+                            {"ok": run.ok, "reason": run.reason, "seconds": run.seconds}
+                            for run in outcomes
+                        ]
+                        for name, outcomes in row.runs.items()
                     },
                 }
                 for row in rows
             ],
         }
         options.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0 if all(row.results["ego"].ok for row in rows) else 1
+    return 0 if all(row.done("ego") for row in rows) else 1
 
 
 if __name__ == "__main__":
