@@ -74,6 +74,33 @@ async def test_a_click_reaches_a_listener_inside_the_shadow_root(
     assert await tab.evaluate("log") == [["li", True], ["li", True], ["li", True]]
 
 
+SLOTTED_TEXT = """
+<script>
+customElements.define('x-btn', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({mode: 'open'}).innerHTML =
+      '<button style="padding:8px"><slot></slot></button>';
+    this.shadowRoot.querySelector('button').addEventListener('click', record('button'));
+  }
+});
+</script>
+<x-btn>Delete account</x-btn>
+"""
+
+
+async def test_a_shadow_button_showing_its_hosts_text_takes_the_click(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    # What is on top at the button's centre is the host's own text, drawn through the slot:
+    # the hit test in the shadow root must answer the button, not the host.
+    await serve(tab, server, "/act/slotted-text", SLOTTED_TEXT)
+    await tab.click('role=button[name="Delete account"]')
+    await tab.click("x-btn button")
+    await tab.click("x-btn")
+    assert await tab.evaluate("log") == [["button", True]] * 3
+
+
 LATE_DEFINED = """
 <style>x-b:not(:defined) { visibility: hidden }</style>
 <x-b id="buy">Buy</x-b>

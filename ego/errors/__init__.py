@@ -30,6 +30,7 @@ The tree::
     │   │   └── ElementNotActionableError ... it matches, but stays hidden, moving, disabled,
     │   │                                 covered or not editable
     │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
+    │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
@@ -88,6 +89,7 @@ from .browser import (
     FrameNotFoundError,
     InvalidSelectorError,
     NavigationError,
+    NoSelectorError,
     NotRetriedError,
     OriginBlockedError,
     PoolExhaustedError,
@@ -162,6 +164,7 @@ __all__ = [
     "MissingCapabilityError",
     "NavigationError",
     "NeedsLoginError",
+    "NoSelectorError",
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",

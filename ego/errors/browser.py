@@ -21,6 +21,7 @@ __all__ = [
     "FrameNotFoundError",
     "InvalidSelectorError",
     "NavigationError",
+    "NoSelectorError",
     "NotRetriedError",
     "OriginBlockedError",
     "PoolExhaustedError",
@@ -223,3 +224,9 @@ class PoolExhaustedError(BrowserError):
 class StaleRefError(ElementNotFoundError):
     """A ref (``ref=e12``) no longer names a node: its frame navigated, its node was removed,
     or this tab never gave it. Take a new snapshot and use its refs."""
+
+
+class NoSelectorError(BrowserError):
+    """No selector finds a ref's node alone, so ``selector_for`` has none to give: the node
+    sits in a closed shadow root (no selector reaches into one), or every selector tried
+    matches other elements too. Act on it by its ref instead."""

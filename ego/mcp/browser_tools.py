@@ -20,6 +20,7 @@ from ..errors import DialogOpenError, EgoError
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
+from ..page.refs import parse_ref
 from ..page.tab import Tab
 from ..page.verbs import render_outline
 from .ego_server import EgoServer
@@ -298,7 +299,11 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     async def take_snapshot(
         selector: Annotated[
             str | None,
-            Field(description="Outline only the element this CSS selector names."),
+            Field(description='Outline only the element this selector (or "ref=e12") names.'),
+        ] = None,
+        ref: Annotated[
+            str | None,
+            Field(description='Outline only the element with this ref ("e12"), as printed.'),
         ] = None,
         max_lines: Annotated[
             int, Field(description="The most lines to return.", ge=1, le=5000)
@@ -315,18 +320,29 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
             ),
         ] = None,
     ) -> CallToolResult:
-        """A text outline of the current page, its frames and open shadow roots included:
-        one element per line with its role, name and a reusable CSS selector in {braces}
-        (an element in an iframe: the iframe's selector, ">>", then its own).
+        """The current page as the browser's accessibility tree, every frame included
+        (cross-site ones too): one element per line with its role, "name", states
+        ([checked], [expanded], [disabled], ...), value and link target, the page's text
+        between, and [ref=e12] on each element you can act on.
 
-        Use it to find what to click or type into; pass the selectors to click, type and
-        the other tools as printed. A long page is cut at max_lines: the last line says the
-        offset to pass for the rest. Returns the outline as text (and under "result").
+        Use it to find what to click or type into: pass the ref to click, type and the
+        other tools (ref: "e12", or selector: "ref=e12"); a ref stays good while its element
+        lives. selector_for turns a ref into a selector to keep in a learning. A long page
+        is cut at max_lines: the last line says the offset to pass for the rest. Returns the
+        outline as text (and under "result").
         """
         tab = await holder.tab()
+        root = selector
+        if ref is not None:
+            if selector is not None:
+                raise ToolError("take_snapshot: give selector or ref, not both")
+            name = parse_ref(ref) or parse_ref(f"ref={ref}")
+            if name is None:
+                raise ToolError(f"take_snapshot: {ref!r} is not a ref; pass one it printed (e12)")
+            root = f"ref={name}"
         outline = await call(
             lambda: snapshot.outline(
-                tab, selector=selector, max_lines=max_lines, offset=offset, find=find,
+                tab, selector=root, max_lines=max_lines, offset=offset, find=find,
                 timeout=tab.default_timeout,
             )
         )  # fmt: skip

@@ -96,6 +96,22 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         return image_result(shot.data, _MIME[shot.format], info, text)
 
     @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    async def selector_for(
+        ref: Annotated[str, Field(description='A ref take_snapshot printed ("e12").')],
+    ) -> CallToolResult:
+        """A selector to keep for the element a ref names: role and name
+        (role=button[name="Save"]) when they find it alone, else CSS; an element in a
+        frame gets its iframe's selector and ">>" first. Checked in the page to find exactly
+        that element.
+
+        Use it when saving a learning (a ref lives only as long as its element); to act now,
+        the ref itself is enough. Returns {ref, selector}.
+        """
+        tab = await holder.tab()
+        selector = await call(lambda: tab.selector_for(ref))
+        return tool_result({"ref": ref, "selector": selector})
+
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def list_console_messages(
         level: Annotated[
             str | None,

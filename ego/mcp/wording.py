@@ -18,6 +18,8 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("confirm=True", "confirm: true"),
     ("force=True", "force: true"),
     ("tab.snapshot()", "take_snapshot"),
+    ("tab.selector_for(ref)", "selector_for"),
+    ("(tab.selector_for)", "(selector_for)"),
     ("(tab.reload())", "(the reload tool)"),
     ("tab.reload()", "the reload tool"),
     ("tab.handle_dialog()", "handle_dialog"),

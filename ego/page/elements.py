@@ -213,9 +213,11 @@ def _invalid(selector: str, part: str, why: str) -> InvalidSelectorError:
     reason = why.rpartition(": ")[2].rstrip(".") if ": " in why else why
     detail = "" if reason.endswith("is not a valid selector") else f": {reason}"
     inside = f" (the part {part!r})" if part != selector else ""
+    kind = "a valid role= selector" if part.lstrip().startswith("role=") else "valid CSS"
     return InvalidSelectorError(
-        f"the selector {selector!r} is not valid CSS{inside}{detail}; write CSS such as "
-        "'#id', 'button.primary', 'form input[name=q]', or a snapshot's 'ref=e12'",
+        f"the selector {selector!r} is not {kind}{inside}{detail}; write CSS such as "
+        "'#id', 'button.primary', 'form input[name=q]', a role such as "
+        "'role=button[name=\"Save\"]', or a snapshot's 'ref=e12'",
         selector=selector,
     )
 

@@ -118,7 +118,7 @@ async def _element_clip(page: Page, selector: str) -> dict[str, float]:
     if box is None:
         raise ElementNotFoundError(
             f"no element matches {selector!r} on {page.url or 'the page'}: check the "
-            "selector; tab.snapshot() lists reusable ones",
+            "selector; tab.snapshot() shows what the page holds",
             selector=selector,
         )
     if not box["width"] or not box["height"]:

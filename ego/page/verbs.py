@@ -12,8 +12,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from . import durable, keys, screenshots, snapshot, waits
 from . import input as actions
-from . import keys, screenshots, snapshot, waits
 
 if TYPE_CHECKING:
     from .page import Page
@@ -29,11 +29,14 @@ def render_outline(outline: Outline, kind: str, more: Callable[[int], str]) -> s
     lines = [f"{kind} {_quoted(outline.title)} {outline.url}", *outline.lines]
     if outline.matches is not None and not outline.lines:
         lines.append("(no line holds the text)")
+    elif not outline.total:
+        lines.append("(nothing shown: it is empty or hidden)")
     following = outline.next_offset
     if following is not None:
         first, last = outline.offset + 1, outline.offset + len(outline.lines)
-        total = f"{outline.total:,}" if outline.complete else f"more than {outline.total:,}"
-        lines.append(f"… lines {first:,}-{last:,} of {total}: {more(following)} shows the next")
+        lines.append(
+            f"… lines {first:,}-{last:,} of {outline.total:,}: {more(following)} shows the next"
+        )
     return "\n".join(lines)
 
 
@@ -58,20 +61,22 @@ class PageVerbs:
         find: str | None = None,
         timeout: float | None = None,
     ) -> str:
-        """A compact text outline of the page, one element per line, frames included.
+        """The page as an agent reads it: Chrome's accessibility tree, one element per line,
+        every frame included.
 
-        Lines name landmarks, headings, links (with their href), buttons, form fields (with
-        labels and values), images, iframes, ``pre`` blocks and the text between them
-        (inline elements such as ``<code>`` or ``<b>`` kept in their sentence), indented by
-        nesting, each followed by a CSS selector in braces that the page's verbs take back:
-        ids, ``data-testid``, ``name`` or ``aria-label`` when they are unique, a short
-        structural path otherwise; an element inside an open shadow root gets its host's
-        selector first, and one inside an iframe the iframe's selector and ``>>``
-        (``iframe[name="pay"] >> #card``). Every frame is read at once, cross-site ones
-        included, and nested under its iframe's line. Never ephemeral refs or coordinates.
+        Each line names an element's role, its name in quotes as Chrome computes it (through
+        shadow roots, slots and labels), its states (``[checked]``, ``[expanded]``,
+        ``[selected]``, ``[disabled]``, ``[required]``, ``[level=2]``, ...), a field's
+        ``value="..."`` and a link's target (``-> /path``); the page's text comes between, in
+        its order (``text: ...``), indented by nesting. Every element an agent can act on
+        (controls, links, options, tabs, iframes, anything the page made clickable or
+        tabbable) carries a ref, ``[ref=e12]``: pass ``"ref=e12"`` as a selector, and
+        :meth:`selector_for` gives a selector to keep. A node keeps its ref across
+        snapshots while it lives. Every frame is read at once, cross-site ones included, and
+        nested under its iframe's line.
 
         Args:
-            selector: outline only the element this selector matches.
+            selector: outline only the element this selector (or ``"ref=e12"``) names.
             max_lines: the most lines to return (the budget spans every frame).
             offset: skip this many lines first; the last line says the next offset when
                 lines were cut.
@@ -80,6 +85,7 @@ class PageVerbs:
 
         Raises:
             ElementNotFoundError: ``selector`` matches nothing.
+            StaleRefError: ``selector`` is a ref whose node is gone: take a new snapshot.
             ValueError: ``max_lines`` below 1 or ``offset`` below 0.
             as :meth:`evaluate`.
         """
@@ -89,6 +95,26 @@ class PageVerbs:
         )  # fmt: skip
         kind: str = getattr(self, "_outline_kind", "page")
         return render_outline(read, kind, lambda following: f"snapshot(offset={following})")
+
+    async def selector_for(self: Page, ref: str) -> str:
+        """A selector to keep for the node a snapshot's ref names (a ref lives only as long as
+        its node; a learning keeps a selector).
+
+        ``role=button[name="Delete account"]`` when the role and name Chrome computes find the
+        node alone, else a CSS selector; a node in a frame gets its iframe's selector and
+        ``>>`` first. Each is checked in the page to find exactly that node, and every verb
+        takes it.
+
+        Args:
+            ref: ``"e12"`` or ``"ref=e12"``, as a snapshot printed it.
+
+        Raises:
+            ValueError: not a ref.
+            StaleRefError: the ref's node is gone: take a new snapshot.
+            NoSelectorError: no selector finds the node alone (in a closed shadow root).
+            ElementNotFoundError: on a frame, a ref of a node outside it.
+        """
+        return await durable.selector_for(self, ref)
 
     async def click(self: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
         """Click the element as a user does: a mouse press and release at its point.

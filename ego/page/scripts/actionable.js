@@ -15,8 +15,8 @@ async function (selector, options) {
   // Held: an array of matches, or a ref's node; unheld (no `this`): the selector's matches.
   let list = Array.isArray(this) ? this : this && this.nodeType ? [this.nodeType === 1 ? this : this.parentElement] : null;
   if (list === null) {
-    try { document.createDocumentFragment().querySelector(selector); }
-    catch (e) { return { ok: false, invalid: e.message }; }
+    const invalid = dom.problem(selector);
+    if (invalid !== null) return { ok: false, invalid };
     list = dom.queryAll(selector);
   }
   const RANK = { attached: 0, visible: 1, checkable: 2, enabled: 3, editable: 4, stable: 5, "receives events": 6 };
@@ -117,10 +117,15 @@ async function (selector, options) {
     return aria === "mixed" ? "mixed" : aria === "true";
   };
 
+  // The element on top at (x, y), walked down open shadow roots. In a root, the first of
+  // elementsFromPoint that belongs to it: elementFromPoint there answers the host when what
+  // is on top is the host's own text shown through a slot (<x-btn>Delete</x-btn> drawn in a
+  // shadow <button>), where the button is what a user's click lands on.
   const deepHit = (x, y) => {
     let hit = document.elementFromPoint(x, y);
     while (hit && hit.shadowRoot) {
-      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      const root = hit.shadowRoot;
+      const inner = root.elementsFromPoint(x, y).find((e) => e.getRootNode() === root) || null;
       if (!inner || inner === hit) break;
       hit = inner;
     }

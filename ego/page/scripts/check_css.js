@@ -1,9 +1,10 @@
-// The first selector of parts that is not CSS, with why, as [index, message]; null when all
-// are. Checked on an empty fragment: nothing in the page is looked up or touched.
+// The first selector of parts the engine does not take (neither CSS nor role=), with why, as
+// [index, message]; null when all are. Nothing in the page is looked up or touched.
 (parts) => {
+  const dom = __DOM__;
   for (let i = 0; i < parts.length; i++) {
-    try { document.createDocumentFragment().querySelector(parts[i]); }
-    catch (e) { return [i, e.message]; }
+    const why = dom.problem(parts[i]);
+    if (why !== null) return [i, why];
   }
   return null;
 }
