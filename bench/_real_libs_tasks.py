@@ -5,7 +5,8 @@ ego's code is what README.md, docs/architecture.md and docs/mcp.md teach: ``tab.
 ``tab.type``, ``tab.check``, ``tab.press`` and ``tab.wait_for`` with a CSS selector (reaching
 into open shadow roots) or a ref read from ``tab.snapshot(find=...)`` (``"ref=e12"`` for the
 line ``button "Save" [ref=e12]``), as an agent does from the page's outline. Playwright's is
-its documented style: ``get_by_role``, ``get_by_label``, ``locator``, ``fill``, ``check``.
+its documented style: ``get_by_role``, ``get_by_label``, ``get_by_text``, ``locator``,
+``fill``, ``check``, ``click``.
 
 A task's ``check`` is a JavaScript expression evaluated in the page after the task (by
 ``tab.evaluate`` for ego, ``page.evaluate`` for Playwright): ``true`` when the page is in the
