@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
@@ -20,7 +18,7 @@ from ..errors import (
     ResendRefusedError,
     TabClosedError,
 )
-from . import history, locate
+from . import history, locate, screenshots
 from .closing import CLOSE_ATTEMPTS, close_target
 from .console import ConsoleLog
 from .dialogs import DialogPolicy, DialogTracker
@@ -508,10 +506,12 @@ class Tab(TabRecords, PageVerbs):
         return await self.session(), None
 
     async def top_send(
-        self, method: str, params: Mapping[str, Any] | None = None
+        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
         """Send a raw CDP command on the tab's session (as :meth:`send`)."""
-        return await self.send(method, params)
+        return await self.send(
+            method, params, timeout=self.default_timeout if timeout is None else timeout
+        )
 
     async def viewport_offset(self) -> tuple[float, float]:
         """Where the page's viewport sits in the tab's: the origin."""
@@ -638,14 +638,11 @@ class Tab(TabRecords, PageVerbs):
             ProtocolError: Chrome cannot print this page (a headed Chrome may refuse).
             OSError: ``path`` cannot be written.
         """
-        if not 0.1 <= scale <= 2:
-            raise ValueError(f"pdf scale={scale!r}: give 0.1 to 2")
-        result = await self.send(
-            "Page.printToPDF",
-            {"landscape": landscape, "printBackground": print_background, "scale": scale},
+        return await screenshots.print_pdf(
+            self,
+            path=path,
+            landscape=landscape,
+            print_background=print_background,
+            scale=scale,
             timeout=self.default_timeout if timeout is None else timeout,
         )
-        data = base64.b64decode(result["data"])
-        if path is not None:
-            await asyncio.to_thread(Path(path).write_bytes, data)
-        return data
