@@ -75,6 +75,18 @@ def _serve(items: int) -> tuple[ThreadingHTTPServer, int]:
     return httpd, port
 
 
+def _lines_in_frames(lines: list[str]) -> int:
+    """How many lines sit under an iframe's line (indented deeper than it)."""
+    count, frame_depth = 0, None
+    for line in lines:
+        depth = len(line) - len(line.lstrip(" "))
+        if frame_depth is not None and depth > frame_depth:
+            count += 1
+            continue
+        frame_depth = depth if line.lstrip().startswith("iframe ") else None
+    return count
+
+
 async def main(rounds: int, items: int) -> None:
     httpd, port = _serve(items)
     try:
@@ -82,7 +94,7 @@ async def main(rounds: int, items: int) -> None:
             framed = await browser.new_tab(f"http://127.0.0.1:{port}/framed")
             await framed.frame(name="cross", timeout=10)
             flat = await browser.new_tab(f"http://127.0.0.1:{port}/flat")
-            budget = 10 * items
+            budget = 100_000
             for tab in (framed, flat):  # warm up: compile, caches
                 await tab.snapshot(max_lines=budget)
             times: dict[str, list[float]] = {"framed": [], "flat": []}
@@ -93,7 +105,7 @@ async def main(rounds: int, items: int) -> None:
                     times[name].append((time.perf_counter() - started) * 1000)
             lines = len(outline.splitlines())
             framed_outline = await framed.snapshot(max_lines=budget)
-            in_frames = sum(">>" in line for line in framed_outline.splitlines())
+            in_frames = _lines_in_frames(framed_outline.splitlines())
             print(
                 f"snapshot, {rounds} interleaved rounds, {items} items per list "
                 f"(framed: {len(framed_outline.splitlines())} lines, {in_frames} inside "

@@ -3,8 +3,9 @@ removed in one ``ego.launch()`` process, then what is left.
 
 Prints asyncio tasks, the connection's sessions, subscriptions, listeners and waiters, and the
 client's memory (RSS) before and after, and the hot call (a tool-sized ``Tab.evaluate`` on a
-settled tab) before and after, interleaved in rounds, so that "no slower" is a ratio measured
-in the same run. Run from the project root::
+settled tab) before and after; after, it is also interleaved round by round with the same
+call on a fresh Chrome started in the same process, so that "no slower" is a ratio measured
+in the same run whatever else the machine did during the churn. Run from the project root::
 
     .venv/bin/python bench/bench_soak.py                 # 1,000 tabs, 400 frames
     .venv/bin/python bench/bench_soak.py --tabs 200 --frames 100 --json /tmp/soak.json
@@ -113,6 +114,7 @@ async def _churn(browser: ego.Browser, base: str, port: int, tabs: int, frames: 
 async def main(tabs: int, frames: int) -> dict[str, Any]:
     server, port = _serve()
     base = f"http://127.0.0.1:{port}"
+    fresh_hot: list[float] = []
     try:
         async with await ego.launch(allowed_origins=[base, f"http://localhost:{port}"]) as browser:
             hot = await browser.new_tab(f"{base}/same")
@@ -135,12 +137,19 @@ async def main(tabs: int, frames: int) -> dict[str, Any]:
             tasks_after = len(asyncio.all_tasks())
             held_after = browser.connection.resources()
             rss_after = _rss_mb()
-            for _ in range(ROUNDS):
-                after_hot += await _hot_calls(hot, CALLS // ROUNDS)
+            # The same call on a fresh Chrome, interleaved round by round with the soaked one:
+            # what the soak costs, apart from whatever else the machine did meanwhile.
+            async with await ego.launch() as fresh:
+                other = await fresh.new_tab(f"{base}/same")
+                await _hot_calls(other, 200)
+                for _ in range(ROUNDS):
+                    after_hot += await _hot_calls(hot, CALLS // ROUNDS)
+                    fresh_hot += await _hot_calls(other, CALLS // ROUNDS)
     finally:
         server.shutdown()
     before_median = statistics.median(before_hot)
     after_median = statistics.median(after_hot)
+    fresh_median = statistics.median(fresh_hot)
     return {
         "tabs": tabs,
         "frames": frames,
@@ -151,6 +160,8 @@ async def main(tabs: int, frames: int) -> dict[str, Any]:
         "rss_growth_mb": round(rss_after - rss_before, 1),
         "hot_call_us": [round(before_median, 1), round(after_median, 1)],
         "hot_after_over_before": round(after_median / before_median, 3),
+        "hot_fresh_us": round(fresh_median, 1),
+        "hot_soaked_over_fresh": round(after_median / fresh_median, 3),
     }
 
 
@@ -170,7 +181,9 @@ if __name__ == "__main__":
     )
     print(
         f"hot call median: {figures['hot_call_us'][0]} us before, {figures['hot_call_us'][1]} "
-        f"us after (after/before {figures['hot_after_over_before']})"
+        f"us after (after/before {figures['hot_after_over_before']}); a fresh Chrome in the "
+        f"same rounds {figures['hot_fresh_us']} us (soaked/fresh "
+        f"{figures['hot_soaked_over_fresh']})"
     )
     if options.json:
         with open(options.json, "wb") as out:

@@ -20,9 +20,10 @@ from .errors import *  # noqa: F403  (the exception types are part of the top-le
 from .errors import __all__ as _error_names
 
 if TYPE_CHECKING:
-    from .api import Browser, BrowserStarter, connect, launch
+    from .api import Browser, BrowserContext, BrowserStarter, connect, launch
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
+    from .learning.suggest import suggest
     from .page.tab import Tab
     from .pool import BrowserPool, Endpoint, PoolResult
     from .protocol.chrome import find_chrome
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 #: Where each public name lives; imported on first use (PEP 562).
 _LAZY: dict[str, str] = {
     "Browser": ".api",
+    "BrowserContext": ".api",
     "BrowserStarter": ".api",
     "connect": ".api",
     "launch": ".api",
@@ -44,10 +46,12 @@ _LAZY: dict[str, str] = {
     "find_chrome": ".protocol.chrome",
     "Site": ".site",
     "ToolContext": ".site",
+    "suggest": ".learning.suggest",
 }
 
 __all__ = [
     "Browser",
+    "BrowserContext",
     "BrowserPool",
     "BrowserStarter",
     "Endpoint",
@@ -61,6 +65,7 @@ __all__ = [
     "connect",
     "find_chrome",
     "launch",
+    "suggest",
     *_error_names,
 ]
 

@@ -211,6 +211,12 @@ def case_call(
         return prepare(learnings, case.site_id, case.tool, case.args, options)
     plan, source = candidate
     spec = plan.parsed.browser_tools[plan.tool]
-    ref = ToolRef(plan.site_id, plan.tool, learnings.find(plan.site_id), plan.parsed, spec, options)
+    # A site the save creates has no folder yet: its entry is the one the save will write.
+    site = (
+        SiteEntry(plan.site_id, plan.workspace, plan.workspace / plan.site_id, plan.parsed, None)
+        if plan.base == "new"
+        else learnings.find(plan.site_id)
+    )
+    ref = ToolRef(plan.site_id, plan.tool, site, plan.parsed, spec, options)
     checked, embedded = learnings.checked_args(plan.site_id, spec, case.args)
     return ToolCall(ref, checked, source, None, embedded)

@@ -49,6 +49,7 @@ CORE_TOOLS = {
     "navigate",
     "evaluate",
     "take_snapshot",
+    "selector_for",
     "click",
     "type",
     "list_network_requests",
@@ -251,6 +252,7 @@ async def test_lists_core_and_learning_tools_with_annotations(mcp: McpClient) ->
 
     assert hints("learn_context") == (True, False)
     assert hints("take_snapshot") == (True, False)
+    assert hints("selector_for") == (True, False)
     assert hints("take_screenshot") == (True, False)
     assert hints("demo-shop__list_products") == (True, False)
     assert hints("demo-shop__post_review") == (False, True)
@@ -450,19 +452,22 @@ async def test_snapshot_type_click_and_network_on_the_contact_page(
     outline = value_of(await mcp.call("take_snapshot"))
     assert '"Contact us"' in outline
 
-    def selector(role: str, label: str) -> str:
-        """The reusable selector the snapshot gives for an element (as an agent would)."""
-        match = re.search(rf'(?m)^\s*{role} "{label}".*\{{(.+)\}}$', outline)
-        assert match, f"no {role} {label!r} in the snapshot:\n{outline}"
-        return match.group(1)
+    async def selector(role: str, label: str) -> str:
+        """The durable selector for the element the snapshot shows with a ref (as an agent
+        keeping it for a learning would ask)."""
+        match = re.search(rf'(?m)^\s*{role} "{label}".*\[ref=(e\d+)\]', outline)
+        assert match, f"no {role} {label!r} with a ref in the snapshot:\n{outline}"
+        found = value_of(await mcp.call("selector_for", {"ref": match.group(1)}))
+        assert found["ref"] == match.group(1)
+        return str(found["selector"])
 
     fields = {"name": "Ada MCP", "email": "ada@example.com", "message": "Hello from MCP."}
     for field, text in fields.items():
         typed = await mcp.call(
-            "type", {"selector": selector("textbox", field.title()), "text": text}
+            "type", {"selector": await selector("textbox", field.title()), "text": text}
         )
         assert not typed.is_error, text_of(typed)
-    clicked = await mcp.call("click", {"selector": selector("button", "Send message")})
+    clicked = await mcp.call("click", {"selector": await selector("button", "Send message")})
     assert not clicked.is_error, text_of(clicked)
     message_id = value_of(await mcp.call("evaluate", {"expression": WAIT_SENT}))
 

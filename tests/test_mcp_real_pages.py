@@ -1,5 +1,5 @@
 """``ego mcp`` on a real page: one snapshot reads the shadow root and every frame, the
-selectors it prints click, evaluate runs in each frame, a download is reported where the
+selectors its refs give click, evaluate runs in each frame, a download is reported where the
 click that started it answers, a PDF is saved, and a site's tool runs inside the frame of its
 site. Through the MCP SDK's stdio client, as an agent uses it.
 """
@@ -15,7 +15,7 @@ from tests.cli_helpers import ego_env
 from tests.conftest import PageServer
 from tests.learning_fixtures import make_site, tool
 from tests.test_mcp import McpClient, text_of, value_of
-from tests.test_real_pages import real_page, selector_of
+from tests.test_real_pages import real_page, ref_of
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 
@@ -59,7 +59,9 @@ async def test_one_snapshot_then_clicks_and_evaluates_in_every_frame(
     for fragment in ("Shadow text", "Same-origin text", "Cross-site text", "Use demo / demo here"):
         assert fragment in outline, outline
     for button in ('button "In shadow"', 'button "Same button"', 'button "Cross button"'):
-        value_of(await agent.call("click", {"selector": selector_of(outline, button)}))
+        ref = ref_of(outline, button).removeprefix("ref=")
+        selector = value_of(await agent.call("selector_for", {"ref": ref}))["selector"]
+        value_of(await agent.call("click", {"selector": selector}))
     after = text_of(await agent.call("take_snapshot", {"find": "clicked"}))
     for clicked in ("inner clicked", "same clicked", "cross clicked"):
         assert clicked in after, after
@@ -87,6 +89,12 @@ async def test_take_snapshot_pages_and_says_how_to_get_the_rest(
     subtree = text_of(await agent.call("take_snapshot", {"selector": "#cross >> body"}))
     assert "Cross-site text" in subtree
     assert "Real page" not in subtree
+    frame = ref_of(outline, 'iframe "cross"').removeprefix("ref=")
+    by_ref = text_of(await agent.call("take_snapshot", {"ref": frame}))
+    assert by_ref.splitlines()[1].startswith('iframe "cross"')
+    assert "Cross-site text" in by_ref
+    assert "Same-origin text" not in by_ref
+    assert by_ref == text_of(await agent.call("take_snapshot", {"selector": f"ref={frame}"}))
 
 
 async def test_a_click_that_downloads_reports_the_saved_file(

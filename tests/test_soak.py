@@ -2,8 +2,9 @@
 session and no subscription behind.
 
 ``ego mcp``, a pool, a batch and the browser ``ego launch`` keeps open and close tabs for
-hours. Each tab and each cross-site frame is a CDP session that owns subscriptions (each with
-a task), listeners and waiters; when Chrome detaches it, all of that must go. This drives a
+hours. Each tab, each cross-site frame and each worker is a CDP session that owns
+subscriptions (each with a task), listeners and waiters; when Chrome detaches it, all of that
+must go. This drives a
 browser with origin limits on (the guard attaches a session of its own to every page and
 frame) through a few hundred tabs and frames and checks that the process is back where it
 started. ``bench/bench_soak.py`` runs the full 1,000 tabs and 400 frames and reports memory.
@@ -34,7 +35,9 @@ def _serve(server: PageServer) -> tuple[str, str]:
         "/soak/page",
         "<title>Soak</title><p>page</p>"
         "<iframe name=same src='/soak/same'></iframe>"
-        f"<iframe name=cross src='{cross}'></iframe>",
+        f"<iframe name=cross src='{cross}'></iframe>"
+        "<script>const w = new Worker(URL.createObjectURL(new Blob(['postMessage(42)'])));"
+        "window.done = new Promise(r => w.onmessage = e => r(e.data));</script>",
     )
     return server.url("/soak/page"), cross
 
@@ -67,6 +70,9 @@ async def test_tabs_and_frames_that_come_and_go_leave_nothing_behind(server: Pag
             frame = await tab.frame(name="cross", timeout=10)
             assert await frame.evaluate("document.title") == "Cross"
             assert await tab.evaluate(f"{index} + 1") == index + 1
+            assert await tab.evaluate("window.done") == 42
+            [worker] = await tab.workers()
+            assert await worker.evaluate(f"{index} * 2") == index * 2
             await tab.close()
 
         for start in range(0, TABS, 10):

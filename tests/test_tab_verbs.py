@@ -18,7 +18,7 @@ import pytest
 import ego
 from ego.page import waits
 from ego.page.console import ConsoleLog, format_args
-from ego.page.input import _key_event
+from ego.page.keys import key_event as _key_event
 from ego.page.waits import url_matcher
 from tests.conftest import PageServer
 
@@ -373,7 +373,7 @@ async def test_hover_moves_the_mouse_over_the_element(tab: ego.Tab, server: Page
     with pytest.raises(ego.ElementNotFoundError, match="#absent"):
         await tab.hover("#absent", wait=0)
     with pytest.raises(ego.ElementNotFoundError, match="hidden"):
-        await tab.hover("#hidden")
+        await tab.hover("#hidden", wait=0.2)  # it waits for the element to show
 
 
 SELECT_PAGE = """

@@ -89,7 +89,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mcp": (
         "mcp_command",
         "mcp",
-        "Serve ego's tools to an MCP client over stdio.",
+        "Serve ego's tools to MCP clients, over stdio (or HTTP with --http).",
     ),
     "batch": (
         "batch_command",
@@ -130,6 +130,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "replay_commands",
         "test",
         "Run the learnings' offline test cases (tests/cases.json + HAR) against replayed pages.",
+    ),
+    "suggest": (
+        "loop_commands",
+        "suggest",
+        "Draft a browser tool per JSON endpoint of SITE from recordings (--har), or keep drafts.",
+    ),
+    "heal": (
+        "loop_commands",
+        "heal",
+        "Find out why TOOL of SITE fails and open a tested candidate version.",
     ),
     "pack": (
         "pack_commands",

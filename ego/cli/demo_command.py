@@ -37,21 +37,30 @@ SERVE_PORT = 8765
     is_flag=True,
     help="Only serve the shop until Ctrl+C, where `ego run demo-shop ...` finds it.",
 )
+@click.option(
+    "--changed-api",
+    is_flag=True,
+    help="Serve the shop with its API changed on purpose (with --serve): the product search "
+    "moves to /api/catalog/search and its products say title for name.",
+)
 @common
 @pass_settings
-def demo(settings: Settings, port: int | None, serve: bool) -> None:
+def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -> None:
     """Serve the bundled demo shop, launch Chrome, show learn_context and run its tools.
 
     With --serve, serve the shop alone on http://shop.localhost:8765/ (the demo-shop
     learning's start URL) until Ctrl+C, so that `ego run demo-shop TOOL` and scripts can use
-    it from another terminal; `python -m ego.demo` does the same.
+    it from another terminal; `python -m ego.demo` does the same. --changed-api breaks the
+    shop's API as a redesign would, for `ego heal` to mend (docs/learning-loop.md).
     """
     from ..demo import DemoServer
     from ..demo.tour import tour
 
     if serve:
-        _serve(settings, SERVE_PORT if port is None else port)
+        _serve(settings, SERVE_PORT if port is None else port, changed_api)
         return
+    if changed_api:
+        raise click.UsageError("--changed-api goes with --serve")
     port = port or 0
 
     async def go() -> tuple[LearnContext, list[Any]]:
@@ -77,12 +86,12 @@ def demo(settings: Settings, port: int | None, serve: bool) -> None:
     settings.output.result(data, human)
 
 
-def _serve(settings: Settings, port: int) -> None:
+def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
     """Serve the demo shop on ``port`` until Ctrl+C (or SIGTERM)."""
     from ..demo import DemoServer
 
     try:
-        server = DemoServer(port=port)
+        server = DemoServer(port=port, api_changed=changed_api)
         server.start()
     except OSError as exc:
         sys.exit(
@@ -90,10 +99,17 @@ def _serve(settings: Settings, port: int) -> None:
         )
     try:
         settings.output.result(
-            {"url": server.url, "local_url": server.local_url, "port": server.port},
+            {
+                "url": server.url,
+                "local_url": server.local_url,
+                "port": server.port,
+                "api_changed": changed_api,
+            },
             lambda data: (
                 f"demo shop at {data['url']} (also {data['local_url']}); log in with demo / "
-                "demo. Press Ctrl+C to stop."
+                "demo."
+                + (" Its API is changed (search moved, name is title)." if changed_api else "")
+                + " Press Ctrl+C to stop."
             ),
             one_line=True,
         )

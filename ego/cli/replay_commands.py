@@ -72,6 +72,25 @@ CASES_FILE_NAME = Path(CASES_FILE).name
     show_default=True,
     help="Seconds of network silence that end the recording (after the load, and the tool).",
 )
+@click.option(
+    "--session",
+    "session_site",
+    metavar="SITE",
+    help="Record a session of work on SITE (from URL, else its start URL): everything the "
+    "tab loads while a person or a script works in it, until Ctrl+C, --until-url or "
+    "--duration. `ego suggest SITE --har FILE` drafts tools from it.",
+)
+@click.option(
+    "--until-url",
+    metavar="PATTERN",
+    help="With --session: end once the tab's URL matches (a glob, or a part of it).",
+)
+@click.option(
+    "--duration",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="With --session: end after this many seconds.",
+)
 @click.option("--profile", help="Persistent profile to launch with (to record a logged-in page).")
 @common
 @pass_settings
@@ -86,6 +105,9 @@ def record(
     keep_secrets: bool,
     wait_until: Any,
     settle: float,
+    session_site: str | None,
+    until_url: str | None,
+    duration: float | None,
     profile: str | None,
 ) -> None:
     """Record what URL loads into a HAR 1.2 file (no session secrets unless asked).
@@ -96,7 +118,20 @@ def record(
     missing; a case of the same name is replaced). Record into the site's tests/ folder and
     `ego test SITE` runs it. The tool is checked (site, tool, args, --confirm) before a
     browser starts.
+
+    With --session SITE, the tab stays open for a person (in a browser `ego launch --headed`
+    keeps) or a script (attached with --endpoint) to work in, and everything it loads is
+    recorded until Ctrl+C, --until-url or --duration.
     """
+    if session_site is not None:
+        if run_tool is not None or args_json or pairs or confirm:
+            raise click.UsageError("--session records a session of work: not with --run")
+        _record_session(
+            settings, session_site, url, har_path, keep_secrets, until_url, duration, profile
+        )
+        return
+    if until_url is not None or duration is not None:
+        raise click.UsageError("--until-url and --duration go with --session SITE")
     if run_tool is None:
         if url is None:
             raise click.UsageError("give the URL to record, or --run SITE TOOL")
@@ -197,6 +232,93 @@ def _record_page(
     result = run_async(settings, go())
     settings.output.result(
         result, lambda data: f"recorded {data['entries']} request(s) into {data['har']}"
+    )
+
+
+def _record_session(
+    settings: Settings,
+    site_id: str,
+    url: str | None,
+    har_path: Path,
+    keep_secrets: bool,
+    until_url: str | None,
+    duration: float | None,
+    profile: str | None,
+) -> None:
+    """``ego record --session SITE``: a tab recorded while someone works in it."""
+    start = url
+    if start is None:
+        try:
+            start = settings.learnings().site(site_id).start_url
+        except EgoError:
+            start = None
+    if not start:
+        raise click.UsageError(
+            f"give the URL to start the session on: site {site_id!r} has no learning with a "
+            "startUrl yet"
+        )
+
+    async def go() -> dict[str, Any]:
+        import asyncio
+        import signal
+
+        from ..replay.session import record_session
+
+        async with settings.browser(profile=profile) as browser:
+            tab = await browser.new_tab()
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            signals = (signal.SIGINT, signal.SIGTERM)
+            for number in signals:
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(number, stop.set)
+            try:
+                ends = ["Ctrl+C"]
+                if until_url:
+                    ends.append(f"a URL matching {until_url}")
+                if duration:
+                    ends.append(f"{duration:g} s")
+
+                def started() -> None:
+                    settings.output.info(
+                        f"recording a session on {start} in tab {tab.target_id}; it ends on "
+                        + " or ".join(ends)
+                    )
+
+                end = await record_session(
+                    tab,
+                    har_path,
+                    start_url=start,
+                    until_url=until_url,
+                    duration=duration,
+                    stop=stop,
+                    strip_secrets=not keep_secrets,
+                    on_start=started,
+                )
+            finally:
+                for number in signals:
+                    with contextlib.suppress(NotImplementedError, RuntimeError):
+                        loop.remove_signal_handler(number)
+                with contextlib.suppress(EgoError):
+                    await tab.close()
+        return {
+            "har": str(har_path),
+            "entries": len(end.har.entries),
+            "secrets_stripped": not keep_secrets,
+            "site": site_id,
+            "ended": end.reason,
+            "url": end.url,
+            "seconds": round(end.seconds, 1),
+            "next": f"ego suggest {site_id} --har {har_path}",
+        }
+
+    data = run_async(settings, go())
+    settings.output.result(
+        data,
+        lambda d: (
+            f"recorded {d['entries']} request(s) of a session on {d['site']} into {d['har']} "
+            f"(ended: {d['ended']}, {d['seconds']} s); draft tools from it with `{d['next']}`"
+        ),
     )
 
 

@@ -13,8 +13,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765, help="port (0 picks a free one)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind")
     parser.add_argument("--quiet", action="store_true", help="do not log requests")
+    parser.add_argument(
+        "--changed-api", action="store_true", help="serve the shop with its API changed"
+    )
     options = parser.parse_args(argv)
-    with DemoServer(options.port, host=options.host, verbose=not options.quiet) as server:
+    with DemoServer(
+        options.port,
+        host=options.host,
+        verbose=not options.quiet,
+        api_changed=options.changed_api,
+    ) as server:
         print(f"demo shop at {server.url} (also {server.local_url}); log in with demo / demo")
         try:
             threading.Event().wait()

@@ -44,6 +44,7 @@ class Shop(Protocol):
 
     state: DemoState
     site_dir: Path
+    api_changed: bool
     layout: Template
     verbose: bool
 

@@ -190,12 +190,23 @@ def product(detail: Json, *, logged_in: bool) -> Html:
     )
 
 
-def search(q: str, products: list[Json]) -> Html:
-    """The search page's body for query ``q`` (empty: the page before any search)."""
+def search(q: str, products: list[Json], api: str = "/api/products") -> Html:
+    """The search page's body for query ``q`` (empty: the page before any search).
+
+    Args:
+        q: the query.
+        products: what it found.
+        api: the search API the page's script asks for its top rated matches.
+    """
     count = len(products)
     heading = f"{count} result{'s' if count != 1 else ''} for “{q}”" if q else "Search the shop"
     return render(
-        "search", heading=heading, count=count, products=_card_list(products, "search-results")
+        "search",
+        heading=heading,
+        count=count,
+        products=_card_list(products, "search-results"),
+        api=api,
+        q=q,
     )
 
 

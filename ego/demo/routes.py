@@ -22,7 +22,11 @@ from .handler import (
     cookie_header,
 )
 
-__all__ = ["ShopHandler"]
+__all__ = ["SEARCH_MOVED_TO", "ShopHandler"]
+
+#: Where the product search (``GET /api/products``) lives once the shop's API changed
+#: (``DemoServer(api_changed=True)``), whose product summaries say ``title`` for ``name``.
+SEARCH_MOVED_TO = "/api/catalog/search"
 
 _STATIC_TYPES = {
     ".js": "text/javascript; charset=utf-8",
@@ -125,7 +129,8 @@ class ShopHandler(BaseShopHandler):
 
     def page_search(self, query: dict[str, str]) -> None:
         q = query.get("q", "").strip()
-        body = pages.search(q, self.state.search(q) if q else [])
+        api = SEARCH_MOVED_TO if self.demo.api_changed else "/api/products"
+        body = pages.search(q, self.state.search(q) if q else [], api=api)
         title = f"Search: {q}" if q else "Search"
         self._html(200, title, body, page="search", query=q, user=self._user())
 
@@ -210,6 +215,18 @@ class ShopHandler(BaseShopHandler):
     # -- JSON API -----------------------------------------------------------------------------
 
     def api_products(self, query: dict[str, str]) -> None:
+        if self.demo.api_changed:  # the search moved (see SEARCH_MOVED_TO)
+            self._not_found(urlsplit(self.path).path)
+            return
+        self._search(query)
+
+    def api_search_moved(self, query: dict[str, str]) -> None:
+        if not self.demo.api_changed:
+            self._not_found(urlsplit(self.path).path)
+            return
+        self._search(query)
+
+    def _search(self, query: dict[str, str]) -> None:
         raw_limit = query.get("limit", "")
         try:
             limit = int(raw_limit) if raw_limit else 50
@@ -230,9 +247,15 @@ class ShopHandler(BaseShopHandler):
             {
                 "query": {"q": q, "category": category, "limit": limit, "sort": sort},
                 "total": len(matches),
-                "products": [self.state.summary(p) for p in matches[:limit]],
+                "products": [self._summary(p) for p in matches[:limit]],
             },
         )
+
+    def _summary(self, product: dict[str, Any]) -> dict[str, Any]:
+        summary = self.state.summary(product)
+        if self.demo.api_changed:  # the changed API calls a product's name its title
+            summary = {("title" if key == "name" else key): value for key, value in summary.items()}
+        return summary
 
     def api_product(self, query: dict[str, str], raw_id: str) -> None:
         product = self.state.product(int(raw_id))
@@ -359,6 +382,7 @@ _GET = _routes(
     (r"/favicon\.ico", ShopHandler.favicon),
     (r"/api/products", ShopHandler.api_products),
     (r"/api/products/(\d{1,9})", ShopHandler.api_product),
+    (r"/api/catalog/search", ShopHandler.api_search_moved),
     (r"/api/categories", ShopHandler.api_categories),
     (r"/api/me", ShopHandler.api_me),
     (r"/api/orders", ShopHandler.api_orders),

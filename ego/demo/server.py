@@ -46,6 +46,11 @@ class DemoServer:
             reviews, contact messages), fresh for each server.
         hostname: the name pages are served under; ``shop.localhost`` by default, which Chrome
             resolves to loopback by itself and treats as an origin of its own.
+        api_changed: the switch that breaks the shop's API on purpose, as a redesign would
+            (settable while it serves): the product search moves from ``/api/products`` to
+            ``/api/catalog/search`` (the old path answers 404) and its products call their
+            ``name`` a ``title``; the shop's own pages follow. A tool learned before the
+            change fails until it is healed (docs/learning-loop.md).
     """
 
     def __init__(
@@ -56,12 +61,14 @@ class DemoServer:
         hostname: str = "shop.localhost",
         site_dir: str | Path | None = None,
         verbose: bool = False,
+        api_changed: bool = False,
     ) -> None:
         self.requested_port = port
         self.host = host
         self.hostname = hostname
         self.site_dir = Path(site_dir) if site_dir is not None else SITE_DIR
         self.verbose = verbose
+        self.api_changed = api_changed
         self.state = DemoState.load(self.site_dir)
         self.layout = Template((self.site_dir / "layout.html").read_text("utf-8"))
         self._httpd: ShopHTTPServer | None = None

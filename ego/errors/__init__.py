@@ -16,16 +16,23 @@ The tree::
     │   ├── ProtocolError             Chrome answered a command with an error
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
-    │   │   └── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   ├── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   └── ResendRefusedError    ... a reload that would send a form (a POST) again
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
     │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
+    │   ├── WorkerEndedError          a worker ended before or while a call used it
     │   ├── DownloadFailedError       a download was cancelled or failed
     │   ├── TargetCrashedError        the tab's renderer crashed; reload or close the tab
     │   ├── DialogOpenError           a page dialog (alert, confirm, ...) blocks the tab
     │   ├── CommandTooLargeError      a command is larger than Chrome accepts; nothing was sent
     │   ├── ElementNotFoundError      no element matches a selector given to click or type
-    │   │   └── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   │   ├── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
+    │   │   └── ElementNotActionableError ... it matches, but stays hidden, moving, disabled,
+    │   │                                 covered or not editable
+    │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
+    │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
+    │   ├── UnknownTabError           no open tab of this browser or context has that id
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
@@ -36,6 +43,7 @@ The tree::
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
     ├── FileAccessError               a path outside the folders a server may use
+    ├── StorageStateError             a saved login (cookies, storage) cannot be read or written
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -78,20 +86,26 @@ from .browser import (
     ContextDestroyedError,
     DialogOpenError,
     DownloadFailedError,
+    ElementNotActionableError,
     ElementNotFoundError,
     FrameDetachedError,
     FrameNotFoundError,
+    InvalidSelectorError,
     NavigationError,
+    NoSelectorError,
     NotRetriedError,
     OriginBlockedError,
     PoolExhaustedError,
     ProfileInUseError,
     ProtocolError,
+    ResendRefusedError,
     StaleRefError,
     TabClosedError,
     TargetCrashedError,
+    UnknownTabError,
+    WorkerEndedError,
 )
-from .files import BatchFileError, FileAccessError
+from .files import BatchFileError, FileAccessError, StorageStateError
 from .javascript import BrowserToolError, JavaScriptError
 from .learning import (
     CaseRegressionError,
@@ -139,6 +153,7 @@ __all__ = [
     "DialogOpenError",
     "DownloadFailedError",
     "EgoError",
+    "ElementNotActionableError",
     "ElementNotFoundError",
     "FileAccessError",
     "FrameDetachedError",
@@ -147,12 +162,14 @@ __all__ = [
     "InvalidArgsError",
     "InvalidCasesError",
     "InvalidManifestError",
+    "InvalidSelectorError",
     "InvalidSkillError",
     "JavaScriptError",
     "LearningError",
     "MissingCapabilityError",
     "NavigationError",
     "NeedsLoginError",
+    "NoSelectorError",
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",
@@ -162,6 +179,7 @@ __all__ = [
     "ProfileInUseError",
     "ProtocolError",
     "ReplayError",
+    "ResendRefusedError",
     "ReturnsMismatchError",
     "SaveRefusedError",
     "SiteBusyError",
@@ -170,15 +188,18 @@ __all__ = [
     "SkillExistsError",
     "SnapshotReferenceError",
     "StaleRefError",
+    "StorageStateError",
     "TabClosedError",
     "TargetCrashedError",
     "ToolLoadError",
     "UnknownPackError",
     "UnknownSiteError",
     "UnknownSkillError",
+    "UnknownTabError",
     "UnknownToolError",
     "UnknownVersionError",
     "UnmatchedRequestError",
     "UnsafePathError",
+    "WorkerEndedError",
     "WorkspaceRequiredError",
 ]

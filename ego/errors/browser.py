@@ -15,18 +15,24 @@ __all__ = [
     "ContextDestroyedError",
     "DialogOpenError",
     "DownloadFailedError",
+    "ElementNotActionableError",
     "ElementNotFoundError",
     "FrameDetachedError",
     "FrameNotFoundError",
+    "InvalidSelectorError",
     "NavigationError",
+    "NoSelectorError",
     "NotRetriedError",
     "OriginBlockedError",
     "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
+    "ResendRefusedError",
     "StaleRefError",
     "TabClosedError",
     "TargetCrashedError",
+    "UnknownTabError",
+    "WorkerEndedError",
 ]
 
 
@@ -93,12 +99,32 @@ class OriginBlockedError(NavigationError):
         self.url = url
 
 
+class ResendRefusedError(NavigationError):
+    """A reload was refused because it would send a form again: the page is the answer to a
+    POST (or another request that changes something), and reloading it repeats that request.
+
+    Attributes:
+        url: the page's URL.
+        method: the HTTP method of the request the page came from.
+    """
+
+    def __init__(self, message: str, *, url: str, method: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.method = method
+
+
 class ContextDestroyedError(BrowserError):
     """The page's JavaScript context went away (usually a navigation) during an evaluate."""
 
 
 class FrameDetachedError(BrowserError):
     """A frame was removed from its page before or while a call used it."""
+
+
+class WorkerEndedError(BrowserError):
+    """A worker ended (terminated, closed, or gone with its page) before or while a call
+    used it; ``tab.workers()`` lists the ones running now."""
 
 
 class FrameNotFoundError(BrowserError):
@@ -159,6 +185,36 @@ class ElementNotFoundError(BrowserError):
         self.selector = selector
 
 
+class ElementNotActionableError(ElementNotFoundError):
+    """An element matches, but a user could not act on it: it stayed hidden, moving,
+    disabled, covered by another element, or (for typing) not editable, until the wait ended.
+
+    Attributes:
+        selector: the selector (or ``ref=e12``) given.
+        check: the check that failed: ``"visible"``, ``"stable"``, ``"enabled"``,
+            ``"receives events"``, ``"editable"``, ``"checkable"`` or ``"state changed"``.
+        seen: what the check saw, in words (``"covered by <div class=overlay>"``).
+    """
+
+    def __init__(self, message: str, *, selector: str, check: str, seen: str) -> None:
+        super().__init__(message, selector=selector)
+        self.check = check
+        self.seen = seen
+
+
+class InvalidSelectorError(BrowserError, ValueError):
+    """A selector is malformed (not CSS, an empty ``>>`` part, a ``ref=`` of the wrong
+    shape); nothing was done in the page.
+
+    Attributes:
+        selector: the selector given.
+    """
+
+    def __init__(self, message: str, *, selector: str) -> None:
+        super().__init__(message)
+        self.selector = selector
+
+
 class NotRetriedError(BrowserError):
     """A ``write`` or ``irreversible`` call was cut short (browser died, tab closed) mid-call.
 
@@ -185,3 +241,22 @@ class PoolExhaustedError(BrowserError):
 class StaleRefError(ElementNotFoundError):
     """A ref (``ref=e12``) no longer names a node: its frame navigated, its node was removed,
     or this tab never gave it. Take a new snapshot and use its refs."""
+
+
+class UnknownTabError(BrowserError):
+    """No open tab of this browser or context has the id given: it closed, or it belongs to
+    another context (another agent's), whose tabs a context never reaches.
+
+    Attributes:
+        tab_id: the id asked for.
+    """
+
+    def __init__(self, message: str, *, tab_id: str) -> None:
+        super().__init__(message)
+        self.tab_id = tab_id
+
+
+class NoSelectorError(BrowserError):
+    """No selector finds a ref's node alone, so ``selector_for`` has none to give: the node
+    sits in a closed shadow root (no selector reaches into one), or every selector tried
+    matches other elements too. Act on it by its ref instead."""

@@ -7,7 +7,9 @@ entry). The version id is the UTC time it was replaced, ``20250102T030405.123456
 sort by age. The record is written last: a version without one is not listed. What the save
 gate found when a source was saved (its offline cases and their results) is kept in
 ``cases/<hash>.json`` of the same folder, by the source's hash, so it stays with the version
-when it is replaced and comes back when it is restored.
+when it is replaced and comes back when it is restored. A version ``ego heal`` promoted keeps
+its provenance (what failed, what changed, which cases passed) the same way, in
+``provenance/<hash>.json``.
 :func:`list_versions` says for each version what changed from the one before it
 (:func:`changed_fields`: the source, the args, the side effect, ...).
 
@@ -47,6 +49,7 @@ __all__ = [
     "history_folder",
     "json_fields",
     "keep_cases",
+    "keep_provenance",
     "list_versions",
     "load_version",
     "write_atomic",
@@ -56,6 +59,8 @@ __all__ = [
 HISTORY_DIR = "browser-tools/.history"
 #: The folder of a tool's history that keeps each saved source's gate results, by hash.
 CASES_DIR = "cases"
+#: The folder of a tool's history that keeps where a healed source came from, by hash.
+PROVENANCE_DIR = "provenance"
 
 _VERSION_ID = re.compile(r"^\d{8}T\d{6}\.\d{6}Z(?:-\d+)?$")
 #: The order :func:`changed_fields` names an entry's keys in; other keys follow, sorted.
@@ -168,9 +173,19 @@ def keep_cases(site_dir: Path, tool: str, hash: str, record: dict[str, Any]) -> 
     write_atomic(history_folder(site_dir, tool) / CASES_DIR / f"{hash}.json", _json_bytes(record))
 
 
-def _cases(folder: Path, hash: str) -> dict[str, Any] | None:
+def keep_provenance(site_dir: Path, tool: str, hash: str, record: dict[str, Any]) -> None:
+    """Keep where the source whose :func:`content_hash` is ``hash`` came from (``ego heal``).
+
+    Raises:
+        OSError: the record cannot be written.
+    """
+    folder = history_folder(site_dir, tool) / PROVENANCE_DIR
+    write_atomic(folder / f"{hash}.json", _json_bytes(record))
+
+
+def _cases(folder: Path, hash: str, kind: str = CASES_DIR) -> dict[str, Any] | None:
     try:
-        record = json.loads((folder / CASES_DIR / f"{hash}.json").read_text(encoding="utf-8"))
+        record = json.loads((folder / kind / f"{hash}.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     return record if isinstance(record, dict) else None
@@ -210,6 +225,8 @@ class ToolVersion:
             predecessor is not known.
         cases: the offline cases the save gate ran when this source was saved, with their
             results (``ran``, ``broken``, ``forced``), or None when none ran.
+        provenance: for a version ``ego heal`` promoted: what failed, what changed, the
+            endpoint proposed, the cases that passed; else None.
     """
 
     version: str
@@ -223,6 +240,7 @@ class ToolVersion:
     entry: dict[str, Any] = field(repr=False)
     changed: tuple[str, ...] | None = None
     cases: dict[str, Any] | None = field(default=None, repr=False)
+    provenance: dict[str, Any] | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         """The version as JSON-ready data (for the CLI and MCP), its entry included."""
@@ -316,6 +334,7 @@ def _archived(folder: Path) -> list[ToolVersion]:
                 file=source,
                 entry=entry,
                 cases=_cases(folder, content_hash(data)),
+                provenance=_cases(folder, content_hash(data), PROVENANCE_DIR),
             )
         )
     # Ids sort by time; a "-N" suffix (same microsecond) sorts after its base id.
@@ -346,6 +365,7 @@ def _current(site_dir: Path, tool: str) -> ToolVersion | None:
         file=file,
         entry=entry,
         cases=_cases(history_folder(site_dir, tool), content_hash(data)),
+        provenance=_cases(history_folder(site_dir, tool), content_hash(data), PROVENANCE_DIR),
     )
 
 

@@ -48,7 +48,7 @@ from .save_plan import ToolPlan, check_schemas, plan_browser_tool, workspace_roo
 from .store import SavedTool, write_tool
 
 if TYPE_CHECKING:
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.tab import Tab
 
 __all__ = ["current_url", "save_browser_tool"]
@@ -65,7 +65,7 @@ async def current_url(tab: Tab | None) -> str | None:
     return tab.url
 
 
-async def _matching_tab(browser: Browser, learnings: Learnings, draft: ToolDraft) -> Tab | None:
+async def _matching_tab(browser: TabHost, learnings: Learnings, draft: ToolDraft) -> Tab | None:
     """An open tab on the draft's domains (else on the site's known domains), or None."""
     wanted = list(draft.domains or [])
     if not wanted:
@@ -84,7 +84,7 @@ async def _matching_tab(browser: Browser, learnings: Learnings, draft: ToolDraft
 
 
 async def _try_on_start_page(
-    browser: Browser, plan: ToolPlan, draft: ToolDraft, profile: str, timeout: float | None
+    browser: TabHost, plan: ToolPlan, draft: ToolDraft, profile: str, timeout: float | None
 ) -> Any:
     """Run the try in a tab opened on the site's start URL, as ``ego run`` would."""
     start = plan.parsed.start_url
@@ -109,12 +109,13 @@ async def _try_on_start_page(
 
 async def save_browser_tool(
     learnings: Learnings,
-    browser: Browser,
+    browser: TabHost,
     draft: ToolDraft,
     *,
     tab: Tab | None = None,
     profile: str = "the browser profile",
     gate: SaveGate | None = None,
+    page_url: str | None = None,
 ) -> SavedTool:
     """Check a browser tool and keep it in the workspace's learnings (see the module doc).
 
@@ -129,6 +130,8 @@ async def save_browser_tool(
         profile: how to name the browser profile in a NEEDS_LOGIN message.
         gate: runs the tool's offline cases against the planned save (last, once every other
             check passed); not called when the save changes nothing.
+        page_url: the page the tool was found on, when no ``tab`` is given (a new site's
+            start URL and, without ``draft.domains``, its domain).
 
     Returns:
         What was written, with the cases the gate ran.
@@ -152,7 +155,8 @@ async def save_browser_tool(
     check_schemas(draft)
     if tab is None:
         tab = await _matching_tab(browser, learnings, draft)
-    plan = plan_browser_tool(learnings, draft, page_url=await current_url(tab))
+    url = await current_url(tab) if tab is not None else page_url
+    plan = plan_browser_tool(learnings, draft, page_url=url)
     await compile_check(browser, plan)
     result: Any = None
     if draft.try_args is not None:

@@ -8,6 +8,7 @@ know from chrome-devtools-mcp where one fits (``take_snapshot``, ``list_network_
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import time
@@ -16,27 +17,69 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..errors import DialogOpenError, EgoError
+from ..errors import ContextDestroyedError, DialogOpenError, EgoError
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
+from ..page.refs import parse_ref
 from ..page.tab import Tab
 from ..page.verbs import render_outline
 from .ego_server import EgoServer
-from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call
+from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call, check
 from .results import tool_result
 from .sdk import CallToolResult, ToolError
 from .wording import mcp_message
 
-__all__ = ["add_browser_tools", "page_info", "settled"]
+__all__ = ["Force", "Ref", "Target", "add_browser_tools", "page_info", "settled", "target_of"]
 
 TabId = Annotated[str, Field(description='A tab\'s "id" from list_tabs.')]
 Selector = Annotated[str, Field(description="A CSS selector (take_snapshot gives reusable ones).")]
+Target = Annotated[
+    str | None,
+    Field(
+        description="A CSS selector (open shadow roots pierced; 'iframe >> selector' for an "
+        "element in a frame), or a snapshot's ref as 'ref=e12'. Give this or ref."
+    ),
+]
+Ref = Annotated[
+    str | None,
+    Field(description="A ref take_snapshot printed ('e12' or 'ref=e12'). Give this or selector."),
+]
+Force = Annotated[
+    bool,
+    Field(
+        description="Skip the checks made before acting (visible, enabled, still, not "
+        "covered): for an element the checks wrongly refuse."
+    ),
+]
+
+
+def target_of(selector: str | None, ref: str | None) -> str:
+    """What an action tool acts on: its ``selector``, or its ``ref`` as ``ref=e12``.
+
+    Raises:
+        ToolError: neither or both given.
+    """
+    if (selector is None) == (ref is None):
+        raise ToolError(
+            "InvalidSelectorError: give selector (CSS) or ref (from take_snapshot), one of them"
+        )
+    if ref is not None:
+        ref = ref.strip()
+        return ref if ref.startswith(("ref=", "[")) else f"ref={ref}"
+    assert selector is not None
+    return selector
 
 
 async def page_info(tab: Tab) -> dict[str, Any]:
-    """The tab's id, URL and title, read from the page itself."""
-    where = await call(lambda: tab.evaluate("({url: location.href, title: document.title})"))
+    """The tab's id, URL and title, read from the page itself (as Chrome last reported them
+    when the page is already on its way to another document, a form its script sends)."""
+    try:
+        where = await tab.evaluate("({url: location.href, title: document.title})")
+    except ContextDestroyedError:
+        where = None
+    except EgoError as exc:
+        raise ToolError(mcp_message(exc)) from None
     url = where.get("url", tab.url) if isinstance(where, dict) else tab.url
     title = where.get("title", "") if isinstance(where, dict) else ""
     return {"id": tab.target_id, "url": str(url), "title": str(title)}
@@ -195,13 +238,28 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         return tool_result(await page_info(tab))
 
     @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
-    async def reload() -> CallToolResult:
+    async def reload(
+        resend: Annotated[
+            bool,
+            Field(
+                description="Reload a page that is the answer to a form (a POST), sending the "
+                "form again (refused on a read-only server)."
+            ),
+        ] = False,
+    ) -> CallToolResult:
         """Reload the current page and wait for it to load.
 
-        Also brings back a tab whose renderer crashed. Returns {id, url, title}.
+        Also brings back a tab whose renderer crashed. A page that came from a form (a POST)
+        is reloaded only with resend: true, since that sends the form again. Returns {id,
+        url, title}.
         """
+        if resend and holder.limits.read_only:
+            raise ToolError(
+                "reload with resend: true sends a form again, and this server is read-only "
+                "(ego mcp --read-only): navigate to the page's URL for a fresh copy instead"
+            )
         tab = await holder.tab()
-        await call(tab.reload)
+        await call(lambda: tab.reload(resend=resend))
         return tool_result(await page_info(tab))
 
     @server.tool(group="input", annotations=DESTRUCTIVE)
@@ -263,7 +321,11 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     async def take_snapshot(
         selector: Annotated[
             str | None,
-            Field(description="Outline only the element this CSS selector names."),
+            Field(description='Outline only the element this selector (or "ref=e12") names.'),
+        ] = None,
+        ref: Annotated[
+            str | None,
+            Field(description='Outline only the element with this ref ("e12"), as printed.'),
         ] = None,
         max_lines: Annotated[
             int, Field(description="The most lines to return.", ge=1, le=5000)
@@ -280,18 +342,29 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
             ),
         ] = None,
     ) -> CallToolResult:
-        """A text outline of the current page, its frames and open shadow roots included:
-        one element per line with its role, name and a reusable CSS selector in {braces}
-        (an element in an iframe: the iframe's selector, ">>", then its own).
+        """The current page as the browser's accessibility tree, every frame included
+        (cross-site ones too): one element per line with its role, "name", states
+        ([checked], [expanded], [disabled], ...), value and link target, the page's text
+        between, and [ref=e12] on each element you can act on.
 
-        Use it to find what to click or type into; pass the selectors to click, type and
-        the other tools as printed. A long page is cut at max_lines: the last line says the
-        offset to pass for the rest. Returns the outline as text (and under "result").
+        Use it to find what to click or type into: pass the ref to click, type and the
+        other tools (ref: "e12", or selector: "ref=e12"); a ref stays good while its element
+        lives. selector_for turns a ref into a selector to keep in a learning. A long page
+        is cut at max_lines: the last line says the offset to pass for the rest. Returns the
+        outline as text (and under "result").
         """
         tab = await holder.tab()
+        root = selector
+        if ref is not None:
+            if selector is not None:
+                raise ToolError("take_snapshot: give selector or ref, not both")
+            name = parse_ref(ref) or parse_ref(f"ref={ref}")
+            if name is None:
+                raise ToolError(f"take_snapshot: {ref!r} is not a ref; pass one it printed (e12)")
+            root = f"ref={name}"
         outline = await call(
             lambda: snapshot.outline(
-                tab, selector=selector, max_lines=max_lines, offset=offset, find=find,
+                tab, selector=root, max_lines=max_lines, offset=offset, find=find,
                 timeout=tab.default_timeout,
             )
         )  # fmt: skip
@@ -299,33 +372,47 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         return tool_result(text)
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
-    async def click(selector: Selector) -> CallToolResult:
-        """Click the element a CSS selector names in the current page (waits up to 5 s for
-        it to appear).
+    async def click(
+        selector: Target = None, ref: Ref = None, force: Force = False
+    ) -> CallToolResult:
+        """Click an element of the current page as a user does: once it is visible, enabled,
+        still and on top at its point (waits up to 5 s), a real mouse click there.
 
         A click that starts a download waits for the file and reports where it was saved.
-        Returns {clicked: selector} (and downloads: [{path, suggested_filename, url, size,
-        state}] when any started).
+        Returns {clicked: selector or ref} (and downloads: [{path, suggested_filename, url,
+        size, state}] when any started).
         """
+        target = target_of(selector, ref)
         tab = await holder.tab()
         started = time.time()
-        opened = await acting(tab, lambda: tab.click(selector), started)
+        opened = await acting(tab, lambda: tab.click(target, force=force), started)
         if opened is not None:
-            return tool_result({"clicked": selector, **opened})
-        return tool_result({"clicked": selector, **await settled(tab, started)})
+            return tool_result({"clicked": target, **opened})
+        return tool_result({"clicked": target, **await settled(tab, started)})
 
     @server.tool(group="input", name="type", annotations=CHANGES_PAGE)
     async def type_text(
-        selector: Selector, text: Annotated[str, Field(description="The text to type.")]
+        text: Annotated[str, Field(description="The text to type.")],
+        selector: Target = None,
+        ref: Ref = None,
+        clear: Annotated[
+            bool,
+            Field(description="Replace what the field holds (true) or type at its end."),
+        ] = True,
+        force: Force = False,
     ) -> CallToolResult:
-        """Type text into the field a CSS selector names in the current page (its old value
-        is replaced).
+        """Type text into a field of the current page as a keyboard does: the field is
+        clicked (or focused), then the text goes where the focus went: an input, a textarea,
+        a contenteditable, a code editor's surface or a role=textbox. A read-only or disabled
+        field is refused.
 
-        Returns {typed: selector}.
+        Returns {typed: selector or ref}.
         """
+        target = target_of(selector, ref)
         tab = await holder.tab()
-        opened = await acting(tab, lambda: tab.type(selector, text), time.time())
-        return tool_result({"typed": selector, **(opened or {})})
+        typing = lambda: tab.type(target, text, clear=clear, force=force)  # noqa: E731
+        opened = await acting(tab, typing, time.time())
+        return tool_result({"typed": target, **(opened or {})})
 
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def list_network_requests() -> CallToolResult:
@@ -342,17 +429,30 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def get_network_request(
         id: Annotated[str, Field(description='A request\'s "id" from list_network_requests.')],
+        path: Annotated[
+            str | None,
+            Field(
+                description="Save the whole body to this file (inside the server's folders) "
+                "instead of returning it."
+            ),
+        ] = None,
     ) -> CallToolResult:
         """One request of the current page with its response body.
 
         Returns {id, method, url, type, status, mime_type, failed, from_cache, body}; body
-        is the text, or base64 for binary data (base64_encoded says which).
+        is the text, or base64 for binary data (base64_encoded says which). With path, the
+        body is saved there and {path, bytes} replace it.
         """
         tab = await holder.tab()
+        target = check(lambda: holder.files.for_writing(path)) if path is not None else None
         requests = await call(tab.network)
         found = [r for r in requests if r.request_id == id]
         data: dict[str, Any] = _request(found[0]) if found else {"id": id}
         body = await call(lambda: tab.response_body(id))
+        if target is not None:
+            raw = body if isinstance(body, bytes) else body.encode()
+            saved = await call(lambda: asyncio.to_thread(holder.files.write, target, raw))
+            return tool_result({**data, "path": str(saved), "bytes": len(raw)})
         if isinstance(body, bytes):  # Chrome sends a binary body base64-encoded
             data.update(body=base64.b64encode(body).decode(), base64_encoded=True)
         else:

@@ -1,10 +1,10 @@
 """The MCP tools that look at or act inside the current page beyond click and type:
-screenshot, console, waiting, keys, hover, options, file uploads and dialogs.
+screenshot, console, waiting, keys, hover, check boxes, options, file uploads and dialogs.
 
 Each is one call of the :class:`~ego.page.tab.Tab` verb of the same job, on the current tab, named
 as agents know it from chrome-devtools-mcp (``take_screenshot``, ``list_console_messages``,
 ``wait_for``, ``press_key``, ``hover``, ``select_option``, ``upload_file``,
-``handle_dialog``).
+``handle_dialog``), and ``check``/``uncheck`` as Playwright names them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from .browser_tools import acting, settled
+from .browser_tools import Force, Ref, Target, acting, settled, target_of
 from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call, check
 from .images import MAX_BYTES, MAX_EDGE, bounded_screenshot
@@ -30,7 +30,8 @@ _MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
 
 
 def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
-    """Register the screenshot, console, wait, key, hover, option, upload and dialog tools."""
+    """Register the screenshot, console, wait, key, hover, check, option, upload and dialog
+    tools."""
 
     @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def take_screenshot(
@@ -75,8 +76,8 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
                 full_size=full_size,
             )
         )  # fmt: skip
-        if target is not None:
-            await call(lambda: asyncio.to_thread(target.write_bytes, shot.data))
+        if path is not None:
+            target = await call(lambda: asyncio.to_thread(holder.files.write, path, shot.data))
         what = f"element {selector}" if selector else "full page" if full_page else "viewport"
         info = {
             "format": shot.format,
@@ -93,6 +94,22 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         if target is not None:
             return tool_result(info, text=f"{text}, saved to {target}")
         return image_result(shot.data, _MIME[shot.format], info, text)
+
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    async def selector_for(
+        ref: Annotated[str, Field(description='A ref take_snapshot printed ("e12").')],
+    ) -> CallToolResult:
+        """A selector to keep for the element a ref names: role and name
+        (role=button[name="Save"]) when they find it alone, else CSS; an element in a
+        frame gets its iframe's selector and ">>" first. Checked in the page to find exactly
+        that element.
+
+        Use it when saving a learning (a ref lives only as long as its element); to act now,
+        the ref itself is enough. Returns {ref, selector}.
+        """
+        tab = await holder.tab()
+        selector = await call(lambda: tab.selector_for(ref))
+        return tool_result({"ref": ref, "selector": selector})
 
     @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def list_console_messages(
@@ -173,45 +190,89 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         return tool_result({"pressed": key, **await settled(tab, started)})
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
-    async def hover(selector: Selector) -> CallToolResult:
-        """Move the mouse over the element a CSS selector names in the current page.
+    async def hover(
+        selector: Target = None, ref: Ref = None, force: Force = False
+    ) -> CallToolResult:
+        """Move the mouse over an element of the current page, once it is visible, still and
+        on top (waits up to 5 s).
 
-        Use it to open a menu or tooltip that appears on hover. Returns {hovered: selector}.
+        Use it to open a menu or tooltip that appears on hover. Returns {hovered: selector
+        or ref}.
         """
+        target = target_of(selector, ref)
         tab = await holder.tab()
-        await call(lambda: tab.hover(selector))
-        return tool_result({"hovered": selector})
+        await call(lambda: tab.hover(target, force=force))
+        return tool_result({"hovered": target})
+
+    @server.tool(group="input", name="check", annotations=CHANGES_PAGE)
+    async def check_box(
+        selector: Target = None, ref: Ref = None, force: Force = False
+    ) -> CallToolResult:
+        """Check a checkbox, switch or radio of the current page (an input, a role=checkbox,
+        switch or radio, its label, or an element holding one) by clicking it, unless it is
+        checked already; fails when the click did not check it.
+
+        Returns {checked: selector or ref}.
+        """
+        target = target_of(selector, ref)
+        tab = await holder.tab()
+        opened = await acting(tab, lambda: tab.check(target, force=force), time.time())
+        return tool_result({"checked": target, **(opened or {})})
+
+    @server.tool(group="input", name="uncheck", annotations=CHANGES_PAGE)
+    async def uncheck_box(
+        selector: Target = None, ref: Ref = None, force: Force = False
+    ) -> CallToolResult:
+        """Uncheck a checkbox or switch of the current page by clicking it, unless it is
+        unchecked already; fails when the click did not uncheck it (a radio cannot be
+        unchecked: check another of its group).
+
+        Returns {unchecked: selector or ref}.
+        """
+        target = target_of(selector, ref)
+        tab = await holder.tab()
+        opened = await acting(tab, lambda: tab.uncheck(target, force=force), time.time())
+        return tool_result({"unchecked": target, **(opened or {})})
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
     async def select_option(
-        selector: Selector,
         values: Annotated[list[str], Field(description="The option values (or labels) to select.")],
+        selector: Target = None,
+        ref: Ref = None,
     ) -> CallToolResult:
-        """Select options of the <select> a CSS selector names in the current page.
+        """Select options of a <select> of the current page, once it is visible and enabled.
 
         Returns {selector, selected}: the values now selected.
         """
+        target = target_of(selector, ref)
         tab = await holder.tab()
-        selected = await call(lambda: tab.select(selector, values))
+        selected = await call(lambda: tab.select(target, values))
         chosen = selected if isinstance(selected, list) else values
-        return tool_result({"selector": selector, "selected": chosen})
+        return tool_result({"selector": target, "selected": chosen})
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
     async def upload_file(
-        selector: Selector,
         paths: Annotated[
             list[str], Field(description="Files on the server's machine to put in the input.")
         ],
+        selector: Target = None,
+        ref: Ref = None,
     ) -> CallToolResult:
-        """Put files into the file input a CSS selector names in the current page (the page
-        sees them as chosen by the user).
+        """Put files into a file input of the current page (a hidden one too; the page sees
+        them as chosen by the user).
 
         Returns {selector, files}.
         """
+        target = target_of(selector, ref)
         tab = await holder.tab()
-        files = check(lambda: [holder.files.for_reading(path) for path in paths])
-        await call(lambda: tab.upload(selector, files))
-        return tool_result({"selector": selector, "files": [str(file) for file in files]})
+        checked = check(lambda: [holder.files.for_reading(path) for path in paths])
+        # Chrome reads a file when the page does: it gets a private copy, read without
+        # following a link put in place of the file since the check.
+        staged = await call(
+            lambda: asyncio.to_thread(lambda: [holder.files.staged_upload(p) for p in checked])
+        )
+        await call(lambda: tab.upload(target, staged))
+        return tool_result({"selector": target, "files": [str(file) for file in checked]})
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
     async def handle_dialog(
@@ -257,5 +318,6 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         """
         tab = await holder.tab()
         target = check(lambda: holder.files.for_writing(path))
-        data = await call(lambda: tab.pdf(path=target, landscape=landscape))
+        data = await call(lambda: tab.pdf(landscape=landscape))
+        target = await call(lambda: asyncio.to_thread(holder.files.write, target, data))
         return tool_result({"path": str(target), "bytes": len(data), "url": tab.url})

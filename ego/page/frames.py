@@ -4,10 +4,12 @@ Same-process iframes live in the tab's own session: ``Page.frameAttached``,
 ``Page.frameNavigated`` and ``Page.frameDetached`` tell their life, and
 ``Runtime.executionContextCreated`` gives each its default execution context. A cross-site
 iframe runs in a process of its own and is a target of its own: ``Target.setAutoAttach``
-(``flatten``, ``waitForDebuggerOnStart``, iframes only) sent on the tab's session makes Chrome
-attach each one as a child session on the same connection, paused until ego has enabled what
-it needs there and resumed it with ``Runtime.runIfWaitingForDebugger``; the child session
-reports its own frames and contexts the same way, and attaches its own cross-site children.
+(``flatten``, ``waitForDebuggerOnStart``, iframes and workers: :data:`~ego.page.attach.CHILDREN`)
+sent on the tab's session makes Chrome attach each one as a child session on the same
+connection, paused until ego has enabled what it needs there and resumed it with
+``Runtime.runIfWaitingForDebugger``; the child session reports its own frames and contexts the
+same way, and attaches its own cross-site children. The workers those sessions attach are the
+watchers' (:attr:`FrameTree.watchers`: the tab's workers), which the tree tells of each session.
 A frame keeps its :class:`~ego.page.frame.Frame` object while it navigates or moves between
 processes (Chrome reports a ``swap``); only a ``remove`` ends it.
 """
@@ -21,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import FrameNotFoundError
-from .attach import IFRAMES, prepare_paused
+from .attach import CHILDREN, prepare_paused
 from .frame import Frame, FrameHost
 from .waits import url_matcher
 
@@ -62,6 +64,9 @@ class FrameTree:
         self._change: asyncio.Future[None] | None = None
         self._closed = False
         self.session_setup: list[SessionSetup] = []
+        #: Told of each session the tree listens to (the tab's, each cross-site frame's),
+        #: before any auto-attach is asked on it: the other targets it attaches are theirs.
+        self.watchers: list[Callable[[Session], None]] = []
 
     def frames(self) -> list[Frame]:
         """The frames in tree order: the main frame first, each frame before its children."""
@@ -154,7 +159,7 @@ class FrameTree:
         """What the tab's session needs beyond its listeners: the frames that exist already,
         and the auto-attach of cross-site iframes."""
         await asyncio.gather(
-            session.send("Target.setAutoAttach", IFRAMES),
+            session.send("Target.setAutoAttach", CHILDREN),
             self._seed(session),
         )
 
@@ -187,6 +192,8 @@ class FrameTree:
             self._touch()
 
         self._listeners[session] = session.listen(_HANDLERS, on_event)
+        for watch in self.watchers:
+            watch(session)
 
         def gone() -> None:
             # The session ended (its frame went away, or moved back into its parent's
@@ -289,7 +296,7 @@ class FrameTree:
         async def setup() -> None:
             await asyncio.gather(
                 session.enable("Page", "Runtime"),
-                session.send("Target.setAutoAttach", IFRAMES),
+                session.send("Target.setAutoAttach", CHILDREN),
                 *(extra(session) for extra in self.session_setup),
             )
             await self._seed(session)

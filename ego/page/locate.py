@@ -103,7 +103,8 @@ async def _enter(page: Page, owner: str, wait: float, whole: str) -> Page:
     if object_id is None:
         raise ElementNotFoundError(
             f"no iframe matches {owner!r} on {page.url or 'the page'} (in {whole!r}): check "
-            "the selector; tab.snapshot() prints each frame's selector",
+            "the selector; tab.snapshot() shows each frame with a ref, and tab.selector_for(ref) "
+            "its selector",
             selector=whole,
         )
     try:
@@ -148,7 +149,7 @@ async def resolve_ref(page: Page, ref: str) -> tuple[Page, str]:
 
     Raises:
         StaleRefError: the ref is unknown, its frame is gone or navigated, or its node was
-            removed.
+            removed (even while the page still holds it).
     """
     registry = page.refs
     known = registry.get(ref)
@@ -163,4 +164,21 @@ async def resolve_ref(page: Page, ref: str) -> tuple[Page, str]:
         result = await frame.send("DOM.resolveNode", params)
     except ProtocolError as exc:
         raise registry.gone(ref, exc) from None
-    return frame, str(result["object"]["objectId"])
+    object_id = str(result["object"]["objectId"])
+    # Chrome still resolves a removed node while anything holds it (until it is collected):
+    # only one in the document is the node the snapshot showed.
+    connected = await frame.send(
+        "Runtime.callFunctionOn",
+        {
+            "functionDeclaration": "function () { return this.isConnected; }",
+            "objectId": object_id,
+            "returnByValue": True,
+        },
+    )
+    if connected.get("result", {}).get("value") is not True:
+        try:
+            await frame.send("Runtime.releaseObject", {"objectId": object_id})
+        except ProtocolError:
+            pass  # the document went, and the object with it
+        raise registry.stale(ref, "names a node that was removed from the page")
+    return frame, object_id

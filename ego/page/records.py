@@ -8,7 +8,9 @@ The tab attaches them to its session (they listen through it, so they end with i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .console import ConsoleLog, ConsoleMessage
 from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
@@ -18,7 +20,20 @@ from .network import NetworkLog, Request
 if TYPE_CHECKING:
     from .frames import FrameTree
 
-__all__ = ["TabRecords"]
+__all__ = ["HarRecorderFactory", "TabRecords", "set_har_recorder"]
+
+#: Makes what :meth:`TabRecords.record_har` returns: ``factory(tab, path, strip_secrets=)``.
+HarRecorderFactory = Callable[..., Any]
+#: The replay layer's recorder, registered by the layer above both (``ego.api``): the page
+#: layer sits below the replay layer and may not import it.
+_har_recorder: HarRecorderFactory | None = None
+
+
+def set_har_recorder(factory: HarRecorderFactory) -> None:
+    """Register what :meth:`TabRecords.record_har` returns (``ego.api`` registers
+    :class:`ego.replay.Recorder`)."""
+    global _har_recorder
+    _har_recorder = factory
 
 
 class TabRecords:
@@ -34,6 +49,34 @@ class TabRecords:
 
     async def session(self) -> str:
         raise NotImplementedError
+
+    def record_har(
+        self, path: str | os.PathLike[str] | None = None, *, strip_secrets: bool = True
+    ) -> Any:
+        """Record everything this tab loads while the block runs, into a HAR 1.2 file::
+
+            async with tab.record_har("session.har") as recording:
+                await tab.navigate("https://shop.example/search?q=lamp")
+                await tab.click("[data-testid=add-to-cart]")
+            print(len(recording.har.entries))     # session.har is written
+
+        The page's own ``fetch`` and XHR calls are in it: ``ego suggest`` drafts tools from
+        such a recording. It is an :class:`ego.replay.Recorder` (``wait_idle``, ``har``).
+
+        Args:
+            path: where the HAR is written when the block ends (None: keep it in memory).
+            strip_secrets: drop cookies and credentials and redact secret values (see
+                :mod:`ego.replay.secrets`); keep the default unless the HAR stays here.
+
+        Raises:
+            RuntimeError: no recorder is registered (``ego.api`` was never imported: use
+                ``ego.launch`` or ``ego.connect``).
+        """
+        if _har_recorder is None:
+            raise RuntimeError(
+                "no HAR recorder is registered: get the tab from ego.launch() or ego.connect()"
+            )
+        return _har_recorder(self, path, strip_secrets=strip_secrets)
 
     @property
     def network_log(self) -> NetworkLog:
@@ -113,6 +156,12 @@ class TabRecords:
         """The page dialogs seen since attach, oldest first (at most the last 50), each with
         its type, message, URL, default prompt, answer, who answered and when."""
         return self._dialogs.history
+
+    def take_dialog_note(self) -> str | None:
+        """What ego did about a dialog loop of this tab's page since last asked: which page
+        opened dialogs one after another and how many of them ego answered in the caller's
+        place (see :mod:`ego.page.dialogs`); None when nothing. Said once."""
+        return self._dialogs.take_flood_note()
 
     @property
     def dialog(self) -> Dialog | None:

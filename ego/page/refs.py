@@ -95,8 +95,7 @@ class RefRegistry:
     def stale(self, ref: str, why: str) -> StaleRefError:
         """The error for ``ref`` no longer naming a node, saying ``why``."""
         return StaleRefError(
-            f"ref {ref} {why}: take a new snapshot (tab.snapshot(), or take_snapshot) and use "
-            "the refs it prints",
+            f"ref {ref} {why}: take a new snapshot (tab.snapshot()) and use the refs it prints",
             selector=f"ref={ref}",
         )
 

@@ -1,33 +1,30 @@
-"""A page's outline as text for an agent: every frame of it, each read in one round trip.
+"""A page's outline for an agent: Chrome's accessibility tree of every frame, with refs.
 
-Each document (the tab's and every iframe's, cross-site ones included) is walked by
-``scripts/snapshot.js`` in its own context, all of them at once; an iframe's outline is then
-nested under the iframe's line, its selectors prefixed with the iframe's and ``>>`` (see
-:mod:`.locate`), so every selector printed works when passed back to the tab's verbs. The line
-budget spans the whole page: ``offset`` and ``max_lines`` page through it, ``find`` keeps the
-lines holding a text and their ancestors, ``selector`` outlines one subtree.
+Each document (the tab's and every iframe's, cross-site ones through their own sessions) is
+read at once: ``Accessibility.getFullAXTree`` for its frame, and one
+``DOMSnapshot.captureSnapshot`` per session for what the tree does not say (which elements
+take clicks, which are blocks: :mod:`.layout_facts`). :mod:`.axtree` turns each tree into
+lines; a frame's lines are nested under its iframe's line. Elements an agent can act on carry
+a ref from the tab's registry (``[ref=e12]``, :mod:`.refs`), which every verb takes as
+``"ref=e12"``. The line budget spans the whole page: ``offset`` and ``max_lines`` page
+through it, ``find`` keeps the lines holding a text and their ancestors, ``selector`` (CSS, a
+frame-qualified one, or a ref) outlines one subtree.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from ..errors import CommandTimeoutError, EgoError, ElementNotFoundError
-from ..protocol.remote_values import javascript_error
-from .locate import FRAME_STEP, frame_parts, locate
+from .axtree import REF, ax_lines, root_of
+from .layout_facts import CAPTURE, LayoutFacts, layout_facts
+from .locate import element_object, locate, resolve_ref
 from .page import Page
-from .scripts import page_script
+from .refs import RefRegistry, parse_ref
 
-__all__ = ["FIND_LIMIT", "Outline", "outline"]
-
-#: The most lines read per document when searching with ``find`` (the whole page, bounded).
-FIND_LIMIT: Final = 5000
-
-_GROUPS: Final = itertools.count(1)
+__all__ = ["Outline", "outline"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +34,10 @@ class Outline:
     Attributes:
         title: the page's title.
         url: the page's URL.
-        lines: the lines shown (from ``offset``, at most ``max_lines``), indented by nesting,
-            each ending with its selector in braces.
+        lines: the lines shown (from ``offset``, at most ``max_lines``), indented by nesting.
         offset: the index of the first line shown.
-        total: how many lines the outline has (with ``find``: how many lines are shown
-            before paging, the matches with their ancestors).
-        complete: False when the walk stopped at its budget: more lines exist past
-            ``total``.
+        total: how many lines the outline has (with ``find``: the matches with their
+            ancestors).
         matches: with ``find``, how many lines hold the text.
         unread: frames that could not be read, each with the reason.
     """
@@ -53,7 +47,6 @@ class Outline:
     lines: list[str]
     offset: int
     total: int
-    complete: bool
     matches: int | None = None
     unread: list[str] = field(default_factory=list)
 
@@ -61,14 +54,29 @@ class Outline:
     def next_offset(self) -> int | None:
         """Where the next page of lines starts, or None when these are the last."""
         end = self.offset + len(self.lines)
-        return end if end < self.total or not self.complete else None
+        return end if end < self.total else None
+
+
+#: Each session's layout facts, by frame id, read once per snapshot.
+_Captures = asyncio.Future[dict[str, LayoutFacts]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Document:
+    """The frame and document a tree was read from, fixed before reading it: a ref names a
+    node of that document even if the frame navigates meanwhile (it is then stale)."""
+
+    id: str
+    documents: int
 
 
 @dataclass(slots=True)
 class _Line:
     depth: int
     text: str
-    selector: str
+    full: str
+    document: _Document
+    ref: int | None = None
     frame: list[_Line] | None = None
     note: str = ""
 
@@ -86,7 +94,8 @@ async def outline(
 
     Args:
         page: a tab or a frame.
-        selector: outline only the element it matches (frame-qualified selectors work).
+        selector: outline only the element it matches: CSS (frame-qualified selectors
+            work) or a ref (``"ref=e12"``).
         max_lines: the most lines to return.
         offset: skip this many lines first (paging).
         find: keep only the lines that hold this text (case-insensitive) and their ancestors.
@@ -95,78 +104,121 @@ async def outline(
     Raises:
         ValueError: ``max_lines`` below 1 or ``offset`` below 0.
         ElementNotFoundError: ``selector`` matches nothing.
-        JavaScriptError, ContextDestroyedError, CommandTimeoutError, TabClosedError: as
+        StaleRefError: ``selector`` is a ref whose node is gone.
+        ContextDestroyedError, CommandTimeoutError, TabClosedError, DialogOpenError: as
             :meth:`ego.Tab.evaluate`.
     """
     if max_lines < 1 or offset < 0:
         raise ValueError(f"snapshot: max_lines={max_lines} must be >= 1, offset={offset} >= 0")
-    prefix = ""
-    root: str | None = None
-    if selector is not None:
-        parts = frame_parts(selector)
-        page, root = await locate(page, selector, 0)
-        prefix = "".join(f"{part} {FRAME_STEP} " for part in parts[:-1])
-    limit = FIND_LIMIT if find else offset + max_lines + 1
+    captures: dict[str, _Captures] = {}
     try:
-        title, url, lines, complete = await asyncio.wait_for(
-            _read(page, root, limit), timeout=timeout
+        title, url, lines = await asyncio.wait_for(
+            _read_from(page, selector, captures), timeout=timeout
         )
     except TimeoutError:
         raise CommandTimeoutError(
             f"the snapshot of {page.url or 'the page'} took more than {timeout:g} s (a page or "
             "frame that does not answer); pass a larger timeout, or a selector for less"
         ) from None
-    if root is not None and lines is None:
-        raise ElementNotFoundError(
-            f"no element matches {selector!r} on {page.url or 'the page'}: check the selector; "
-            "a snapshot without one lists reusable ones",
-            selector=selector or "",
-        )
-    flat: list[tuple[int, str]] = []
+    finally:
+        for capture in captures.values():
+            capture.cancel()
+        await asyncio.gather(*captures.values(), return_exceptions=True)
+    flat: list[tuple[int, str, str]] = []
     unread: list[str] = []
-    _flatten(lines or [], 0, prefix, flat, unread)
+    _flatten(lines, 0, flat, unread, page.refs)
     matches: int | None = None
     if find:
         flat, matches = _found(flat, find)
-    shown = [f"{'  ' * depth}{text}" for depth, text in flat[offset : offset + max_lines]]
-    total = len(flat)
+    shown = [
+        f"{'  ' * depth}{full if find else text}"
+        for depth, text, full in flat[offset : offset + max_lines]
+    ]
     return Outline(
         title=title,
         url=url,
         lines=shown,
         offset=offset,
-        total=total,
-        complete=complete or bool(find),
+        total=len(flat),
         matches=matches,
         unread=unread,
     )
 
 
+async def _read_from(
+    page: Page, selector: str | None, captures: dict[str, _Captures]
+) -> tuple[str, str, list[_Line]]:
+    if selector is None:
+        return await _read(page, None, captures)
+    target, backend = await _subtree_root(page, selector)
+    return await _read(target, backend, captures)
+
+
+async def _subtree_root(page: Page, selector: str) -> tuple[Page, int]:
+    """The frame holding the element ``selector`` names and the element's backend node id.
+
+    Raises:
+        ElementNotFoundError: nothing matches.
+        StaleRefError: a ref whose node is gone.
+    """
+    ref = parse_ref(selector)
+    if ref is not None:
+        frame, object_id = await resolve_ref(page, ref)
+        await _release(frame, object_id)
+        known = page.refs.get(ref)
+        assert known is not None  # resolve_ref found it
+        return frame, known.backend_node_id
+    frame, css = await locate(page, selector, 0)
+    found = await element_object(frame, css)
+    if found is None:
+        raise ElementNotFoundError(
+            f"no element matches {selector!r} on {frame.url or 'the page'}: check the "
+            "selector; a snapshot without one shows the page's elements with their refs",
+            selector=selector,
+        )
+    try:
+        node = (await frame.send("DOM.describeNode", {"objectId": found}))["node"]
+    finally:
+        await _release(frame, found)
+    return frame, int(node["backendNodeId"])
+
+
+async def _release(page: Page, object_id: str) -> None:
+    try:
+        await page.send("Runtime.releaseObject", {"objectId": object_id})
+    except EgoError:
+        pass  # the document went, and the object with it
+
+
 def _flatten(
-    lines: list[_Line], base: int, prefix: str, out: list[tuple[int, str]], unread: list[str]
+    lines: list[_Line],
+    base: int,
+    out: list[tuple[int, str, str]],
+    unread: list[str],
+    refs: RefRegistry,
 ) -> None:
+    """Lay the lines out in order, each frame's under its iframe's line, and give each
+    element its ref (in this order: a page's first snapshot numbers them as they read)."""
     for line in lines:
         note = f" ({line.note})" if line.note else ""
-        out.append((base + line.depth, f"{line.text}  {{{prefix}{line.selector}}}{note}"))
+        text, full = line.text, line.full
+        if line.ref is not None:
+            mark = f"[ref={refs.ref_for(line.document, line.ref)}]"
+            text, full = text.replace(REF, mark), full.replace(REF, mark)
+        out.append((base + line.depth, text + note, full + note))
         if line.note:
-            unread.append(f"{prefix}{line.selector}: {line.note}")
+            unread.append(f"{text}: {line.note}")
         if line.frame is not None:
-            _flatten(
-                line.frame,
-                base + line.depth + 1,
-                f"{prefix}{line.selector} {FRAME_STEP} ",
-                out,
-                unread,
-            )
+            _flatten(line.frame, base + line.depth + 1, out, unread, refs)
 
 
-def _found(flat: list[tuple[int, str]], find: str) -> tuple[list[tuple[int, str]], int]:
+def _found(flat: list[tuple[int, str, str]], find: str) -> tuple[list[tuple[int, str, str]], int]:
     """The lines holding ``find`` with their ancestors (by indentation), and how many held it."""
     wanted = find.casefold()
     keep: set[int] = set()
     hits = 0
-    for index, (depth, text) in enumerate(flat):
-        if wanted not in text.casefold():
+    for index, (depth, _, full) in enumerate(flat):
+        if wanted not in full.casefold():
             continue
         hits += 1
         keep.add(index)
@@ -181,112 +233,77 @@ def _found(flat: list[tuple[int, str]], find: str) -> tuple[list[tuple[int, str]
 
 
 async def _read(
-    page: Page, root: str | None, limit: int
-) -> tuple[str, str, list[_Line] | None, bool]:
-    """Walk ``page`` and, at the same time, every frame under it; nest each frame's lines
-    under its iframe's line. Answers the title, URL, lines (None when ``root`` matched
-    nothing) and whether every walk finished within ``limit``."""
-    children = await page.child_frames()
-    walks = [asyncio.ensure_future(_read(child, None, limit)) for child in children]
+    page: Page, root: int | None, captures: dict[str, _Captures]
+) -> tuple[str, str, list[_Line]]:
+    """The title, URL and lines of ``page``'s document (from the element ``root`` when
+    given), each iframe's line holding its frame's lines. The whole page's frames are read
+    at the same time as the page; for a subtree, only the frames it shows, after it."""
+    document = _Document(page.id, page.documents)
+    children = list(await page.child_frames())
+    reads: dict[int, asyncio.Future[tuple[str, str, list[_Line]]]] = {}
+    if root is None:
+        reads = {i: asyncio.ensure_future(_read(c, None, captures)) for i, c in enumerate(children)}
     try:
-        title, url, own, complete = await _walk(page, root, limit, children)
-    except BaseException:
-        for walk in walks:
-            walk.cancel()
-        raise
-    if own is None:
-        for walk in walks:
-            walk.cancel()
-        return title, url, None, complete
-    results = await asyncio.gather(*walks, return_exceptions=True)
-    for line in own:
-        if line.frame is None:
-            continue
-        index = int(line.frame[0].depth)  # the owner's index, parked there by _walk
-        result = results[index]
-        if isinstance(result, BaseException):
-            if not isinstance(result, EgoError):
-                raise result
-            line.frame = None
-            line.note = f"frame not read: {result}"
-            continue
-        _, _, lines, finished = result
-        line.frame = lines or []
-        complete = complete and finished
-    return title, url, own, complete
-
-
-async def _walk(
-    page: Page, root: str | None, limit: int, children: Sequence[Page]
-) -> tuple[str, str, list[_Line] | None, bool]:
-    """One document's lines: ``snapshot.js`` called with the iframe elements of
-    ``children`` as arguments, so that it can say which line shows which frame."""
-    session_id, context_id = await page._target()
-    group = f"ego-snapshot-{next(_GROUPS)}"
-    connection = page.connection
-    timeout = page.default_timeout
-    try:
-        owners = await asyncio.gather(
-            *(_owner(page, child, group) for child in children), return_exceptions=True
+        tree, facts, owners = await asyncio.gather(
+            page.send("Accessibility.getFullAXTree", {"frameId": page._frame_id}),
+            _facts(page, captures),
+            asyncio.gather(*(_owner(page, child) for child in children), return_exceptions=True),
         )
-        arguments: list[dict[str, Any]] = [{"value": {"limit": limit, "root": root}}]
+        nodes: list[dict[str, Any]] = tree.get("nodes", [])
+        top = nodes[0] if nodes else {}
+        title = str(top.get("name", {}).get("value", ""))
+        url = next(
+            (
+                str(prop.get("value", {}).get("value", ""))
+                for prop in top.get("properties", ())
+                if prop.get("name") == "url"
+            ),
+            page.url,
+        )
+        start = root_of(nodes, root)
+        if start is None:
+            return title, url, []
+        lines = ax_lines(nodes, start, facts, url=url)
+        shown = {owner: i for i, owner in enumerate(owners) if isinstance(owner, int)}
         for owner in owners:
-            if isinstance(owner, str):
-                arguments.append({"objectId": owner})
-            elif isinstance(owner, BaseException) and not isinstance(owner, EgoError):
+            if isinstance(owner, BaseException) and not isinstance(owner, EgoError):
                 raise owner
-            else:
-                arguments.append({"value": None})
-        params: dict[str, Any] = {
-            "functionDeclaration": page_script("snapshot"),
-            "arguments": arguments,
-            "returnByValue": True,
-            "objectGroup": group,
-        }
-        if context_id is not None:
-            params["executionContextId"] = context_id
-        else:
-            # The session's main frame: run on its document object.
-            found = await connection.send(
-                "Runtime.evaluate",
-                {"expression": "document", "objectGroup": group},
-                session_id=session_id,
-                timeout=timeout,
-            )
-            params["objectId"] = found["result"]["objectId"]
-        answer = await connection.send(
-            "Runtime.callFunctionOn", params, session_id=session_id, timeout=timeout
-        )
+        own = [_Line(line.depth, line.text, line.full, document, line.ref) for line in lines]
+        for line, source in zip(own, lines, strict=True):
+            index = shown.get(source.frame) if source.frame is not None else None
+            if index is None:
+                continue
+            if index not in reads:
+                reads[index] = asyncio.ensure_future(_read(children[index], None, captures))
+            try:
+                _, _, frame_lines = await reads[index]
+            except EgoError as exc:
+                line.note = f"frame not read: {exc}"
+                continue
+            line.frame = frame_lines
+        return title, url, own
     finally:
-        try:
-            await connection.send(
-                "Runtime.releaseObjectGroup",
-                {"objectGroup": group},
-                session_id=session_id,
-                timeout=timeout,
-            )
-        except EgoError:
-            pass  # the document went, and its objects with it
-    if "exceptionDetails" in answer:
-        raise javascript_error(answer["exceptionDetails"], context="taking the snapshot")
-    value: dict[str, Any] = answer["result"]["value"]
-    if value.get("missing"):
-        return value["title"], value["url"], None, True
-    lines: list[_Line] = []
-    for depth, text, selector, owner in value["lines"]:
-        line = _Line(int(depth), str(text), str(selector))
-        if owner >= 0:
-            # Which frame this line shows, until _read puts the frame's lines in its place.
-            line.frame = [_Line(int(owner), "", "")]
-        lines.append(line)
-    return value["title"], value["url"], lines, not value.get("cut")
+        for read in reads.values():
+            read.cancel()
+        await asyncio.gather(*reads.values(), return_exceptions=True)
 
 
-async def _owner(page: Page, child: Page, group: str) -> str | None:
-    """The remote object id of the iframe element that shows ``child``, in ``page``."""
+async def _facts(page: Page, captures: dict[str, _Captures]) -> LayoutFacts:
+    """The layout facts of ``page``'s document, from one DOM snapshot per session (a
+    session's snapshot holds every document of its process)."""
+    session_id, _ = await page._target()
+    capture = captures.get(session_id)
+    if capture is None:
+        capture = asyncio.ensure_future(_capture(page))
+        captures[session_id] = capture
+    return (await asyncio.shield(capture)).get(page._frame_id, LayoutFacts())
+
+
+async def _capture(page: Page) -> dict[str, LayoutFacts]:
+    return layout_facts(await page.send("DOMSnapshot.captureSnapshot", CAPTURE))
+
+
+async def _owner(page: Page, child: Page) -> int:
+    """The backend node id of the iframe element that shows ``child``, in ``page``."""
     owner = await page.send("DOM.getFrameOwner", {"frameId": child._frame_id})
-    resolved = await page.send(
-        "DOM.resolveNode", {"backendNodeId": owner["backendNodeId"], "objectGroup": group}
-    )
-    object_id = resolved.get("object", {}).get("objectId")
-    return str(object_id) if object_id else None
+    return int(owner["backendNodeId"])

@@ -13,8 +13,15 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Final
 
-from ..errors import CommandTimeoutError, ContextDestroyedError, ElementNotFoundError
+from ..errors import (
+    CommandTimeoutError,
+    ContextDestroyedError,
+    ElementNotFoundError,
+    InvalidSelectorError,
+    JavaScriptError,
+)
 from ..protocol.literals import embed_json
+from .elements import check_selector, invalid
 from .locate import locate
 from .page import Page
 from .scripts import page_script
@@ -60,6 +67,7 @@ async def wait_for(
 
     Raises:
         ValueError: not exactly one condition.
+        InvalidSelectorError: ``selector`` is malformed (or a ref); nothing was waited for.
         CommandTimeoutError: the condition did not hold within ``timeout``; the message
             names it.
     """
@@ -80,10 +88,19 @@ async def wait_for(
         script, what = f"({page_script('wait_text')})({embed_json(text)}", f"text {text!r}"
     else:
         assert selector is not None
+        ref, _ = check_selector(selector)
+        if ref is not None:
+            raise InvalidSelectorError(
+                f"wait_for(selector={selector!r}) takes CSS, not a ref: a ref names a node a "
+                "snapshot already showed; wait for a CSS selector or text",
+                selector=selector,
+            )
         try:
             target, inner = await locate(page, selector, timeout)
         except ElementNotFoundError:
             raise _timed_out(page, timeout, f"an element matching {selector!r}") from None
+        except JavaScriptError as exc:
+            raise _not_css(selector, exc) from None
         script = f"({page_script('wait_for')})({embed_json(inner)}"
         what = f"an element matching {selector!r}"
     deadline = started + timeout
@@ -96,8 +113,18 @@ async def wait_for(
                 return time.monotonic() - started
         except ContextDestroyedError:
             continue  # the page navigated: watch the new document for what is left
+        except JavaScriptError as exc:
+            raise (_not_css(selector, exc) if selector is not None else exc) from None
         break
     raise _timed_out(page, timeout, what)
+
+
+def _not_css(selector: str, error: JavaScriptError) -> Exception:
+    """``error`` as :class:`InvalidSelectorError` when the page said the selector is not CSS
+    (the wait's first look throws before anything waits), else itself."""
+    if "is not a valid selector" not in str(error):
+        return error
+    return invalid(selector, selector, str(error))
 
 
 def _timed_out(page: Page, timeout: float, what: str) -> CommandTimeoutError:

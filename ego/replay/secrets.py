@@ -14,17 +14,33 @@ anyone who reads it act as the person. So, by default, recordings lose:
 Redacted values keep the request's shape, and the matcher takes a recorded ``REDACTED`` as
 any value, so a redacted recording still replays. HTML, scripts and other bodies are not
 rewritten: a token a page writes into its own markup stays.
+
+What was dropped is named, never its value: an entry that lost headers or cookies carries
+``_redacted`` (:data:`REDACTED_FIELD`), ``{"requestHeaders": [...], "requestCookies": [...],
+"responseHeaders": [...], "responseCookies": [...]}`` with the names, so that a reader of
+the recording (``ego suggest``) can still tell that a request sent a session cookie or a
+CSRF header, and which one.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from .har import Entry, Har, Header, header_value
 from .redaction import redact_content, redact_pairs, redact_post_data, redact_url
 from .secret_names import REDACTED, is_secret_header, is_secret_name
 
-__all__ = ["REDACTED", "is_secret_header", "is_secret_name", "strip_entry", "strip_har"]
+__all__ = [
+    "REDACTED",
+    "REDACTED_FIELD",
+    "is_secret_header",
+    "is_secret_name",
+    "strip_entry",
+    "strip_har",
+]
+
+#: The entry field naming what recording dropped from it (names only).
+REDACTED_FIELD: Final = "_redacted"
 
 # Headers whose value is a URL (or a path with its query) that may carry a secret parameter.
 _URL_HEADERS: Final = frozenset({"referer", ":path", "location", "content-location"})
@@ -41,6 +57,26 @@ def _keep(headers: list[Header]) -> list[Header]:
     return kept
 
 
+def _dropped(headers: list[Header]) -> list[str]:
+    return sorted({header.name for header in headers if is_secret_header(header.name)})
+
+
+def _cookie_names(cookies: list[Any], headers: list[Header], header: str) -> list[str]:
+    """The names of the cookies an entry's HAR ``cookies`` and its ``Cookie`` or
+    ``Set-Cookie`` headers carry."""
+    names = {str(c.get("name")) for c in cookies if isinstance(c, dict) and c.get("name")}
+    for pair in headers:
+        if pair.name.lower() != header:
+            continue
+        # Set-Cookie: one cookie a line (its attributes after ';'); Cookie: many, by ';'.
+        parts = pair.value.splitlines() if header == "set-cookie" else pair.value.split(";")
+        for part in parts:
+            name = part.split(";", 1)[0].split("=", 1)[0].strip()
+            if name and "=" in part:
+                names.add(name)
+    return sorted(names)
+
+
 def strip_entry(entry: Entry) -> Entry:
     """Remove secret headers and cookies from ``entry`` and redact secret values, in place.
 
@@ -48,6 +84,15 @@ def strip_entry(entry: Entry) -> Entry:
         ``entry``.
     """
     request, response = entry.request, entry.response
+    dropped = {
+        "requestHeaders": _dropped(request.headers),
+        "requestCookies": _cookie_names(request.cookies, request.headers, "cookie"),
+        "responseHeaders": _dropped(response.headers),
+        "responseCookies": _cookie_names(response.cookies, response.headers, "set-cookie"),
+    }
+    dropped = {key: names for key, names in dropped.items() if names}
+    if dropped:
+        entry.extra[REDACTED_FIELD] = dropped
     request.headers = _keep(request.headers)
     request.cookies = []
     request.url = redact_url(request.url)

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 from ..calls import DEFAULTS, CallOptions, prepare
 from ..errors import ConfirmationRequiredError
 from ..learning.health.recorder import record_as
-from .saving import Saving
+from .loop import Loop
 
 if TYPE_CHECKING:
     # Skills and learn_context's models are imported where they are used: a tool call (and a
     # command that makes one) does not pay for them.
     from ..learning.context import LearnContext, SiteSummary
     from ..learning.registry import Learnings
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.tab import Tab
     from ..skills import SkillSummary
 
@@ -36,13 +36,13 @@ class ToolContext:
     """
 
     site: Site
-    browser: Browser
+    browser: TabHost
     tab: Tab
     site_id: str
     tool: str
 
 
-class Site(Saving):
+class Site(Loop):
     """Learnings on a browser: discover tools for a URL, run them in the right tab.
 
     Every check happens before anything reaches the browser: the site must exist and be
@@ -55,7 +55,8 @@ class Site(Saving):
     Its methods come in layers, one module each: where a call runs
     (:class:`~ego.site.placement.Placement`), the call path
     (:class:`~ego.site.running.Running`), keeping tools and notes
-    (:class:`~ego.site.saving.Saving`), and the front door here.
+    (:class:`~ego.site.saving.Saving`), keeping drafted tools and healing broken ones
+    (:class:`~ego.site.loop.Loop`), and the front door here.
 
     Args:
         browser: the browser to run tools in.

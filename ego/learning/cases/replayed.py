@@ -29,7 +29,7 @@ from ...errors import (
     HarFormatError,
     TabClosedError,
 )
-from ...page.browser import Browser
+from ...page.browser import TabHost
 from ...page.tab import Tab
 from ...replay import Har, Replayer
 from .format import LearningCase
@@ -49,7 +49,7 @@ Invoke = Callable[[Tab, float], Awaitable[Any]]
 
 
 async def run_replayed(
-    browser: Browser,
+    browser: TabHost,
     case: LearningCase,
     invoke: Invoke,
     *,
@@ -178,15 +178,23 @@ async def _run_in_tab(
         except (EgoError, TimeoutError) as exc:
             result.reason = f"setup script failed: {exc}"
             return
+    mark = len(replayer.requests)
     try:
         value = await invoke(tab, tool_timeout)
     except BrowserClosedError:
         raise
     except EgoError as exc:
+        result.tool_entries = _answered(replayer, mark)
         result.error = error_kind(exc)
         result.reason = judge_error(case, exc)
         result.passed = not result.reason
         return
+    result.tool_entries = _answered(replayer, mark)
     result.result = value
     result.reason = judge(case, value)
     result.passed = not result.reason
+
+
+def _answered(replayer: Replayer, mark: int) -> list[int]:
+    """The HAR entries that answered the requests made since ``mark``."""
+    return [r.entry for r in replayer.requests[mark:] if r.entry is not None]

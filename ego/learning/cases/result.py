@@ -23,6 +23,8 @@ class CaseResult(BaseModel):
         error: the error kind the tool ended with (SKILL_BROKEN, NEEDS_LOGIN, TOOL_ERROR,
             ...), or None.
         unmatched: ``"METHOD URL"`` of every request the HAR could not answer.
+        tool_entries: the HAR entries that answered the tool's own requests (after the page
+            loaded), by index (not in JSON): what ``ego heal`` compares with a live run.
     """
 
     site_id: str = Field(serialization_alias="site")
@@ -34,6 +36,7 @@ class CaseResult(BaseModel):
     result: Any = Field(default=None, exclude=True)
     error: str | None = None
     unmatched: list[str] = Field(default_factory=list)
+    tool_entries: list[int] = Field(default_factory=list, exclude=True)
 
     @field_serializer("passed")
     def _status(self, passed: bool) -> str:

@@ -1,7 +1,8 @@
 // What every page script shares about the DOM: CSS selectors that pierce open shadow roots,
-// as Playwright's CSS engine does, the text a page shows, and a selector that finds an
-// element again. Scripts get it as `dom` (page_script() splices it in where a script says
-// __DOM__). Closed shadow roots stay closed: page script cannot see into them.
+// as Playwright's CSS engine does, `role=` selectors (roles.js), the text a page shows, and a
+// selector that finds an element again. Scripts get it as `dom` (page_script() splices it in
+// where a script says __DOM__). Closed shadow roots stay closed: page script cannot see into
+// them.
 () => {
   // Splits text at the places `cut(text, i)` names (it answers the separator's length, or 0),
   // never inside brackets, parentheses or quotes.
@@ -67,13 +68,21 @@
       if (el.shadowRoot) yield* elementsOf(el.shadowRoot);
     }
   };
+  const roles = __ROLES__(parentOf);
   const queryAll = (selector, root = document, limit = Infinity) => {
-    root.querySelector(selector); // a selector that is not CSS throws here, as querySelector does
-    const alternatives = parse(selector);
+    let test;
+    if (roles.isRole(selector)) {
+      const wanted = roles.parse(selector); // throws a SyntaxError naming the selector
+      test = (el) => roles.matches(el, wanted);
+    } else {
+      root.querySelector(selector); // a selector that is not CSS throws here, as querySelector does
+      const alternatives = parse(selector);
+      test = (el) => alternatives.some((segments) => matchesChain(el, segments));
+    }
     const found = [];
     if (limit <= 0) return found;
     for (const el of elementsOf(root)) {
-      if (alternatives.some((segments) => matchesChain(el, segments))) {
+      if (test(el)) {
         found.push(el);
         if (found.length >= limit) break;
       }
@@ -81,6 +90,17 @@
     return found;
   };
   const query = (selector, root = document) => queryAll(selector, root, 1)[0] || null;
+  // Why `selector` is no selector the engine takes (a message), or null: CSS is checked on an
+  // empty fragment and a role= selector parsed, so nothing in the page is looked up.
+  const problem = (selector) => {
+    try {
+      if (roles.isRole(selector)) roles.parse(selector);
+      else document.createDocumentFragment().querySelector(selector);
+      return null;
+    } catch (e) {
+      return String(e.message || e);
+    }
+  };
   // The document and every open shadow root in it, nested ones included.
   let rootsCache = null;
   const roots = (fresh = false) => {
@@ -142,5 +162,5 @@
     const own = parts.join(" > ") || el.localName;
     return inShadow ? `${selectorOf(root.host, attributes)} ${own}` : own;
   };
-  return { query, queryAll, roots, shownText, selectorOf, parentOf, esc };
+  return { query, queryAll, problem, roots, shownText, selectorOf, parentOf, esc, roles };
 }

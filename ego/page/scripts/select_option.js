@@ -1,8 +1,8 @@
 // Selects options of a <select> by value, else by label, and fires input and change as a
-// user's choice would. Reports what went wrong instead of throwing, so that Python can word it.
-(selector, wanted) => {
-  const el = __DOM__.query(selector);
-  if (!el) return { found: false };
+// user's choice would. `this` is the element (a ref) or a selector's matches (index says which
+// the checks chose). Reports what went wrong instead of throwing, so that Python can word it.
+function (index, wanted) {
+  const el = Array.isArray(this) ? this[index] : this;
   if (!(el instanceof HTMLSelectElement)) {
     return { found: true, notSelect: el.localName + (el.type ? `[type=${el.type}]` : "") };
   }
@@ -19,7 +19,6 @@
   }
   if (!el.multiple && picked.length > 1) return { found: true, tooMany: picked.length };
   if (el.disabled) return { found: true, disabled: true };
-  el.scrollIntoView({ block: "center", inline: "center" });
   el.focus();
   if (!el.multiple && picked.length === 1) {
     // The native setter, as type() does, so that frameworks tracking the value see it.

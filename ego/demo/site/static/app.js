@@ -110,7 +110,37 @@
     });
   }
 
+  async function showRelated() {
+    // The search page's top rated matches, from the search API the page names (data-api).
+    const aside = document.querySelector('[data-testid="search-related"]');
+    if (!aside || !aside.dataset.q) return;
+    const params = new URLSearchParams({ q: aside.dataset.q, limit: "3", sort: "-rating" });
+    const { ok, data } = await api("GET", aside.dataset.api + "?" + params);
+    if (!ok) return;
+    const list = aside.querySelector('[data-testid="related-list"]');
+    for (const product of data.products) {
+      const item = document.createElement("li");
+      item.dataset.testid = "related-item";
+      item.textContent = product.title || product.name;
+      list.append(item);
+    }
+    aside.hidden = data.products.length === 0;
+  }
+
+  async function showLiveStock() {
+    // The product page asks the API for the stock as it is now.
+    const line = document.querySelector('[data-testid="live-stock"]');
+    if (!line) return;
+    const { ok, data } = await api("GET", "/api/products/" + line.dataset.productId);
+    if (!ok) return;
+    line.dataset.stock = String(data.stock);
+    line.textContent = data.stock + " in stock right now";
+    line.hidden = false;
+  }
+
   function start() {
+    showRelated().catch(() => {});
+    showLiveStock().catch(() => {});
     enhanceAddToCart();
     enhanceContactForm();
     enhanceReviewForm();

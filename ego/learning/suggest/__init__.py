@@ -1,0 +1,87 @@
+"""``ego suggest``: browser tools drafted from what a page did, one per JSON endpoint.
+
+An agent (or a person) works on a site while a recording runs (``ego record --session``,
+``tab.record_har``, MCP ``start_recording``); :func:`suggest` reads the recordings and drafts
+a tool for each endpoint of the site's JSON API the page called, with offline cases built
+from the recorded calls. Drafts are written beside the site's tools, never live
+(:mod:`.drafts`); ``Site.save_draft`` keeps one through the save gate.
+
+- :mod:`.traffic`: which recorded requests are API calls, and why the others are not;
+- :mod:`.endpoints`: calls of one endpoint, and its path as a template;
+- :mod:`.values`: args, constants and the ``returns`` schema;
+- :mod:`.auth`: the session and the CSRF token;
+- :mod:`.source`: the tool's JavaScript;
+- :mod:`.drafting`: the drafts and their cases; :mod:`.drafts`: on disk.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ...errors import LearningError
+from ..registry import Learnings
+from .drafting import CaseDraft, DraftedTool, SuggestReport, suggest_from
+from .drafts import Draft, list_drafts, load_draft, write_drafts
+
+__all__ = [
+    "CaseDraft",
+    "Draft",
+    "DraftedTool",
+    "SuggestReport",
+    "list_drafts",
+    "load_draft",
+    "suggest",
+]
+
+
+def suggest(
+    site_id: str,
+    har_paths: list[str | os.PathLike[str]] | str | os.PathLike[str],
+    *,
+    learnings: Learnings | None = None,
+    workspace: str | os.PathLike[str] | None = None,
+    write: bool = True,
+) -> SuggestReport:
+    """Draft browser tools for ``site_id`` from recordings of the page at work.
+
+    ::
+
+        report = ego.suggest("shop", ["session.har"], workspace="~/agent")
+        print(report.format())      # what was found, what was skipped and why
+
+    Args:
+        site_id: the site the tools are for. A site with no learning yet gets a manifest
+            drafted from the recordings' host.
+        har_paths: one recording or several (two sessions that differ in ids and values
+            tell args from constants).
+        learnings: the roots (the site's domains and tools are read there; drafts go to
+            their workspace). By default the workspace's (``workspace`` or
+            ``EGO_WORKSPACE``) and the project's.
+        workspace: the agent workspace, when ``learnings`` is not given.
+        write: write the drafts (the default); False only reports.
+
+    Returns:
+        The drafts, what was skipped and why, and where the drafts were written.
+
+    Raises:
+        HarFormatError: a recording cannot be read.
+        WorkspaceRequiredError: ``write`` and no workspace.
+        ValueError: no recording given.
+    """
+    if learnings is None:
+        learnings = Learnings(workspace=Path(workspace).expanduser() if workspace else None)
+    paths = [har_paths] if isinstance(har_paths, str | os.PathLike) else list(har_paths)
+    domains: list[str] | None = None
+    tools: set[str] = set()
+    try:
+        manifest = learnings.site(site_id)
+    except LearningError:
+        manifest = None
+    if manifest is not None:
+        domains = list(manifest.domains)
+        tools = set(manifest.browser_tools) | set(manifest.python_tools)
+    report = suggest_from(site_id, paths, domains=domains, existing_tools=tools)
+    if write:
+        write_drafts(learnings, report)
+    return report

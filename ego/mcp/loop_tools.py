@@ -1,0 +1,236 @@
+"""MCP tools of the learning loop's two ends: record what the agent does in a tab, draft tools
+from the recording, keep a draft, and heal a tool that stopped working.
+
+- ``start_recording`` / ``stop_recording`` (group ``network``): the current tab's traffic
+  into a HAR inside the server's folders (the operator's file limits), secrets stripped as
+  ``ego record`` strips them;
+- ``suggest_tools``, ``save_draft``, ``heal_tool`` (group ``saving``): ``ego suggest`` and
+  ``ego heal`` for an agent; a kept draft or a promoted candidate is served as its own MCP
+  tool at once.
+
+``build_server`` adds them with ``add_loop_tools(server, holder)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from ..errors import LearningError
+from ..learning.suggest import suggest
+from ..replay.recorder import Recorder
+from .ego_server import EgoServer
+from .holder import READ_ONLY, BrowserHolder, call, check
+from .learning_tools import add_learning_tool
+from .results import tool_result
+from .sdk import CallToolResult, Context, ToolAnnotations, ToolError, client_roots, tools_changed
+
+__all__ = ["add_loop_tools"]
+
+#: Writes to the agent workspace only (drafts, a new version; the old one is kept).
+_SAVES = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
+)
+#: The tools that read or write files: the client's roots are asked for before they run.
+_FILE_TOOLS = frozenset({"start_recording", "suggest_tools"})
+
+
+class _Recording:
+    """The recording a server runs (one at a time)."""
+
+    def __init__(self, recorder: Recorder, path: str) -> None:
+        self.recorder = recorder
+        self.path = path
+
+
+_recordings: weakref.WeakKeyDictionary[BrowserHolder, _Recording] = weakref.WeakKeyDictionary()
+
+
+def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
+    """Register ``start_recording``, ``stop_recording``, ``suggest_tools``, ``save_draft``
+    and ``heal_tool`` on ``server``."""
+
+    async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
+        if name in _FILE_TOOLS:
+            roots = await client_roots(context)
+            if roots is not None:
+                holder.files.set_client_roots(roots)
+
+    server.before_call.append(ask_for_roots)
+
+    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
+    async def start_recording(
+        path: Annotated[
+            str | None,
+            Field(description="The HAR file to write (inside the server's folders)."),
+        ] = None,
+    ) -> CallToolResult:
+        """Record everything the current tab loads from now on (pages, scripts, and each
+        call its scripts make to the site's API) until stop_recording, into a HAR file.
+
+        Work in the tab as usual meanwhile (navigate, click, type). Cookies, credentials
+        and secret values are left out. Then suggest_tools drafts tools from it.
+        Returns {har, tab}.
+        """
+        running = _recordings.get(holder)
+        if running is not None and running.recorder.running:
+            raise ToolError(
+                f"a recording into {running.path} is running: stop_recording ends it first"
+            )
+        count = len(_recordings) + 1
+        target = check(lambda: holder.files.for_writing(path or f"recording-{count}.har"))
+        tab = await holder.tab()
+        recorder = Recorder(tab)  # stop_recording writes the file, without following a link
+        await call(recorder.start)
+        _recordings[holder] = _Recording(recorder, str(target))
+        return tool_result({"har": str(target), "tab": tab.target_id})
+
+    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
+    async def stop_recording() -> CallToolResult:
+        """End the recording start_recording began and write its HAR file.
+
+        Returns {har, entries, hosts}: hosts counts the requests per host. Pass the file to
+        suggest_tools.
+        """
+        running = _recordings.pop(holder, None)
+        if running is None:
+            raise ToolError("no recording is running: start_recording starts one")
+
+        async def stop() -> Any:
+            await running.recorder.wait_idle(quiet=0.5, timeout=5.0)
+            return await running.recorder.stop()
+
+        har = await call(stop)
+        data = har.dumps().encode()
+        await call(lambda: asyncio.to_thread(holder.files.write, running.path, data))
+        hosts: dict[str, int] = {}
+        for entry in har.entries:
+            host = entry.request.url.split("/")[2] if "://" in entry.request.url else "?"
+            hosts[host] = hosts.get(host, 0) + 1
+        return tool_result({"har": running.path, "entries": len(har.entries), "hosts": hosts})
+
+    @server.tool(group="saving", annotations=_SAVES)
+    async def suggest_tools(
+        site_id: Annotated[str, Field(description="The site the tools are for (new or known).")],
+        har_paths: Annotated[
+            list[str], Field(description="Recordings (stop_recording's har), one or more.")
+        ],
+        check_cases: Annotated[
+            bool, Field(description="Also run each draft's offline cases.")
+        ] = False,
+    ) -> CallToolResult:
+        """Draft one browser tool per JSON endpoint the recordings show on the site.
+
+        Each draft calls the site's API from the page (same-origin fetch, the session's
+        cookies, a CSRF token read where the page keeps it), with args and constants from
+        what changed between calls, returns as the JSON Schema of the answers, and offline
+        cases from the recorded calls. Drafts are not live: save_draft keeps one (improve
+        its description first). Returns {found, skipped (with reasons), drafts_dir, ...}.
+        """
+        files = check(lambda: [holder.files.for_reading(p) for p in har_paths])
+
+        async def draft() -> Any:
+            return suggest(site_id, list(files), learnings=holder.learnings)
+
+        report = await call(draft)
+        data = report.as_dict()
+        data["skipped"] = data["skipped"][:50]
+        if check_cases and report.drafts:
+            browser = await holder.browser()
+            data["checked"] = {}
+            for drafted in report.drafts:
+                name = drafted.tool
+
+                async def run(name: str = name) -> Any:
+                    return await browser.site.check_draft(site_id, name)
+
+                data["checked"][name] = [r.to_dict() for r in await call(run)]
+        return tool_result(data)
+
+    @server.tool(group="saving", annotations=_SAVES)
+    async def save_draft(
+        site_id: str,
+        tool: str,
+        description: Annotated[
+            str | None, Field(description="A better description than the drafted one.")
+        ] = None,
+        side_effect: Annotated[
+            Literal["read", "write", "irreversible"] | None,
+            Field(description="A drafted write is irreversible unless you say write."),
+        ] = None,
+        ctx: Context[Any, Any] | None = None,
+    ) -> CallToolResult:
+        """Keep a tool suggest_tools drafted: checked like save_browser_tool, its offline
+        cases run first (one that fails refuses it), then kept with the site's cases.
+
+        Returns what was saved; the tool is then its own MCP tool (mcp_tool).
+        """
+        browser = await holder.browser()
+        saved = await call(
+            lambda: browser.site.save_draft(
+                site_id, tool, description=description, side_effect=side_effect, front_end="mcp"
+            )
+        )
+        data = saved.as_dict()
+        data["mcp_tool"] = _register(server, holder, site_id, tool)
+        await tools_changed(ctx)
+        return tool_result(data)
+
+    @server.tool(group="saving", annotations=_SAVES)
+    async def heal_tool(
+        site_id: str,
+        tool: str,
+        step: Annotated[
+            Literal["diagnose", "check", "promote"],
+            Field(
+                description="diagnose: run the cases and a recorded live run, report what "
+                "changed, open a candidate; check: run the old cases and the live one on the "
+                "candidate; promote: save it through the gate."
+            ),
+        ] = "diagnose",
+        accept_changed_cases: Annotated[
+            list[str] | None,
+            Field(description="With promote: old cases whose result the candidate may change."),
+        ] = None,
+        confirm: Annotated[
+            bool, Field(description="diagnose: allow the live run of an irreversible tool.")
+        ] = False,
+        ctx: Context[Any, Any] | None = None,
+    ) -> CallToolResult:
+        """Turn a failing tool (tool_health says suspect) into a tested new version.
+
+        diagnose reports failing cases, what changed between the recorded and the live
+        exchange (endpoint 404 or moved, fields renamed, a selector gone, a login asked)
+        and, for a drafted API tool whose endpoint moved, proposes the new one; its
+        candidate is in the report's folder (candidate.js: edit it if needed). check, then
+        promote (which refuses a candidate that changes an old case's expected result
+        unless accept_changed_cases names it). restore_tool rolls back.
+        """
+        browser = await holder.browser()
+        site = browser.site
+        if step == "diagnose":
+            report = await call(lambda: site.heal_tool(site_id, tool, confirm=confirm))
+            return tool_result(report.as_dict())
+        if step == "check":
+            result = await call(lambda: site.check_candidate(site_id, tool))
+            return tool_result(result.as_dict())
+        done = await call(
+            lambda: site.promote_candidate(
+                site_id, tool, accept_changed_cases=accept_changed_cases or (), front_end="mcp"
+            )
+        )
+        data = done.as_dict()
+        data["mcp_tool"] = _register(server, holder, site_id, tool)
+        await tools_changed(ctx)
+        return tool_result(data)
+
+
+def _register(server: EgoServer, holder: BrowserHolder, site_id: str, tool: str) -> str | None:
+    try:
+        _, spec = holder.learnings.tool(site_id, tool)
+    except LearningError:
+        return None
+    return add_learning_tool(server, holder, site_id, spec)

@@ -1,0 +1,420 @@
+"""One document's accessibility tree, as Chrome computes it, turned into outline lines.
+
+Input: the nodes of ``Accessibility.getFullAXTree`` for one frame's document (names, roles,
+values and states as Chrome computes them, shadow roots and slots already composed), and the
+:class:`~ego.page.layout_facts.LayoutFacts` of that document. Output: :class:`AxLine` s, one
+per element an agent cares about, indented by nesting, in the page's order:
+
+- a line names the role, the name in quotes, the states (``[checked]``, ``[expanded]``,
+  ``[selected]``, ``[disabled]``, ``[required]``, ``[level=2]``, ...), the ref
+  (``[ref=e12]``) of an element an agent can act on, a field's value (``value="..."``) and a
+  link's target (``-> /path``);
+- the text between elements is ``text: ...``, a sentence's inline elements kept in it; an
+  element with no name whose content starts with text takes it after a colon
+  (``listitem: Chair``); text an element's name already says, and a label's text next to
+  the field it names, are not repeated;
+- wrappers with nothing to say (``generic``, ``paragraph``, a ``<label>``, layout tables)
+  print nothing, their content moving up a level;
+- an iframe's line carries its element's backend node id, so that the frame's own lines can
+  be nested under it.
+
+Refs go to elements an agent can act on: interactive roles (buttons, links, fields, options,
+tabs, menu items, ...), iframes, and anything else the page made clickable, tabbable or
+editable. A line holds :data:`REF` where its ref goes and names the node in ``ref``: the
+snapshot gives the refs once every frame's lines are in order, so that a page's first
+snapshot numbers them as they read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from .layout_facts import LayoutFacts
+
+__all__ = ["REF", "AxLine", "ax_lines", "role_name", "root_of"]
+
+#: Where a line's ref goes in its text.
+REF: Final = "\x00"
+
+#: The longest name and text shown on a line; past it they are cut with "…" (``find``
+#: still searches the whole, and shows a matching line whole).
+NAME_MAX: Final = 100
+TEXT_MAX: Final = 300
+#: Nesting past this depth is not walked (a line says so): Python's recursion stays bounded.
+DEPTH_MAX: Final = 400
+
+#: Roles that take a ref: what an agent acts on.
+INTERACTIVE: Final = frozenset(
+    {
+        "button", "checkbox", "combobox", "link", "listbox", "menuitem", "menuitemcheckbox",
+        "menuitemradio", "option", "radio", "scrollbar", "searchbox", "slider", "spinbutton",
+        "switch", "tab", "textbox", "treeitem", "DisclosureTriangle", "Iframe",
+        "IframePresentational", "MenuListOption", "PopUpButton", "ToggleButton", "ColorWell",
+        "date", "DateTime", "InputTime",
+    }
+)  # fmt: skip
+#: Roles that print no line of their own: their content moves up a level.
+TRANSPARENT: Final = frozenset(
+    {
+        "generic", "none", "presentation", "paragraph", "LabelText", "MenuListPopup",
+        "Section", "SectionWithoutName", "HeaderAsNonLandmark", "FooterAsNonLandmark",
+        "sectionheader", "sectionfooter", "Legend", "code", "emphasis", "strong", "mark",
+        "subscript", "superscript", "time", "Abbr", "insertion", "deletion", "Ruby",
+        "RubyAnnotation", "blockquote", "caption", "Figcaption", "DescriptionList",
+        "DescriptionListTerm", "DescriptionListDetail", "term", "definition", "Pre",
+        "LayoutTable", "LayoutTableRow", "LayoutTableCell", "rowgroup", "Unknown", "Canvas",
+        "RootWebArea", "WebArea", "Details", "Summary",
+    }
+)  # fmt: skip
+#: Roles whose content is their line (nothing inside is walked, but a native select's options).
+LEAF: Final = frozenset(
+    {
+        "textbox", "searchbox", "spinbutton", "slider", "checkbox", "radio", "switch", "image",
+        "progressbar", "meter", "separator", "scrollbar", "combobox", "ColorWell", "date",
+        "DateTime", "InputTime", "Video", "Audio",
+    }
+)  # fmt: skip
+#: Roles whose value is shown.
+VALUED: Final = frozenset(
+    {
+        "textbox", "searchbox", "combobox", "spinbutton", "slider", "progressbar", "meter",
+        "scrollbar", "ColorWell", "date", "DateTime", "InputTime",
+    }
+)  # fmt: skip
+#: Chrome's internal role names, as an agent knows them (others are lowercased).
+ROLE_NAMES: Final = {
+    "image": "img",
+    "Iframe": "iframe",
+    "IframePresentational": "iframe",
+    "DisclosureTriangle": "button",
+    "MenuListOption": "option",
+    "PopUpButton": "combobox",
+    "ToggleButton": "button",
+    "ColorWell": "colorwell",
+    "EmbeddedObject": "embed",
+    "PluginObject": "embed",
+}
+#: Why an ignored node is out of sight: nothing under it is shown.
+_HIDDEN: Final = frozenset(
+    {
+        "ariaHiddenElement", "ariaHiddenSubtree", "inertElement", "inertSubtree",
+        "notRendered", "notVisible",
+    }
+)  # fmt: skip
+#: Why an ignored node is a label: a click on it goes to its field, which has its own line.
+_LABELS: Final = frozenset({"labelContainer", "labelFor"})
+#: Roles whose name, taken from their content, would only repeat the lines under them.
+_UNNAMED: Final = frozenset({"row", "rowgroup", "listitem", "list", "table", "grid", "treegrid"})
+#: What stands for the content nested deeper than :data:`DEPTH_MAX`.
+_DEEP: Final = "(nested deeper than a snapshot walks: take one of an element inside)"
+#: Node kinds that are neither lines nor text.
+_SKIPPED: Final = frozenset({"InlineTextBox", "ListMarker"})
+
+Node = Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class AxLine:
+    """One line of a document's outline.
+
+    Attributes:
+        depth: the nesting level (0: the top of the document, or of the subtree).
+        text: the line as shown (long names and text cut).
+        full: the line with nothing cut (what ``find`` searches).
+        ref: the backend node id of the element whose ref the line shows at :data:`REF`.
+        frame: for an iframe's line, the iframe element's backend node id.
+    """
+
+    depth: int
+    text: str
+    full: str
+    ref: int | None = None
+    frame: int | None = None
+
+
+@dataclass(slots=True)
+class _Item:
+    """A line before it is laid out: an element (``role`` set) or a run of text."""
+
+    role: str = ""
+    name: str = ""
+    text: str = ""
+    marks: list[str] = field(default_factory=list)
+    ref: int | None = None
+    tail: str = ""
+    children: list[_Item] = field(default_factory=list)
+    frame: int | None = None
+
+
+def role_name(role: str) -> str | None:
+    """The role a ``role=`` selector names for Chrome's ``role`` (``image`` is ``img``, a
+    ``<summary>``'s ``DisclosureTriangle`` a ``button``), or None for a role no such selector
+    names (``generic``, text, Chrome's internal roles)."""
+    if role in ROLE_NAMES:
+        return (
+            ROLE_NAMES[role]
+            if role not in ("EmbeddedObject", "PluginObject", "ColorWell")
+            else None
+        )
+    if not role[:1].islower() or role in ("generic", "none", "presentation"):
+        return None
+    return role
+
+
+def root_of(nodes: Sequence[Node], backend_node_id: int | None) -> Node | None:
+    """The node to outline from: the document's root, or the node of that element (None when
+    the element is not in the tree: it shows nothing)."""
+    if backend_node_id is None:
+        return nodes[0] if nodes else None
+    for node in nodes:
+        if node.get("backendDOMNodeId") == backend_node_id:
+            return node
+    return None
+
+
+def ax_lines(nodes: Sequence[Node], root: Node, facts: LayoutFacts, *, url: str) -> list[AxLine]:
+    """The outline lines of ``root`` and what it holds.
+
+    Args:
+        nodes: every node of the document's tree (``getFullAXTree``).
+        root: where to start (its own line first, when it has one).
+        facts: what the DOM snapshot says of the document's elements.
+        url: the document's URL: links to its own origin are shown by their path.
+    """
+    walk = _Walk({str(node["nodeId"]): node for node in nodes}, facts, url)
+    items: list[_Item] = []
+    run: list[str] = []
+    walk.visit(root, items, run, 0)
+    walk.flush(items, run)
+    lines: list[AxLine] = []
+    _lay_out(_tidy(items), 0, lines)
+    return lines
+
+
+class _Walk:
+    def __init__(
+        self,
+        by_id: dict[str, Node],
+        facts: LayoutFacts,
+        url: str,
+    ) -> None:
+        self.by_id = by_id
+        self.facts = facts
+        self.origin = _origin(url)
+
+    def children(self, node: Node) -> list[Node]:
+        found = (self.by_id.get(str(child)) for child in node.get("childIds", ()))
+        return [child for child in found if child is not None]
+
+    @staticmethod
+    def flush(items: list[_Item], run: list[str]) -> None:
+        text = _text("".join(run))
+        run.clear()
+        if text:
+            items.append(_Item(text=text))
+
+    def visit(self, node: Node, items: list[_Item], run: list[str], depth: int) -> None:
+        role = str(node.get("role", {}).get("value", ""))
+        if role in _SKIPPED:
+            return
+        if depth > DEPTH_MAX:
+            self.flush(items, run)
+            if not items or items[-1].text != _DEEP:
+                items.append(_Item(text=_DEEP))
+            return
+        backend = node.get("backendDOMNodeId")
+        ignored = bool(node.get("ignored"))
+        if ignored:
+            reasons = {reason.get("name") for reason in node.get("ignoredReasons", ())}
+            if reasons & _HIDDEN:
+                return
+            if backend in self.facts.clickable and not reasons & _LABELS:
+                self.element(node, "generic", items, run, depth)
+                return
+            self.through(node, items, run, depth)
+            return
+        if role == "StaticText":
+            run.append(str(node.get("name", {}).get("value", "")))
+            return
+        if role == "LineBreak":
+            run.append(" ")
+            return
+        if role in TRANSPARENT and not self.wants_ref(node, role):
+            self.through(node, items, run, depth)
+            return
+        self.element(node, role, items, run, depth)
+
+    def through(self, node: Node, items: list[_Item], run: list[str], depth: int) -> None:
+        """A node without a line: its content joins the lines around it (a block's content
+        starts and ends a run of text)."""
+        block = node.get("backendDOMNodeId") in self.facts.blocks
+        if block:
+            self.flush(items, run)
+        for child in self.children(node):
+            self.visit(child, items, run, depth + 1)
+        if block:
+            self.flush(items, run)
+
+    def wants_ref(self, node: Node, role: str) -> bool:
+        backend = node.get("backendDOMNodeId")
+        if not isinstance(backend, int):
+            return False
+        if role in INTERACTIVE:
+            return True
+        if role == "LabelText":
+            return False  # a click on a label goes to its field, which has its own ref
+        facts = self.facts
+        if backend in facts.clickable or backend in facts.tabbable:
+            return True
+        properties = _properties(node)
+        return bool(properties.get("focusable")) and properties.get("editable") == "richtext"
+
+    def element(
+        self, node: Node, role: str, items: list[_Item], run: list[str], depth: int
+    ) -> None:
+        self.flush(items, run)
+        properties = _properties(node)
+        backend = node.get("backendDOMNodeId")
+        item = _Item(role=ROLE_NAMES.get(role, role if role[:1].islower() else role.lower()))
+        name = _text(str(node.get("name", {}).get("value", "") or ""))
+        if role in ("Iframe", "IframePresentational") and isinstance(backend, int):
+            item.frame = backend
+            name = name or self.facts.frames.get(backend, "")
+        item.name = "" if role in _UNNAMED else name
+        item.marks = _states(role, properties)
+        native_option = role in ("option", "MenuListOption") and _in_native_select(node, self)
+        if self.wants_ref(node, role) and isinstance(backend, int) and not native_option:
+            item.marks.append(REF)
+            item.ref = backend
+        value = node.get("value", {}).get("value")
+        if role in VALUED and value not in (None, ""):
+            item.tail = f" value={_quoted(str(value))}"
+        url = properties.get("url")
+        if role == "link" and isinstance(url, str) and url:
+            item.tail += f" -> {self.relative(url)}"
+        items.append(item)
+        if item.frame is not None:
+            return
+        inner: list[str] = []
+        for child in self.children(node):
+            if role in LEAF and not _is_popup(child):
+                continue
+            self.visit(child, item.children, inner, depth + 1)
+        self.flush(item.children, inner)
+
+    def relative(self, url: str) -> str:
+        parts = urlsplit(url)
+        if self.origin and _origin(url) == self.origin:
+            path = parts.path or "/"
+            return (
+                path
+                + (f"?{parts.query}" if parts.query else "")
+                + (f"#{parts.fragment}" if parts.fragment else "")
+            )
+        return url
+
+
+def _is_popup(node: Node) -> bool:
+    return bool(node.get("role", {}).get("value") == "MenuListPopup")
+
+
+def _in_native_select(node: Node, walk: _Walk) -> bool:
+    parent = walk.by_id.get(str(node.get("parentId", "")))
+    return parent is not None and _is_popup(parent)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
+def _properties(node: Node) -> dict[str, Any]:
+    return {
+        str(prop.get("name")): prop.get("value", {}).get("value")
+        for prop in node.get("properties", ())
+    }
+
+
+def _states(role: str, properties: Mapping[str, Any]) -> list[str]:
+    marks: list[str] = []
+    for state in ("checked", "pressed"):
+        value = properties.get(state)
+        if value in ("true", True):
+            marks.append(f"[{state}]")
+        elif value == "mixed":
+            marks.append(f"[{state}=mixed]")
+    for state in ("selected", "expanded", "disabled", "required", "modal", "focused"):
+        if properties.get(state) is True:
+            marks.append(f"[{state}]")
+    if properties.get("readonly") is True and role in VALUED:
+        marks.append("[readonly]")
+    if properties.get("invalid") not in (None, "false", False):
+        marks.append("[invalid]")
+    level = properties.get("level")
+    if role == "heading" and level:
+        marks.append(f"[level={level}]")
+    return marks
+
+
+def _text(raw: str) -> str:
+    """Whitespace collapsed; the line breaks of preformatted text shown as ⏎."""
+    parts = (" ".join(part.split()) for part in raw.split("\n"))
+    return " ⏎ ".join(part for part in parts if part)
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _tidy(items: list[_Item]) -> list[_Item]:
+    """Drop text that a neighbour already says (a label beside its field, an element's own
+    text under it), and fold a nameless element's leading text into its line."""
+    kept: list[_Item] = []
+    for index, item in enumerate(items):
+        if not item.role:
+            before = items[index - 1] if index > 0 else None
+            after = items[index + 1] if index + 1 < len(items) else None
+            if any(n is not None and n.role and n.name == item.text for n in (before, after)):
+                continue
+        kept.append(item)
+    for item in kept:
+        if not item.role:
+            continue
+        children = _tidy(item.children)
+        if item.name:
+            children = [c for c in children if c.role or c.text not in item.name]
+        if not item.name and children and not children[0].role and children[0].text != _DEEP:
+            item.text = children.pop(0).text
+        item.children = children
+    return kept
+
+
+def _lay_out(items: list[_Item], depth: int, out: list[AxLine]) -> None:
+    for item in items:
+        if not item.role:
+            out.append(AxLine(depth, f"text: {_cut(item.text, TEXT_MAX)}", f"text: {item.text}"))
+            continue
+        head = item.role
+        marks = "".join(f" {mark}" for mark in item.marks)
+        shown = f" {_quoted(_cut(item.name, NAME_MAX))}" if item.name else ""
+        full = f" {_quoted(item.name)}" if item.name else ""
+        text = f": {_cut(item.text, TEXT_MAX)}" if item.text else ""
+        whole = f": {item.text}" if item.text else ""
+        out.append(
+            AxLine(
+                depth,
+                f"{head}{shown}{marks}{item.tail}{text}",
+                f"{head}{full}{marks}{item.tail}{whole}",
+                item.ref,
+                item.frame,
+            )
+        )
+        _lay_out(item.children, depth + 1, out)

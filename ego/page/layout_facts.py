@@ -1,0 +1,107 @@
+"""What Chrome's accessibility tree does not say of a document's elements, read from one
+``DOMSnapshot.captureSnapshot``: which take clicks, which a page made tabbable, and which
+are laid out as blocks (so that a sentence's inline elements stay in its line).
+
+Clicks: Chrome's ``isClickable`` (a click, mousedown or mouseup listener on the element
+itself, or a link) and the top of a ``cursor: pointer`` region (an element with a pointer
+cursor whose parent has none), which is how a page that delegates its listeners to the root,
+as React does, still shows what it means to be clicked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+__all__ = ["CAPTURE", "LayoutFacts", "layout_facts"]
+
+#: The ``DOMSnapshot.captureSnapshot`` parameters the facts are read from.
+CAPTURE: Final = {"computedStyles": ["cursor", "display"]}
+
+#: Elements whose click listeners are the page's own machinery, never a control.
+_NOT_CONTROLS: Final = frozenset({"HTML", "BODY", "#document"})
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutFacts:
+    """One document's elements, by backend node id.
+
+    Attributes:
+        clickable: elements that take clicks (a listener of their own, or the top of a
+            pointer-cursor region).
+        tabbable: elements with a ``tabindex`` of 0 or more.
+        blocks: elements laid out as blocks (not inline, and with a box).
+        frames: each iframe element's ``name`` attribute, else its ``src`` (what names the
+            frame when it has no title).
+    """
+
+    clickable: frozenset[int] = frozenset()
+    tabbable: frozenset[int] = frozenset()
+    blocks: frozenset[int] = frozenset()
+    frames: Mapping[int, str] = field(default_factory=dict)
+
+
+def layout_facts(capture: Mapping[str, Any]) -> dict[str, LayoutFacts]:
+    """The facts of each document in a ``DOMSnapshot.captureSnapshot`` answer (taken with
+    :data:`CAPTURE`), by the id of the frame that shows it."""
+    strings: Sequence[str] = capture.get("strings", [])
+    facts: dict[str, LayoutFacts] = {}
+    for document in capture.get("documents", []):
+        frame_id = document.get("frameId")
+        if isinstance(frame_id, int):
+            frame_id = strings[frame_id]
+        facts[str(frame_id)] = _document_facts(document, strings)
+    return facts
+
+
+def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> LayoutFacts:
+    nodes = document["nodes"]
+    layout = document["layout"]
+    backend: list[int] = nodes["backendNodeId"]
+    parents: list[int] = nodes["parentIndex"]
+    names: list[int] = nodes["nodeName"]
+    types: list[int] = nodes["nodeType"]
+
+    def text(index: int) -> str:
+        return strings[index] if 0 <= index < len(strings) else ""
+
+    cursor: dict[int, str] = {}
+    blocks: set[int] = set()
+    for node, styles in zip(layout["nodeIndex"], layout["styles"], strict=False):
+        if types[node] != 1:
+            continue
+        cursor[node] = text(styles[0]) if styles else ""
+        display = text(styles[1]) if len(styles) > 1 else ""
+        if display and not display.startswith("inline") and display != "contents":
+            blocks.add(backend[node])
+
+    def laid_out_parent(node: int) -> int:
+        parent = parents[node]
+        while parent >= 0 and parent not in cursor:
+            parent = parents[parent]
+        return parent
+
+    clickable: set[int] = set()
+    for node in nodes.get("isClickable", {}).get("index", []):
+        if types[node] == 1 and text(names[node]) not in _NOT_CONTROLS:
+            clickable.add(backend[node])
+    for node, value in cursor.items():
+        if value != "pointer" or text(names[node]) in _NOT_CONTROLS:
+            continue
+        parent = laid_out_parent(node)
+        if parent < 0 or cursor.get(parent) != "pointer":
+            clickable.add(backend[node])
+
+    tabbable: set[int] = set()
+    frames: dict[int, str] = {}
+    for node, attributes in enumerate(nodes.get("attributes", [])):
+        named = {
+            text(attributes[index]): text(attributes[index + 1])
+            for index in range(0, len(attributes) - 1, 2)
+        }
+        if named.get("tabindex", "").strip().isdigit():
+            tabbable.add(backend[node])
+        if text(names[node]) in ("IFRAME", "FRAME"):
+            frames[backend[node]] = named.get("name") or named.get("src") or ""
+    return LayoutFacts(frozenset(clickable), frozenset(tabbable), frozenset(blocks), frames)

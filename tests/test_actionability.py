@@ -1,0 +1,530 @@
+"""Actions as a user makes them, on small pages the test server serves: a click reaches a
+listener inside a shadow root and waits for a late-defined element to show, never acts on a
+hidden twin, names what covers an element or keeps it moving; typing goes where the focus
+went (contenteditable, ``role=textbox``, an EditContext editor) and is refused on read-only
+and disabled fields; check and uncheck verify the state; ``force`` skips the checks; a ref
+acts on its node; a click in a cross-site frame lands; a malformed selector fails before
+anything runs.
+
+Nothing sleeps to synchronise: a test waits on the verb under test or on the page's own
+events (animation frames, a counter the page keeps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import ego
+from ego.errors import ElementNotActionableError, InvalidSelectorError, StaleRefError
+from tests.conftest import PageServer
+
+#: Turns a hang into a failure. Never a timing assertion: healthy calls end far sooner.
+HANG = 20.0
+
+#: Every handler records whether its event came from real input (a script's el.click()
+#: makes an untrusted one).
+RECORD = """<script>
+window.log = [];
+const record = (name) => (e) => log.push([name, e.isTrusted]);
+</script>"""
+
+
+async def serve(tab: ego.Tab, server: PageServer, path: str, body: str) -> None:
+    await tab.navigate(server.route(path, f"<!doctype html><title>act</title>{RECORD}{body}"))
+
+
+async def page_frames(tab: ego.Tab, count: int) -> None:
+    """Let the page draw ``count`` animation frames (a page event, not a clock)."""
+    await tab.evaluate(
+        f"new Promise((resolve) => {{ let n = {count};"
+        " const step = () => (--n <= 0 ? resolve(0) : requestAnimationFrame(step));"
+        " requestAnimationFrame(step); })"
+    )
+
+
+# -- clicks reach what a user's click reaches ---------------------------------------------------
+
+SHADOW_ITEM = """
+<script>
+customElements.define('x-item', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({mode: 'open'}).innerHTML =
+      '<li role="menuitem" style="display:block;padding:8px"><slot></slot></li>';
+    this.shadowRoot.querySelector('li').addEventListener('click', record('li'));
+  }
+});
+</script>
+<ul><x-item id="item"><span id="label">Delete</span></x-item></ul>
+"""
+
+
+async def test_a_click_reaches_a_listener_inside_the_shadow_root(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/shadow-item", SHADOW_ITEM)
+    await tab.click("#item")
+    # The listener sits on the li inside the host's shadow root: only input at the point
+    # reaches it, and it is real input.
+    assert await tab.evaluate("log") == [["li", True]]
+    await tab.click("#label")  # slotted light DOM: the li is its parent in the flat tree
+    await tab.click("x-item li")  # the li itself, found through the shadow root
+    assert await tab.evaluate("log") == [["li", True], ["li", True], ["li", True]]
+
+
+SLOTTED_TEXT = """
+<script>
+customElements.define('x-btn', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({mode: 'open'}).innerHTML =
+      '<button style="padding:8px"><slot></slot></button>';
+    this.shadowRoot.querySelector('button').addEventListener('click', record('button'));
+  }
+});
+</script>
+<x-btn>Delete account</x-btn>
+"""
+
+
+async def test_a_shadow_button_showing_its_hosts_text_takes_the_click(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    # What is on top at the button's centre is the host's own text, drawn through the slot:
+    # the hit test in the shadow root must answer the button, not the host.
+    await serve(tab, server, "/act/slotted-text", SLOTTED_TEXT)
+    await tab.click('role=button[name="Delete account"]')
+    await tab.click("x-btn button")
+    await tab.click("x-btn")
+    assert await tab.evaluate("log") == [["button", True]] * 3
+
+
+SHIFTING = """
+<style>#go, #decoy { position: absolute; left: 40px; width: 120px; height: 40px }</style>
+<button id="go" style="top: 40px">Go</button>
+<button id="decoy" style="top: 200px">Decoy</button>
+<script>
+document.getElementById('go').addEventListener('click', record('go'));
+document.getElementById('decoy').addEventListener('click', record('decoy'));
+// The page moves as the mouse arrives, after every check passed and before the button goes
+// down: the decoy takes the spot the checks chose (a late layout does this on real pages).
+window.addEventListener('pointermove', () => {
+  if (window.moved) return;
+  window.moved = true;
+  document.getElementById('go').style.top = '300px';
+  document.getElementById('decoy').style.top = '40px';
+}, true);
+</script>
+"""
+
+
+async def test_a_click_the_page_moved_away_from_is_cancelled_and_made_again(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/shifting", SHIFTING)
+    await asyncio.wait_for(tab.click("#go"), HANG)
+    # The press that would have reached the decoy never reached the page's handlers; the
+    # click made again, where the button is now, did.
+    assert await tab.evaluate("[window.moved, log]") == [True, [["go", True]]]
+
+
+PASS_THROUGH = """
+<script>
+customElements.define('x-seg', class extends HTMLElement {
+  constructor() {
+    super();
+    // The inner control takes no pointer events: a user's click lands on the host, which is
+    // where the component listens (segment buttons are built this way).
+    this.attachShadow({mode: 'open'}).innerHTML =
+      '<button role="tab" style="pointer-events:none;padding:8px"><slot></slot></button>';
+    this.addEventListener('click', record('x-seg'));
+  }
+});
+</script>
+<x-seg>Favorites</x-seg>
+"""
+
+
+async def test_an_inner_control_without_pointer_events_is_clicked_through_its_host(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/pass-through", PASS_THROUGH)
+    await asyncio.wait_for(tab.click("x-seg button"), HANG)
+    snapshot = await tab.snapshot(find="Favorites")
+    ref = snapshot.split("[ref=")[1].split("]")[0]
+    await asyncio.wait_for(tab.click(f"ref={ref}"), HANG)
+    assert await tab.evaluate("log") == [["x-seg", True], ["x-seg", True]]
+
+
+LATE_DEFINED = """
+<style>x-b:not(:defined) { visibility: hidden }</style>
+<x-b id="buy">Buy</x-b>
+<script>
+// How many times a check looked at the element's visibility: the test's signal that the
+// click is waiting, instead of a clock.
+const seen = Element.prototype.checkVisibility;
+window.looked = 0;
+Element.prototype.checkVisibility = function (...args) {
+  if (this.id === 'buy') looked++;
+  return seen.apply(this, args);
+};
+window.define = () => customElements.define('x-b', class extends HTMLElement {
+  connectedCallback() { this.addEventListener('click', record('x-b')); }
+});
+</script>
+"""
+
+
+async def test_a_click_waits_for_an_element_hidden_until_it_is_defined(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/late", LATE_DEFINED)
+    clicking = asyncio.create_task(tab.click("#buy", wait=10))
+    # The click looks again on each animation frame while the element is hidden.
+    await tab.evaluate(
+        "new Promise((resolve) => { const t = () => (looked >= 3 ? resolve(0)"
+        " : requestAnimationFrame(t)); t(); })"
+    )
+    assert not clicking.done()
+    assert await tab.evaluate("log") == []
+    await tab.evaluate("define(); 0")
+    await asyncio.wait_for(clicking, HANG)
+    assert await tab.evaluate("log") == [["x-b", True]]
+
+
+async def test_a_click_on_what_stays_hidden_names_the_check(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/late-never", LATE_DEFINED)
+    with pytest.raises(ElementNotActionableError) as caught:
+        await asyncio.wait_for(tab.click("#buy", wait=0.3), HANG)
+    error = caught.value
+    assert (error.check, error.seen, error.selector) == ("visible", "visibility: hidden", "#buy")
+    assert isinstance(error, ego.ElementNotFoundError)  # callers catching that keep working
+    assert "it is hidden (waited 0.3 s)" in str(error)
+    assert await tab.evaluate("log") == []
+
+
+HIDDEN_TWINS = """
+<dialog id="dialog"><button class="save" onclick="log.push(['dialog', event.isTrusted])">
+  Save</button></dialog>
+<button class="save" hidden onclick="log.push(['hidden', event.isTrusted])">Save</button>
+<div style="display:none"><button class="save" onclick="log.push(['none', event.isTrusted])">
+  Save</button></div>
+<button class="save" style="visibility:hidden" onclick="log.push(['invisible', true])">
+  Save</button>
+<button class="save" onclick="log.push(['shown', event.isTrusted])">Save</button>
+"""
+
+
+async def test_of_several_matches_the_visible_one_is_clicked(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/twins", HIDDEN_TWINS)
+    await tab.click(".save")
+    assert await tab.evaluate("log") == [["shown", True]]
+    # When none shows, the error says why the first one is hidden.
+    await tab.evaluate("document.querySelectorAll('.save')[4].remove(); 0")
+    with pytest.raises(ElementNotActionableError) as caught:
+        await tab.click(".save", wait=0.2)
+    assert caught.value.check == "visible"
+    assert caught.value.seen == "inside <dialog id=dialog>, which has display: none"
+    assert await tab.evaluate("log") == [["shown", True]]
+
+
+COVERED = """
+<button id="under" style="position:absolute;left:20px;top:20px;width:120px;height:40px"
+  onclick="log.push(['under', event.isTrusted])">Pay</button>
+<div class="overlay" style="position:fixed;inset:0;background:rgba(0,0,0,.3)">Loading…</div>
+"""
+
+
+async def test_a_covered_element_is_refused_naming_what_covers_it(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/covered", COVERED)
+    with pytest.raises(ElementNotActionableError) as caught:
+        await asyncio.wait_for(tab.click("#under", wait=0.3), HANG)
+    error = caught.value
+    assert error.check == "receives events"
+    assert error.seen == 'covered by <div class=overlay> "Loading…"'
+    assert "covered by <div class=overlay>" in str(error)
+    assert await tab.evaluate("log") == []
+    # The cover goes while the click waits: the click lands once it is gone.
+    clicking = asyncio.create_task(tab.click("#under", wait=10))
+    await page_frames(tab, 3)
+    assert not clicking.done()
+    await tab.evaluate("document.querySelector('.overlay').remove(); 0")
+    await asyncio.wait_for(clicking, HANG)
+    assert await tab.evaluate("log") == [["under", True]]
+
+
+MOVING = """
+<style>
+@keyframes slide { from { transform: translateX(0) } to { transform: translateX(300px) } }
+#runner { animation: slide 1s linear infinite }
+#glide { transition: transform 0.4s linear }
+</style>
+<button id="runner" onclick="log.push(['runner', true])">Catch me</button>
+<p><button id="glide" onclick="log.push(['glide', Math.round(this.getBoundingClientRect().left)])"
+  >Glide</button></p>
+"""
+
+
+async def test_a_moving_element_is_waited_for_until_it_stops_or_named(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/moving", MOVING)
+    await page_frames(tab, 2)  # the animation runs
+    with pytest.raises(ElementNotActionableError) as caught:
+        await asyncio.wait_for(tab.click("#runner", wait=0.3), HANG)
+    assert caught.value.check == "stable"
+    assert caught.value.seen.startswith("moving: its box went from (")
+    assert "keeps moving" in str(caught.value)
+    # A transition that ends: the click waits for the element to stop, then lands on it.
+    start = await tab.evaluate("Math.round(glide.getBoundingClientRect().left)")
+    await tab.evaluate("glide.style.transform = 'translateX(200px)'; 0")
+    await asyncio.wait_for(tab.click("#glide", wait=10), HANG)
+    assert await tab.evaluate("log") == [["glide", start + 200]]
+
+
+async def test_force_skips_the_checks(tab: ego.Tab, server: PageServer) -> None:
+    await serve(
+        tab,
+        server,
+        "/act/force",
+        '<div id="off" role="button" aria-disabled="true" style="padding:8px"'
+        " onclick=\"log.push(['off', event.isTrusted])\">Send</div>",
+    )
+    with pytest.raises(ElementNotActionableError) as caught:
+        await tab.click("#off", wait=0.2)
+    assert (caught.value.check, caught.value.seen) == ("enabled", 'aria-disabled="true"')
+    await tab.click("#off", force=True)
+    assert await tab.evaluate("log") == [["off", True]]
+
+
+async def test_disabled_controls_wait_then_fail_and_a_fieldset_disables_its_fields(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(
+        tab,
+        server,
+        "/act/disabled",
+        '<button id="later" disabled onclick="log.push([\'later\', event.isTrusted])">Go</button>'
+        '<fieldset disabled name="address"><button id="inside">Inside</button></fieldset>',
+    )
+    with pytest.raises(ElementNotActionableError) as caught:
+        await tab.click("#inside", wait=0.2)
+    assert caught.value.seen == "disabled by <fieldset>"
+    clicking = asyncio.create_task(tab.click("#later", wait=10))
+    await page_frames(tab, 3)
+    assert not clicking.done()
+    await tab.evaluate("document.getElementById('later').disabled = false; 0")
+    await asyncio.wait_for(clicking, HANG)
+    assert await tab.evaluate("log") == [["later", True]]
+
+
+# -- typing as a keyboard does ---------------------------------------------------------------
+
+FIELDS = """
+<textarea id="ro" readonly>fixed</textarea>
+<input id="off" disabled value="frozen">
+<div id="editor" contenteditable="true" style="min-height:20px">old text</div>
+<div id="box" role="textbox" tabindex="0" style="min-height:20px;border:1px solid">draft</div>
+<div id="surface" tabindex="0" style="min-height:20px;border:1px solid"></div>
+<label id="wrap">Name <span><input id="inner"></span></label>
+<script>
+// A role=textbox that edits itself from the keys it hears, as a custom widget does.
+let all = false;
+box.addEventListener('keydown', (e) => {
+  if (e.ctrlKey && e.key === 'a') all = true;
+  else if (e.key === 'Delete' || e.key === 'Backspace') {
+    box.textContent = all ? '' : box.textContent.slice(0, -1);
+    all = false;
+  } else if (e.key.length === 1 && !e.ctrlKey) box.textContent += e.key;
+});
+// An editor built on EditContext: text arrives as textupdate events, not as DOM edits.
+window.received = [];
+surface.editContext = new EditContext();
+surface.editContext.addEventListener('textupdate', (e) => received.push(e.text));
+</script>
+"""
+
+
+async def test_typing_goes_where_the_focus_went(tab: ego.Tab, server: PageServer) -> None:
+    await serve(tab, server, "/act/fields", FIELDS)
+    await tab.type("#editor", "new text")
+    assert await tab.evaluate("editor.textContent") == "new text"
+    await tab.type("#editor", " and more", clear=False)
+    assert await tab.evaluate("editor.textContent") == "new text and more"
+    await tab.type("#box", "Hi there")
+    assert await tab.evaluate("box.textContent") == "Hi there"
+    await tab.type("#surface", "fn main() {}")
+    assert await tab.evaluate("received") == ["fn main() {}"]
+    await tab.type("#wrap", "Ada")  # the label is clicked; the focus goes to its input
+    assert await tab.evaluate("inner.value") == "Ada"
+    # Key by key, as a keyboard sends them (the old text selected, then deleted by its key).
+    await tab.evaluate(
+        "window.keys = []; inner.addEventListener('keydown', (e) => keys.push(e.key)); 0"
+    )
+    await tab.type("#inner", "A!b", delay=0.01)
+    assert await tab.evaluate("[inner.value, keys]") == ["A!b", ["Delete", "A", "!", "b"]]
+
+
+async def test_read_only_and_disabled_fields_are_refused(tab: ego.Tab, server: PageServer) -> None:
+    await serve(tab, server, "/act/refused", FIELDS)
+    with pytest.raises(ElementNotActionableError) as read_only:
+        await tab.type("#ro", "changed", wait=0.2)
+    assert (read_only.value.check, read_only.value.seen) == ("editable", "read-only")
+    with pytest.raises(ElementNotActionableError) as disabled:
+        await tab.type("#off", "changed", wait=0.2)
+    assert (disabled.value.check, disabled.value.seen) == ("enabled", "disabled")
+    # What takes the focus is checked too: a button takes no text.
+    await tab.evaluate(
+        "document.body.insertAdjacentHTML('beforeend', '<div id=\"card\">"
+        '<button id="inside">Open</button></div>\'); 0'
+    )
+    with pytest.raises(ElementNotActionableError) as no_text:
+        await tab.type("#inside", "x")
+    assert no_text.value.check == "editable"
+    assert no_text.value.seen.startswith("<button id=inside>: it is not editable")
+    assert await tab.evaluate("[ro.value, off.value]") == ["fixed", "frozen"]
+
+
+# -- check and uncheck -----------------------------------------------------------------------
+
+CHECKS = """
+<label><input type="checkbox" id="terms"> I agree</label>
+<input type="checkbox" id="styled" style="display:none"><label for="styled">Styled</label>
+<button id="switch" role="switch" aria-checked="false"
+  onclick="this.setAttribute('aria-checked', this.getAttribute('aria-checked') !== 'true')"
+  >Wi-Fi</button>
+<input type="radio" name="size" id="small" checked><input type="radio" name="size" id="big">
+<input type="checkbox" id="stuck" onclick="event.preventDefault()">
+<div id="plain">Not a box</div>
+<script>
+for (const id of ['terms', 'styled', 'small', 'big'])
+  document.getElementById(id).addEventListener('change', record(id));
+</script>
+"""
+
+
+async def test_check_and_uncheck_click_only_when_needed_and_verify(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/checks", CHECKS)
+    await tab.check("#terms")
+    await tab.check("#terms")  # already checked: no second click
+    await tab.check("#styled")  # the input is hidden: its label is clicked
+    await tab.check("#switch")
+    await tab.check("#big")
+    switch = "document.getElementById('switch').getAttribute('aria-checked')"
+    state = f"[terms.checked, styled.checked, {switch}, big.checked]"
+    assert await tab.evaluate(state) == [True, True, "true", True]
+    # One real click each where the state had to change (a radio's change fires on it alone).
+    assert await tab.evaluate("log") == [["terms", True], ["styled", True], ["big", True]]
+    await tab.uncheck("#terms")
+    await tab.uncheck("#switch")
+    assert await tab.evaluate(f"[terms.checked, {switch}]") == [
+        False,
+        "false",
+    ]
+    with pytest.raises(ElementNotActionableError) as stuck:
+        await tab.check("#stuck")
+    assert stuck.value.check == "state changed"
+    assert "still unchecked" in stuck.value.seen
+    with pytest.raises(ElementNotActionableError) as radio:
+        await tab.uncheck("#big")
+    assert radio.value.check == "checkable"
+    with pytest.raises(ElementNotActionableError) as plain:
+        await tab.check("#plain")
+    assert plain.value.check == "checkable"
+
+
+# -- refs, frames, malformed selectors ----------------------------------------------------------
+
+
+async def ref_of(tab: ego.Tab, selector: str) -> str:
+    """A ref for the element ``selector`` names, as a snapshot gives one."""
+    found = await tab.send(
+        "Runtime.evaluate", {"expression": f"document.querySelector({selector!r})"}
+    )
+    node = await tab.send("DOM.describeNode", {"objectId": found["result"]["objectId"]})
+    return tab.refs.ref_for(tab.main_frame, node["node"]["backendNodeId"])
+
+
+async def test_a_ref_acts_on_its_node_and_a_gone_one_fails_at_once(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/refs", SHADOW_ITEM + '<input id="name">')
+    item, name = await ref_of(tab, "#item"), await ref_of(tab, "#name")
+    await tab.click(f"ref={item}")
+    await tab.type(f"ref={name}", "Grace")
+    assert await tab.evaluate("[log, document.getElementById('name').value]") == [
+        [["li", True]],
+        "Grace",
+    ]
+    await tab.evaluate("document.getElementById('item').remove(); 0")
+    with pytest.raises(StaleRefError, match=r"removed from the page.*new snapshot"):
+        await asyncio.wait_for(tab.click(f"ref={item}", wait=60), HANG)  # at once, not in 60 s
+
+
+async def test_a_click_in_a_cross_site_frame_is_real_input_at_its_point(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    server.route(
+        "/act/cross-inner",
+        f"{RECORD}<button id='inner' onclick=\"record('inner')(event)\">Inner</button>",
+    )
+    cross = f"http://localhost:{server.port}/act/cross-inner"
+    # Below the fold: the frame is scrolled into view in its parent first.
+    await serve(
+        tab,
+        server,
+        "/act/cross",
+        f'<div style="height:1500px"></div><iframe id="pay" src="{cross}"></iframe>',
+    )
+    frame = await tab.frame(url=cross, timeout=10)
+    await frame.wait_for(selector="#inner", timeout=10)
+    await tab.click("#pay >> #inner")
+    assert await frame.evaluate("log") == [["inner", True]]
+    await frame.click("#inner")
+    assert await frame.evaluate("log") == [["inner", True], ["inner", True]]
+
+
+@pytest.mark.parametrize(
+    ("selector", "words"),
+    [
+        ("div[", "not valid CSS"),
+        ("button:has-text('x')", "not valid CSS"),
+        ("iframe >> ", "empty part"),
+        (">> #x", "empty part"),
+        ("#pay >> a[", "not valid CSS (the part 'a[')"),
+        ("ref=e", "wrong shape"),
+        ("ref=button", "wrong shape"),
+        ("#pay >> ref=e5", "wrong shape inside a frame-qualified selector"),
+        ("   ", "is empty"),
+    ],
+)
+async def test_a_malformed_selector_fails_before_anything_runs(
+    tab: ego.Tab, server: PageServer, selector: str, words: str
+) -> None:
+    await serve(tab, server, "/act/malformed", '<iframe id="pay" srcdoc="<p>x</p>"></iframe>')
+    with pytest.raises(InvalidSelectorError) as caught:
+        await asyncio.wait_for(tab.click(selector), HANG)
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.selector == selector
+    assert words in str(caught.value)
+    assert repr(selector) in str(caught.value)
+
+
+async def test_wait_for_refuses_a_malformed_selector_before_waiting(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/wait-malformed", "<p>x</p>")
+    with pytest.raises(InvalidSelectorError, match=r"not valid CSS"):
+        await asyncio.wait_for(tab.wait_for(selector="p[", timeout=60), HANG)
+    with pytest.raises(InvalidSelectorError, match="takes CSS, not a ref"):
+        await asyncio.wait_for(tab.wait_for(selector="ref=e3", timeout=60), HANG)

@@ -1,0 +1,383 @@
+"""The snapshot is Chrome's accessibility tree, with refs: names, roles, values and states as
+the browser computes them (slotted text, labels, shadow roots, a framework's patched
+``childNodes``), refs that stay with their nodes and fail at once when their node is gone,
+durable selectors for them, and the ``role=`` selectors the engine takes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import ego
+from ego.errors import (
+    ElementNotFoundError,
+    InvalidSelectorError,
+    NoSelectorError,
+    StaleRefError,
+)
+from ego.page.locate import element_object, locate, resolve_ref
+from tests.conftest import PageServer
+from tests.test_real_pages import real_page, ref_of
+
+#: Components whose names come from slotted text, a shadow checkbox inside a label, and a
+#: component whose ``childNodes`` a framework patched: each named as Chrome names it.
+COMPONENTS = """<!doctype html><title>Components</title>
+<script>
+const component = (name, html, connected) => customElements.define(name, class extends HTMLElement {
+  constructor() { super(); this.attachShadow({mode: 'open'}).innerHTML = html; }
+  connectedCallback() { if (connected) connected(this, this.shadowRoot.firstElementChild); }
+});
+component('x-btn', '<button><slot></slot></button>', (host, button) => {
+  button.onclick = () => { document.title = 'deleted'; };
+});
+component('x-tabs', '<div role="tablist"><slot></slot></div>');
+component('x-tab', '<div role="tab" tabindex="0"><slot></slot></div>',
+  (host, tab) => tab.setAttribute('aria-selected', String(host.hasAttribute('selected'))));
+component('x-segment', '<div role="radiogroup" aria-label="Period"><slot></slot></div>');
+component('x-segment-button', '<button role="radio"><slot></slot></button>',
+  (host, button) => button.setAttribute('aria-checked', String(host.hasAttribute('checked'))));
+component('x-listbox', '<div role="listbox" aria-label="Fruit"><slot></slot></div>');
+component('x-option', '<div role="option" tabindex="-1"><slot></slot></div>',
+  (host, option) => option.setAttribute('aria-selected', String(host.hasAttribute('selected'))));
+component('x-check', '<input type="checkbox" id="box">');
+customElements.define('x-scoped', class extends HTMLElement {
+  connectedCallback() {
+    this.innerHTML = '<label>Promo code <input name="promo"></label>';
+    // A framework's slot relocation patches childNodes to show what it manages: none here.
+    Object.defineProperty(this, 'childNodes',
+      {get: () => document.createDocumentFragment().childNodes});
+  }
+});
+customElements.define('closed-box', class extends HTMLElement {
+  constructor() {
+    super();
+    this.attachShadow({mode: 'closed'}).innerHTML = '<button>Sealed</button>';
+  }
+});
+</script>
+<x-btn>Delete account</x-btn>
+<x-tabs><x-tab selected>Overview</x-tab><x-tab>Settings</x-tab></x-tabs>
+<x-segment><x-segment-button checked>Day</x-segment-button
+><x-segment-button>Week</x-segment-button></x-segment>
+<x-listbox><x-option>Apple</x-option><x-option selected>Pear</x-option></x-listbox>
+<label>Remember me <x-check></x-check></label>
+<x-scoped></x-scoped>
+<closed-box></closed-box>
+"""
+
+COMPONENT_LINES = [
+    'button "Delete account" [ref=e1]',
+    "tablist",
+    '  tab "Overview" [selected] [ref=e2]',
+    '  tab "Settings" [ref=e3]',
+    'radiogroup "Period"',
+    '  radio "Day" [checked] [ref=e4]',
+    '  radio "Week" [ref=e5]',
+    'listbox "Fruit" [ref=e6]',
+    '  option "Apple" [ref=e7]',
+    '  option "Pear" [selected] [ref=e8]',
+    "text: Remember me",
+    "checkbox [ref=e9]",
+    'textbox "Promo code" [ref=e10]',
+    'button "Sealed" [ref=e11]',
+]
+
+#: Roles, states, values and link targets, and elements only a page's script makes controls.
+STATES = """<!doctype html><title>States</title>
+<h2>Order</h2>
+<input type="number" aria-label="Quantity" value="3" min="1" max="9">
+<button role="switch" aria-checked="true">Gift wrap</button>
+<input type="checkbox" aria-label="Some" id="mixed"><script>mixed.indeterminate = true</script>
+<button aria-expanded="true">Options</button>
+<button disabled>Pay</button>
+<label>Email <input type="email" required value="ada@example.com"></label>
+<select aria-label="Size"><option>S</option><option selected>M</option></select>
+<input type="range" aria-label="Volume" value="30">
+<p><a href="/help">Help</a> or <a href="https://example.com/x">elsewhere</a></p>
+<textarea aria-label="Note" readonly>hi</textarea>
+<div aria-hidden="true"><button>Invisible</button></div>
+<button style="display: none">Gone</button>
+<div onclick="this.textContent = 'opened'">Open card</div>
+<div style="cursor: pointer"><span>Row one</span></div>
+<span tabindex="0">Focus me</span>
+<p>Plain <b>bold</b> words</p>
+"""
+
+STATE_LINES = [
+    'heading "Order" [level=2]',
+    'spinbutton "Quantity" [ref=e1] value="3"',
+    'switch "Gift wrap" [checked] [ref=e2]',
+    'checkbox "Some" [checked=mixed] [ref=e3]',
+    'button "Options" [expanded] [ref=e4]',
+    'button "Pay" [disabled] [ref=e5]',
+    'textbox "Email" [required] [ref=e6] value="ada@example.com"',
+    'combobox "Size" [ref=e7] value="M"',
+    '  option "S"',
+    '  option "M" [selected]',
+    'slider "Volume" [ref=e8] value="30"',
+    'link "Help" [ref=e9] -> /help',
+    "text: or",
+    'link "elsewhere" [ref=e10] -> https://example.com/x',
+    'textbox "Note" [readonly] [ref=e11] value="hi"',
+    "generic [ref=e12]: Open card",
+    "generic [ref=e13]: Row one",
+    "generic [ref=e14]: Focus me",
+    "text: Plain bold words",
+]
+
+#: Describes the element a function is called on.
+DESCRIBE = """function () {
+  return {tag: this.localName, id: this.id, text: this.textContent.trim(),
+    host: this.getRootNode().host ? this.getRootNode().host.localName : null};
+}"""
+
+
+async def describe(page: Any, object_id: str) -> dict[str, Any]:
+    answer = await page.send(
+        "Runtime.callFunctionOn",
+        {"functionDeclaration": DESCRIBE, "objectId": object_id, "returnByValue": True},
+    )
+    value: dict[str, Any] = answer["result"]["value"]
+    return value
+
+
+async def found_by(page: ego.Tab, selector: str) -> dict[str, Any]:
+    """What ``selector`` (frame-qualified ones too) finds first, from the tab."""
+    frame, css = await locate(page, selector, 0)
+    object_id = await element_object(frame, css)
+    assert object_id is not None, selector
+    return await describe(frame, object_id)
+
+
+# -- what the browser computes ----------------------------------------------------------------
+
+
+async def test_slotted_labelled_and_patched_controls_are_named_as_the_browser_names_them(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    url = server.route("/ax/components", COMPONENTS)
+    await tab.navigate(url)
+    outline = await tab.snapshot()
+    assert outline.splitlines() == [f'page "Components" {url}', *COMPONENT_LINES]
+
+    # What an agent was told to act on is found by its words, and acts.
+    found = await tab.snapshot(find="delete ACCOUNT")
+    assert found.splitlines()[1:] == ['button "Delete account" [ref=e1]']
+    assert await tab.selector_for("e1") == 'role=button[name="Delete account"]'
+    await tab.click('role=button[name="Delete account"]')  # the shadow button's own listener
+    assert await tab.evaluate("document.title") == "deleted"
+
+    # The shadow checkbox inside the label is a control with its ref (not just the label's
+    # text), and so is the field the patched component holds.
+    await tab.click(await tab.selector_for("ref=e9"))
+    assert "checkbox [checked] [focused] [ref=e9]" in await tab.snapshot()
+    await tab.type(await tab.selector_for("e10"), "SPRING")
+    assert 'textbox "Promo code" [focused] [ref=e10] value="SPRING"' in await tab.snapshot()
+
+
+async def test_roles_states_values_and_what_scripts_made_controls(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    url = server.route("/ax/states", STATES)
+    await tab.navigate(url)
+    outline = await tab.snapshot()
+    assert outline.splitlines() == [f'page "States" {url}', *STATE_LINES]
+    for hidden in ("Invisible", "Gone"):
+        assert hidden not in outline
+    hidden_one = await tab.snapshot(selector="div[aria-hidden]")
+    assert hidden_one.splitlines()[1:] == ["(nothing shown: it is empty or hidden)"]
+    # A click listener's element, a pointer's and a tabbable one act by their ref.
+    await tab.click(await tab.selector_for("e12"))
+    assert "generic [ref=e12]: opened" in await tab.snapshot(find="opened")
+
+
+# -- refs ---------------------------------------------------------------------------------
+
+
+async def test_refs_stay_with_their_nodes_across_snapshots(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/ax/stable", STATES))
+    first = await tab.snapshot()
+    assert await tab.snapshot() == first
+    await tab.evaluate(
+        "document.body.prepend(Object.assign(document.createElement('button'),"
+        " {textContent: 'New first'})); 1"
+    )
+    second = await tab.snapshot()
+    assert 'button "New first" [ref=e15]' in second.splitlines()[1]  # a new node: a new ref
+    assert second.splitlines()[2:] == first.splitlines()[1:]  # the others kept theirs
+    # A frame's nodes too (every snapshot of the tab shares one registry).
+    frame = await tab.frame(url="/ax/stable")
+    assert "[ref=e1]" in await frame.snapshot(find="Quantity")
+
+
+async def test_a_ref_resolves_in_shadow_roots_and_frames_and_its_selector_finds_it_again(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(real_page(server, "ax-resolve"))
+    cross_frame = await tab.frame(name="cross", timeout=10)
+    await tab.frame(name="same", timeout=10)
+    outline = await tab.snapshot()
+    cases = {
+        'button "In shadow"': ("button", "inner-btn", "my-card", 'role=button[name="In shadow"]'),
+        'button "Same button"': (
+            "button", "same-btn", None, 'iframe[name="same"] >> role=button[name="Same button"]'
+        ),
+        'button "Cross button"': (
+            "button", "cross-btn", None, '#cross >> role=button[name="Cross button"]'
+        ),
+        'iframe "cross"': ("iframe", "cross", None, "#cross"),
+        'link "Download report"': ("a", "dl", None, 'role=link[name="Download report"]'),
+    }  # fmt: skip
+    for line, (tag, id_, host, selector) in cases.items():
+        ref = ref_of(outline, line)
+        frame, object_id = await resolve_ref(tab, ref.removeprefix("ref="))
+        element = await describe(frame, object_id)
+        assert (element["tag"], element["id"], element["host"]) == (tag, id_, host)
+        assert await tab.selector_for(ref) == selector
+        assert await found_by(tab, selector) == element
+    # The cross-site button resolves in its own frame's session, and the frame's own
+    # selector for it needs no iframe part.
+    cross_ref = ref_of(outline, 'button "Cross button"')
+    frame, _ = await resolve_ref(tab, cross_ref.removeprefix("ref="))
+    assert frame is cross_frame
+    assert frame.session_id != tab.session_id
+    assert await cross_frame.selector_for(cross_ref) == 'role=button[name="Cross button"]'
+    with pytest.raises(ElementNotFoundError, match=r"not .* nor inside it"):
+        await cross_frame.selector_for(ref_of(outline, 'button "In shadow"'))
+    # The selector acts: the cross-site click lands.
+    await tab.click(await tab.selector_for(cross_ref))
+    assert 'button "cross clicked"' in await tab.snapshot(find="clicked")
+    # A closed shadow root: the browser shows its button, and its ref acts, but no selector
+    # reaches it.
+    sealed = ref_of(outline, 'button "Secret"').removeprefix("ref=")
+    frame, object_id = await resolve_ref(tab, sealed)
+    assert (await describe(frame, object_id))["text"] == "Secret"
+    with pytest.raises(NoSelectorError, match="closed shadow root"):
+        await tab.selector_for(sealed)
+    with pytest.raises(ValueError, match="not a ref"):
+        await tab.selector_for("#inner-btn")
+
+
+async def test_a_ref_whose_node_is_gone_fails_at_once(tab: ego.Tab, server: PageServer) -> None:
+    await tab.navigate(real_page(server, "ax-stale"))
+    await tab.frame(name="cross", timeout=10)
+    await tab.frame(name="same", timeout=10)
+    outline = await tab.snapshot()
+    removed = ref_of(outline, 'link "Download report"')
+    same = ref_of(outline, 'button "Same button"')
+    shadow = ref_of(outline, 'button "In shadow"')
+
+    # Removed, though the page still holds it.
+    await tab.evaluate("window.kept = document.getElementById('dl'); kept.remove(); 1")
+    with pytest.raises(StaleRefError, match=r"removed from the page.*take a new snapshot"):
+        await tab.selector_for(removed)
+    with pytest.raises(StaleRefError):
+        await resolve_ref(tab, removed.removeprefix("ref="))
+    # Its frame removed.
+    await tab.evaluate("document.querySelector('iframe[name=same]').remove(); 1")
+    with pytest.raises(StaleRefError, match="frame that is gone"):
+        await tab.snapshot(selector=same)
+    # Never given.
+    with pytest.raises(StaleRefError, match="not given by a snapshot"):
+        await tab.snapshot(selector="ref=e999")
+    # The page navigated: every ref of the old document is stale, even where the new one
+    # holds the same element.
+    await tab.reload()
+    with pytest.raises(StaleRefError, match="navigated since the snapshot") as caught:
+        await tab.selector_for(shadow)
+    assert caught.value.selector == shadow
+    fresh = await tab.snapshot()
+    assert ref_of(fresh, 'button "In shadow"') != shadow
+    await tab.selector_for(ref_of(fresh, 'button "In shadow"'))
+
+
+# -- the page as a whole: frames, paging, subtrees ----------------------------------------------
+
+
+async def test_cross_site_frames_are_inline_with_their_refs(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(real_page(server, "ax-frames"))
+    await tab.frame(name="cross", timeout=10)
+    await tab.frame(name="same", timeout=10)
+    outline = await tab.snapshot()
+    lines = outline.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('iframe "cross" [ref='))
+    field = ref_of(outline, "textbox", after='iframe "cross"')
+    assert lines[at + 1 : at + 4] == [
+        "  text: Cross-site text",
+        f'  button "Cross button" [{ref_of(outline, "Cross button")}]',
+        f"  textbox [{field}]",
+    ]
+    # The subtree of the iframe's ref is the frame; of a ref inside it, that element.
+    frame = await tab.snapshot(selector=ref_of(outline, 'iframe "cross"'))
+    assert frame.splitlines()[1:] == lines[at : at + 4]
+    button = await tab.snapshot(selector=ref_of(outline, 'button "Cross button"'))
+    assert button.splitlines()[1:] == [lines[at + 2].strip()]
+    # Paged and searched across frames, with the refs kept.
+    paged = [
+        line
+        for offset in range(0, len(lines) - 1, 5)
+        for line in (await tab.snapshot(max_lines=5, offset=offset)).splitlines()[1:6]
+        if not line.startswith("…")
+    ]
+    assert paged == lines[1:]
+    found = (await tab.snapshot(find="button")).splitlines()
+    assert f'  button "Cross button" [{ref_of(outline, "Cross button")}]' in found
+    assert any(line.startswith('iframe "cross"') for line in found)
+
+
+async def test_long_text_is_cut_on_its_line_but_found_whole(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    words = " ".join(f"word{n}" for n in range(120))
+    await tab.navigate(server.route("/ax/long", f"<title>Long</title><p>{words}</p>"))
+    [line] = (await tab.snapshot()).splitlines()[1:]
+    assert line.endswith("…")
+    assert len(line) == len("text: ") + 300
+    [found] = (await tab.snapshot(find="word119")).splitlines()[1:]
+    assert found == f"text: {words}"
+
+
+async def test_a_page_nested_past_the_walk_says_so(tab: ego.Tab, server: PageServer) -> None:
+    nested = "<ul><li>deeper " * 500 + "bottom" + "</li></ul>" * 500
+    await tab.navigate(server.route("/ax/deep", f"<title>Deep</title>{nested}"))
+    outline = (await tab.snapshot(max_lines=5000)).splitlines()
+    assert outline[1:3] == ["list", "  listitem: deeper"]
+    assert outline[-1].strip() == (
+        "text: (nested deeper than a snapshot walks: take one of an element inside)"
+    )
+    assert "bottom" not in "\n".join(outline)
+
+
+# -- role= selectors ------------------------------------------------------------------------
+
+ROLE_PAGE = """<!doctype html><title>Roles</title>
+<dialog><button onclick="document.title = 'hidden twin'">Save</button></dialog>
+<button onclick="document.title = 'saved'">Save</button>
+<button aria-label="Close">&times;</button>
+<label for="q">Query</label><input id="q">
+"""
+
+
+async def test_role_selectors_find_visible_elements_by_role_and_name(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/ax/roles", ROLE_PAGE))
+    # The closed dialog's twin is hidden: the role selector finds only the visible one.
+    await tab.click('role=button[name="Save"]')
+    assert await tab.evaluate("document.title") == "saved"
+    await tab.type('role=textbox[name="Query"]', "hello")
+    assert await tab.evaluate("document.getElementById('q').value") == "hello"
+    await tab.wait_for(selector='role=button[name="Close"]', timeout=5)
+    await tab.wait_for(selector="role=textbox", timeout=5)
+    assert await tab.selector_for(ref_of(await tab.snapshot(), "Close")) == (
+        'role=button[name="Close"]'
+    )
+    with pytest.raises(InvalidSelectorError, match="not a valid role= selector"):
+        await tab.click("role=button[name=Save]")
+    await tab.click("body > button")  # CSS works as before

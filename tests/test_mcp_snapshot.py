@@ -1,0 +1,108 @@
+"""``take_snapshot`` and ``selector_for`` through the MCP SDK's client, as an agent uses them:
+the accessibility tree with refs, a subtree by ref, a durable selector that acts, and a
+stale ref refused in MCP words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import pytest
+from mcp.types import CallToolResult
+
+from tests.cli_helpers import ego_env
+from tests.conftest import PageServer
+from tests.test_ax_snapshot import COMPONENT_LINES, COMPONENTS
+from tests.test_mcp import McpClient, text_of, value_of
+from tests.test_real_pages import real_page, ref_of
+
+pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
+
+
+@pytest.fixture(scope="module")
+async def agent(
+    tmp_path_factory: pytest.TempPathFactory, server: PageServer
+) -> AsyncIterator[McpClient]:
+    base = tmp_path_factory.mktemp("mcp-snapshot")
+    client = McpClient(ego_env(base / "profiles"), base, base / "server-stderr.log")
+    await client.start()
+    try:
+        yield client
+    finally:
+        if client.running:
+            await client.close()
+
+
+def refused(result: CallToolResult, *fragments: str) -> str:
+    text = text_of(result)
+    assert result.is_error is True, text
+    for fragment in fragments:
+        assert fragment in text, text
+    assert "tab." not in text, text
+    return text
+
+
+async def test_take_snapshot_names_components_as_the_browser_does_and_selectors_act(
+    agent: McpClient, server: PageServer
+) -> None:
+    url = server.route("/mcp-ax/components", COMPONENTS)
+    value_of(await agent.call("navigate", {"url": url}))
+    outline = text_of(await agent.call("take_snapshot"))
+    lines = outline.splitlines()
+    assert lines[0] == f'page "Components" {url}'
+    # Refs are the tab's: whatever they are numbered, the lines are the browser's.
+    assert [re.sub(r"ref=e\d+", "ref", line) for line in lines[1:]] == [
+        re.sub(r"ref=e\d+", "ref", line) for line in COMPONENT_LINES
+    ]
+
+    found = text_of(await agent.call("take_snapshot", {"find": "Delete account"}))
+    [line] = found.splitlines()[1:]
+    ref = ref_of(line, "Delete account").removeprefix("ref=")
+    answer = value_of(await agent.call("selector_for", {"ref": ref}))
+    assert answer == {"ref": ref, "selector": 'role=button[name="Delete account"]'}
+    value_of(await agent.call("click", {"selector": answer["selector"]}))
+    assert value_of(await agent.call("evaluate", {"expression": "document.title"})) == "deleted"
+
+    # One element's subtree, by ref or as a selector.
+    listbox = ref_of(outline, 'listbox "Fruit"').removeprefix("ref=")
+    subtree = text_of(await agent.call("take_snapshot", {"ref": listbox}))
+    assert [re.sub(r" \[ref=e\d+\]", "", line) for line in subtree.splitlines()[1:]] == [
+        'listbox "Fruit"',
+        '  option "Apple"',
+        '  option "Pear" [selected]',
+    ]
+    for same in ({"selector": f"ref={listbox}"}, {"ref": f"[ref={listbox}]"}):
+        assert text_of(await agent.call("take_snapshot", same)) == subtree
+    refused(await agent.call("take_snapshot", {"ref": "listbox"}), "is not a ref")
+    refused(
+        await agent.call("take_snapshot", {"ref": listbox, "selector": "body"}),
+        "selector or ref, not both",
+    )
+
+    # A closed shadow root's button has a ref but no selector.
+    sealed = ref_of(outline, 'button "Sealed"').removeprefix("ref=")
+    refused(await agent.call("selector_for", {"ref": sealed}), "NoSelectorError", "closed")
+
+
+async def test_refs_reach_cross_site_frames_and_go_stale_with_their_page(
+    agent: McpClient, server: PageServer
+) -> None:
+    value_of(await agent.call("navigate", {"url": real_page(server, "mcp-ax-frames")}))
+    frames = value_of(await agent.call("list_frames"))
+    assert {"same", "cross"} <= {frame["name"] for frame in frames}, frames
+    outline = text_of(await agent.call("take_snapshot"))
+    cross = ref_of(outline, 'button "Cross button"').removeprefix("ref=")
+    selector = value_of(await agent.call("selector_for", {"ref": cross}))["selector"]
+    assert selector == '#cross >> role=button[name="Cross button"]'
+    value_of(await agent.call("click", {"selector": selector}))
+    after = text_of(await agent.call("take_snapshot", {"find": "clicked"}))
+    assert f'button "cross clicked" [focused] [ref={cross}]' in after  # the same ref
+
+    value_of(await agent.call("reload"))
+    refused(
+        await agent.call("selector_for", {"ref": cross}),
+        "StaleRefError",
+        "take a new snapshot (take_snapshot)",
+    )
+    refused(await agent.call("take_snapshot", {"ref": cross}), "StaleRefError")
