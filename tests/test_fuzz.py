@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_types import CallToolResult
+from mcp.types import CallToolResult
 
 from tests.cli_helpers import ego_async, ego_env
 from tests.conftest import PageServer
