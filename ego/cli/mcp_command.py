@@ -16,7 +16,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from ..mcp.limits import ToolGroup
+    from ..mcp.limits import SiteTools, ToolGroup
     from ..page.dialogs import DialogPolicy
 
 __all__ = ["mcp"]
@@ -103,6 +103,15 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     callback=_groups,
     help=f"The tool groups to serve, comma-separated: {', '.join(_GROUPS)} (default: all).",
 )
+@click.option(
+    "--site-tools",
+    type=click.Choice(["all", "matching", "none"]),
+    default="all",
+    show_default=True,
+    help="Which sites' own tools (<site>__<tool>) are listed: all, those of the sites on the "
+    "current tab's origin (the list changes, with list_changed, as the tab moves), or none "
+    "(run_browser_tool runs them all the same).",
+)
 @start_url_option
 @endpoint_option
 @pass_settings
@@ -118,6 +127,7 @@ def mcp(
     unrestricted: bool,
     read_only: bool,
     groups: tuple[str, ...],
+    site_tools: str,
     start_urls: tuple[tuple[str, str], ...],
 ) -> None:
     """Serve ego's tools to an MCP client over stdio.
@@ -139,6 +149,7 @@ def mcp(
         read_only=read_only,
         groups=frozenset(cast("tuple[ToolGroup, ...]", groups)),
         start_urls=start_urls,
+        site_tools=cast("SiteTools", site_tools),
     )
     try:
         limits.policy  # noqa: B018  (a malformed pattern is a usage error, before anything)

@@ -22,9 +22,14 @@ from urllib.parse import unquote, urlsplit
 from ..errors import FileAccessError
 from ..page.policy import NavigationPolicy
 
-__all__ = ["GROUPS", "FileAccess", "ServerLimits", "ToolGroup"]
+__all__ = ["GROUPS", "SITE_TOOLS", "FileAccess", "ServerLimits", "SiteTools", "ToolGroup"]
 
 ToolGroup = Literal["learnings", "pages", "input", "network", "saving"]
+
+#: Which sites' own tools ``tools/list`` holds (``--site-tools``): every site's, those of the
+#: sites on the current tab's origin, or none (``run_browser_tool`` runs them all the same).
+SiteTools = Literal["all", "matching", "none"]
+SITE_TOOLS: Final[tuple[SiteTools, ...]] = ("all", "matching", "none")
 
 #: The tool groups ``--tools`` chooses from, and what each holds (docs/mcp.md lists them).
 GROUPS: Final[tuple[ToolGroup, ...]] = ("learnings", "pages", "input", "network", "saving")
@@ -46,6 +51,7 @@ class ServerLimits:
         read_only: serve navigation, the reading tools and read-only site tools only.
         groups: the tool groups served.
         start_urls: where a site's tools open a tab, by site id.
+        site_tools: which sites' own tools are listed (:data:`SiteTools`).
     """
 
     allowed_origins: tuple[str, ...] = ()
@@ -56,6 +62,7 @@ class ServerLimits:
     read_only: bool = False
     groups: frozenset[ToolGroup] = frozenset(GROUPS)
     start_urls: tuple[tuple[str, str], ...] = ()
+    site_tools: SiteTools = "all"
 
     @property
     def policy(self) -> NavigationPolicy:
