@@ -101,12 +101,14 @@ class CompactNote(BaseModel):
 
 
 class CompactSite(BaseModel):
-    """A matching site: its name, start URL and one line."""
+    """A matching site: its name, start URL and one line (and the domain entry that
+    matched)."""
 
     site_id: str
     name: str
     start_url: str | None
     description: str
+    matched_domain: str
 
 
 class CompactContext(BaseModel):
@@ -156,7 +158,8 @@ class CompactContext(BaseModel):
         lines: list[str] = []
         for site in self.sites:
             start = f" {site.start_url}" if site.start_url else ""
-            lines.append(f"{site.name} ({site.site_id}){start}: {site.description}")
+            about = f": {site.description}" if site.description else ""
+            lines.append(f"{site.name} ({site.site_id}){start}{about}")
             own = [tool for tool in self.tools if tool.site_id == site.site_id]
             if own:
                 lines.append(header(site.site_id))
@@ -307,6 +310,7 @@ def _site(site: SiteContext) -> CompactSite:
         name=site.name,
         start_url=site.start_url,
         description=one_line(site.description, DESCRIPTION_MAX + 10),
+        matched_domain=site.matched_domain,
     )
 
 
