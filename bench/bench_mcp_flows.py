@@ -336,9 +336,8 @@ async def main() -> int:
         rows.append(_row("ego page tools (one take_snapshot, notes after)", flows["page"]))
         sizes.append(_sizes("ego mcp", lists[0]))
         same = all(json.dumps(tools) == json.dumps(lists[0]) for tools in lists)
-        checks.append(
-            f"ego's tools/list byte-identical before and after both flows: {'yes' if same else 'NO'}"
-        )
+        answer = "yes" if same else "NO"
+        checks.append(f"ego's tools/list byte-identical before and after both flows: {answer}")
 
         binary = None if options.no_playwright else playwright_binary(not options.no_install)
         if binary is not None:
@@ -370,7 +369,7 @@ async def main() -> int:
     print("\nper call (characters, milliseconds; the last run):")
     for row in rows:
         calls = ", ".join(
-            f"{name} {chars:,} ({seconds * 1000:.0f} ms)" for name, chars, seconds in row["per_call"]
+            f"{name} {chars:,} ({ms * 1000:.0f} ms)" for name, chars, ms in row["per_call"]
         )
         print(f"  {row['flow']}: {calls}")
     print("\n| tool list | tools | characters | generic tools | generic chars | site tools |")

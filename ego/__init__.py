@@ -20,7 +20,7 @@ from .errors import *  # noqa: F403  (the exception types are part of the top-le
 from .errors import __all__ as _error_names
 
 if TYPE_CHECKING:
-    from .api import Browser, BrowserStarter, connect, launch
+    from .api import Browser, BrowserContext, BrowserStarter, connect, launch
     from .learning.compact import CompactContext
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 #: Where each public name lives; imported on first use (PEP 562).
 _LAZY: dict[str, str] = {
     "Browser": ".api",
+    "BrowserContext": ".api",
     "BrowserStarter": ".api",
     "connect": ".api",
     "launch": ".api",
@@ -52,6 +53,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "Browser",
+    "BrowserContext",
     "BrowserPool",
     "BrowserStarter",
     "CompactContext",

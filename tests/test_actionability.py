@@ -101,6 +101,63 @@ async def test_a_shadow_button_showing_its_hosts_text_takes_the_click(
     assert await tab.evaluate("log") == [["button", True]] * 3
 
 
+SHIFTING = """
+<style>#go, #decoy { position: absolute; left: 40px; width: 120px; height: 40px }</style>
+<button id="go" style="top: 40px">Go</button>
+<button id="decoy" style="top: 200px">Decoy</button>
+<script>
+document.getElementById('go').addEventListener('click', record('go'));
+document.getElementById('decoy').addEventListener('click', record('decoy'));
+// The page moves as the mouse arrives, after every check passed and before the button goes
+// down: the decoy takes the spot the checks chose (a late layout does this on real pages).
+window.addEventListener('pointermove', () => {
+  if (window.moved) return;
+  window.moved = true;
+  document.getElementById('go').style.top = '300px';
+  document.getElementById('decoy').style.top = '40px';
+}, true);
+</script>
+"""
+
+
+async def test_a_click_the_page_moved_away_from_is_cancelled_and_made_again(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/shifting", SHIFTING)
+    await asyncio.wait_for(tab.click("#go"), HANG)
+    # The press that would have reached the decoy never reached the page's handlers; the
+    # click made again, where the button is now, did.
+    assert await tab.evaluate("[window.moved, log]") == [True, [["go", True]]]
+
+
+PASS_THROUGH = """
+<script>
+customElements.define('x-seg', class extends HTMLElement {
+  constructor() {
+    super();
+    // The inner control takes no pointer events: a user's click lands on the host, which is
+    // where the component listens (segment buttons are built this way).
+    this.attachShadow({mode: 'open'}).innerHTML =
+      '<button role="tab" style="pointer-events:none;padding:8px"><slot></slot></button>';
+    this.addEventListener('click', record('x-seg'));
+  }
+});
+</script>
+<x-seg>Favorites</x-seg>
+"""
+
+
+async def test_an_inner_control_without_pointer_events_is_clicked_through_its_host(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/pass-through", PASS_THROUGH)
+    await asyncio.wait_for(tab.click("x-seg button"), HANG)
+    snapshot = await tab.snapshot(find="Favorites")
+    ref = snapshot.split("[ref=")[1].split("]")[0]
+    await asyncio.wait_for(tab.click(f"ref={ref}"), HANG)
+    assert await tab.evaluate("log") == [["x-seg", True], ["x-seg", True]]
+
+
 LATE_DEFINED = """
 <style>x-b:not(:defined) { visibility: hidden }</style>
 <x-b id="buy">Buy</x-b>

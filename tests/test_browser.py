@@ -140,7 +140,7 @@ async def test_isolated_contexts_share_no_storage_and_are_disposed_after(
             same = await first.new_tab(url)
             assert await same.evaluate(STORAGE) == ["first", "c=1"]
             assert await other.evaluate(STORAGE) == [None, ""]
-            assert first.tabs == [one, same]
+            assert {t.target_id for t in await first.tabs()} == {one.target_id, same.target_id}
         assert await default.evaluate(STORAGE) == ["default", "c=d"]
     finally:
         await default.close()

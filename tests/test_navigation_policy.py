@@ -29,6 +29,27 @@ from tests.test_real_pages import real_page
         ("*.shop.example", "https://shop.example/", False),
         ("http://127.0.0.1:8765", "http://127.0.0.1:8765/x", True),
         ("*", "https://anything.example/", True),
+        # IPv6 literals, with and without brackets, and with a port.
+        ("[::1]", "http://[::1]:18083/", True),
+        ("::1", "http://[::1]:18083/", True),
+        ("[0:0:0:0:0:0:0:1]", "http://[::1]/", True),
+        ("http://[::1]:18083", "http://[::1]:18083/x", True),
+        ("http://[::1]:18083", "http://[::1]:18084/x", False),
+        ("[::1]:18083", "https://[::1]:18083/", True),
+        ("[::1]", "http://[::2]/", False),
+        # IPv4 addresses however the URL spells them.
+        ("127.0.0.2", "http://127.0.0.2:9/", True),
+        ("127.0.0.2", "http://2130706434:9/", True),
+        ("127.0.0.2", "http://0x7f.0.0.2/", True),
+        ("127.0.0.2", "http://127.0.0.3/", False),
+        ("0x7f.1", "http://127.0.0.1/", True),
+        # A scheme or port with the wildcard host is honoured.
+        ("http://*", "https://anything.example/", False),
+        ("*:8765", "http://a.example:8765/", True),
+        ("*:8765", "http://a.example:8766/", False),
+        # International names as Chrome writes them.
+        ("bücher.example", "https://xn--bcher-kva.example/", True),
+        ("*.Shop.Example.", "https://a.shop.example/", True),
     ],
 )
 def test_origin_patterns(pattern: str, url: str, matches: bool) -> None:
@@ -37,11 +58,58 @@ def test_origin_patterns(pattern: str, url: str, matches: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["https://shop.example/path", "ftp://shop.example", "shop.example:99999", ":80", ""]
+    ("bad", "why"),
+    [
+        ("https://shop.example/path", "holds a path"),
+        ("ftp://shop.example", "only http and https"),
+        ("shop.example:99999", "not a port"),
+        ("shop.example:0", "not a port"),
+        (":80", "has no host"),
+        ("", "is empty"),
+        ("127.0.0.*", "stands alone"),
+        ("*127.0.0.2", "stands alone"),
+        ("a*b.example", "stands alone"),
+        ("*.127.0.0.1", "no subdomains"),
+        ("*.[::1]", "no subdomains"),
+        ("[::1", "never closes"),
+        ("[::1]8080", "follows the IPv6 address"),
+        ("[shop.example]", "not an IPv6 address"),
+        ("1.2.3.4.5", "not an IPv4 address"),
+        ("256.0.0.1", "not an IPv4 address"),
+        ("user@shop.example", "user info"),
+        ("shop example", "not a host name"),
+    ],
 )
-def test_malformed_patterns_are_refused_with_the_reason(bad: str) -> None:
-    with pytest.raises(ValueError, match="origin pattern"):
+def test_patterns_that_would_never_match_are_refused_with_the_reason(bad: str, why: str) -> None:
+    with pytest.raises(ValueError, match="origin pattern") as raised:
         OriginPattern.parse(bad)
+    assert why in str(raised.value)
+    assert repr(bad) in str(raised.value)  # as the operator wrote it
+
+
+def test_refusals_print_origins_as_written() -> None:
+    allowed = NavigationPolicy.of(["http://[::1]:18083"])
+    assert allowed.refusal("http://[::1]:18083/x") is None
+    reason = allowed.refusal("http://[::1]:18084/x") or ""
+    assert reason == (
+        "the origin http://[::1]:18084 is not among the allowed origins (http://[::1]:18083)"
+    )
+    blocked = NavigationPolicy.of(blocked=["127.0.0.1"])
+    # User info never reaches a message or a log; the origin is the host and port.
+    assert blocked.refusal("http://user:secret@127.0.0.1:9/") == (
+        "the origin http://127.0.0.1:9 is blocked (127.0.0.1)"
+    )
+
+
+def test_script_urls_are_refused_only_where_asked() -> None:
+    strict = NavigationPolicy.of(allow_script_urls=False)
+    for url in ("javascript:document.title='x'", " JavaScript:void 0", "data:text/html,<b>x"):
+        with pytest.raises(ego.OriginBlockedError, match="run script"):
+            strict.check(url)
+    strict.check("https://shop.example/")
+    NavigationPolicy.of().check("javascript:void 0")
+    # The pages' own document requests are not concerned (data: frames load).
+    assert strict.refusal("data:text/html,<b>x") is None
 
 
 def test_blocked_wins_and_local_schemes_follow_allow_local() -> None:

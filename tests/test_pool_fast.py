@@ -237,7 +237,7 @@ def test_the_constructor_turns_keywords_into_one_launch_options_and_endpoints() 
         profiles=["a", "b"],
         options=base,
         connect_timeout=4.0,
-    )
+    ).specs
     launched = [factory.args[0] for _, factory in specs[:2]]  # type: ignore[attr-defined]
     assert launched == [dataclasses.replace(base, profile=name) for name in ("a", "b")]
     _, connect = specs[2]

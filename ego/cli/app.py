@@ -89,7 +89,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mcp": (
         "mcp_command",
         "mcp",
-        "Serve ego's tools to an MCP client over stdio.",
+        "Serve ego's tools to MCP clients, over stdio (or HTTP with --http).",
     ),
     "batch": (
         "batch_command",

@@ -179,6 +179,21 @@ def _root_settings() -> Any:
     show_default=True,
     help="Calls in flight in one tab; more than 1 needs fewer tabs for --concurrency.",
 )
+@click.option(
+    "--contexts",
+    is_flag=True,
+    help="Each of the --browsers a browser context of one Chrome (with --endpoint, of one "
+    "connection per endpoint) instead of a Chrome of its own: cookies and storage each.",
+)
+@click.option(
+    "--storage-state",
+    "storage_states",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    metavar="FILE",
+    help="With --contexts: a saved login (ego login --save-state) every context starts "
+    "from; repeat it once per context for several accounts side by side.",
+)
 @click.option("--url", help="Open this page for the site instead of its startUrl.")
 @start_url_option
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
@@ -217,6 +232,8 @@ def batch(
     browsers: int | None,
     concurrency: int | None,
     per_tab: int,
+    contexts: bool,
+    storage_states: tuple[Path, ...],
     url: str | None,
     start_urls: tuple[tuple[str, str], ...],
     confirm: bool,
@@ -249,16 +266,29 @@ def batch(
     if concurrency is not None:
         # Spread the total over the browsers' tabs; the pool caps the sum at `concurrency`.
         per_browser = max(1, -(-concurrency // (total * per_tab)))
-    browser_pool = BrowserPool(
-        launch=0 if endpoints else count,
-        endpoints=[Endpoint(e, headers, count) for e in endpoints],
-        per_browser=per_browser,
-        per_tab=per_tab,
-        concurrency=concurrency,
-        retries=retries,
-        replace_attempts=replace_attempts,
-        learnings=learnings,
-    )
+    if storage_states and not contexts:
+        raise click.UsageError("--storage-state needs --contexts (a context per login)")
+    try:
+        browser_pool = BrowserPool(
+            launch=0 if endpoints else count,
+            endpoints=[Endpoint(e, headers, count) for e in endpoints],
+            per_browser=per_browser,
+            per_tab=per_tab,
+            concurrency=concurrency,
+            retries=retries,
+            replace_attempts=replace_attempts,
+            learnings=learnings,
+            contexts=contexts,
+            storage_state=(
+                None
+                if not storage_states
+                else storage_states[0]
+                if len(storage_states) == 1
+                else list(storage_states)
+            ),
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     for start_site, start_url in start_urls:
         browser_pool.set_start_url(start_site, start_url)
     if url:

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import click
@@ -33,6 +34,7 @@ from .common import (
     pass_settings,
     run_async,
 )
+from .login_state import LoginSaver
 
 __all__ = ["close", "launch", "login", "tabs"]
 
@@ -295,14 +297,28 @@ def _still_running(process: psutil.Process, timeout: float) -> bool:
 @click.option("--profile", default="default", show_default=True, help="Profile to log in with.")
 @click.option("--url", help="Page to open instead of the site's start URL.")
 @click.option("--headless", is_flag=True, help="No window (for machines without a display).")
+@click.option(
+    "--save-state",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also keep the login in FILE (cookies and localStorage, readable by you only) for "
+    "`ego run --storage-state`, `ego mcp --storage-state` or another machine.",
+)
 @common
 @pass_settings
-def login(settings: Settings, site_id: str, profile: str, url: str | None, headless: bool) -> None:
+def login(
+    settings: Settings,
+    site_id: str,
+    profile: str,
+    url: str | None,
+    headless: bool,
+    save_state: Path | None,
+) -> None:
     """Open a window on SITE_ID's page so that a person can log in by hand.
 
     The session is kept in the profile; close the window (or press Ctrl+C) when done. With
     the browser `ego launch --headed` keeps on that profile (or --endpoint), the page opens
-    in a tab of it: close that tab when done.
+    in a tab of it: close that tab when done. With --save-state FILE the login is also kept
+    in FILE, saved at each page the login tab shows.
     """
 
     async def go() -> None:
@@ -314,6 +330,9 @@ def login(settings: Settings, site_id: str, profile: str, url: str | None, headl
             tab = await browser.new_tab(start, wait_until="domcontentloaded")
             attached = browser.process is None
             done = "close that tab" if attached else "close it"
+            saver = LoginSaver(browser, tab, save_state) if save_state is not None else None
+            if saver is not None:
+                await saver.start()
             # Listening before the line is printed: whoever reads it may close the tab at once.
             closing = _tab_closed(browser, tab) if attached else None
             settings.output.result(
@@ -323,16 +342,21 @@ def login(settings: Settings, site_id: str, profile: str, url: str | None, headl
                     "profile": profile,
                     "tab": tab.target_id,
                     "endpoint": settings.endpoint or _http_endpoint(browser),
+                    "save_state": str(save_state) if save_state is not None else None,
                 },
                 f"Log in to {manifest.name} in the window, then {done} (profile {profile}).",
                 one_line=True,
             )
             sys.stdout.flush()
-            if closing is not None:
-                with contextlib.suppress(EgoError):
-                    await closing
-            else:
-                await _closed(browser)
+            try:
+                if closing is not None:
+                    with contextlib.suppress(EgoError):
+                        await closing
+                else:
+                    await _closed(browser)
+            finally:
+                if saver is not None:
+                    await saver.finish()
 
     run_async(settings, go())
 

@@ -255,6 +255,12 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
 @click.option("--profile", help="Persistent profile to launch with.")
 @click.option("--timeout", type=float, help="Seconds the tool may run.")
 @click.option("--no-cache", is_flag=True, help="Do not use the localStorage cache.")
+@click.option(
+    "--storage-state",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Run logged in with this saved login (ego login SITE --save-state FILE), in a "
+    "browser context of its own.",
+)
 @start_url_option
 @common
 @pass_settings
@@ -269,19 +275,23 @@ def run(
     profile: str | None,
     timeout: float | None,
     no_cache: bool,
+    storage_state: Path | None,
     start_urls: tuple[tuple[str, str], ...],
 ) -> None:
     """Run TOOL of SITE_ID (a browser or a Python tool) and print its result.
 
-    Site, tool, args and --confirm are checked before a browser starts.
+    Site, tool, args and --confirm are checked before a browser starts. With
+    --storage-state the tool runs in a browser context of its own, loaded with that login
+    (and closed after), whichever browser the command uses.
     """
-    # Through the browser `ego launch` keeps, when it serves calls: no imports, no attach.
-    from .call_client import run_through_service
+    if storage_state is None:
+        # Through the browser `ego launch` keeps, when it serves calls: no imports, no attach.
+        from .call_client import run_through_service
 
-    words = (site_id, tool, args_json, pairs, confirm, timeout, not no_cache, url, start_urls)
-    code = run_through_service(settings, profile, *words)
-    if code is not None:
-        sys.exit(code)
+        words = (site_id, tool, args_json, pairs, confirm, timeout, not no_cache, url, start_urls)
+        code = run_through_service(settings, profile, *words)
+        if code is not None:
+            sys.exit(code)
     from ..calls import CallOptions
 
     options = CallOptions(timeout=timeout, confirm=confirm, cache=not no_cache)
@@ -289,7 +299,10 @@ def run(
 
     async def go() -> Any:
         async with settings.browser(profile=profile) as browser:
-            return await run_prepared(browser.site, call, url, start_urls, settings.output)
+            if storage_state is None:
+                return await run_prepared(browser.site, call, url, start_urls, settings.output)
+            async with await browser.new_context(storage_state=storage_state) as context:
+                return await run_prepared(context.site, call, url, start_urls, settings.output)
 
     result = run_async(settings, go())
     settings.output.result(result)

@@ -16,7 +16,8 @@ The tree::
     │   ├── ProtocolError             Chrome answered a command with an error
     │   ├── TabClosedError            the tab went away while a call was using it
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
-    │   │   └── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   ├── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   └── ResendRefusedError    ... a reload that would send a form (a POST) again
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
     │   ├── FrameNotFoundError        no frame of the tab matches what tab.frame() asked for
@@ -31,6 +32,7 @@ The tree::
     │   │                                 covered or not editable
     │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
     │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
+    │   ├── UnknownTabError           no open tab of this browser or context has that id
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
@@ -41,6 +43,7 @@ The tree::
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
     ├── FileAccessError               a path outside the folders a server may use
+    ├── StorageStateError             a saved login (cookies, storage) cannot be read or written
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -96,12 +99,14 @@ from .browser import (
     PoolExhaustedError,
     ProfileInUseError,
     ProtocolError,
+    ResendRefusedError,
     StaleRefError,
     TabClosedError,
     TargetCrashedError,
+    UnknownTabError,
     WorkerEndedError,
 )
-from .files import BatchFileError, FileAccessError
+from .files import BatchFileError, FileAccessError, StorageStateError
 from .javascript import BrowserToolError, JavaScriptError
 from .learning import (
     CaseRegressionError,
@@ -176,6 +181,7 @@ __all__ = [
     "ProfileInUseError",
     "ProtocolError",
     "ReplayError",
+    "ResendRefusedError",
     "ReturnsMismatchError",
     "SaveRefusedError",
     "SiteBusyError",
@@ -184,6 +190,7 @@ __all__ = [
     "SkillExistsError",
     "SnapshotReferenceError",
     "StaleRefError",
+    "StorageStateError",
     "TabClosedError",
     "TargetCrashedError",
     "ToolLoadError",
@@ -191,6 +198,7 @@ __all__ = [
     "UnknownPackError",
     "UnknownSiteError",
     "UnknownSkillError",
+    "UnknownTabError",
     "UnknownToolError",
     "UnknownVersionError",
     "UnmatchedRequestError",

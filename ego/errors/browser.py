@@ -27,9 +27,11 @@ __all__ = [
     "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
+    "ResendRefusedError",
     "StaleRefError",
     "TabClosedError",
     "TargetCrashedError",
+    "UnknownTabError",
     "WorkerEndedError",
 ]
 
@@ -95,6 +97,21 @@ class OriginBlockedError(NavigationError):
     def __init__(self, message: str, *, url: str) -> None:
         super().__init__(message)
         self.url = url
+
+
+class ResendRefusedError(NavigationError):
+    """A reload was refused because it would send a form again: the page is the answer to a
+    POST (or another request that changes something), and reloading it repeats that request.
+
+    Attributes:
+        url: the page's URL.
+        method: the HTTP method of the request the page came from.
+    """
+
+    def __init__(self, message: str, *, url: str, method: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.method = method
 
 
 class ContextDestroyedError(BrowserError):
@@ -224,6 +241,19 @@ class PoolExhaustedError(BrowserError):
 class StaleRefError(ElementNotFoundError):
     """A ref (``ref=e12``) no longer names a node: its frame navigated, its node was removed,
     or this tab never gave it. Take a new snapshot and use its refs."""
+
+
+class UnknownTabError(BrowserError):
+    """No open tab of this browser or context has the id given: it closed, or it belongs to
+    another context (another agent's), whose tabs a context never reaches.
+
+    Attributes:
+        tab_id: the id asked for.
+    """
+
+    def __init__(self, message: str, *, tab_id: str) -> None:
+        super().__init__(message)
+        self.tab_id = tab_id
 
 
 class NoSelectorError(BrowserError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .base import EgoError
 
-__all__ = ["BatchFileError", "FileAccessError"]
+__all__ = ["BatchFileError", "FileAccessError", "StorageStateError"]
 
 
 class FileAccessError(EgoError, PermissionError):
@@ -22,3 +22,9 @@ class FileAccessError(EgoError, PermissionError):
 class BatchFileError(EgoError, ValueError):
     """A batch's input or output file cannot be used (a line in the middle is corrupt, or the
     output was written for another input)."""
+
+
+class StorageStateError(EgoError, ValueError):
+    """A saved storage state (cookies and localStorage) cannot be read, used or written
+    where it was asked: not JSON, not the format, or a path inside a learnings folder. The
+    message never quotes the file's content (it holds session secrets)."""

@@ -48,7 +48,7 @@ from .save_plan import ToolPlan, check_schemas, plan_browser_tool, workspace_roo
 from .store import SavedTool, write_tool
 
 if TYPE_CHECKING:
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.tab import Tab
 
 __all__ = ["current_url", "save_browser_tool"]
@@ -65,7 +65,7 @@ async def current_url(tab: Tab | None) -> str | None:
     return tab.url
 
 
-async def _matching_tab(browser: Browser, learnings: Learnings, draft: ToolDraft) -> Tab | None:
+async def _matching_tab(browser: TabHost, learnings: Learnings, draft: ToolDraft) -> Tab | None:
     """An open tab on the draft's domains (else on the site's known domains), or None."""
     wanted = list(draft.domains or [])
     if not wanted:
@@ -84,7 +84,7 @@ async def _matching_tab(browser: Browser, learnings: Learnings, draft: ToolDraft
 
 
 async def _try_on_start_page(
-    browser: Browser, plan: ToolPlan, draft: ToolDraft, profile: str, timeout: float | None
+    browser: TabHost, plan: ToolPlan, draft: ToolDraft, profile: str, timeout: float | None
 ) -> Any:
     """Run the try in a tab opened on the site's start URL, as ``ego run`` would."""
     start = plan.parsed.start_url
@@ -109,7 +109,7 @@ async def _try_on_start_page(
 
 async def save_browser_tool(
     learnings: Learnings,
-    browser: Browser,
+    browser: TabHost,
     draft: ToolDraft,
     *,
     tab: Tab | None = None,

@@ -19,7 +19,7 @@ from .save_plan import ToolPlan
 from .schemas import mismatch
 
 if TYPE_CHECKING:
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.tab import Tab
 
 __all__ = ["compile_check", "run_trial"]
@@ -32,7 +32,7 @@ def _module_prefix(plan: ToolPlan) -> int:
     return 0
 
 
-async def compile_check(browser: Browser, plan: ToolPlan) -> None:
+async def compile_check(browser: TabHost, plan: ToolPlan) -> None:
     """Parse the wrapped tool in a fresh about:blank tab without running it.
 
     ``Runtime.compileScript`` with ``persistScript`` false compiles the script and reports a

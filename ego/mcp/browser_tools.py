@@ -8,6 +8,7 @@ know from chrome-devtools-mcp where one fits (``take_snapshot``, ``list_network_
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import time
@@ -16,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
-from ..errors import DialogOpenError, EgoError
+from ..errors import ContextDestroyedError, DialogOpenError, EgoError
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
@@ -25,7 +26,7 @@ from ..page.tab import Tab
 from ..page.verbs import render_outline
 from .changes import Watch, remember, reply
 from .ego_server import EgoServer
-from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call
+from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call, check
 from .results import tool_result
 from .sdk import CallToolResult, ToolError
 from .wording import mcp_message
@@ -70,8 +71,14 @@ def target_of(selector: str | None, ref: str | None) -> str:
 
 
 async def page_info(tab: Tab) -> dict[str, Any]:
-    """The tab's id, URL and title, read from the page itself."""
-    where = await call(lambda: tab.evaluate("({url: location.href, title: document.title})"))
+    """The tab's id, URL and title, read from the page itself (as Chrome last reported them
+    when the page is already on its way to another document, a form its script sends)."""
+    try:
+        where = await tab.evaluate("({url: location.href, title: document.title})")
+    except ContextDestroyedError:
+        where = None
+    except EgoError as exc:
+        raise ToolError(mcp_message(exc)) from None
     url = where.get("url", tab.url) if isinstance(where, dict) else tab.url
     title = where.get("title", "") if isinstance(where, dict) else ""
     return {"id": tab.target_id, "url": str(url), "title": str(title)}
@@ -256,10 +263,20 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         return await went(tab, tab.forward, diff=diff)
 
     @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
-    async def reload(diff: Diff = True) -> CallToolResult:
+    async def reload(
+        resend: Annotated[
+            bool, Field(description="Send again the form (POST) the page answers.")
+        ] = False,
+        diff: Diff = True,
+    ) -> CallToolResult:
         """Reload the current page (a crashed tab too); answers as navigate."""
+        if resend and holder.limits.read_only:
+            raise ToolError(
+                "reload with resend: true sends a form again, and this server is read-only "
+                "(ego mcp --read-only): navigate to the page's URL for a fresh copy instead"
+            )
         tab = await holder.tab()
-        return await went(tab, tab.reload, diff=diff)
+        return await went(tab, lambda: tab.reload(resend=resend), diff=diff)
 
     @server.tool(group="input", annotations=DESTRUCTIVE)
     async def evaluate(
@@ -362,13 +379,20 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def get_network_request(
         id: Annotated[str, Field(description="An id from list_network_requests.")],
+        path: Annotated[str | None, Field(description="Save the body to this file.")] = None,
     ) -> CallToolResult:
-        """One request with its response body (base64_encoded says if binary)."""
+        """One request with its response body (base64_encoded says if binary; with path,
+        {path, bytes} instead)."""
         tab = await holder.tab()
+        target = check(lambda: holder.files.for_writing(path)) if path is not None else None
         requests = await call(tab.network)
         found = [r for r in requests if r.request_id == id]
         data: dict[str, Any] = _request(found[0]) if found else {"id": id}
         body = await call(lambda: tab.response_body(id))
+        if target is not None:
+            raw = body if isinstance(body, bytes) else body.encode()
+            saved = await call(lambda: asyncio.to_thread(holder.files.write, target, raw))
+            return tool_result({**data, "path": str(saved), "bytes": len(raw)})
         if isinstance(body, bytes):  # Chrome sends a binary body base64-encoded
             data.update(body=base64.b64encode(body).decode(), base64_encoded=True)
         else:

@@ -2,6 +2,12 @@
 deciding which tools are served, learning tools with names of their own, and one call path
 that checks a call's arguments and runs the hooks around it.
 
+Every call takes :meth:`EgoServer.call_tool`, which is also the one place where a failure
+becomes what the agent reads: an ego error in an MCP caller's words, anything else (a bug, a
+system error) as one bounded line, with one short line on the ``ego.mcp`` logger and never a
+traceback (the SDK would log one per crash, and a deep one, a ``RecursionError``'s, takes
+minutes to print while the server answers nothing).
+
 A tool's group (``ego mcp --tools``) is declared where the tool is registered:
 ``@server.tool(group="pages", ...)`` for a tool of a Python signature,
 :meth:`EgoServer.put_schema_tool` for a learning tool (whose input schema is its manifest's).
@@ -17,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from ..errors import EgoError
 from .arguments import argument_problem
 from .definitions import compact_description, compact_schema
 from .limits import GROUPS, ServerLimits, ToolGroup
@@ -24,13 +31,16 @@ from .sdk import (
     CallResult,
     CallToolResult,
     Context,
+    HttpSession,
     MCPTool,
     SchemaTool,
     SdkServer,
     ToolAnnotations,
     ToolError,
+    UnexpectedToolError,
     tools_changed,
 )
+from .wording import failure_message, one_line
 
 __all__ = ["MAX_TOOL_NAME", "EgoServer"]
 
@@ -73,8 +83,8 @@ class EgoServer:
         self._served: dict[str, ToolGroup] = {}
         #: Run before every call (with the tool's name and the request's context).
         self.before_call: list[Callable[[str, Context[Any, Any] | None], Awaitable[None]]] = []
-        #: Applied to every successful result, in order.
-        self.after_call: list[Callable[[CallToolResult], CallToolResult]] = []
+        #: Applied to every successful result, in order, with the tool's name and arguments.
+        self.after_call: list[Callable[[str, dict[str, Any], CallToolResult], CallToolResult]] = []
         #: The name each learning tool is served under, and the tool of each such name.
         self._names: dict[tuple[str, str], str] = {}
         self._owners: dict[str, tuple[str, str]] = {}
@@ -226,31 +236,53 @@ class EgoServer:
         :attr:`after_call` hooks applied to a successful result.
 
         Raises:
-            ToolError: unknown or bad arguments, or the tool's own refusal.
+            ToolError: unknown or bad arguments, the tool's own refusal, or any other
+                failure, as one line (see the module docstring).
         """
         tool = self._sdk.schema_tool(name)
         schema = await self._sdk.sdk_tool_schema(name) if tool is None else None
         if schema is not None:
             problem = argument_problem(name, schema, arguments)
             if problem is not None:
-                raise ToolError(problem)
-        for hook in self.before_call:
-            await hook(name, context)
+                raise ToolError(one_line(problem))
         try:
+            for hook in self.before_call:
+                await hook(name, context)
             if tool is None:
                 result = await self._sdk.call_sdk_tool(name, arguments, context)
             else:
                 result = await tool.handler(dict(arguments))
+        except Exception as exc:
+            raise ToolError(_failure(name, exc)) from None
         finally:  # a call that failed may have moved the tab all the same
             await self._tell_if_sites_changed(context)
         if isinstance(result, CallToolResult) and not result.is_error:
             for change in self.after_call:
-                result = change(result)
+                result = change(name, arguments, result)
         return result
 
     async def run_stdio_async(self) -> None:
         """Serve over stdio until the client goes away, advertising ``tools.listChanged``."""
         await self._sdk.run_stdio()
+
+    def http_session(self, session_id: str, host: str) -> HttpSession:
+        """One streamable HTTP session served by this server (``ego mcp --http`` gives each
+        MCP session a server, and a browser context, of its own)."""
+        return HttpSession(self._sdk, session_id, host)
+
+
+def _failure(name: str, exc: Exception) -> str:
+    """The one line a failed call of ``name`` answers; a failure that is not a refusal (a
+    crash the SDK caught, or anything a schema tool raised) is also logged, in one line."""
+    cause: BaseException = exc
+    if isinstance(exc, UnexpectedToolError) and exc.__cause__ is not None:
+        cause = exc.__cause__  # the SDK kept the crash's own text on the server
+    elif isinstance(exc, ToolError):
+        return one_line(str(exc))  # a refusal, already in the caller's words
+    message = failure_message(name, cause)
+    if not isinstance(cause, ToolError | EgoError):
+        logger.warning("tool %s failed: %s", name, one_line(message, 300))
+    return message
 
 
 def _check_group(group: str) -> None:

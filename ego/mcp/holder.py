@@ -8,19 +8,21 @@ The current tab is the one the page tools act on: the tab last navigated or chos
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
 from .. import api
-from ..api import Browser
+from ..api import Browser, BrowserContext
 from ..errors import EgoError
 from ..learning.health.origin import front_end
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from ..page.tab import Tab
 from ..places import state_dir
-from .limits import FileAccess, ServerLimits
+from .files import FileAccess
+from .limits import ServerLimits
 from .sdk import ToolAnnotations, ToolError
 from .wording import mcp_message
 
@@ -30,15 +32,29 @@ __all__ = [
     "LOCAL_ONLY",
     "READ_ONLY",
     "BrowserHolder",
+    "Pages",
     "call",
     "check",
 ]
 
+#: Where a server's pages are: a whole browser (stdio), or a context of a shared one (one
+#: per session of ``ego mcp --http``).
+Pages = Browser | BrowserContext
+
 T = TypeVar("T")
+
+logger = logging.getLogger("ego.mcp")
 
 _REPLACED: Final = (
     "Note: ego {what}: the tabs, the current tab and what they held (logins made in a "
     "throwaway profile, cached tools) were lost; list_tabs shows what is open now."
+)
+
+_PRELOADING: Final = (
+    "Note: the browser this server attached to preloads pages (speculation rules), so a page "
+    "can bring in a document of a refused origin without a request the origin limits see; "
+    "the operator can turn off 'Preload pages' in its settings, or let ego mcp start its own "
+    "Chrome."
 )
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
@@ -51,10 +67,12 @@ class BrowserHolder:
     """Starts the browser on first use and keeps one current tab for the page tools.
 
     Page dialogs are left open by default (``dialogs="manual"``): an agent sees them as
-    DialogOpenError and answers them with ``handle_dialog``, as it would by hand. The browser
-    is held to ``limits`` (origins, schemes, the downloads folder inside the output folder);
-    when it had to be started again (Chrome closed or crashed, or the attached one went away),
-    :attr:`notice` says so until a result carries it to the agent.
+    DialogOpenError and answers them with ``handle_dialog``, as it would by hand (a page that
+    opens one after another has the rest answered for it: see :mod:`ego.page.dialogs`). The
+    browser is held to ``limits`` (origins, schemes, the downloads folder inside the output
+    folder); when it had to be started again (Chrome closed or crashed, or the attached one
+    went away), when the current tab's dialogs were answered for the agent, or when an
+    attached browser turns out to preload pages, :meth:`take_notice` says so once.
     """
 
     def __init__(
@@ -66,6 +84,7 @@ class BrowserHolder:
         learnings: Learnings,
         dialogs: DialogPolicy = "manual",
         limits: ServerLimits | None = None,
+        storage_state: str | os.PathLike[str] | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.profile = profile
@@ -75,15 +94,23 @@ class BrowserHolder:
         self.limits = limits if limits is not None else ServerLimits()
         self.limits.policy  # noqa: B018  (a malformed origin pattern fails here, not later)
         output = self.limits.output_dir or state_dir() / "mcp" / f"server-{os.getpid()}"
-        self.files = FileAccess(output, unrestricted=self.limits.unrestricted_files)
+        self.files = FileAccess(
+            output,
+            unrestricted=self.limits.unrestricted_files,
+            own=self.limits.output_dir is None,
+        )
         self.start_urls: dict[str, str] = dict(self.limits.start_urls)
+        #: The saved login each browser (or session context) starts with.
+        self.storage_state = storage_state
         #: What the next result tells the agent about a browser that changed under it.
         self.notice: str | None = None
         self._browser: Browser | None = None
         self._tab: Tab | None = None
         self._lock = asyncio.Lock()
+        self._told_preloading = False
 
-    async def browser(self) -> Browser:
+    async def browser(self) -> Pages:
+        """Where the page tools act: the browser, started (again) when there is none."""
         async with self._lock:
             if self._browser is None or self._browser.closed:
                 if self._browser is not None:
@@ -96,16 +123,23 @@ class BrowserHolder:
                 keywords: dict[str, Any] = {
                     "learnings": self.learnings,
                     "dialogs": self.dialogs,
-                    "downloads": self.files.output_dir / "downloads",
+                    "downloads": self.files.downloads_dir(),
                     "allowed_origins": limits.allowed_origins,
                     "blocked_origins": limits.blocked_origins,
                     "allow_file_urls": limits.allow_file_urls,
+                    "allow_script_urls": not limits.read_only,
                 }
                 if self.endpoint:
                     self._browser = await api.connect(self.endpoint, **keywords)
+                    if self.storage_state is not None:
+                        await self._browser.set_storage_state(self.storage_state)
                 else:
                     self._browser = await api.launch(
-                        profile=self.profile, headless=self.headless, **keywords
+                        profile=self.profile,
+                        headless=self.headless,
+                        storage_state=self.storage_state,
+                        max_js_heap_mb=limits.max_js_heap_mb,
+                        **keywords,
                     )
                 for site_id, url in self.start_urls.items():
                     self._browser.site.set_start_url(site_id, url)
@@ -119,9 +153,18 @@ class BrowserHolder:
             self._browser.site.set_start_url(site_id, url)
 
     def take_notice(self) -> str | None:
-        """The notice for the next result, once."""
-        notice, self.notice = self.notice, None
-        return notice
+        """What the next result tells the agent first (each thing once), or None."""
+        notes = [self.notice] if self.notice else []
+        self.notice = None
+        if self._tab is not None:
+            looping = self._tab.take_dialog_note()
+            if looping is not None:
+                notes.append(f"Note: {looping}.")
+        browser = self._browser
+        if browser is not None and browser.preloads_pages and not self._told_preloading:
+            self._told_preloading = True
+            notes.append(_PRELOADING)
+        return " ".join(notes) or None
 
     async def tab(self) -> Tab:
         """The current tab: the last one used, else the first open one, else a new one."""
@@ -138,18 +181,14 @@ class BrowserHolder:
         return tab.url if tab is not None and not tab.closed else None
 
     async def tab_by_id(self, tab_id: str) -> Tab:
-        """The open tab whose id (from ``list_tabs``) is ``tab_id``.
+        """The open tab whose id (from ``list_tabs``) is ``tab_id``: one of this server's
+        (this session's) own, never another's.
 
         Raises:
-            ToolError: no open tab has that id.
+            ToolError: no open tab of its own has that id (``UnknownTabError``).
         """
         browser = await self.browser()
-        tabs = await call(browser.tabs)
-        for tab in tabs:
-            if tab.target_id == tab_id:
-                return tab
-        known = ", ".join(tab.target_id for tab in tabs) or "none"
-        raise ToolError(f"no open tab has id {tab_id!r} (open: {known}); list_tabs lists them")
+        return await call(lambda: browser.tab(tab_id))
 
     def use(self, tab: Tab) -> None:
         """Make ``tab`` the current tab."""
@@ -161,9 +200,14 @@ class BrowserHolder:
             self._tab = None
 
     async def close(self) -> None:
+        """Close the browser (disconnect from an attached one) and remove what the server
+        made for itself; where files were kept is said once, on the ``ego.mcp`` logger."""
         if self._browser is not None:
             await self._browser.close()
             self._browser = None
+        kept = self.files.close()
+        if kept is not None:
+            logger.warning("%s", kept)
 
 
 def check(action: Callable[[], T]) -> T:

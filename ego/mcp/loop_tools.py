@@ -13,6 +13,7 @@ from the recording, keep a draft, and heal a tool that stopped working.
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from typing import Annotated, Any, Literal
 
@@ -74,7 +75,7 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
         count = len(_recordings) + 1
         target = check(lambda: holder.files.for_writing(path or f"recording-{count}.har"))
         tab = await holder.tab()
-        recorder = Recorder(tab, target)
+        recorder = Recorder(tab)  # stop_recording writes the file, without following a link
         await call(recorder.start)
         _recordings[holder] = _Recording(recorder, str(target))
         return tool_result({"har": str(target), "tab": tab.target_id})
@@ -91,6 +92,8 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
             return await running.recorder.stop()
 
         har = await call(stop)
+        data = har.dumps().encode()
+        await call(lambda: asyncio.to_thread(holder.files.write, running.path, data))
         hosts: dict[str, int] = {}
         for entry in har.entries:
             host = entry.request.url.split("/")[2] if "://" in entry.request.url else "?"

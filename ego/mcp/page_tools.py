@@ -51,8 +51,8 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
                 full_size=full_size,
             )
         )  # fmt: skip
-        if target is not None:
-            await call(lambda: asyncio.to_thread(target.write_bytes, shot.data))
+        if path is not None:
+            target = await call(lambda: asyncio.to_thread(holder.files.write, path, shot.data))
         what = f"element {selector}" if selector else "full page" if full_page else "viewport"
         info = {
             "format": shot.format,
@@ -189,9 +189,14 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         """Put files into a file input. Returns {selector, files}."""
         target = target_of(selector, ref)
         tab = await holder.tab()
-        files = check(lambda: [holder.files.for_reading(path) for path in paths])
-        await call(lambda: tab.upload(target, files))
-        return tool_result({"selector": target, "files": [str(file) for file in files]})
+        checked = check(lambda: [holder.files.for_reading(path) for path in paths])
+        # Chrome reads a file when the page does: it gets a private copy, read without
+        # following a link put in place of the file since the check.
+        staged = await call(
+            lambda: asyncio.to_thread(lambda: [holder.files.staged_upload(p) for p in checked])
+        )
+        await call(lambda: tab.upload(target, staged))
+        return tool_result({"selector": target, "files": [str(file) for file in checked]})
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
     async def handle_dialog(
@@ -217,5 +222,6 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         """Print the current page to a PDF file. Returns {path, bytes, url}."""
         tab = await holder.tab()
         target = check(lambda: holder.files.for_writing(path))
-        data = await call(lambda: tab.pdf(path=target, landscape=landscape))
+        data = await call(lambda: tab.pdf(landscape=landscape))
+        target = await call(lambda: asyncio.to_thread(holder.files.write, target, data))
         return tool_result({"path": str(target), "bytes": len(data), "url": tab.url})

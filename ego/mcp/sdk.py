@@ -15,21 +15,43 @@ underscore names out of its promise: a minor release may change them.
    lookup it makes for ``Mcp-Param`` headers on streamable HTTP).
 3. Writing a message pydantic refuses to serialise: the stdio writer calls
    ``model_dump_json`` on each message, and :class:`_LenientMessage` stands in for it.
+
+Logging: MCPServer installs a rich handler on the root logger at its ``log_level``, which
+prints a line (wrapped over several) for every request and every refused call, and renders
+a crash's traceback in full. :class:`SdkServer` asks for warnings only, and writes each log
+record as one plain line on stderr (:func:`_plain_log_lines`).
+
+``ego mcp --http`` serves each MCP session with a server of its own (its own browser context),
+so it drives the SDK's streamable HTTP transport (:class:`StreamableHTTPServerTransport`, one
+per session) itself instead of the SDK's session manager, which serves every session from one
+server; uvicorn (the SDK's own HTTP server) listens. :class:`HttpSession` and
+:func:`serve_asgi` are that part.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import socket
+import sys
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+import uvicorn
 from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    TransportSecuritySettings,
+)
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.message import SessionMessage
 from mcp.types import (
     CallToolResult,
@@ -39,15 +61,20 @@ from mcp.types import (
     ToolAnnotations,
 )
 from mcp.types import Tool as MCPTool
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic_core import PydanticSerializationError
 
 from ..protocol.jsontext import json_text
 
 __all__ = [
+    "HANDSHAKE_PROTOCOL_VERSIONS",
+    "MCP_PROTOCOL_VERSION_HEADER",
+    "MCP_SESSION_ID_HEADER",
+    "Asgi",
     "CallResult",
     "CallToolResult",
     "Context",
+    "HttpSession",
     "ImageContent",
     "Listing",
     "MCPTool",
@@ -56,7 +83,9 @@ __all__ = [
     "TextContent",
     "ToolAnnotations",
     "ToolError",
+    "UnexpectedToolError",
     "client_roots",
+    "serve_asgi",
     "tools_changed",
 ]
 
@@ -124,7 +153,10 @@ class SdkServer(MCPServer[Any]):
             finally:
                 await on_close()
 
-        super().__init__(name=name, instructions=instructions, lifespan=lifespan)
+        super().__init__(
+            name=name, instructions=instructions, lifespan=lifespan, log_level="WARNING"
+        )
+        _plain_log_lines()
         self._route = route
         self._listing = listing
         self._schema_tools: dict[str, SchemaTool] = {}
@@ -195,6 +227,152 @@ class SdkServer(MCPServer[Any]):
         options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
         async with stdio_server() as (read_stream, write_stream):
             await lowlevel.run(read_stream, _LenientWrites(write_stream), options)
+
+
+def _plain_log_lines() -> None:
+    """Make the handlers MCPServer put on the root logger write one plain line a record:
+    the level, the logger's name and the message (the ``ego.mcp`` logger's messages are one
+    line each)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if type(handler).__module__.startswith("rich"):
+            root.removeHandler(handler)
+            plain = logging.StreamHandler(sys.stderr)
+            plain.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+            root.addHandler(plain)
+
+
+#: An ASGI application: ``app(scope, receive, send)``.
+Asgi = Callable[
+    [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
+    Awaitable[None],
+]
+
+
+class HttpSession:
+    """One MCP session over streamable HTTP: the SDK's transport for it, and ``server``
+    serving the session's messages until the transport ends (the client's DELETE, or
+    :meth:`terminate`).
+
+    Args:
+        server: the session's own server.
+        session_id: the ``Mcp-Session-Id`` the client will send.
+        host: the address the server listens on; for a loopback one, the ``Host`` and
+            ``Origin`` of each request must be local too (DNS rebinding).
+    """
+
+    def __init__(self, server: SdkServer, session_id: str, host: str) -> None:
+        security = None
+        if host in ("127.0.0.1", "localhost", "::1"):
+            security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True,
+                allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+                allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+            )
+        self.session_id = session_id
+        self._server = server
+        self._transport = StreamableHTTPServerTransport(
+            mcp_session_id=session_id, security_settings=security
+        )
+        self._connected = asyncio.Event()
+
+    @property
+    def terminated(self) -> bool:
+        """True once the session ended."""
+        return self._transport.is_terminated
+
+    async def run(self) -> None:
+        """Serve the session until its transport ends; the server's lifespan (its
+        ``on_close``) ends with it."""
+        lowlevel = self._server._lowlevel_server  # Private (1 above), as for stdio
+        options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
+        async with self._transport.connect() as (read_stream, write_stream):
+            self._connected.set()
+            await lowlevel.run(read_stream, _CheckedWrites(write_stream), options)
+
+    async def handle(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> int | None:
+        """Answer one HTTP request of the session; the status it answered (None: none)."""
+        await self._connected.wait()
+        status: int | None = None
+
+        async def watched(message: Any) -> None:
+            nonlocal status
+            if message.get("type") == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        await self._transport.handle_request(scope, receive, watched)
+        return status
+
+    async def terminate(self) -> None:
+        """End the session: its open streams close and :meth:`run` returns."""
+        if not self._transport.is_terminated:
+            await self._transport.terminate()
+
+
+class _CheckedWrites:
+    """The HTTP transport's write stream, each message checked to serialise: one pydantic
+    refuses (a string holding a lone UTF-16 surrogate) is rebuilt with each such surrogate
+    made U+FFFD, as :class:`_LenientMessage` does on stdio (the HTTP transport routes
+    messages by their type, so they cannot be wrapped)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage) -> None:
+        message: Any = item.message
+        try:
+            message.model_dump_json(by_alias=True, exclude_unset=True)
+        except PydanticSerializationError as exc:
+            if "surrogates" not in str(exc):
+                raise
+            fixed = _replaced(message.model_dump(mode="json", by_alias=True, exclude_unset=True))
+            item = SessionMessage(type(message).model_validate(fixed), item.metadata)
+        await self._inner.send(item)
+
+    async def __aenter__(self) -> _CheckedWrites:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._inner.__aexit__(*exc_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+async def serve_asgi(
+    app: Asgi,
+    sock: socket.socket,
+    stop: asyncio.Event,
+    *,
+    before_shutdown: Callable[[], Awaitable[None]],
+) -> None:
+    """Serve ``app`` with uvicorn on the bound socket ``sock`` until ``stop`` is set (request
+    bodies over the SDK's limit, 4 MiB, are refused with 413), then await
+    ``before_shutdown`` (which ends the sessions and so their open streams) and stop. ego
+    handles the signals itself, so that every session is closed before the server goes."""
+    config = uvicorn.Config(
+        RequestBodyLimitMiddleware(app, DEFAULT_MAX_REQUEST_BODY_SIZE),
+        lifespan="off",
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    config.load()
+    server.lifespan = config.lifespan_class(config)
+    await server.startup(sockets=[sock])
+    try:
+        await stop.wait()
+    finally:
+        server.should_exit = True
+        await before_shutdown()
+        await server.shutdown(sockets=[sock])
 
 
 async def tools_changed(ctx: Context[Any, Any] | None) -> None:

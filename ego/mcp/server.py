@@ -9,6 +9,7 @@ an MCP caller's words (:mod:`.wording`). docs/mcp.md lists the tools.
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -27,9 +28,10 @@ from .learning_tools import add_context_tools, add_learning_tools
 from .limits import ServerLimits
 from .loop_tools import add_loop_tools
 from .page_tools import add_page_tools
-from .results import tool_result
+from .results import bounded, tool_result
 from .save_tools import add_save_tools
 from .sdk import CallToolResult, Context, TextContent, ToolError, client_roots
+from .storage_tools import add_storage_tools
 
 __all__ = ["build_server", "serve"]
 
@@ -46,7 +48,15 @@ INSTRUCTIONS = (
 
 #: The tools that read or write files: the client's roots are asked for before they run.
 _FILE_TOOLS: frozenset[str] = frozenset(
-    {"take_screenshot", "save_pdf", "upload_file", "import_skill"}
+    {
+        "take_screenshot",
+        "save_pdf",
+        "upload_file",
+        "import_skill",
+        "save_storage_state",
+        "load_storage_state",
+        "get_network_request",
+    }
 )
 
 
@@ -127,6 +137,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     add_catalog_tools(server, holder)
     add_save_tools(server, holder)
     add_loop_tools(server, holder)
+    add_storage_tools(server, holder)
 
     async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
         if name in _FILE_TOOLS:
@@ -134,7 +145,9 @@ def build_server(holder: BrowserHolder) -> EgoServer:
             if roots is not None:
                 holder.files.set_client_roots(roots)
 
-    def tell_what_changed(result: CallToolResult) -> CallToolResult:
+    def tell_what_changed(
+        name: str, arguments: dict[str, Any], result: CallToolResult
+    ) -> CallToolResult:
         notice = holder.take_notice()
         if notice is None:
             return result
@@ -149,6 +162,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
         return result.model_copy(update={"content": content, "structured_content": structured})
 
     server.before_call.append(ask_for_roots)
+    server.after_call.append(bounded)
     server.after_call.append(tell_what_changed)
     return server
 
@@ -195,11 +209,13 @@ async def serve(
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "manual",
     limits: ServerLimits | None = None,
+    storage_state: str | os.PathLike[str] | None = None,
 ) -> None:
     """Serve MCP over stdio until the client disconnects, then close the browser.
 
     Args:
         endpoint, profile, headless: which Chrome (attach to ``endpoint``, else launch).
+        storage_state: a saved login (cookies, localStorage) the browser starts with.
         learnings: the learnings served; by default the workspace's and the project's.
         dialogs: how page dialogs are answered; ``"manual"`` leaves each one open for the
             agent's ``handle_dialog`` (see :data:`ego.page.dialogs.DialogPolicy`).
@@ -216,6 +232,7 @@ async def serve(
         learnings=learnings if learnings is not None else Learnings(),
         dialogs=dialogs,
         limits=limits,
+        storage_state=storage_state,
     )
     server = build_server(holder)
     try:

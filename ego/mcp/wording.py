@@ -9,9 +9,14 @@ left as it is.
 
 from __future__ import annotations
 
-from ..errors import ConfirmationRequiredError, DialogOpenError, SkillExistsError
+from typing import Final
 
-__all__ = ["PYTHON_TO_MCP", "mcp_message"]
+from ..errors import ConfirmationRequiredError, DialogOpenError, EgoError, SkillExistsError
+
+__all__ = ["MAX_ERROR_CHARS", "PYTHON_TO_MCP", "failure_message", "mcp_message", "one_line"]
+
+#: The most characters an error's text gives an agent (a page may throw a huge message).
+MAX_ERROR_CHARS: Final = 2_000
 
 #: Python spellings in ego's messages and what an MCP caller types instead.
 PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
@@ -32,8 +37,10 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
         "dialogs={'beforeunload': 'accept'}",
         "navigate again and answer its dialog with handle_dialog (accept: true)",
     ),
+    ("reload with resend=True", "call reload with resend: true"),
     ("site.save_browser_tool(", "save_browser_tool("),
     ("site.run_browser_tool(", "run_browser_tool("),
+    ("list the tabs again (tabs())", "list_tabs lists them"),
 )
 
 
@@ -61,3 +68,18 @@ def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
     for python, mcp in PYTHON_TO_MCP:
         text = text.replace(python, mcp)
     return f"{type(exc).__name__}: {text}"
+
+
+def one_line(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """``text`` on one line (its line breaks as spaces), cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def failure_message(tool: str, exc: BaseException) -> str:
+    """The one line an MCP caller gets for ``exc``, raised by ``tool``: an ego error in MCP
+    words (:func:`mcp_message`), anything else as its type and its message, bounded."""
+    if isinstance(exc, EgoError):
+        return one_line(mcp_message(exc))
+    detail = one_line(str(exc), MAX_ERROR_CHARS // 4) or "no message"
+    return f"Error executing tool {tool}: {type(exc).__name__}: {detail}"

@@ -21,8 +21,16 @@ from .elements import Elements, call_on, invalid, not_found
 from .keys import send_input
 from .page import Page
 from .refs import parse_ref
+from .scripts import page_script
 
-__all__ = ["CHECKS", "Actionable", "deliver_mouse", "tab_point", "wait_actionable"]
+__all__ = [
+    "CHECKS",
+    "Actionable",
+    "click_landed",
+    "deliver_mouse",
+    "tab_point",
+    "wait_actionable",
+]
 
 #: The checks each action waits for, in the order they are made.
 CHECKS: Final[dict[str, tuple[str, ...]]] = {
@@ -33,6 +41,9 @@ CHECKS: Final[dict[str, tuple[str, ...]]] = {
     "select": ("visible", "enabled"),
     "upload": ("enabled",),
 }
+
+#: The actions that end in a click, whose events are checked where they arrive.
+_CLICKED: Final = frozenset({"click", "check", "type"})
 
 #: How a failed check is worded, and what to do about it.
 _WORDS: Final[dict[str, tuple[str, str]]] = {
@@ -113,6 +124,8 @@ async def wait_actionable(
         "checkable": "checkable" in checks,
         # In a frame the mouse's arrival is checked (see :func:`deliver_mouse`).
         "track": "hit" in checks and not elements.page.is_main,
+        # A click's events are checked where they arrive (see :func:`click_landed`).
+        "intercept": action in _CLICKED,
         "prepare": prepare or {},
     }
     page = elements.page
@@ -255,3 +268,22 @@ async def deliver_mouse(
     finally:
         with contextlib.suppress(EgoError):
             await call_on(elements, "pointer_seen", True, timeout=page.default_timeout)
+
+
+async def click_landed(elements: Elements) -> str | None:
+    """After a click the checks chose a point for: what it would have reached instead of the
+    element when the page moved under the point meanwhile (the click was then cancelled in
+    the page before any of its handlers saw it, by ``actionable.js``'s watch), or None when
+    it landed (or the page went away with it, as a link's click does).
+    """
+    try:
+        answer = await elements.page.evaluate(
+            f"({page_script('hit_verdict')})()",
+            describe=False,
+            timeout=elements.page.default_timeout,
+        )
+    except EgoError:
+        return None  # the click navigated or closed the page: it landed
+    if isinstance(answer, dict) and answer.get("verdict") == "missed":
+        return str(answer.get("target") or "another element")
+    return None

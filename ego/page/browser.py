@@ -10,26 +10,26 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
-from urllib.parse import urlsplit
 
 from ..errors import (
     BrowserClosedError,
     EgoError,
     ProtocolError,
-    TabClosedError,
 )
 from ..places import expand, state_dir
 from ..protocol.chrome import ChromeProcess, LaunchOptions
 from ..protocol.endpoint import resolve_endpoint
 from ..protocol.launcher import launch_chrome
 from ..protocol.transport import Connection
+from .contexts import BrowserContext, Contexts, find_in, unknown_tab
 from .dialogs import DialogPolicy, dialog_actions
 from .downloads import Download, Downloads
 from .guard import NavigationGuard
 from .policy import OPEN, NavigationPolicy
+from .storage_state import StorageState, read_state
 from .tab import Tab, WaitUntil
 
-__all__ = ["Browser", "BrowserContext"]
+__all__ = ["Browser", "BrowserContext", "TabHost"]
 
 logger = logging.getLogger("ego.page.browser")
 
@@ -50,6 +50,10 @@ class Browser:
         downloads_folder: where the files pages download are saved.
     """
 
+    #: The class of the contexts :meth:`new_context` makes (``ego.Browser`` makes ones with
+    #: a ``site``).
+    _context_type: type[BrowserContext] = BrowserContext
+
     def __init__(
         self,
         connection: Connection,
@@ -68,14 +72,20 @@ class Browser:
         self.default_timeout = default_timeout
         self.dialogs: DialogPolicy = dialogs
         self.downloads_folder = expand(downloads) if downloads else state_dir() / "downloads"
-        self._downloads = Downloads(connection, self.downloads_folder)
+        self._downloads = Downloads(
+            connection,
+            self.downloads_folder,
+            owns=lambda frame: self._contexts.of_frame(frame) is None,
+        )
         self.policy = policy
-        self._guard = NavigationGuard(connection, policy) if policy.limits_origins else None
+        self._guard: NavigationGuard | None = None
         self._tabs: dict[str, Tab] = {}
         # Tabs closed through ego that Chrome may still list for a moment: never brought back
         # as a new Tab. Bounded, so that a browser that opens tabs for days keeps few.
         self._closed_tabs: deque[str] = deque(maxlen=64)
         self._closing = False
+        #: The contexts made here, and what each showed.
+        self._contexts: Contexts = Contexts(self)
 
     @classmethod
     async def _prepared(cls, connection: Connection, **keywords: Any) -> Self:
@@ -97,14 +107,36 @@ class Browser:
             await self._downloads.enable()
         except ProtocolError as exc:
             logger.warning("downloads are not saved into %s: %s", self.downloads_folder, exc)
-        if self._guard is not None:
+        if self.policy.limits_origins:
             # Refused by the browser: no origin limit could hold, so none is pretended.
-            await self._guard.start()
+            await self._start_guard()
+
+    async def _start_guard(self) -> None:
+        """Watch every page's document requests (once): a policy limits origins.
+
+        Raises:
+            ProtocolError: the browser refuses auto-attach.
+        """
+        if self._guard is None:
+            guard = NavigationGuard(self.connection, self._policy_for)
+            await guard.start()
+            self._guard = guard
+
+    def _policy_for(self, context_id: str | None) -> NavigationPolicy:
+        context = self._contexts.get(context_id)
+        return context.policy if context is not None else self.policy
+
+    @property
+    def preloads_pages(self) -> bool:
+        """True once a page said this browser preloads pages (speculation rules), which its
+        origin limits cannot hold: a browser ego attached to, not one it started (see
+        :mod:`ego.page.guard`)."""
+        return self._guard is not None and self._guard.preloading
 
     def downloads(self) -> list[Download]:
         """Every download pages of this browser made since ego connected, oldest first
         (the last :data:`ego.page.downloads.MAX_DOWNLOADS`), each with its ``path`` once
-        saved."""
+        saved; a context's pages' downloads are the context's."""
         return self._downloads.list()
 
     @classmethod
@@ -215,23 +247,27 @@ class Browser:
         Another session on the same target (a recorder's, say) coming and going is not that."""
         if self._tabs.get(tab.target_id) is tab:
             del self._tabs[tab.target_id]
+            self._contexts.forget(tab.target_id)
         self._closed_tabs.append(tab.target_id)
 
     def _tab(self, info: Mapping[str, Any]) -> Tab:
         tab = self._tabs.get(info["targetId"])
         if tab is None or tab.closed:
+            context_id = info.get("browserContextId")
+            context = self._contexts.get(context_id)
             tab = Tab(
                 self.connection,
                 info["targetId"],
                 url=info.get("url", ""),
                 title=info.get("title", ""),
                 default_timeout=self.default_timeout,
-                dialogs=self.dialogs,
-                downloads=self._downloads,
-                policy=self.policy,
+                dialogs=context.dialogs if context is not None else self.dialogs,
+                downloads=(context._downloads if context is not None else None) or self._downloads,
+                policy=context.policy if context is not None else self.policy,
                 on_closed=self._forget,
             )
             self._tabs[tab.target_id] = tab
+            self._contexts.note(tab.target_id, context_id)
         else:
             tab._listed(info)
         return tab
@@ -240,23 +276,53 @@ class Browser:
         """Chrome's ``Browser.getVersion``: product, protocol version, user agent."""
         return await self.connection.send("Browser.getVersion")
 
-    async def tabs(self) -> list[Tab]:
-        """Every open page tab, in Chrome's order, with fresh URLs and titles.
-
-        Raises:
-            BrowserClosedError: the connection is closed.
-        """
+    async def _pages(self) -> list[dict[str, Any]]:
+        """Chrome's page targets, open tabs of ego's noted closed, less those ego closed
+        (Chrome still lists a tab for a moment after ``Target.closeTarget`` answers) and its
+        scratch tabs."""
         result = await self.connection.send("Target.getTargets")
         infos = [info for info in result["targetInfos"] if info.get("type") == "page"]
         alive = {info["targetId"] for info in infos}
         for target_id, tab in list(self._tabs.items()):
             if target_id not in alive:
                 tab._mark_closed()
-        # Chrome still lists a tab for a moment after Target.closeTarget answers; a tab closed
-        # through ego is not listed (nor brought back as a new Tab) again.
-        closed = set(self._closed_tabs)
+        closed = set(self._closed_tabs) | self._contexts.hidden
         closed.update(target_id for target_id, tab in self._tabs.items() if tab.closed)
-        return [self._tab(info) for info in infos if info["targetId"] not in closed]
+        return [info for info in infos if info["targetId"] not in closed]
+
+    async def tabs(self) -> list[Tab]:
+        """Every open page tab, in Chrome's order, with fresh URLs and titles; the tabs of
+        the contexts made with :meth:`new_context` are theirs, not listed here.
+
+        Raises:
+            BrowserClosedError: the connection is closed.
+        """
+        return [
+            self._tab(info)
+            for info in await self._pages()
+            if info.get("browserContextId") not in self._contexts.open
+        ]
+
+    async def _tabs_of(self, context_id: str) -> list[Tab]:
+        """The open tabs of one context, in Chrome's order."""
+        return [
+            self._tab(info)
+            for info in await self._pages()
+            if info.get("browserContextId") == context_id
+        ]
+
+    async def tab(self, tab_id: str) -> Tab:
+        """The open tab (of this browser, not of a context) whose id is ``tab_id``.
+
+        Raises:
+            UnknownTabError: no open tab has that id (it closed, or it is a context's).
+            BrowserClosedError: the connection is closed.
+        """
+        tabs = await self.tabs()
+        for tab in tabs:
+            if tab.target_id == tab_id:
+                return tab
+        raise unknown_tab(tab_id, tabs, "this browser")
 
     async def new_tab(
         self,
@@ -283,6 +349,7 @@ class Browser:
         target: Mapping[str, Any],
         *,
         command_timeout: float | None = None,
+        hidden: bool = False,
     ) -> Tab:
         # Open at about:blank and navigate after: navigate() waits for the load, createTarget
         # would not. ``target`` adds Target.createTarget parameters (background, context).
@@ -291,7 +358,12 @@ class Browser:
             {"url": "about:blank", **target},
             timeout=self.connection.default_timeout if command_timeout is None else command_timeout,
         )
-        tab = self._tab({"targetId": result["targetId"], "url": "about:blank"})
+        if hidden:
+            self._contexts.hidden.add(result["targetId"])
+        info = {"targetId": result["targetId"], "url": "about:blank"}
+        if target.get("browserContextId"):
+            info["browserContextId"] = target["browserContextId"]
+        tab = self._tab(info)
         if url != "about:blank":
             try:
                 await tab.navigate(url, wait_until=wait_until, timeout=timeout)
@@ -302,9 +374,75 @@ class Browser:
             await tab.session()
         return tab
 
+    async def new_context(
+        self,
+        *,
+        storage_state: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        dialogs: DialogPolicy | None = None,
+        downloads: str | os.PathLike[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        blocked_origins: Sequence[str] | None = None,
+        allow_file_urls: bool = True,
+        timeout: float = 10.0,
+    ) -> BrowserContext:
+        """A browser context of its own, open until its :meth:`~BrowserContext.close` (or the
+        end of an ``async with`` block on it): its tabs share cookies, localStorage and the
+        HTTP cache with each other and with no other tab.
+
+        ::
+
+            context = await browser.new_context(storage_state="alice.json")
+            tab = await context.new_tab("https://shop.example/account")
+            ...
+            await context.close()
+
+        Args:
+            storage_state: a saved state (a path, or the mapping
+                :meth:`BrowserContext.storage_state` gave) loaded before the first page:
+                its cookies, and each origin's localStorage.
+            dialogs: the dialog policy of its tabs (default: the browser's).
+            downloads: the folder its pages' downloads go to (default: a folder of its own
+                inside the browser's, ``context-<id>``).
+            allowed_origins, blocked_origins, allow_file_urls: limits of its own, held on top
+                of the browser's (as for :func:`ego.launch`).
+            timeout: seconds each CDP command that creates, closes or disposes may take.
+
+        Raises:
+            ValueError: ``dialogs`` is not a policy, or an origin pattern is malformed.
+            StorageStateError: ``storage_state`` is not a storage state (nothing was made).
+            ProtocolError: the browser refused a new context (some remote endpoints do), or
+                its cookies, or origin limits (auto-attach); nothing is left behind.
+            CommandTimeoutError: no context within ``timeout``.
+            BrowserClosedError: the connection is closed.
+        """
+        if dialogs is not None:
+            dialog_actions(dialogs)
+        own = NavigationPolicy.of(allowed_origins, blocked_origins, allow_local=allow_file_urls)
+        state = read_state(storage_state) if storage_state is not None else None
+        context = await self._contexts.make(
+            timeout=timeout,
+            dialogs=dialogs if dialogs is not None else self.dialogs,
+            policy=self.policy.narrowed(own),
+            downloads=downloads,
+        )
+        try:
+            if context.policy.limits_origins:
+                await self._start_guard()
+            if state is not None:
+                await self._contexts.load(context.context_id, state)
+        except BaseException:
+            await context.close()
+            raise
+        return context
+
     @contextlib.asynccontextmanager
     async def isolated_context(
-        self, *, timeout: float = 10.0, fallback: bool = False
+        self,
+        *,
+        timeout: float = 10.0,
+        fallback: bool = False,
+        dialogs: DialogPolicy | None = None,
+        policy: NavigationPolicy | None = None,
     ) -> AsyncIterator[BrowserContext]:
         """A browser context of its own for the ``async with`` block: tabs opened in it share
         cookies, localStorage and HTTP cache with each other and with no other tab.
@@ -316,38 +454,31 @@ class Browser:
 
         However the block ends (normally, by an error, by cancellation), the context's tabs
         are closed and the context is disposed, each step bounded by ``timeout``; a failure
-        while cleaning up never replaces the block's own outcome.
+        while cleaning up never replaces the block's own outcome. :meth:`new_context` makes
+        one that lives until it is closed.
 
         Args:
             timeout: seconds each CDP command that creates, closes or disposes may take.
             fallback: where the browser refuses new contexts (some remote endpoints do), open
                 the tabs in the default context instead of raising; they are still closed
                 after the block. :attr:`BrowserContext.isolated` tells which happened.
+            dialogs, policy: the context's dialog policy and limits (default: the browser's).
 
         Raises:
             ProtocolError: the browser refused a new context and ``fallback`` is False.
             CommandTimeoutError: no context within ``timeout``.
             BrowserClosedError: the connection is closed.
         """
-        context_id: str | None = None
-        try:
-            created = await self.connection.send(
-                "Target.createBrowserContext", {"disposeOnDetach": True}, timeout=timeout
-            )
-            context_id = str(created["browserContextId"])
-        except ProtocolError:
-            if not fallback:
-                raise
-        if context_id is not None:
-            try:
-                await self._downloads.enable(context_id)
-            except ProtocolError as exc:
-                logger.debug("downloads of context %s stay Chrome's: %s", context_id, exc)
-        context = BrowserContext(self, context_id, timeout=timeout)
+        context = await self._contexts.make(
+            timeout=timeout,
+            dialogs=dialogs if dialogs is not None else self.dialogs,
+            policy=policy if policy is not None else self.policy,
+            fallback=fallback,
+        )
         try:
             yield context
         finally:
-            await context._dispose()
+            await context.close()
 
     async def find_tab(
         self,
@@ -365,17 +496,33 @@ class Browser:
             host: the host name, case-insensitively, port ignored.
             predicate: any other test on the :class:`Tab`.
         """
-        for tab in await self.tabs():
-            if url is not None and not _url_matches(tab.url, url):
-                continue
-            if origin is not None and tab.origin.lower() != origin.rstrip("/").lower():
-                continue
-            if host is not None and (urlsplit(tab.url).hostname or "") != host.lower():
-                continue
-            if predicate is not None and not predicate(tab):
-                continue
-            return tab
-        return None
+        return find_in(await self.tabs(), url=url, origin=origin, host=host, predicate=predicate)
+
+    # -- saved logins ---------------------------------------------------------------------
+
+    async def storage_state(self, path: str | os.PathLike[str] | None = None) -> StorageState:
+        """The default context's cookies and every origin's localStorage (and IndexedDB
+        names): what a login left, to load elsewhere (``ego.launch(storage_state=...)``,
+        ``browser.new_context(storage_state=...)``). See
+        :meth:`BrowserContext.storage_state`.
+
+        Raises:
+            OSError: ``path`` cannot be written.
+            BrowserClosedError, ProtocolError, CommandTimeoutError: the browser failed.
+        """
+        return await self._contexts.save(None, await self.tabs(), path)
+
+    async def set_storage_state(
+        self, state: str | os.PathLike[str] | Mapping[str, Any]
+    ) -> list[str]:
+        """Load a saved state into the default context; see
+        :meth:`BrowserContext.set_storage_state`.
+
+        Raises:
+            StorageStateError: not a storage state.
+            ProtocolError: Chrome refused the cookies.
+        """
+        return await self._contexts.load(None, read_state(state))
 
     async def close(self) -> None:
         """Disconnect; if ego started this Chrome, end it and its whole process tree.
@@ -404,97 +551,12 @@ class Browser:
             for tab in list(self._tabs.values()):
                 tab._mark_closed()
             self._tabs.clear()
+            self._contexts.close()
             self._downloads.close()
             if self._guard is not None:
                 self._guard.close()
 
 
-class BrowserContext:
-    """Tabs isolated from every other tab of the browser: made by
-    :meth:`Browser.isolated_context`, usable inside its ``async with`` block only.
-
-    Attributes:
-        browser: the browser the context belongs to.
-        context_id: Chrome's ``browserContextId``; None when the browser refused a new
-            context and the tabs open in its default one (``fallback``).
-        timeout: seconds each CDP command that opens or closes a tab may take.
-    """
-
-    def __init__(self, browser: Browser, context_id: str | None, *, timeout: float) -> None:
-        self.browser = browser
-        self.context_id = context_id
-        self.timeout = timeout
-        self._tabs: list[Tab] = []
-        self._disposed = False
-
-    def __repr__(self) -> str:
-        state = "disposed" if self._disposed else f"{len(self._tabs)} tab(s)"
-        return f"<BrowserContext {self.context_id or '(default)'} {state}>"
-
-    @property
-    def isolated(self) -> bool:
-        """True when the tabs have a context of their own (False after a ``fallback``)."""
-        return self.context_id is not None
-
-    @property
-    def disposed(self) -> bool:
-        """True once the ``async with`` block has ended."""
-        return self._disposed
-
-    @property
-    def tabs(self) -> list[Tab]:
-        """The tabs opened through :meth:`new_tab` that are still open."""
-        return [tab for tab in self._tabs if not tab.closed]
-
-    async def new_tab(
-        self,
-        url: str = "about:blank",
-        *,
-        wait_until: WaitUntil = "load",
-        timeout: float | None = None,
-    ) -> Tab:
-        """Open a tab in this context and, unless ``url`` is about:blank, navigate it and wait.
-
-        Args:
-            url: where the tab goes first.
-            wait_until: as :meth:`Tab.navigate`.
-            timeout: seconds for the navigation; the browser's default if omitted.
-
-        Raises:
-            TabClosedError: the context was already disposed (its block ended).
-            NavigationError, CommandTimeoutError: as :meth:`Tab.navigate`; the tab is closed
-                again so that no half-loaded tab is left behind.
-            BrowserClosedError: the connection is closed.
-        """
-        if self._disposed:
-            raise TabClosedError(
-                f"browser context {self.context_id or '(default)'} is disposed: open tabs "
-                "inside its async with block"
-            )
-        target = {} if self.context_id is None else {"browserContextId": self.context_id}
-        tab = await self.browser._open_tab(
-            url, wait_until, timeout, target, command_timeout=self.timeout
-        )
-        self._tabs.append(tab)
-        return tab
-
-    async def _dispose(self) -> None:
-        self._disposed = True
-        # Cleanup must never replace the block's own outcome with a cleanup error; Chrome
-        # disposes a context left behind once this client detaches anyway.
-        for tab in self._tabs:
-            with contextlib.suppress(EgoError, TimeoutError):
-                await asyncio.wait_for(tab.close(), self.timeout)
-        if self.context_id is not None and not self.browser.closed:
-            with contextlib.suppress(EgoError, TimeoutError):
-                await self.browser.connection.send(
-                    "Target.disposeBrowserContext",
-                    {"browserContextId": self.context_id},
-                    timeout=self.timeout,
-                )
-
-
-def _url_matches(actual: str, wanted: str) -> bool:
-    if wanted.endswith("*"):
-        return actual.startswith(wanted[:-1])
-    return actual == wanted or actual.rstrip("/") == wanted.rstrip("/")
+#: Where tabs open: a whole browser (its default context) or one of its contexts. The site
+#: facade, the learning saves and skills take either.
+TabHost = Browser | BrowserContext

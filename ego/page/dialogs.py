@@ -7,6 +7,13 @@ click or tool call on the tab would wait out its timeout. Each tab has a
 answers the dialog at once as the policy says, or (``"manual"``) suspends the tab's session on
 the connection: pending and new calls fail at once with
 :class:`~ego.errors.DialogOpenError` until :meth:`DialogTracker.handle` answers it.
+
+A page that opens one dialog after another (each answer opens the next) would hold a caller
+who answers them one by one forever: once a page has opened more than :data:`FLOOD_DIALOGS`
+within :data:`FLOOD_SECONDS`, the tracker answers its further dialogs itself as ``"auto"``
+would, and :meth:`DialogTracker.take_flood_note` says so once. A loop of dialogs in one
+script never yields, so the page cannot load another document: :meth:`DialogTracker.end_loop`
+ends its renderer (as a crash would) for a navigation or reload to go ahead.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_DIALOG_ACTIONS",
+    "FLOOD_DIALOGS",
+    "FLOOD_SECONDS",
     "MAX_RECORDED_DIALOGS",
     "Dialog",
     "DialogAction",
@@ -60,6 +69,14 @@ DEFAULT_DIALOG_ACTIONS: Final[Mapping[str, DialogAction]] = {
 
 #: How many dialogs a tab remembers (the oldest are forgotten first).
 MAX_RECORDED_DIALOGS: Final = 50
+
+#: A page that opens more dialogs than this within :data:`FLOOD_SECONDS` is in a dialog
+#: loop: the tracker answers the rest itself.
+FLOOD_DIALOGS: Final = 5
+FLOOD_SECONDS: Final = 10.0
+
+# Seconds after the last dialog of a loop during which a navigation counts it as running.
+_LOOP_RUNNING: Final = 2.0
 
 _TYPES: Final = frozenset(get_args(DialogType))
 _ACTIONS: Final = frozenset(get_args(DialogAction))
@@ -185,6 +202,13 @@ class DialogTracker:
         self._history: deque[Dialog] = deque(maxlen=MAX_RECORDED_DIALOGS)
         self._expected: list[DialogExpectation] = []
         self._closed = False
+        #: Dialogs of a loop the tracker answered in the caller's place, not yet told, and
+        #: the pages whose loop was told (once a loop, until the page's dialogs slow down).
+        self._flood_answered: list[Dialog] = []
+        self._flood_told: set[str] = set()
+        #: When the last dialog of a loop opened (monotonic), and the session it holds.
+        self._flood_at: float | None = None
+        self._flood_session: Session | None = None
 
     @property
     def policy(self) -> DialogPolicy:
@@ -277,6 +301,56 @@ class DialogTracker:
                 )
         return ""
 
+    def take_flood_note(self) -> str | None:
+        """What the tracker did about a dialog loop since last asked (None: nothing): the
+        page, how many of its dialogs it answered in the caller's place, and what to do."""
+        answered = [dialog for dialog in self._flood_answered if dialog.url not in self._flood_told]
+        self._flood_answered = []
+        if not answered:
+            return None
+        self._flood_told.update(dialog.url for dialog in answered)
+        last = answered[-1]
+        where = last.url if len(last.url) <= 100 else last.url[:99] + "…"
+        return (
+            f"{where} opened more than {FLOOD_DIALOGS} dialogs within {FLOOD_SECONDS:g} s, "
+            f"each answer opening the next: ego answered the rest itself ({len(answered)} so "
+            "far) as "
+            "dialogs='auto' would (an alert accepted, the rest dismissed; the last said "
+            f"{last.message[:80]!r}); navigate away or close the tab"
+        )
+
+    async def end_loop(self) -> bool:
+        """End the page's renderer when it is in a dialog loop now (a dialog of the loop
+        opened in the last seconds), so that a navigation can go ahead; True when it did.
+
+        A loop such as ``for (;;) alert()`` never yields: answered or not, the page runs no
+        task, and a document of the same site cannot replace it. ``Page.crash`` ends the
+        renderer that runs it, as a crash would; the navigation then brings the tab back.
+        Never raises.
+        """
+        at, session = self._flood_at, self._flood_session or self._tab_session
+        if at is None or session is None or time.monotonic() - at > _LOOP_RUNNING:
+            return False
+        self._flood_at = None
+        logger.info("ending the renderer of a page caught in a dialog loop")
+        try:
+            await session.send("Page.crash", timeout=_ANSWER_TIMEOUT)
+        except EgoError:
+            pass  # the crash cuts the command short: that is the answer
+        return True
+
+    def _flooding(self, dialog: Dialog, frame_id: str) -> bool:
+        """Whether ``dialog`` (just recorded) makes its page's dialogs a loop."""
+        since = dialog.opened_at - FLOOD_SECONDS
+        count = sum(
+            1 for seen in self._history if seen.url == dialog.url and seen.opened_at >= since
+        )
+        if count <= FLOOD_DIALOGS:
+            return False
+        self._flood_at = time.monotonic()
+        self._flood_session = self._frame_session(frame_id) or self._tab_session
+        return True
+
     def _last_words(self) -> str:
         if not self._history:
             return ""
@@ -318,9 +392,15 @@ class DialogTracker:
         if expectation is not None and expectation.accept is not None:
             await self._answer(dialog, expectation.accept, expectation.prompt_text, "caller")
         else:
+            frame_id = str(params.get("frameId") or "")
             action = self._actions.get(dialog.type, "dismiss")
+            if not self._flooding(dialog, frame_id):
+                self._flood_told.discard(dialog.url)  # its loop, if any, is over
+            elif action == "manual":
+                action = DEFAULT_DIALOG_ACTIONS.get(dialog.type, "dismiss")
+                self._flood_answered.append(dialog)
             if action == "manual":
-                self._suspend(dialog, str(params.get("frameId") or ""))
+                self._suspend(dialog, frame_id)
             else:
                 prompt = dialog.default_prompt if action == "accept" else None
                 await self._answer(dialog, action == "accept", prompt, "policy")

@@ -5,7 +5,7 @@ that never replaces another file, and reported as a :class:`Download`.
 its guid in that folder (never the user's Downloads) and report it:
 ``Browser.downloadWillBegin`` (frame, URL, suggested name) then ``Browser.downloadProgress``
 until ``completed`` or ``canceled``. A completed file is then renamed to its suggested name,
-made safe.
+made safe, and made readable by its owner only (0600).
 """
 
 from __future__ import annotations
@@ -123,15 +123,28 @@ class Download:
 
 
 class Downloads:
-    """A browser's downloads, saved into ``folder``.
+    """A browser's (or one browser context's) downloads, saved into ``folder``.
 
     Args:
         connection: the browser's connection.
         folder: where files are saved (made when missing).
+        context_id: the browser context whose downloads these are (Chrome's
+            ``browserContextId``); None for the browser's default one.
+        owns: whether a download started by a frame (its id) is one of these; Chrome
+            reports every context's downloads on the one connection. By default all are.
     """
 
-    def __init__(self, connection: Connection, folder: Path) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        folder: Path,
+        *,
+        context_id: str | None = None,
+        owns: Callable[[str], bool] | None = None,
+    ) -> None:
         self.folder = folder
+        self.context_id = context_id
+        self._owns = owns
         self._connection = connection
         self._all: dict[str, Download] = {}
         self._waiters: list[tuple[Callable[[Download], bool], asyncio.Future[Download]]] = []
@@ -139,8 +152,8 @@ class Downloads:
             ("Browser.downloadWillBegin", "Browser.downloadProgress"), self._on_event
         )
 
-    async def enable(self, browser_context_id: str | None = None) -> None:
-        """Have Chrome save downloads (of one browser context, or the default) into the
+    async def enable(self) -> None:
+        """Have Chrome save downloads (of this browser context, or the default one) into the
         folder and report them.
 
         Raises:
@@ -152,8 +165,8 @@ class Downloads:
             "downloadPath": str(self.folder),
             "eventsEnabled": True,
         }
-        if browser_context_id is not None:
-            params["browserContextId"] = browser_context_id
+        if self.context_id is not None:
+            params["browserContextId"] = self.context_id
         await self._connection.send("Browser.setDownloadBehavior", params)
 
     async def renew(self) -> None:
@@ -191,6 +204,8 @@ class Downloads:
     async def _on_event(self, method: str, params: dict[str, Any]) -> None:
         guid = str(params.get("guid", ""))
         if method == "Browser.downloadWillBegin":
+            if self._owns is not None and not self._owns(str(params.get("frameId", ""))):
+                return  # another browser context's
             download = Download(
                 url=str(params.get("url", "")),
                 suggested_filename=str(params.get("suggestedFilename", "")),
@@ -237,7 +252,10 @@ class Downloads:
 
 
 def _settle(saved: Path, folder: Path, download: Download) -> Path:
-    """Rename the file Chrome saved under its guid to its safe name, never over another."""
+    """Rename the file Chrome saved under its guid to its safe name, never over another, and
+    make it private (Chrome leaves it readable by everyone)."""
+    with contextlib.suppress(OSError):
+        os.chmod(saved, 0o600)
     name = safe_name(download.suggested_filename or download.url.rsplit("/", 1)[-1])
     stem, dot, ext = name.rpartition(".")
     if not dot or not stem:

@@ -41,7 +41,11 @@ class FrameHost(Protocol):
     async def session(self) -> str: ...
 
     async def send(
-        self, method: str, params: Mapping[str, Any] | None = None
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | object | None = ...,
     ) -> dict[str, Any]: ...
 
     async def frame(
@@ -366,10 +370,12 @@ class Frame(PageVerbs):
         return x, y
 
     async def top_send(
-        self, method: str, params: Mapping[str, Any] | None = None
+        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
         """Send a raw CDP command on the tab's own session (input, screenshots)."""
-        return await self._host.send(method, params)
+        if timeout is None:
+            return await self._host.send(method, params)
+        return await self._host.send(method, params, timeout=timeout)
 
     @property
     def _frame_id(self) -> str:

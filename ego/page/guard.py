@@ -14,13 +14,20 @@ raises :class:`~ego.errors.OriginBlockedError`); everything else continues untou
 It covers documents only: the requests a page's scripts make (``fetch``, XHR, images,
 WebSockets) and service workers are not watched. The guard is a convenience that keeps an agent
 on the sites it was given, not a security boundary against a hostile page.
+
+Preloading (speculation rules' prefetch and prerender) fetches a document that no ``Fetch``
+interception sees, and a navigation to it later shows that document without a new request: a
+Chrome that ego starts has it turned off (:mod:`ego.protocol._preferences`). A browser ego
+attached to keeps its own setting; each page tells (``Preload.preloadEnabledStateUpdated``),
+and when one says preloading is on, :attr:`NavigationGuard.preloading` is set and a warning
+logged once, since the limits cannot hold there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import EgoError
@@ -43,14 +50,19 @@ class NavigationGuard:
 
     Args:
         connection: the browser's connection.
-        policy: what is refused.
+        policy_for: the policy of the pages of a browser context (Chrome's
+            ``browserContextId``; each context may have limits of its own).
     """
 
-    def __init__(self, connection: Connection, policy: NavigationPolicy) -> None:
+    def __init__(
+        self, connection: Connection, policy_for: Callable[[str | None], NavigationPolicy]
+    ) -> None:
         self._connection = connection
-        self._policy = policy
+        self._policy_for = policy_for
         self._subscription: Subscription | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: True once a page said that this browser preloads pages (see the module docstring).
+        self.preloading = False
 
     async def start(self) -> None:
         """Watch every page there is and every page created from now on.
@@ -70,7 +82,8 @@ class NavigationGuard:
 
     def _on_attached(self, params: dict[str, Any]) -> None:
         session_id = str(params.get("sessionId", ""))
-        kind = params.get("targetInfo", {}).get("type")
+        info = params.get("targetInfo", {})
+        kind = info.get("type")
         if not session_id:
             return
         if kind == "worker":
@@ -78,12 +91,20 @@ class NavigationGuard:
             # on the parent) would end the tab's own session of the worker too.
             self._start(prepare_paused(self._connection.session(session_id)))
         elif kind in ("page", "iframe"):
-            self._watch(self._connection.session(session_id))
+            policy = self._policy_for(info.get("browserContextId"))
+            session = self._connection.session(session_id)
+            if policy.limits_origins:
+                self._watch(session, policy)
+                if kind == "page":
+                    session.subscribe("Preload.preloadEnabledStateUpdated", self._on_preload_state)
+                    self._start(self._watch_preloading(session))
+            else:  # a page of a context with no limits of its own: let it run
+                self._start(prepare_paused(session))
 
-    def _watch(self, session: Session) -> None:
+    def _watch(self, session: Session, policy: NavigationPolicy) -> None:
         # The guard's own session of the page or frame: what it subscribes to there ends
         # with it, when the page closes or the frame goes.
-        session.subscribe("Fetch.requestPaused", self._on_paused(session))
+        session.subscribe("Fetch.requestPaused", self._on_paused(session, policy))
         session.subscribe("Target.attachedToTarget", self._on_attached)
         self._start(self._prepare(session))
 
@@ -92,6 +113,23 @@ class NavigationGuard:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def _watch_preloading(self, session: Session) -> None:
+        # Apart from the paused target's setup: the page runs whatever this answers.
+        try:
+            await session.send("Preload.enable")
+        except EgoError as exc:
+            logger.debug("cannot hear whether page %s preloads: %s", session.id, exc)
+
+    def _on_preload_state(self, params: dict[str, Any]) -> None:
+        if self.preloading or any(params.get(key) for key in params if key.startswith("disabled")):
+            return
+        self.preloading = True
+        logger.warning(
+            "this browser preloads pages (speculation rules): a page can bring in a document "
+            "of a refused origin without a request the origin limits see; turn off 'Preload "
+            "pages' in its settings (chrome://settings/performance), or let ego start Chrome"
+        )
+
     async def _prepare(self, session: Session) -> None:
         setup = asyncio.gather(
             session.send("Fetch.enable", _DOCUMENTS),
@@ -99,11 +137,11 @@ class NavigationGuard:
         )
         await prepare_paused(session, setup)
 
-    def _on_paused(self, session: Session) -> Any:
+    def _on_paused(self, session: Session, policy: NavigationPolicy) -> Any:
         async def decide(params: dict[str, Any]) -> None:
             request_id = params.get("requestId")
             url = str(params.get("request", {}).get("url", ""))
-            reason = self._policy.refusal(url)
+            reason = policy.refusal(url)
             try:
                 if reason is None:
                     await session.send("Fetch.continueRequest", {"requestId": request_id})

@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ElementNotActionableError, ElementNotFoundError
-from .actionability import Actionable, deliver_mouse, not_actionable, wait_actionable
+from .actionability import (
+    Actionable,
+    click_landed,
+    deliver_mouse,
+    not_actionable,
+    wait_actionable,
+)
 from .elements import Elements, call_on, release, release_elements, resolve
 from .keys import key_events, press, send_input, type_keys
 from .page import Page
@@ -65,6 +71,48 @@ async def _mouse_click(elements: Elements, chosen: Actionable, wait: float, verb
     await deliver_mouse(elements, chosen, events, wait, verb)
 
 
+async def _click_until_it_lands(
+    page: Page,
+    selector: str,
+    action: str,
+    deadline: float,
+    force: bool,
+    verb: str,
+    elements: Elements,
+    chosen: Actionable,
+    held: bool = True,
+    prepare: dict[str, Any] | None = None,
+) -> tuple[Elements, Actionable]:
+    """Click at the chosen point; when the page moved under the point before the click's
+    events arrived, they were cancelled in the page (:func:`.actionability.click_landed`),
+    and the checks and the click run again until ``deadline``. Returns the elements and the
+    choice of the click that landed (the earlier elements are released).
+
+    Raises:
+        ElementNotActionableError: every click until the deadline would have landed
+            elsewhere (``receives events``).
+    """
+    while True:
+        left = max(0.0, deadline - time.monotonic())
+        await _mouse_click(elements, chosen, left, verb)
+        if force:
+            return elements, chosen
+        other = await click_landed(elements)
+        if other is None:
+            return elements, chosen
+        release_elements(elements)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise _refused(
+                elements, chosen, verb, "receives events",
+                f"the page moved under the point before the click arrived: it would have "
+                f"landed on {other}, so it was cancelled",
+            )  # fmt: skip
+        elements, chosen, _ = await _act(
+            page, selector, action, left, force, verb, prepare=prepare, held=held
+        )
+
+
 async def click(page: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
     """Click the element as a user does, once it can take the click.
 
@@ -74,9 +122,12 @@ async def click(page: Page, selector: str, *, wait: float = 5.0, force: bool = F
             node is gone).
         ElementNotActionableError: it stayed hidden, disabled, moving or covered.
     """
-    elements, chosen, left = await _act(page, selector, "click", wait, force, "click", held=False)
+    deadline = time.monotonic() + wait
+    elements, chosen, _ = await _act(page, selector, "click", wait, force, "click", held=False)
     try:
-        await _mouse_click(elements, chosen, left, "click")
+        elements, chosen = await _click_until_it_lands(
+            page, selector, "click", deadline, force, "click", elements, chosen, held=False
+        )
     finally:
         release_elements(elements)
 
@@ -107,7 +158,8 @@ async def check(
         InvalidSelectorError, ElementNotFoundError: as :func:`click`.
     """
     verb = "check" if checked else "uncheck"
-    elements, chosen, left = await _act(page, selector, "check", wait, force, verb)
+    deadline = time.monotonic() + wait
+    elements, chosen, _ = await _act(page, selector, "check", wait, force, verb)
     try:
         state = chosen.info.get("checked")
         if state is checked:
@@ -115,7 +167,10 @@ async def check(
         if not checked and chosen.info.get("type") == "radio":
             raise _refused(elements, chosen, verb, "checkable", "a radio is unchecked by "
                            "checking another of its group, never by clicking it")  # fmt: skip
-        await _mouse_click(elements, chosen, left, verb)
+        elements, chosen = await _click_until_it_lands(
+            page, selector, "check", deadline, force, verb, elements, chosen
+        )
+        left = deadline - time.monotonic()
         settle = min(_STATE_SETTLES, max(left, 0.1))
         now = await call_on(
             elements, "checked_state", chosen.index, checked, int(settle * 1000),
@@ -160,6 +215,7 @@ async def type_text(
         InvalidSelectorError, ElementNotFoundError: as :func:`click`.
     """
     ready = {"clear": clear, "text": text}
+    deadline = time.monotonic() + wait
     elements, chosen, left = await _act(
         page, selector, "type", wait, force, "type into", prepare=ready, held=False
     )
@@ -170,7 +226,10 @@ async def type_text(
         field = chosen.info.get("field")
         if field is None:
             if not chosen.info.get("focus"):
-                await _mouse_click(elements, chosen, left, "type into")
+                elements, chosen = await _click_until_it_lands(
+                    page, selector, "type", deadline, force, "type into", elements, chosen,
+                    held=False, prepare=ready,
+                )  # fmt: skip
             field = await call_on(
                 elements, "focused_field", chosen.index,
                 {**ready, "focus": bool(chosen.info.get("focus")), "selector": elements.selector},

@@ -23,11 +23,17 @@ if TYPE_CHECKING:
     from ..protocol.session import Session
     from ..protocol.transport import Subscription
 
-__all__ = ["MAX_REQUESTS", "NetworkLog", "Request"]
+__all__ = ["MAX_REQUESTS", "SAFE_METHODS", "NetworkLog", "Request"]
 
 #: The most requests a tab's log keeps; past it the oldest is dropped for each new one.
 #: Requests dropped from the list still count for a wait on network idle while in flight.
 MAX_REQUESTS: Final = 1000
+
+#: How many documents' methods the log remembers (a reload asks for the current one's).
+_DOCUMENT_METHODS: Final = 64
+
+#: Methods that a repeat does not change anything by (a reload may send them again).
+SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 @dataclass
@@ -90,6 +96,8 @@ class NetworkLog:
     _in_flight: dict[str, str] = field(default_factory=dict)
     #: Ids whose body Chrome has in full (Network.loadingFinished seen).
     _finished: set[str] = field(default_factory=set)
+    #: The method of each document's own request, by its loader (the newest few).
+    _document_methods: OrderedDict[str, str] = field(default_factory=OrderedDict)
     #: Set on every start or end of a request, for waiters; replaced once they wake.
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _session: Session | None = None
@@ -134,6 +142,12 @@ class NetworkLog:
         kind = params.get("type", "Other")
         loader = params.get("loaderId", "")
         request_id = params["requestId"]
+        if kind == "Document" and loader:
+            methods = self._document_methods
+            methods[loader] = request.get("method", "GET")
+            methods.move_to_end(loader)
+            if len(methods) > _DOCUMENT_METHODS:
+                methods.popitem(last=False)
         log = self.requests_by_id
         # A redirect reuses the id: the entry is replaced, in its place.
         log[request_id] = Request(
@@ -208,6 +222,12 @@ class NetworkLog:
             for request in self.requests_by_id.values()
             if self.main_loader is None or request.loader_id == self.main_loader
         ]
+
+    async def document_method(self) -> str | None:
+        """The HTTP method of the request the current main-frame document came from
+        (``"POST"`` for the answer to a form), or None when it is not known."""
+        await self._drain()
+        return self._document_methods.get(self.main_loader or "")
 
     async def _drain(self) -> None:
         for subscription in self._subscriptions:

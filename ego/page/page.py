@@ -62,9 +62,10 @@ class Page(Protocol):
         ...
 
     async def top_send(
-        self, method: str, params: Mapping[str, Any] | None = None
+        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
-        """A command on the tab's own session: input events and screenshots go there."""
+        """A command on the tab's own session: input events and screenshots go there (within
+        ``timeout`` seconds, the tab's default when None)."""
         ...
 
     async def viewport_offset(self) -> tuple[float, float]:

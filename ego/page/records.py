@@ -157,6 +157,12 @@ class TabRecords:
         its type, message, URL, default prompt, answer, who answered and when."""
         return self._dialogs.history
 
+    def take_dialog_note(self) -> str | None:
+        """What ego did about a dialog loop of this tab's page since last asked: which page
+        opened dialogs one after another and how many of them ego answered in the caller's
+        place (see :mod:`ego.page.dialogs`); None when nothing. Said once."""
+        return self._dialogs.take_flood_note()
+
     @property
     def dialog(self) -> Dialog | None:
         """The dialog that blocks the page now, if any (only the ``"manual"`` policy leaves

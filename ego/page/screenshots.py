@@ -162,3 +162,32 @@ async def _tab_scroll(page: Page, target: Page, box: dict[str, Any]) -> tuple[fl
     metrics = await page.top_send("Page.getLayoutMetrics")
     viewport = metrics.get("cssVisualViewport") or metrics.get("visualViewport", {})
     return float(viewport.get("pageX", 0)), float(viewport.get("pageY", 0))
+
+
+async def print_pdf(
+    page: Page,
+    *,
+    path: str | os.PathLike[str] | None,
+    landscape: bool,
+    print_background: bool,
+    scale: float,
+    timeout: float,
+) -> bytes:
+    """``Page.printToPDF`` of a tab's page; the file's bytes (see :meth:`ego.Tab.pdf`).
+
+    Raises:
+        ValueError: ``scale`` out of range.
+        ProtocolError: Chrome cannot print this page.
+        OSError: ``path`` cannot be written.
+    """
+    if not 0.1 <= scale <= 2:
+        raise ValueError(f"pdf scale={scale!r}: give 0.1 to 2")
+    result = await page.top_send(
+        "Page.printToPDF",
+        {"landscape": landscape, "printBackground": print_background, "scale": scale},
+        timeout=timeout,
+    )
+    data = base64.b64decode(result["data"])
+    if path is not None:
+        await asyncio.to_thread(Path(path).write_bytes, data)
+    return data

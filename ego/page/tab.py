@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
@@ -17,9 +15,10 @@ from ..errors import (
     NavigationError,
     OriginBlockedError,
     ProtocolError,
+    ResendRefusedError,
     TabClosedError,
 )
-from . import history, locate
+from . import history, locate, screenshots
 from .closing import CLOSE_ATTEMPTS, close_target
 from .console import ConsoleLog
 from .dialogs import DialogPolicy, DialogTracker
@@ -28,7 +27,7 @@ from .evaluation import evaluate, stop_spinning
 from .frame import Frame
 from .frames import FrameTree
 from .loads import LoadWait, WaitUntil, check_wait_until
-from .network import NetworkLog
+from .network import SAFE_METHODS, NetworkLog
 from .policy import OPEN, NavigationPolicy
 from .records import TabRecords
 from .refs import RefRegistry
@@ -388,7 +387,8 @@ class Tab(TabRecords, PageVerbs):
         self._policy.check(url)
         session = await self._attached()
         # A script spinning in the page would keep a same-site navigation from committing.
-        await stop_spinning(self._connection, str(session.id))
+        if not await self._dialogs.end_loop():
+            await stop_spinning(self._connection, str(session.id))
         started = time.time()
         with LoadWait(session, self.target_id, wait_until, seconds, f"navigation to {url}") as load:
             params: dict[str, Any] = {"url": url}
@@ -420,7 +420,9 @@ class Tab(TabRecords, PageVerbs):
             load.commit(str(loader_id))
             await load.reached()
 
-    async def reload(self, *, wait_until: WaitUntil = "load", timeout: float | None = None) -> None:
+    async def reload(
+        self, *, wait_until: WaitUntil = "load", timeout: float | None = None, resend: bool = True
+    ) -> None:
         """Reload the page and wait until the new document reaches ``wait_until``.
 
         A real reload (``Page.reload``): the page is fetched and run again even when its URL
@@ -430,15 +432,28 @@ class Tab(TabRecords, PageVerbs):
         Args:
             wait_until: as :meth:`navigate` (``"commit"``: the new document started).
             timeout: seconds for the whole reload; the tab's default if omitted.
+            resend: False refuses to reload a page that is the answer to a form (a POST):
+                the reload would send the form again.
 
         Raises:
+            ResendRefusedError: ``resend`` is False and the page came from a POST (or
+                another request that is not safe to repeat); nothing was sent.
             CommandTimeoutError: ``wait_until`` was not reached in time.
             TabClosedError: the tab closed meanwhile.
         """
         check_wait_until(wait_until)
         seconds = self.default_timeout if timeout is None else timeout
         session = await self._attached()
-        if not session.crashed:
+        method = None if resend else await self._network.document_method()
+        if method is not None and method not in SAFE_METHODS:
+            raise ResendRefusedError(
+                f"reload of {self.url} refused: the page is the answer to a {method} request "
+                "(a form sent), and reloading would send it again; navigate to its URL for "
+                "a fresh copy (a GET), or reload with resend=True to send the form again",
+                url=self.url,
+                method=method,
+            )
+        if not session.crashed and not await self._dialogs.end_loop():
             # A script spinning in the page would keep the reload from committing.
             await stop_spinning(self._connection, str(session.id))
         what = f"reload of {self.url}"
@@ -491,10 +506,12 @@ class Tab(TabRecords, PageVerbs):
         return await self.session(), None
 
     async def top_send(
-        self, method: str, params: Mapping[str, Any] | None = None
+        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
         """Send a raw CDP command on the tab's session (as :meth:`send`)."""
-        return await self.send(method, params)
+        return await self.send(
+            method, params, timeout=self.default_timeout if timeout is None else timeout
+        )
 
     async def viewport_offset(self) -> tuple[float, float]:
         """Where the page's viewport sits in the tab's: the origin."""
@@ -621,14 +638,11 @@ class Tab(TabRecords, PageVerbs):
             ProtocolError: Chrome cannot print this page (a headed Chrome may refuse).
             OSError: ``path`` cannot be written.
         """
-        if not 0.1 <= scale <= 2:
-            raise ValueError(f"pdf scale={scale!r}: give 0.1 to 2")
-        result = await self.send(
-            "Page.printToPDF",
-            {"landscape": landscape, "printBackground": print_background, "scale": scale},
+        return await screenshots.print_pdf(
+            self,
+            path=path,
+            landscape=landscape,
+            print_background=print_background,
+            scale=scale,
             timeout=self.default_timeout if timeout is None else timeout,
         )
-        data = base64.b64decode(result["data"])
-        if path is not None:
-            await asyncio.to_thread(Path(path).write_bytes, data)
-        return data

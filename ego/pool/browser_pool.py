@@ -9,13 +9,16 @@ the retry rules and :mod:`~ego.pool.map` runs many.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from ..api import SharedBrowser
 from ..calls import CallOptions, ToolCall, bind, prepare, resolve
 from ..learning.registry import Learnings
+from ..page.storage_state import StorageState, read_state
 from ..protocol.chrome import LaunchOptions
 from .map import PoolMap
 from .members import Members
@@ -23,6 +26,13 @@ from .retry import Runner
 from .scheduling import Scheduler
 from .sources import MemberSpec, member_specs
 from .types import Endpoint, MemberInfo, PoolStats
+
+logger = logging.getLogger("ego.pool")
+
+#: A saved login: a path, or a state mapping.
+StateSource = str | os.PathLike[str] | Mapping[str, Any]
+#: A saved login for every pool member, or one per member (None: logged out).
+StorageStates = StateSource | Sequence[StateSource | None]
 
 __all__ = ["BrowserPool"]
 
@@ -67,10 +77,16 @@ class BrowserPool:
         default_timeout: seconds a CDP command may take unless a call says otherwise.
         workspace, learnings: where sites are found, as for :func:`ego.launch`; every browser
             shares the same :class:`~ego.learning.Learnings`.
+        contexts: each pool browser a browser context of its own instead of a whole Chrome:
+            the ``launch`` members share one Chrome, an endpoint's members one connection;
+            each context has its own cookies and storage (one account each).
+        storage_state: a saved login each member's context starts from (with ``contexts``):
+            one for all, or a list with one per member (None for one logged out).
 
     Raises:
-        ValueError: no browser asked for, a count below 1, or ``profiles`` not matching
-            ``launch``.
+        ValueError: no browser asked for, a count below 1, ``profiles`` not matching
+            ``launch``, ``storage_state`` without ``contexts`` or not one per member.
+        StorageStateError: a storage state is not one (before anything starts).
 
     Attributes:
         learnings: what every browser's site facade runs.
@@ -100,6 +116,8 @@ class BrowserPool:
         default_timeout: float = 30.0,
         workspace: str | os.PathLike[str] | None = None,
         learnings: Learnings | None = None,
+        contexts: bool = False,
+        storage_state: StorageStates | None = None,
     ) -> None:
         if launch < 0 or browsers_per_endpoint < 1:
             raise ValueError("launch must be >= 0 and browsers_per_endpoint >= 1")
@@ -112,7 +130,7 @@ class BrowserPool:
             timeout=launch_timeout,
             default_timeout=default_timeout,
         )
-        specs = member_specs(
+        sources = member_specs(
             launch=launch,
             endpoints=endpoints,
             headers=headers,
@@ -120,9 +138,12 @@ class BrowserPool:
             profiles=profiles,
             options=options,
             connect_timeout=connect_timeout,
+            contexts=contexts,
         )
+        sources.states = _states(storage_state, contexts, len(sources.specs))
+        self._shared: list[SharedBrowser] = sources.shared
         self._setup(
-            specs,
+            sources.specs,
             learnings=learnings,
             per_browser=per_browser,
             per_tab=per_tab,
@@ -156,6 +177,7 @@ class BrowserPool:
             ValueError: no specs, or a count out of range.
         """
         pool = cls.__new__(cls)
+        pool._shared = []
         pool._setup(
             specs,
             learnings=learnings,
@@ -243,6 +265,11 @@ class BrowserPool:
         Calls still running fail with BrowserClosedError and are not retried. Idempotent.
         """
         await self._members.close()
+        for chrome in self._shared:  # what the context members shared, once they are closed
+            try:
+                await chrome.close()
+            except Exception as exc:
+                logger.warning("closing a pool's shared browser failed: %s", exc)
 
     @property
     def closed(self) -> bool:
@@ -407,3 +434,27 @@ class BrowserPool:
 
 def _prepared(call: ToolCall) -> ToolCall:
     return call
+
+
+def _states(given: StorageStates | None, contexts: bool, members: int) -> list[StorageState | None]:
+    """One storage state per member (read and checked now), or none.
+
+    Raises:
+        ValueError: states without ``contexts``, or a list not one per member.
+        StorageStateError: a state is not one.
+    """
+    if given is None:
+        return []
+    if not contexts:
+        raise ValueError(
+            "storage_state needs contexts=True: each member's login lives in a context of its own"
+        )
+    if isinstance(given, str | os.PathLike | Mapping):
+        state = read_state(given)
+        return [state] * members
+    if len(given) != members:
+        raise ValueError(
+            f"storage_state names {len(given)} states for a pool of {members} members: give "
+            "one for all, or one per member"
+        )
+    return [read_state(each) if each is not None else None for each in given]

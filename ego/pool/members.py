@@ -12,12 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..api import Browser
 from ..learning.registry import Learnings
 from ..page.tab import Tab
 from ..site import Site
 from .sources import MemberFactory, MemberSpec
-from .types import MemberInfo, MemberState, PoolStats
+from .types import MemberInfo, MemberState, PoolStats, Worker
 
 __all__ = ["Member", "Members"]
 
@@ -68,7 +67,7 @@ class Member:
     tab_limit: int
     per_tab: int
     state: MemberState = "starting"
-    browser: Browser | None = None
+    browser: Worker | None = None
     site: Site | None = None
     generation: int = 0
     in_flight: int = 0
@@ -161,7 +160,7 @@ class Members:
         browser = await member.factory()
         self._attach(member, browser)
 
-    def _attach(self, member: Member, browser: Browser) -> None:
+    def _attach(self, member: Member, browser: Worker) -> None:
         site = Site(browser, self.learnings)
         for site_id, url in self.start_urls.items():
             site.set_start_url(site_id, url)

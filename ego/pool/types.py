@@ -6,9 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..api import Browser
+from ..api import Browser, BrowserContext
 
-__all__ = ["Endpoint", "MemberInfo", "MemberState", "PoolResult", "PoolStats"]
+__all__ = ["Endpoint", "MemberInfo", "MemberState", "PoolResult", "PoolStats", "Worker"]
+
+#: What one pool member runs its tabs in: a whole browser, or (``contexts=True``) a browser
+#: context of a Chrome it shares with other members.
+Worker = Browser | BrowserContext
 
 MemberState = Literal["starting", "ready", "replacing", "failed", "closed"]
 
@@ -71,7 +75,8 @@ class MemberInfo:
         in_flight: calls running on it now.
         calls: calls finished on it (over all generations).
         pid: the Chrome process when ego launched it, else None.
-        browser: the live :class:`~ego.api.Browser`, or None while it is being replaced.
+        browser: the live :class:`~ego.api.Browser` (with ``contexts=True``, the member's
+            :class:`~ego.api.BrowserContext`), or None while it is being replaced.
         last_error: why the last start or replacement attempt failed, or ``""``.
     """
 
@@ -82,7 +87,7 @@ class MemberInfo:
     in_flight: int
     calls: int
     pid: int | None
-    browser: Browser | None
+    browser: Worker | None
     last_error: str
 
 

@@ -27,6 +27,7 @@ from ..errors import BrowserError, ChromeNotFoundError, ProfileInUseError
 from ..places import PROFILES_ENV, expand, profiles_dir
 from ._chrome_log import new_log_path, remove_stale_logs, tail
 from ._ports import check_port_free, listening_ports, wait_for_endpoint
+from ._preferences import turn_off_preloading
 from ._proctree import kill_tree, still_running
 from ._spawn import close_fds, spawn
 from ._watchdog import Watchdog, start_watchdog
@@ -72,9 +73,16 @@ class LaunchOptions:
             none: ego talks to Chrome over a pipe only it holds. Chrome asks nothing of a
             client on its port, so any local process or user can then drive the browser and
             its logged-in sessions.
+        preload_pages: let pages preload other pages (speculation rules, prefetch and
+            prerender). Off by default: a preloaded document is fetched without a request
+            that ego's origin limits can see (see :mod:`ego.protocol._preferences`).
+        max_js_heap_mb: the most megabytes of JavaScript heap (V8's old space) each renderer
+            may take, as ``--js-flags=--max-old-space-size``; a page past it crashes its tab
+            instead of taking the machine's memory. None: Chrome's own limit.
 
     Raises:
-        ValueError: ``port`` is not None and not between 0 and 65535.
+        ValueError: ``port`` is not None and not between 0 and 65535, or ``max_js_heap_mb``
+            is not a positive number.
     """
 
     profile: str | None = None
@@ -85,8 +93,13 @@ class LaunchOptions:
     timeout: float = 30.0
     default_timeout: float = 30.0
     port: int | None = None
+    preload_pages: bool = False
+    max_js_heap_mb: int | None = None
 
     def __post_init__(self) -> None:
+        heap = self.max_js_heap_mb
+        if heap is not None and (isinstance(heap, bool) or not isinstance(heap, int) or heap < 1):
+            raise ValueError(f"max_js_heap_mb={heap!r} must be None or a positive number of MB")
         port = self.port
         if port is not None and (
             isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535
@@ -131,6 +144,18 @@ _BASE_FLAGS = (
     "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
 )
+
+
+def _with_heap_limit(args: tuple[str, ...], megabytes: int | None) -> list[str]:
+    """``args`` with V8's old-space limit added to their ``--js-flags`` (Chrome keeps only
+    the last ``--js-flags`` it is given, so one that ``args`` holds takes the limit in)."""
+    if megabytes is None:
+        return list(args)
+    limit = f"--max-old-space-size={megabytes}"
+    given = [arg for arg in args if arg.startswith("--js-flags=")]
+    rest = [arg for arg in args if not arg.startswith("--js-flags=")]
+    flags = " ".join([*(arg.partition("=")[2] for arg in given), limit])
+    return [*rest, f"--js-flags={flags}"]
 
 
 def find_chrome() -> str:
@@ -306,6 +331,8 @@ class ChromeProcess:
                 profile_dir=str(data_dir),
                 pid=owner,
             )
+        if not options.preload_pages:
+            turn_off_preloading(data_dir)
         port_file = data_dir / "DevToolsActivePort"
         port_file.unlink(missing_ok=True)  # a stale file from an earlier run names a dead port
 
@@ -319,7 +346,7 @@ class ChromeProcess:
             command += ["--headless", "--disable-gpu", "--hide-scrollbars", "--mute-audio"]
         if _running_as_root():
             command.append("--no-sandbox")  # Chrome refuses to start as root without it
-        command += [*args, "about:blank"]
+        command += [*_with_heap_limit(args, options.max_js_heap_mb), "about:blank"]
 
         try:
             process, pipe = spawn(command, log_path, pipe=PIPE_SUPPORTED)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..learning.compact import CompactContext
     from ..learning.context import LearnContext, NoteInfo, SiteSummary, ToolInfo
     from ..learning.registry import Learnings
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.tab import Tab
     from ..skills import SkillSummary
 
@@ -40,7 +40,7 @@ class ToolContext:
     """
 
     site: Site
-    browser: Browser
+    browser: TabHost
     tab: Tab
     site_id: str
     tool: str

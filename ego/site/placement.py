@@ -10,7 +10,7 @@ from ..learning.registry import Learnings
 
 if TYPE_CHECKING:
     from ..learning.manifest import Manifest
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.frame import Frame
     from ..page.tab import Tab
 
@@ -28,12 +28,16 @@ class Placement:
             ``$EGO_WORKSPACE``) then the project's.
     """
 
-    def __init__(self, browser: Browser, learnings: Learnings | None = None) -> None:
+    def __init__(self, browser: TabHost, learnings: Learnings | None = None) -> None:
         self.browser = browser
         self.learnings = learnings if learnings is not None else Learnings()
         self._start_urls: dict[str, str] = {}
         # The domain of each start URL, parsed once: the hot call asks for it on every run.
         self._start_domains: dict[str, tuple[str, ...]] = {}
+
+    def start_urls(self) -> dict[str, str]:
+        """Every start URL :meth:`set_start_url` set, by site id."""
+        return dict(self._start_urls)
 
     def set_start_url(self, site_id: str, url: str) -> None:
         """Use ``url`` instead of the manifest's ``startUrl`` when a tab must be opened.

@@ -18,7 +18,7 @@ from .placement import Placement, url_on_site
 
 if TYPE_CHECKING:
     from ..learning.registry import Learnings, LoadedSource
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.frame import Frame
     from ..page.tab import Tab
 
@@ -33,7 +33,7 @@ class Running(Placement):
         learnings: where sites are found (see :class:`ego.site.Site`).
     """
 
-    def __init__(self, browser: Browser, learnings: Learnings | None = None) -> None:
+    def __init__(self, browser: TabHost, learnings: Learnings | None = None) -> None:
         super().__init__(browser, learnings)
         # Each asyncio task sees the runs it made itself (see last_run). One variable per
         # Site: a module-wide one would show a run on one browser as another's.

@@ -30,7 +30,7 @@ from .catalog import SkillCatalog
 from .format import CAPABILITIES, EXTRACTOR_FILE, NAMESPACE, Skill
 
 if TYPE_CHECKING:
-    from ..page.browser import Browser
+    from ..page.browser import TabHost
     from ..page.tab import Tab
 
 __all__ = [
@@ -213,7 +213,7 @@ def _on_site(url: str, site: str) -> bool:
     return match_domain(url, [site, f"*.{site}"]) is not None
 
 
-async def _choose_tab(browser: Browser, skill: Skill, url: str, *, pinned: bool) -> Tab:
+async def _choose_tab(browser: TabHost, skill: Skill, url: str, *, pinned: bool) -> Tab:
     """An open tab on the site (on ``url``'s origin when ``pinned``), else a new one at ``url``."""
     candidates = [tab for tab in await browser.tabs() if _on_site(tab.url, skill.site)]
     same_origin = [tab for tab in candidates if _origin(tab.url) == _origin(url)]
@@ -233,7 +233,7 @@ async def _live_url(tab: Tab) -> str:
 
 
 async def skill_tab(
-    browser: Browser,
+    browser: TabHost,
     skill: Skill,
     tab: Tab | None = None,
     start_urls: Mapping[str, str] | None = None,

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...errors import EgoError, InvalidCasesError
-from ...page.browser import Browser
+from ...page.browser import TabHost
 from ...page.tab import Tab
 from ..health.origin import unrecorded
 from ..registry import Learnings, LoadedSource, version_of
@@ -46,7 +46,7 @@ def candidate_source(plan: ToolPlan) -> LoadedSource:
 
 
 async def run_gate(
-    browser: Browser, learnings: Learnings, plan: ToolPlan, invoke: GateInvoke
+    browser: TabHost, learnings: Learnings, plan: ToolPlan, invoke: GateInvoke
 ) -> GateReport | None:
     """Run the offline cases of ``plan``'s tool against its new source (and, for a case it
     fails, against the current version).
@@ -93,7 +93,7 @@ async def run_gate(
 
 
 async def _run(
-    browser: Browser,
+    browser: TabHost,
     case: LearningCase,
     invoke: GateInvoke,
     timeout: float,

@@ -29,7 +29,7 @@ from ...errors import (
     HarFormatError,
     TabClosedError,
 )
-from ...page.browser import Browser
+from ...page.browser import TabHost
 from ...page.tab import Tab
 from ...replay import Har, Replayer
 from .format import LearningCase
@@ -49,7 +49,7 @@ Invoke = Callable[[Tab, float], Awaitable[Any]]
 
 
 async def run_replayed(
-    browser: Browser,
+    browser: TabHost,
     case: LearningCase,
     invoke: Invoke,
     *,

@@ -46,7 +46,7 @@ from .compare import Change, ExchangeView, compare_answers, login_like, shape_sc
 from .selectors import check_selectors
 
 if TYPE_CHECKING:
-    from ...page.browser import Browser
+    from ...page.browser import TabHost
     from ...page.tab import Tab
     from ..store import SavedTool
 
@@ -199,7 +199,7 @@ def _candidate(
 
 
 async def _live_run(
-    browser: Browser, url: str, args: dict[str, Any], live: LiveRun, run_tool: bool, source: str
+    browser: TabHost, url: str, args: dict[str, Any], live: LiveRun, run_tool: bool, source: str
 ) -> tuple[dict[str, Any], Har, int, list[Change]]:
     tab = await browser.new_tab()
     info: dict[str, Any] = {"url": url, "ran": run_tool, "ok": False}
@@ -231,7 +231,7 @@ async def _live_run(
 
 async def heal(
     learnings: Learnings,
-    browser: Browser,
+    browser: TabHost,
     site_id: str,
     tool: str,
     *,

@@ -142,6 +142,11 @@ async function (selector, options) {
     }
     return false;
   };
+  // An element that takes no pointer events (pointer-events: none, as a component's inner
+  // control often is) lets a click at its point go to what is under it; when that is one of
+  // its own ancestors (its shadow host, say), the click lands where a user's would, on the
+  // component, and nothing else covers the element there.
+  const passesThrough = (el, hit) => !!hit && getComputedStyle(el).pointerEvents === "none" && isAncestor(hit, el);
   const isAncestor = (maybe, el) => { for (let n = parentOf(el); n; n = parentOf(n)) if (n === maybe) return true; return false; };
   const focusable = (el) => el.tabIndex >= 0 || el.isContentEditable || el.hasAttribute("tabindex");
 
@@ -187,6 +192,36 @@ async function (selector, options) {
     window[key] = { seen, stop: () => { window.removeEventListener("mousemove", on, true); delete window[key]; } };
   };
 
+  // Until the click's events arrive the page may still move (a late layout, a component
+  // defined a moment later): whatever is at the point then would get the click. So the
+  // events of this click are checked where they arrive, in the capture phase at the window,
+  // before any handler of the page's: one that would reach another element than the one the
+  // checks chose is cancelled there, with the rest of its gesture, and the miss is recorded
+  // for hit_verdict.js, which retries the click.
+  const intercept = (el, label) => {
+    const key = Symbol.for("ego.hit");
+    if (window[key]) window[key].stop();
+    const record = { verdict: null, target: "" };
+    const EVENTS = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick"];
+    const on = (e) => {
+      if (record.verdict === null) {
+        const path = e.composedPath();
+        const target = path[0];
+        const ok = path.includes(el) || (label && path.includes(label)) || passesThrough(el, target);
+        record.verdict = ok ? "hit" : "missed";
+        record.target = ok ? "" : describe(target && target.nodeType === 1 ? target : target && target.parentElement);
+      }
+      if (record.verdict === "missed") { e.preventDefault(); e.stopImmediatePropagation(); }
+      if (e.type === "click") record.stop();
+    };
+    for (const type of EVENTS) window.addEventListener(type, on, true);
+    // Never left behind: a click that never comes (the page went) ends it in a few seconds.
+    const timer = setTimeout(() => record.stop(), 10000);
+    // Stopping ends the watch; the record stays for hit_verdict.js to read (and drop).
+    record.stop = () => { clearTimeout(timer); for (const type of EVENTS) window.removeEventListener(type, on, true); };
+    window[key] = record;
+  };
+
   let failure = null;
   const fail = (index, check, seen, what, final = false) => {
     if (!failure || RANK[check] > RANK[failure.check]) failure = { ok: false, check, seen, what, index, final };
@@ -215,6 +250,9 @@ async function (selector, options) {
       const answer = (x, y, extra = {}) => {
         const result = { ok: true, index: i, x, y, what, tag: el.localName, ...extra };
         if (options.track && !extra.focus && !extra.select) track(actor);
+        if (options.intercept && !extra.focus && !extra.select && !options.force) {
+          intercept(actor, el.labels && el.labels.length ? Array.from(el.labels).find((l) => !hiddenWhy(l)) : null);
+        }
         if (holder) result.checked = stateOf(holder);
         if (el.localName === "input") { result.type = el.type; result.multiple = !!el.multiple; }
         return result;
@@ -278,7 +316,7 @@ async function (selector, options) {
       if (options.hit) {
         const hit = deepHit(point[0], point[1]);
         const onLabel = el.labels && Array.from(el.labels).some((label) => reaches(label, hit));
-        if (!reaches(actor, hit) && !onLabel) {
+        if (!reaches(actor, hit) && !onLabel && !passesThrough(actor, hit)) {
           if (options.focus && focusable(el)) return answer(point[0], point[1], { focus: true });
           // Clipped by a scrolling container of its own: bring it into view there.
           if (hit && isAncestor(hit, actor) && !scrolled.has(found[1])) scroll(found[1]);
