@@ -251,6 +251,20 @@ def playwright_binary(install: bool) -> Path | None:
     return binary if binary.exists() else None
 
 
+async def tool_list(server: Server) -> list[dict[str, Any]]:
+    """The tools ``server`` lists, with no call made."""
+    params = StdioServerParameters(
+        command=server.command[0], args=server.command[1:], env=server.env, cwd=server.cwd
+    )
+    with open(os.devnull, "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await asyncio.wait_for(session.initialize(), 60)
+            return await Agent(session).tool_list()
+
+
 async def run_flow(
     server: Server,
     name: str,
@@ -335,6 +349,11 @@ async def main() -> int:
         rows.append(_row("ego site tools (learn_context, 3 site tools)", flows["site"]))
         rows.append(_row("ego page tools (one take_snapshot, notes after)", flows["page"]))
         sizes.append(_sizes("ego mcp", lists[0]))
+        # The groups that hold what playwright-mcp's tools do: tabs, pages, input, network.
+        like = Server(
+            "ego", [*ego.command, "--tools", "pages,input,network"], ego.warm, ego.cwd, ego.env
+        )
+        sizes.append(_sizes("ego mcp --tools pages,input,network", await tool_list(like)))
         same = all(json.dumps(tools) == json.dumps(lists[0]) for tools in lists)
         answer = "yes" if same else "NO"
         checks.append(f"ego's tools/list byte-identical before and after both flows: {answer}")
@@ -355,6 +374,7 @@ async def main() -> int:
             rows.append(_row("playwright-mcp, snapshots", snapshots))
             rows.append(_row("playwright-mcp, browser_find (--snapshot-mode none)", finds))
             sizes.append(_sizes("playwright-mcp", pw_lists[0]))
+            shutil.rmtree(Path(folder) / ".playwright-mcp", ignore_errors=True)
 
     print(f"{options.runs} fresh server(s) per flow; the demo shop; text = characters of the")
     print("text blocks; structured = ego's structured content (the same facts), counted apart.\n")
@@ -394,7 +414,7 @@ async def main() -> int:
             f"target: page-tools flow < playwright-mcp's browser_find flow ({best:,}): "
             f"{page['text']:,} {'PASS' if page['text'] < best else 'MISS'}"
         )
-        pw = sizes[1]["chars"]
+        pw = sizes[2]["chars"]
         generic = sizes[0]["generic_chars"]
         print(
             f"target: ego's generic tools <= playwright-mcp's tool list ({pw:,}): "

@@ -50,7 +50,9 @@ TabId = Annotated[str, Field(description="A tab id from list_tabs.")]
 Target = Annotated[str | None, Field(description="CSS selector or ref=e12 (or give ref).")]
 Ref = Annotated[str | None, Field(description="A snapshot's ref (e12).")]
 Force = Annotated[bool, Field(description="Skip the actionability checks.")]
-Diff = Annotated[bool, Field(description="false: no note of the change.")]
+#: Every action's reply says what changed on the page; diff: false skips it (take_snapshot's
+#: description says so once, for all of them).
+Diff = bool
 
 
 def target_of(selector: str | None, ref: str | None) -> str:
@@ -188,8 +190,9 @@ async def went(
         await call(move)
     info = await page_info(tab)
     note = await watch.note()
-    for known in ("url", "title"):
-        note.pop(known, None)
+    if note is not None:
+        for known in ("url", "title"):  # the answer says them
+            note.pop(known, None)
     return reply(info, note)
 
 
@@ -320,7 +323,7 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     ) -> CallToolResult:
         """The current page (all frames) as its accessibility tree: a line per element (role,
         "name", states, value, link) with [ref=e12] on what you can act on. Actions reply
-        with what changed: one snapshot per page is enough."""
+        with what changed (diff: false skips it): one snapshot per page is enough."""
         tab = await holder.tab()
         root = selector
         if ref is not None:

@@ -8,9 +8,9 @@ page is read again and compared with it:
 - in the same document, the lines that disappeared (``- ``) and appeared (``+ ``), in page
   order; a ref names the same element across snapshots, so a changed element is its old line
   and its new one;
-- in a new document (a link followed, a form sent, a reload), the new page's lines, less
-  the lines at its top and bottom that read as on the page before (a site's header and
-  footer): those are counted, and their refs are new;
+- in a new document (a link followed, a form sent), the new page's lines, less the lines at
+  its top and bottom that read as on the page before (a site's header and footer): those
+  are counted, and their refs are new; the same URL again (a reload) is listed from its top;
 - the focused element when it moved, the URL and the title when they changed.
 
 The note is bounded (:data:`MAX_LINES`, :data:`MAX_CHARS`) and says how much it left out. A
@@ -37,8 +37,13 @@ from .sdk import CallToolResult
 __all__ = [
     "MAX_CHARS",
     "MAX_LINES",
+    "MAX_NEW_CHARS",
+    "MAX_NEW_LINES",
     "READ_TIMEOUT",
+    "Seen",
     "Watch",
+    "changes",
+    "note_lines",
     "remember",
     "reply",
 ]
@@ -63,8 +68,13 @@ _READ_PAGE: Final = "({url: location.href, title: document.title})"
 
 
 @dataclass(frozen=True, slots=True)
-class _Seen:
-    """A tab's page as last read."""
+class Seen:
+    """A tab's page as last read.
+
+    Attributes:
+        documents: which of the tab's documents it was (``Tab.documents``).
+        url, title: the page's.
+    """
 
     documents: int
     url: str
@@ -78,7 +88,7 @@ class _Seen:
 
 
 #: Each tab's last snapshot; a tab that goes is forgotten with it.
-_SEEN: WeakKeyDictionary[Tab, _Seen] = WeakKeyDictionary()
+_SEEN: WeakKeyDictionary[Tab, Seen] = WeakKeyDictionary()
 
 
 def remember(tab: Tab, outline: snapshot.Outline) -> None:
@@ -88,7 +98,7 @@ def remember(tab: Tab, outline: snapshot.Outline) -> None:
         _SEEN[tab] = _seen(tab.documents, outline)
 
 
-def _seen(documents: int, outline: snapshot.Outline) -> _Seen:
+def _seen(documents: int, outline: snapshot.Outline) -> Seen:
     lines: list[str] = []
     focused = None
     for line in outline.lines:
@@ -97,10 +107,10 @@ def _seen(documents: int, outline: snapshot.Outline) -> _Seen:
             focused = line.strip()
         lines.append(line)
     whole = outline.next_offset is None
-    return _Seen(documents, outline.url, outline.title, tuple(lines), focused, whole)
+    return Seen(documents, outline.url, outline.title, tuple(lines), focused, whole)
 
 
-async def _read(tab: Tab) -> _Seen | None:
+async def _read(tab: Tab) -> Seen | None:
     """``tab``'s page now, with its lines; None when it cannot be read (a dialog, a page
     that does not answer in time)."""
     documents = tab.documents
@@ -113,7 +123,7 @@ async def _read(tab: Tab) -> _Seen | None:
     return seen
 
 
-async def _address(tab: Tab) -> _Seen | None:
+async def _address(tab: Tab) -> Seen | None:
     """``tab``'s URL and title only (``diff=false``)."""
     try:
         where = await tab.evaluate(_READ_PAGE, timeout=READ_TIMEOUT)
@@ -122,7 +132,7 @@ async def _address(tab: Tab) -> _Seen | None:
     if not isinstance(where, dict):
         return None
     url, title = str(where.get("url", tab.url)), str(where.get("title", ""))
-    return _Seen(tab.documents, url, title, None, None)
+    return Seen(tab.documents, url, title, None, None)
 
 
 class Watch:
@@ -136,7 +146,7 @@ class Watch:
     def __init__(self, tab: Tab, *, diff: bool) -> None:
         self.tab = tab
         self.diff = diff
-        self.before: _Seen | None = None
+        self.before: Seen | None = None
 
     async def start(self) -> Watch:
         """Note the page as it is now: its last snapshot when that is of this document,
@@ -151,15 +161,17 @@ class Watch:
             self.before = await _read(self.tab)
         return self
 
-    async def note(self) -> dict[str, Any]:
-        """What changed since :meth:`start` (empty when nothing did)."""
+    async def note(self) -> dict[str, Any] | None:
+        """What changed since :meth:`start`: empty when nothing did; None with ``diff``
+        off and neither the address nor the title changed (nothing was looked at)."""
         after = await (_read(self.tab) if self.diff else _address(self.tab))
         if after is None:
             return {"unread": "the page could not be read after the action"}
-        return changes(self.before, after)
+        note = changes(self.before, after)
+        return note if note or self.diff else None
 
 
-def changes(before: _Seen | None, after: _Seen) -> dict[str, Any]:
+def changes(before: Seen | None, after: Seen) -> dict[str, Any]:
     """The note of what differs from ``before`` (None: nothing was known) to ``after``."""
     note: dict[str, Any] = {}
     new_page = before is None or before.documents != after.documents
@@ -179,8 +191,10 @@ def changes(before: _Seen | None, after: _Seen) -> dict[str, Any]:
     comparable = before is not None and before.lines is not None and before.whole
     if new_page or not comparable:
         # Lines of another document never compare (its refs are all new): the page is listed,
-        # less the top and bottom it shares with the page before (a site's header, footer).
-        old = before.lines if before is not None and comparable else None
+        # less the top and bottom it shares with another page before it (a site's header and
+        # footer). The same URL again (a reload) is listed from its top.
+        another = before is not None and before.url != after.url
+        old = before.lines if before is not None and comparable and another else None
         shown, same = _new_lines(old or (), after.lines)
         note["listed"] = True
         if same:
@@ -215,6 +229,9 @@ def _new_lines(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[list[str], i
         new[-1 - bottom]
     ):
         bottom += 1
+    if top + bottom >= len(new):
+        # The same page again (a reload): nothing is new but its refs, so it is listed whole.
+        return _dedent(list(new)), 0
     middle = list(new[top : len(new) - bottom])
     return _dedent(middle), top + bottom
 

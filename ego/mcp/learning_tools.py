@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 _SIDE_EFFECTS = {
-    "read": "Read-only: safe to call any time.",
+    "read": "Read-only.",
     "write": "Changes data on the site (reversibly).",
     "irreversible": "Irreversible (publishes, sends or pays for real): runs only with {key}: true.",
 }
@@ -147,7 +147,7 @@ def describe(site_id: str, spec: ToolSpec) -> str:
     lines = [
         f"[{site_id}] {spec.description.strip() or spec.name}",
         _SIDE_EFFECTS.get(spec.side_effect, "").format(key=key)
-        + " Runs in an open tab on the site, else opens its start page.",
+        + " Runs in a tab on the site (opened if none).",
         _returns(spec),
     ]
     if spec.auth == "session":
@@ -241,9 +241,8 @@ def add_context_tools(server: EgoServer, holder: BrowserHolder) -> None:
         url: Annotated[str, Field(description="The page's URL or address.")],
         detail: Literal["compact", "full"] = "compact",
     ) -> CallToolResult:
-        """Call first on a page: the tools ego learned for it (args, an example, side effect,
-        health), each its own MCP tool, and its notes. describe_tool, read_note or detail
-        "full" say more."""
+        """Call first on a page: the tools ego learned for it, each its own MCP tool, and its
+        notes. describe_tool, read_note or detail "full" say more."""
 
         async def read() -> LearnContext:
             return context_for(holder.learnings, url)
