@@ -26,6 +26,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 import ego
+from ego.protocol.chrome import ChromeProcess, LaunchOptions
 
 PAGE = (
     b"<!doctype html><html><head><meta charset='utf-8'><title>ego bench</title></head>"
@@ -203,6 +204,143 @@ class RawCDP:
         await self._ws.close()
 
 
+class _RawPipeReader(asyncio.Protocol):
+    """The read end of the raw pipe loop: split at NUL, orjson, resolve the future by id."""
+
+    def __init__(self, pending: dict[int, asyncio.Future[dict[str, Any]]]) -> None:
+        self._pending = pending
+        self._rest = b""
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        if self._rest:
+            data = self._rest + data
+        *messages, self._rest = data.split(b"\0")
+        pending = self._pending
+        for message in messages:
+            answer = orjson.loads(message)
+            future = pending.pop(answer.get("id", -1), None)
+            if future is not None and not future.done():
+                future.set_result(answer)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ConnectionError("the raw pipe's Chrome closed its pipe"))
+        self._pending.clear()
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+
+class RawPipeCDP:
+    """The minimal CDP client over Chrome's debugging pipe, on a Chromium of its own.
+
+    Chrome is started with ``--remote-debugging-pipe`` (through ego's ``ChromeProcess``, so
+    that it gets the same flags as ego's and the same clean-up; nothing of ego's connection is
+    used): it reads commands on its descriptor 3 and writes on 4, each message JSON followed by
+    a NUL byte. A command is ``orjson.dumps`` plus the NUL, written at once; the read end's
+    ``data_received`` splits at NUL, parses with orjson and resolves the future of the id.
+    Sequential calls and calls in flight take the same path.
+    """
+
+    def __init__(self, chrome: ChromeProcess) -> None:
+        self.chrome = chrome
+        self.session_id = ""
+        self._next_id = 0
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._writer: asyncio.WriteTransport | None = None
+        self._reader: _RawPipeReader | None = None
+        self._read_transport: asyncio.ReadTransport | None = None
+
+    @classmethod
+    async def launch(cls, executable: str, url: str, *, timeout: float = 30.0) -> RawPipeCDP:
+        """Start a headless Chromium with the pipe, open a page at ``url`` and attach to it."""
+        chrome = await ChromeProcess.start(LaunchOptions(executable=executable))
+        client = cls(chrome)
+        try:
+            read_fd, write_fd = chrome.take_pipe()
+            loop = asyncio.get_running_loop()
+            reader = _RawPipeReader(client._pending)
+            client._reader = reader
+            client._read_transport, _ = await loop.connect_read_pipe(
+                lambda: reader,
+                open(read_fd, "rb", buffering=0),  # noqa: SIM115
+            )
+            client._writer, _ = await loop.connect_write_pipe(
+                asyncio.Protocol,
+                open(write_fd, "wb", buffering=0),  # noqa: SIM115
+            )
+            async with asyncio.timeout(timeout):
+                target = await client.call("Target.createTarget", {"url": "about:blank"})
+                attached = await client.call(
+                    "Target.attachToTarget", {"targetId": target["targetId"], "flatten": True}
+                )
+                client.session_id = attached["sessionId"]
+                await client.call("Page.navigate", {"url": url}, session=True)
+                await client.wait_loaded(url)
+        except BaseException:
+            await client.close()
+            raise
+        return client
+
+    async def wait_loaded(self, url: str) -> None:
+        """Poll until the page shows ``url``, loaded (an evaluate may meet the old document)."""
+        ready = {"expression": "document.readyState === 'complete' && location.href"}
+        while True:
+            with contextlib.suppress(RuntimeError):
+                answer = await self.call("Runtime.evaluate", ready, session=True)
+                if answer["result"].get("value") == url:
+                    return
+            await asyncio.sleep(0.02)
+
+    def _send(self, message: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+        self._next_id += 1
+        message["id"] = self._next_id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[self._next_id] = future
+        assert self._writer is not None
+        self._writer.write(orjson.dumps(message) + b"\0")
+        return future
+
+    async def call(
+        self, method: str, params: dict[str, Any], *, session: bool = False
+    ) -> dict[str, Any]:
+        """One command (on the page's session when ``session``); its result."""
+        message: dict[str, Any] = {"method": method, "params": params}
+        if session:
+            message["sessionId"] = self.session_id
+        answer = await self._send(message)
+        if "error" in answer:
+            raise RuntimeError(f"raw pipe CDP error: {answer['error']}")
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    async def evaluate(self, expression: str, *, await_promise: bool = False) -> Any:
+        """``Runtime.evaluate`` (returnByValue) on the page; its value.
+
+        ``await_promise`` adds ``awaitPromise: true`` (for an async IIFE).
+        """
+        params: dict[str, Any] = {"expression": expression, "returnByValue": True}
+        if await_promise:
+            params["awaitPromise"] = True
+        answer = await self._send(
+            {"method": "Runtime.evaluate", "sessionId": self.session_id, "params": params}
+        )
+        return answer["result"]["result"].get("value")
+
+    async def close(self) -> None:
+        """Close our ends of the pipe (Chrome quits) and end its process tree."""
+        if self._writer is not None:
+            self._writer.close()
+        if self._read_transport is not None:
+            self._read_transport.close()
+        if self._reader is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._reader.lost), 5)
+        await self.chrome.wait_exit(5)
+        await self.chrome.terminate()
+
+
 # --------------------------------------------------------------------------- measurement
 
 
@@ -289,6 +427,12 @@ class ChromeTracker:
             return
         with contextlib.suppress(psutil.Error):
             root = psutil.Process(browser.process.pid)
+            self._add([root, *root.children(recursive=True)])
+
+    def note_pid(self, pid: int) -> None:
+        """A Chrome started here without ego's Browser (the raw pipe loop's) and its tree."""
+        with contextlib.suppress(psutil.Error):
+            root = psutil.Process(pid)
             self._add([root, *root.children(recursive=True)])
 
     def note_playwright(self) -> None:

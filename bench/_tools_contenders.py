@@ -1,7 +1,8 @@
 """The contenders of ``bench_tools.py`` and the interleaved rounds that time them.
 
 :class:`Bench` holds everything a call needs and gives every call a fresh ``n``; its methods
-are the contenders (ego's hot call, ego's evaluate, the raw loop, Playwright) and the steps of
+are the contenders (ego's hot call, ego's evaluate, the raw loops over a websocket and over a
+pipe, Playwright) and the steps of
 the breakdown. :func:`run_rounds` times :class:`Entry` objects taking turns call by call.
 """
 
@@ -15,12 +16,12 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from _common import Call, RawCDP, latency_stats, rotated, split, spread
+from _common import Call, RawCDP, RawPipeCDP, latency_stats, rotated, split, spread
 from _tools_site import SITE_ID, TOOLS
 
 import ego
 from ego.learning.registry import LoadedSource
-from ego.runtime.cache import cache_key, hot_snippet
+from ego.runtime.cache import cache_key, call_snippet, hot_snippet, store_snippet
 from ego.runtime.js import embed_json, wrap
 
 if TYPE_CHECKING:
@@ -38,13 +39,14 @@ class Entry:
     cpu_ns: list[int] = field(default_factory=list)  # CPU time of this Python process
     round_medians_us: list[float] = field(default_factory=list)  # one per timed round
 
-    def stats(self) -> dict[str, float]:
-        stats = latency_stats(self.latencies_ns)
+    def stats(self) -> dict[str, Any]:
+        stats: dict[str, Any] = dict(latency_stats(self.latencies_ns))
         stats["python_cpu_median_us"] = statistics.median(self.cpu_ns) / 1000
         rounds = spread(self.round_medians_us)
         stats["round_median_us"] = rounds["median"]
         stats["round_min_us"] = rounds["min"]
         stats["round_max_us"] = rounds["max"]
+        stats["round_medians_us"] = list(self.round_medians_us)
         return stats
 
 
@@ -65,6 +67,8 @@ class Bench:
     # ego's site and the same tab through a second browser attached over the websocket.
     ws_site: ego.Site | None = None
     ws_tab: ego.Tab | None = None
+    # The raw pipe loop, on a Chromium of its own at the same page.
+    raw_pipe: RawPipeCDP | None = None
     counter: Iterator[int] = field(default_factory=lambda: itertools.count(100))
     not_cached: int = 0
 
@@ -88,6 +92,13 @@ class Bench:
     async def ego_hot(self, kind: str, n: int | None = None) -> Any:
         return await self._hot(self.site, self.tab, kind, n)
 
+    async def ego_hot_bare(self, kind: str, n: int | None = None) -> Any:
+        """ego's hot call and nothing around it: section 5 checks that it stayed hot by the
+        commands it sent (one each), outside the timing, rather than reading last_run."""
+        return await self.site.run_browser_tool(
+            SITE_ID, TOOLS[kind], {"n": self._n(n)}, tab=self.tab
+        )
+
     async def ego_hot_ws(self, kind: str, n: int | None = None) -> Any:
         """ego's hot call over the websocket, on the same tab."""
         assert self.ws_site is not None
@@ -103,6 +114,30 @@ class Bench:
 
     async def raw_call(self, kind: str, n: int | None = None) -> Any:
         return await self.raw.evaluate(self.wrapped(kind, self._n(n)), await_promise=True)
+
+    async def raw_pipe_call(self, kind: str, n: int | None = None) -> Any:
+        """The raw pipe loop: ego's hot Call, on its own Chromium over the debugging pipe.
+
+        The same JavaScript ego's hot call sends (its page was primed by
+        :meth:`prime_raw_pipe`), so the page does the same work and the difference is ego's.
+        """
+        assert self.raw_pipe is not None
+        return await self.raw_pipe.evaluate(self.hot_call(kind, self._n(n)), await_promise=True)
+
+    async def prime_raw_pipe(self) -> None:
+        """Store every tool in the raw pipe loop's page and install the loader there (the
+        Store and the full Call, once), so that its hot Calls find them."""
+        assert self.raw_pipe is not None
+        for kind, loaded in self.sources.items():
+            key = cache_key(loaded.site_id, loaded.tool)
+            stored = await self.raw_pipe.evaluate(
+                store_snippet(key, loaded.version, loaded.expression, loaded.url)
+            )
+            value = await self.raw_pipe.evaluate(
+                call_snippet(key, loaded.version, embed_json({"n": 1})), await_promise=True
+            )
+            if stored != "stored" or value != 2:
+                raise SystemExit(f"raw pipe loop, {kind}: priming gave {stored!r}, {value!r}")
 
     async def ego_eval(self, kind: str, n: int | None = None) -> Any:
         """ego's ``Tab.evaluate`` of the plain wrap: ego's transport without the Site layer."""

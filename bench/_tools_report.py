@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import _inflight
+import _pipe_pair
 import _tools_breakdown
 import _tools_bytes
 from _common import verdict
@@ -21,12 +22,14 @@ TARGET_HOT_BYTES = 1024  # bytes sent per hot call, whatever the tool's size (pa
 TARGET_SITE_LAYER_US = 10.0  # the Site layer's Python per hot call (stub tab, small tool)
 TARGET_INFLIGHT_OVER_RAW = 0.9  # in-flight throughput, ego-hot / raw loop (per-round median)
 TARGET_INFLIGHT_OVER_PW = 3.0  # in-flight throughput, ego-hot / Playwright (per-round median)
+TARGET_EGO_OVER_PIPE = 1.05  # hot call median at most 1.05x the raw pipe loop's (small tool)
+TARGET_INFLIGHT_OVER_PIPE = 0.9  # in-flight throughput, ego-hot / raw pipe loop (per round)
 
 
 def add_ratios_and_targets(results: dict[str, Any]) -> None:
     """Add section 1's ratios and the targets' verdicts to ``results``."""
-    ratios: dict[str, dict[str, float | None]] = {}
-    for kind, stats in results["latency"].items():
+    ratios: dict[str, dict[str, Any]] = {}
+    for kind, stats in results.get("latency", {}).items():
         ego_hot, raw, pw = stats["ego-hot"], stats["raw"], stats.get("playwright")
         ratios[kind] = {
             "ego_over_raw_median": ego_hot["median_us"] / raw["median_us"],
@@ -56,8 +59,10 @@ def add_ratios_and_targets(results: dict[str, Any]) -> None:
             )
         return {"name": name, "value": value, "limit": limit, "test": test, "result": verdict(ok)}
 
-    hot = results["bytes"]["padded"]["ego"]["hot"]
+    hot = results.get("bytes", {}).get("padded", {}).get("ego", {}).get("hot", {})
     kb = results["config"]["tool_kb"]
+    small = ratios.get("small", {})
+    pipe = results.get("pipe", {})
     site_layer = results.get("python_overhead_us", {}).get("small", {}).get(SITE_LAYER_STEP)
     inflight_ratios = results.get("inflight", {}).get("ratios", {})
 
@@ -67,23 +72,37 @@ def add_ratios_and_targets(results: dict[str, Any]) -> None:
 
     results["targets"] = [
         target(
+            f"hot call within {TARGET_EGO_OVER_PIPE}x of the raw pipe loop's time, small tool "
+            "(section 5, ego-hot/raw-pipe median, per-round median)",
+            pipe.get("sequential", {}).get("median"),
+            TARGET_EGO_OVER_PIPE,
+            "at most",
+        ),
+        target(
+            f"in flight at least {TARGET_INFLIGHT_OVER_PIPE:g} of the raw pipe loop's "
+            "throughput (section 5, ego-hot/raw-pipe calls/s, per-round median)",
+            pipe.get("inflight", {}).get("ratio", {}).get("median"),
+            TARGET_INFLIGHT_OVER_PIPE,
+            "at least",
+        ),
+        target(
             f"hot call within {TARGET_EGO_OVER_RAW}x of the raw evaluate, small tool "
             "(ego-hot/raw median)",
-            ratios["small"]["ego_over_raw_median"],
+            small.get("ego_over_raw_median"),
             TARGET_EGO_OVER_RAW,
             "at most",
         ),
         target(
             f"hot call at least {TARGET_PW_OVER_EGO:g}x faster than Playwright, small tool "
             "(playwright/ego-hot median)",
-            ratios["small"]["playwright_over_ego_median"],
+            small.get("playwright_over_ego_median"),
             TARGET_PW_OVER_EGO,
             "at least",
         ),
         target(
             f"under {TARGET_HOT_BYTES} bytes sent per hot call, {kb} KB tool (bytes written "
             "to ego's pipe)",
-            hot["socket_bytes"],
+            hot.get("socket_bytes"),
             TARGET_HOT_BYTES,
             "under",
         ),
@@ -131,7 +150,36 @@ def report(results: dict[str, Any]) -> str:
         f"page {config['page']}, tool async (args) => args.n + 1, 1-min load average "
         f"{env['loadavg_1m_before_after'][0]:.1f} before, "
         f"{env['loadavg_1m_before_after'][1]:.1f} after",
-        "",
+    ]
+    if "latency" in results:
+        lines += ["", *_section_one(results, label)]
+        lines += ["", *_tools_bytes.report_lines(results, label)]
+    if "breakdown" in results:
+        short = {"small": "small", "padded": f"{config['tool_kb']} KB"}
+        lines += ["", *_tools_breakdown.report_lines(results, short)]
+    if "inflight" in results:
+        lines += ["", *_inflight.report_lines(results["inflight"])]
+    if "pipe" in results:
+        lines += ["", *_pipe_pair.report_lines(results["pipe"])]
+    lines += ["", "Targets"]
+    for item in results["targets"]:
+        value = item["value"]
+        shown = (
+            "n/a"
+            if value is None
+            else f"{value:,} bytes"
+            if isinstance(value, int)
+            else f"{value:.1f} us"
+            if item["name"].startswith("the Site layer")
+            else f"{value:.2f}x"
+        )
+        lines.append(f"   {item['result']:<5} {item['name']}: {shown}")
+    return "\n".join(lines)
+
+
+def _section_one(results: dict[str, Any], label: dict[str, str]) -> list[str]:
+    config = results["config"]
+    lines = [
         f"1. Hot call latency: {config['calls']} calls per tool and contender after "
         f"{config['warmup']} warm-up, {config['rounds']} rounds, contenders taking turns call "
         "by call",
@@ -163,28 +211,8 @@ def report(results: dict[str, Any]) -> str:
                 f"{_fmt_ratio(ratio.get('ego-eval_ws_over_pipe_median'))} (above 1: the pipe "
                 "is faster)"
             )
-    lines += [
+    lines.append(
         "   ego calls that were not cached during the timing: "
-        f"{results['ego_hot_calls_not_cached']}",
-        "",
-        *_tools_bytes.report_lines(results, label),
-    ]
-    if "breakdown" in results:
-        short = {"small": "small", "padded": f"{config['tool_kb']} KB"}
-        lines += ["", *_tools_breakdown.report_lines(results, short)]
-    if "inflight" in results:
-        lines += ["", *_inflight.report_lines(results["inflight"])]
-    lines += ["", "Targets"]
-    for item in results["targets"]:
-        value = item["value"]
-        shown = (
-            "n/a"
-            if value is None
-            else f"{value:,} bytes"
-            if isinstance(value, int)
-            else f"{value:.1f} us"
-            if item["name"].startswith("the Site layer")
-            else f"{value:.2f}x"
-        )
-        lines.append(f"   {item['result']:<5} {item['name']}: {shown}")
-    return "\n".join(lines)
+        f"{results['ego_hot_calls_not_cached']}"
+    )
+    return lines

@@ -17,7 +17,12 @@ the same Chromium binary runs every contender. Each call passes ``{"n": i}`` wit
   minimal websockets + orjson client with its own flattened session on ego's page;
 * ``ego-eval``: ego's ``Tab.evaluate`` of that same wrapped source;
 * ``playwright``: Playwright for Python's ``page.evaluate`` of that same wrapped source, on a
-  Chromium that Playwright launched itself from the same binary.
+  Chromium that Playwright launched itself from the same binary;
+* ``raw-pipe`` (section 5): a minimal raw pipe loop on a Chromium of its own started with
+  ``--remote-debugging-pipe`` (NUL-separated JSON on its descriptors 3 and 4, orjson, one
+  reader resolving futures by id), at the same page, sending ego's hot Call (its page primed
+  once with the Store and the full Call), so that the page does the same work as for
+  ``ego-hot``.
 
 ego talks to the Chrome it launched over ``--remote-debugging-pipe``. With ``--websocket``,
 ``ego-hot-ws`` and ``ego-eval-ws`` make the same calls as ``ego-hot`` and ``ego-eval`` on the
@@ -28,7 +33,10 @@ one run.
 Sections, one module each: (1) hot call latency for both tools, in rounds where the
 contenders take turns call by call (``_tools_contenders.py``); (2) bytes sent per call
 (``_tools_bytes.py``); (3) what the hot call costs step by step on this machine, to explain a
-miss (``_tools_breakdown.py``); (4) many hot calls in flight on one tab (``_inflight.py``).
+miss (``_tools_breakdown.py``); (4) many hot calls in flight on one tab (``_inflight.py``);
+(5) ego's default pipe at its limit: ``ego-hot`` against ``raw-pipe`` alone, one call after
+another and 1,000 in flight, the ratios round by round (``_pipe_pair.py``; ``--pipe-only``
+runs this section alone).
 The site is ``_tools_site.py``; the targets and the report ``_tools_report.py``. Every Chrome
 started here is ended and the script checks that none it started is left running.
 """
@@ -48,11 +56,13 @@ from _common import (
     ChromeTracker,
     PageServer,
     RawCDP,
+    RawPipeCDP,
     chrome_args_for_playwright,
     environment,
     run_benchmark,
 )
 from _inflight import InFlight, run_inflight
+from _pipe_pair import run_pipe_pair
 from _tools_breakdown import run_breakdown
 from _tools_bytes import cold_and_hot_bytes, contender_bytes
 from _tools_contenders import Bench, CallWith, Entry, check, run_rounds
@@ -84,6 +94,8 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             "breakdown": args.breakdown,
             "inflight": args.inflight,
             "inflight_rounds": args.inflight_rounds,
+            "pipe_rounds": args.pipe_rounds,
+            "pipe_only": args.pipe_only,
             "websocket": args.websocket,
         },
     }
@@ -109,6 +121,10 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             assert endpoint is not None
             raw = await RawCDP.attach(endpoint, tab.target_id)
             stack.push_async_callback(raw.close)
+            # The raw pipe loop needs a Chrome of its own: a pipe has one client.
+            raw_pipe = await RawPipeCDP.launch(chrome, server.url)
+            stack.push_async_callback(raw_pipe.close)
+            tracker.note_pid(raw_pipe.chrome.pid)
             ws_browser: ego.Browser | None = None
             ws_tab: ego.Tab | None = None
             if args.websocket:
@@ -141,7 +157,9 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
                 sources,
                 ws_site=None if ws_browser is None else ws_browser.site,
                 ws_tab=ws_tab,
+                raw_pipe=raw_pipe,
             )
+            await bench.prime_raw_pipe()
             results["config"]["tools"] = {
                 kind: {
                     "name": TOOLS[kind],
@@ -151,79 +169,101 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
                 for kind in TOOLS
             }
 
-            print("1/4 bytes: the cold (storing) call and a hot call of each tool ...", flush=True)
-            byte_figures: dict[str, Any] = {}
-            for kind in TOOLS:
-                byte_figures[kind] = {"ego": await cold_and_hot_bytes(bench, kind)}
-            contenders: dict[str, CallWith] = {
-                "raw": bench.raw_call,
-                "ego-eval": bench.ego_eval,
-                "ego-hot": bench.ego_hot,
-            }
-            if ws_browser is not None:
-                contenders["ego-eval-ws"] = bench.ego_eval_ws
-                contenders["ego-hot-ws"] = bench.ego_hot_ws
-            if page is not None:
-                contenders["playwright"] = bench.playwright_call
-            for kind in TOOLS:
-                await check(bench, kind, contenders)
-            for kind in TOOLS:
-                byte_figures[kind].update(await contender_bytes(bench, kind))
-            results["bytes"] = byte_figures
-
-            print(
-                f"2/4 latency: {args.calls} calls per tool and contender, "
-                f"{args.rounds} interleaved rounds ...",
-                flush=True,
-            )
-            entries = [
-                Entry(kind, name, functools.partial(call, kind))
-                for kind in TOOLS
-                for name, call in contenders.items()
-            ]
-            await run_rounds(entries, args.calls, args.warmup, args.rounds)
-            if bench.not_cached:
-                raise SystemExit(f"{bench.not_cached} timed ego calls were not cached")
-            for kind in TOOLS:
-                await check(bench, kind, contenders)  # still right, and still hot
-            results["latency"] = {
-                kind: {e.contender: e.stats() for e in entries if e.tool == kind} for kind in TOOLS
-            }
-            results["ego_hot_calls_not_cached"] = bench.not_cached
-
-            if args.breakdown:
-                print("3/4 breakdown of a hot call, step by step ...", flush=True)
-                calls = max(args.rounds, args.calls // 4)
-                results["config"]["breakdown_calls"] = calls
-                results.update(
-                    await run_breakdown(bench, calls, max(1, args.warmup // 2), args.rounds)
-                )
-            if args.inflight:
+            if not args.pipe_only:
+                await sections(args, bench, results, ws_browser=ws_browser, page=page)
+            if args.pipe_rounds:
                 print(
-                    f"4/4 in flight: {args.inflight} calls at once, {args.inflight_rounds} "
-                    "interleaved rounds ...",
+                    f"5/5 the pipe at its limit: ego-hot against raw-pipe alone, "
+                    f"{args.pipe_rounds} rounds of {args.calls} calls and of {args.inflight:,} "
+                    "in flight ...",
                     flush=True,
                 )
-                inflight_calls: dict[str, Callable[[int], Awaitable[Any]]] = {
-                    "raw": functools.partial(bench.raw_concurrent, "small"),
-                    "ego-eval": functools.partial(bench.ego_eval, "small"),
-                    "ego-hot": functools.partial(bench.ego_hot, "small"),
-                }
-                hot_browsers = {"ego-hot": browser}
-                if ws_browser is not None:
-                    inflight_calls["ego-eval-ws"] = functools.partial(bench.ego_eval_ws, "small")
-                    inflight_calls["ego-hot-ws"] = functools.partial(bench.ego_hot_ws, "small")
-                    hot_browsers["ego-hot-ws"] = ws_browser
-                if page is not None:
-                    inflight_calls["playwright"] = functools.partial(bench.playwright_call, "small")
-                await raw.start_reader()
-                try:
-                    results["inflight"] = await run_inflight(
-                        InFlight(inflight_calls, hot_browsers), args.inflight, args.inflight_rounds
-                    )
-                finally:
-                    await raw.stop_reader()
+                results["pipe"] = await run_pipe_pair(
+                    bench, args.calls, args.warmup, args.pipe_rounds, args.inflight
+                )
     return results
+
+
+async def sections(
+    args: argparse.Namespace,
+    bench: Bench,
+    results: dict[str, Any],
+    *,
+    ws_browser: ego.Browser | None,
+    page: Page | None,
+) -> None:
+    """Sections 1 to 4: bytes, latency, breakdown, in flight (everything but the pipe pair)."""
+    browser, raw = bench.browser, bench.raw
+    print("1/5 bytes: the cold (storing) call and a hot call of each tool ...", flush=True)
+    byte_figures: dict[str, Any] = {}
+    for kind in TOOLS:
+        byte_figures[kind] = {"ego": await cold_and_hot_bytes(bench, kind)}
+    contenders: dict[str, CallWith] = {
+        "raw": bench.raw_call,
+        "ego-eval": bench.ego_eval,
+        "ego-hot": bench.ego_hot,
+    }
+    if ws_browser is not None:
+        contenders["ego-eval-ws"] = bench.ego_eval_ws
+        contenders["ego-hot-ws"] = bench.ego_hot_ws
+    if page is not None:
+        contenders["playwright"] = bench.playwright_call
+    for kind in TOOLS:
+        await check(bench, kind, contenders)
+    for kind in TOOLS:
+        byte_figures[kind].update(await contender_bytes(bench, kind))
+    results["bytes"] = byte_figures
+
+    print(
+        f"2/5 latency: {args.calls} calls per tool and contender, "
+        f"{args.rounds} interleaved rounds ...",
+        flush=True,
+    )
+    entries = [
+        Entry(kind, name, functools.partial(call, kind))
+        for kind in TOOLS
+        for name, call in contenders.items()
+    ]
+    await run_rounds(entries, args.calls, args.warmup, args.rounds)
+    if bench.not_cached:
+        raise SystemExit(f"{bench.not_cached} timed ego calls were not cached")
+    for kind in TOOLS:
+        await check(bench, kind, contenders)  # still right, and still hot
+    results["latency"] = {
+        kind: {e.contender: e.stats() for e in entries if e.tool == kind} for kind in TOOLS
+    }
+    results["ego_hot_calls_not_cached"] = bench.not_cached
+
+    if args.breakdown:
+        print("3/5 breakdown of a hot call, step by step ...", flush=True)
+        calls = max(args.rounds, args.calls // 4)
+        results["config"]["breakdown_calls"] = calls
+        results.update(await run_breakdown(bench, calls, max(1, args.warmup // 2), args.rounds))
+    if args.inflight:
+        print(
+            f"4/5 in flight: {args.inflight} calls at once, {args.inflight_rounds} "
+            "interleaved rounds ...",
+            flush=True,
+        )
+        inflight_calls: dict[str, Callable[[int], Awaitable[Any]]] = {
+            "raw": functools.partial(bench.raw_concurrent, "small"),
+            "ego-eval": functools.partial(bench.ego_eval, "small"),
+            "ego-hot": functools.partial(bench.ego_hot, "small"),
+        }
+        hot_browsers = {"ego-hot": browser}
+        if ws_browser is not None:
+            inflight_calls["ego-eval-ws"] = functools.partial(bench.ego_eval_ws, "small")
+            inflight_calls["ego-hot-ws"] = functools.partial(bench.ego_hot_ws, "small")
+            hot_browsers["ego-hot-ws"] = ws_browser
+        if page is not None:
+            inflight_calls["playwright"] = functools.partial(bench.playwright_call, "small")
+        await raw.start_reader()
+        try:
+            results["inflight"] = await run_inflight(
+                InFlight(inflight_calls, hot_browsers), args.inflight, args.inflight_rounds
+            )
+        finally:
+            await raw.stop_reader()
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -257,6 +297,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="also time ego over a websocket to the same tab (ego-hot-ws, ego-eval-ws)",
     )
+    parser.add_argument(
+        "--pipe-rounds",
+        type=int,
+        default=9,
+        help="rounds of section 5, ego-hot against the raw pipe loop alone (0 skips it)",
+    )
+    parser.add_argument(
+        "--pipe-only", action="store_true", help="run section 5 only (after the set-up checks)"
+    )
     parser.add_argument("--chrome", default=None, help="Chrome binary (default: ego's choice)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
@@ -265,6 +314,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.inflight < 0:
         parser.error("--inflight must be 0 or more")
+    if args.pipe_rounds < 0:
+        parser.error("--pipe-rounds must be 0 or more")
     return args
 
 

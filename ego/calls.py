@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .errors import ConfirmationRequiredError, ToolLoadError
 from .learning.health.recorder import record_refusal
@@ -106,6 +106,11 @@ def resolve(
         ConfirmationRequiredError: an irreversible tool without ``confirm``.
     """
     entry, spec = learnings.tool(site_id, tool)
+    key = (id(learnings), site_id, tool, browser_only)
+    if options is DEFAULTS:
+        ref = _REFS.get(key)
+        if ref is not None and ref.entry is entry and ref.spec is spec:
+            return ref
     if browser_only and not isinstance(spec, BrowserToolSpec):
         raise ToolLoadError(f"{site_id}/{tool} is a Python tool: call site.run_tool() for it")
     ref = ToolRef(site_id, tool, entry, entry.require(), spec, options)
@@ -115,7 +120,19 @@ def resolve(
         # Recorded apart in the tool's health: it says nothing about whether the tool works.
         record_refusal(learnings, entry, spec, exc)
         raise
+    if options is DEFAULTS:
+        if len(_REFS) >= _MAX_REFS:
+            _REFS.clear()
+        _REFS[key] = ref
     return ref
+
+
+# The ToolRef resolve made last for a call with the default options, by learnings, site, tool
+# and browser_only: a repeat call whose site entry and tool spec are the very objects the
+# learnings answer now (the registry keeps them while nothing changed; a learnings at a reused
+# id answers others) takes it as it is, its checks passed. Emptied when it outgrows the bound.
+_REFS: dict[tuple[int, str, str, bool], ToolRef] = {}
+_MAX_REFS: Final = 4096
 
 
 def bind(learnings: Learnings, ref: ToolRef, args: Any) -> ToolCall:
@@ -154,6 +171,14 @@ def prepare(
     Raises:
         Everything :func:`resolve` and :func:`bind` raise.
     """
+    if options is DEFAULTS:
+        # A browser tool called before, its site and source unchanged (one look at the
+        # watcher), and resolved then: only the args are left to check.
+        hot = learnings.hot_tool(site_id, tool)
+        ref = _REFS.get((id(learnings), site_id, tool, browser_only))
+        if hot is not None and ref is not None and ref.entry is hot[0] and ref.spec is hot[1]:
+            checked, embedded = learnings.checked_args(site_id, ref.spec, args)
+            return ToolCall(ref, checked, hot[2], None, embedded)
     return bind(
         learnings, resolve(learnings, site_id, tool, options, browser_only=browser_only), args
     )

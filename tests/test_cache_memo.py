@@ -10,12 +10,14 @@ the memo serves calls where eval is blocked; the hot Call stays short.
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import ego
+from ego.runtime import cache
 from ego.runtime.cache import (
     SIGNAL_KEY,
     RunStats,
@@ -179,6 +181,43 @@ def test_the_hot_call_is_short() -> None:
 
 
 # --- versions ------------------------------------------------------------------------------------
+
+
+async def test_which_document_holds_the_loader_is_kept_per_page_and_goes_with_it() -> None:
+    class Page:
+        """Answers every evaluate with 7; counts its documents as a tab does."""
+
+        documents = 1
+
+        def __init__(self) -> None:
+            self.sent: list[str] = []
+
+        async def evaluate(
+            self, expression: str, *, timeout: float | None = None, describe: bool = True
+        ) -> Any:
+            self.sent.append(expression)
+            return 7
+
+    first, second = Page(), Page()
+    for page in (first, first, second):
+        result = await run_cached(
+            page,  # type: ignore[arg-type]
+            key="ego:s:t",
+            version="v1",
+            expression="async () => 7",
+            arguments="",
+        )
+        assert result == 7
+    full, hot = call_snippet("ego:s:t", "v1", ""), hot_snippet("ego:s:t", "v1", "")
+    assert first.sent == [full, hot]  # the first call installed the loader there
+    assert second.sent == [full]  # another page has its own
+    first.documents = 2  # a navigation: a new document, without the loader
+    await run_cached(first, key="ego:s:t", version="v1", expression="", arguments="")  # type: ignore[arg-type]
+    assert first.sent[-1] == full
+    gone = id(second)
+    del second, page
+    gc.collect()
+    assert gone not in cache._LOADED
 
 
 async def test_a_new_version_replaces_the_memo_entry(

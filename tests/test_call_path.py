@@ -72,6 +72,28 @@ def test_prepare_checks_everything_before_a_browser(learnings: Learnings) -> Non
     assert call.ref.options.timeout == 5
 
 
+def test_a_repeat_call_takes_its_checked_tool_and_sees_a_changed_manifest(
+    learnings: Learnings, tmp_path: Path
+) -> None:
+    first = calls.prepare(learnings, "counted", "echo", {"q": "a"})
+    again = calls.prepare(learnings, "counted", "echo", {"q": "b"})
+    assert again.ref is first.ref  # found, declared and confirmed once
+    assert again.args == {"q": "b"}
+    # The tool turns irreversible: the next call is checked again and refused.
+    manifest = tmp_path / "counted" / "manifest.json"
+    manifest.write_text(
+        MANIFEST.replace(
+            '"path": "browser-tools/echo.js",\n             "args"',
+            '"path": "browser-tools/echo.js", "sideEffect": "irreversible",\n             "args"',
+        )
+    )
+    with pytest.raises(ConfirmationRequiredError):
+        calls.prepare(learnings, "counted", "echo", {"q": "c"})
+    # Other options are checked on their own, never taken from the default options' call.
+    confirmed = calls.prepare(learnings, "counted", "echo", {"q": "d"}, CallOptions(confirm=True))
+    assert confirmed.ref.options.confirm
+
+
 async def test_each_check_runs_once_per_call(
     browser: ego.Browser, server: PageServer, tmp_path: Path, learnings: Learnings
 ) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 import ego
 from ego import calls
-from ego.learning import registry, watch
+from ego.learning import freshness, registry, watch
 from ego.learning.registry import Learnings
 from ego.runtime import cache
 from ego.site import Site
@@ -81,6 +81,27 @@ def test_a_hot_call_stats_nothing(tmp_path: Path, stats: list[str]) -> None:
 
 
 @linux_only
+def test_a_hot_call_looks_at_the_watcher_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_site(tmp_path)
+    learnings = Learnings(roots=[tmp_path])
+    for _ in range(3):
+        expression(learnings)
+    looks = []
+
+    def counted() -> int:
+        looks.append(1)
+        return watch.generation()
+
+    # The site and the tool's source, both trusted: one look covers the two.
+    monkeypatch.setattr(registry, "generation", counted)
+    for n in range(10):
+        assert calls.prepare(learnings, "hot", "add", {"n": n}).args == {"n": n}
+    assert len(looks) == 10
+
+
+@linux_only
 def test_an_edit_is_seen_by_the_very_next_call(tmp_path: Path, stats: list[str]) -> None:
     site = write_site(tmp_path)
     learnings = Learnings(roots=[tmp_path])
@@ -137,7 +158,7 @@ def test_a_change_no_watch_sees_is_seen_within_the_bound(
     clock = [1000.0]
     monkeypatch.setattr(registry, "monotonic", lambda: clock[0])
     monkeypatch.setattr(registry, "generation", lambda: 7)
-    monkeypatch.setattr(registry, "watcher_epoch", lambda: 0)
+    monkeypatch.setattr(freshness, "watcher_epoch", lambda: 0)
     monkeypatch.setattr(registry, "watch", lambda paths: 0)
     for _ in range(3):
         expression(learnings)

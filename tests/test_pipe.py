@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 import ego
-from ego.protocol.pipe import WRITE_CHUNK, WRITE_LIMIT, PipeWire
+from ego.protocol.pipe import WRITE_CHUNK, WRITE_EAGER, WRITE_LIMIT, PipeWire
 from ego.protocol.transport import Connection
 from tests.test_tab import HANG
 from tests.test_transport import fails_at_once
@@ -143,7 +143,21 @@ async def test_messages_read_before_attach_are_delivered_on_attach(
     assert got == [b'{"method":"Early.event"}', b'{"method":"Also.early"}']
 
 
-async def test_commands_queued_together_go_out_in_one_write(
+async def test_a_lone_command_is_written_before_the_loop_turns(
+    connected: tuple[Connection, ChromeSide],
+) -> None:
+    connection, chrome = connected
+    writes = count_writes(connection)
+    # Stepped by hand, without the loop: the command is written by the time the call waits.
+    call = connection.send("Browser.getVersion")
+    call.send(None)
+    assert len(writes) == 1
+    assert (await chrome.message())["method"] == "Browser.getVersion"
+    call.close()
+    assert connection.resources()["pending"] == 0
+
+
+async def test_commands_queued_in_one_loop_turn_are_joined(
     connected: tuple[Connection, ChromeSide],
 ) -> None:
     connection, chrome = connected
@@ -154,10 +168,39 @@ async def test_commands_queued_together_go_out_in_one_write(
     ]
     sent = [await chrome.message() for _ in range(3)]
     assert [each["params"]["expression"] for each in sent] == ["0", "1", "2"]
-    assert len(writes) == 1
+    # The first at once, the two made after it in the same turn in one write.
+    assert len(writes) == 2
     for message in sent:
         chrome.answer(message, {"echo": message["params"]["expression"]})
     assert [await call for call in calls] == [{"echo": "0"}, {"echo": "1"}, {"echo": "2"}]
+    # An answer came: the next lone command goes at once again, alone.
+    again = asyncio.create_task(connection.send("Runtime.evaluate", {"expression": "3"}))
+    message = await chrome.message()
+    assert len(writes) == 3
+    chrome.answer(message, {"echo": "3"})
+    assert await again == {"echo": "3"}
+
+
+async def test_a_burst_leaves_in_writes_of_many_commands_as_it_is_made(
+    connected: tuple[Connection, ChromeSide],
+) -> None:
+    connection, chrome = connected
+    writes = count_writes(connection)
+    count = 200
+    padding = "p" * 1000
+    # All made in one loop turn: they leave in writes of about WRITE_EAGER bytes, the first
+    # ones before the turn is over, not one write per command nor one at the end.
+    calls = [
+        asyncio.create_task(connection.send("Runtime.evaluate", {"n": n, "pad": padding}))
+        for n in range(count)
+    ]
+    received = [await chrome.message() for _ in range(count)]
+    assert [each["params"]["n"] for each in received] == list(range(count))
+    assert 200_000 // WRITE_EAGER <= len(writes) <= 2 + 250_000 // WRITE_EAGER
+    assert max(writes) < WRITE_EAGER + 1100
+    for message in received:
+        chrome.answer(message, {"n": message["params"]["n"]})
+    assert [(await call)["n"] for call in calls] == list(range(count))
 
 
 async def test_a_half_written_answer_blocks_nothing_and_its_call_times_out_alone(

@@ -24,6 +24,7 @@ from ..errors import (
 )
 from ..places import WORKSPACE_ENV, bundled_root, expand
 from ..runtime.js import embed_json, source_url
+from .freshness import FileStamp, Fresh, file_stamp, nearest_folder, source_watch_paths
 from .index import DomainIndex
 from .jslint import function_expression
 from .manifest import (
@@ -40,8 +41,7 @@ from .packs import Integrity, Origin, Pack, installed_packs
 from .paths import check_relative, resolve_inside
 from .quickcheck import quick_check
 from .schemas import failing_field, first_error, key_problem, unknown_args, validator
-from .watch import REVALIDATE_SECONDS, generation, watch
-from .watch import epoch as watcher_epoch
+from .watch import generation, watch
 
 __all__ = [
     "MAX_SITE_ID",
@@ -194,8 +194,12 @@ class Learnings:
         self._validators: dict[int, tuple[dict[str, Any], Any, Any]] = {}
         # Per site id: the same folder in earlier roots (which must stay absent, or it would
         # shadow this one), the manifest's path and stamp, and the entry. One stat per call.
-        self._found: dict[str, tuple[tuple[str, ...], str, FileStamp, SiteEntry, _Fresh]] = {}
-        self._checked: dict[tuple[Path, str], tuple[FileStamp, LoadedSource, str, _Fresh]] = {}
+        self._found: dict[str, tuple[tuple[str, ...], str, FileStamp, SiteEntry, Fresh]] = {}
+        self._checked: dict[tuple[Path, str], tuple[FileStamp, LoadedSource, str, Fresh]] = {}
+        # Per (site id, tool): what the last browser_source found, with the records of the
+        # site and of the source, for hot_tool's one look (see there).
+        self._hot: dict[tuple[str, str], tuple[SiteEntry, ToolSpec, LoadedSource, Fresh, Fresh]]
+        self._hot = {}
         #: Every site folder of the roots, filed by domain (the listing of :meth:`sites`).
         self.index = DomainIndex(file_stamp)
 
@@ -324,7 +328,7 @@ class Learnings:
                                 str(manifest_file),
                                 str(directory),
                                 str(root),
-                                *(_nearest_folder(Path(shadow)) for shadow in shadows),
+                                *(nearest_folder(Path(shadow)) for shadow in shadows),
                                 *(self.integrity.folders(directory) if root in self._packs else ()),
                             ]
                         )
@@ -333,7 +337,7 @@ class Learnings:
                             str(manifest_file),
                             stamp,
                             entry,
-                            _Fresh(watched),
+                            Fresh(watched),
                         )
                     return entry
         searched = ", ".join(str(root) for root in self.roots) or "no roots"
@@ -407,9 +411,11 @@ class Learnings:
                 f"not {type(args).__name__}",
                 field="(args)",
             )
-        # Only the top level on the hot path: a nested one fails the checks below, which then
-        # look for it to name it.
-        _refuse_key(f"{site_id}/{spec.name} ({spec.path})", args, deep=False)
+        # Only the top level on the hot path, and the walk that names the key only when one
+        # is not a string: a nested one fails the checks below, which then look for it.
+        for key in args:
+            if not isinstance(key, str):
+                _refuse_key(f"{site_id}/{spec.name} ({spec.path})", args, deep=False)
         cached = self._validators.get(id(spec.args))
         # The schema object itself is kept with its validator: an id alone could be reused by
         # a new schema once a reloaded manifest frees the old one.
@@ -451,6 +457,21 @@ class Learnings:
             ) from None
         return args, embedded
 
+    def hot_tool(self, site_id: str, tool: str) -> tuple[SiteEntry, ToolSpec, LoadedSource] | None:
+        """What :meth:`tool` and then :meth:`browser_source` would answer for a browser tool
+        loaded before, with one look at the watcher: the site, the tool, its source, while
+        both records are trusted without a stat and nothing watched changed since (see
+        :class:`~.freshness.Fresh`). None: ask :meth:`tool` and :meth:`browser_source`,
+        which look (and stat) each for itself. Raises nothing."""
+        hit = self._hot.get((site_id, tool))
+        if hit is None:
+            return None
+        entry, spec, loaded, site, source = hit
+        now, seen = monotonic(), generation()
+        if seen == site.generation == source.generation and now < site.until and now < source.until:
+            return entry, spec, loaded
+        return None
+
     def browser_source(
         self, site_id: str, spec: BrowserToolSpec, entry: SiteEntry | None = None
     ) -> LoadedSource:
@@ -471,10 +492,13 @@ class Learnings:
         if hit is not None:
             fresh = hit[3]
             now, seen = monotonic(), generation()
-            if seen == fresh.generation and now < fresh.until:
-                return hit[1]
-            if hit[0] == file_stamp(hit[2]):
-                fresh.renew(seen, now)
+            if seen != fresh.generation or now >= fresh.until:
+                if hit[0] != file_stamp(hit[2]):
+                    hit = None
+                else:
+                    fresh.renew(seen, now)
+            if hit is not None:
+                self._remember_hot(site_id, spec, entry, hit[1], fresh)
                 return hit[1]
         what = f"{site_id}/{spec.name}"
         check_relative(spec.path, what=what)
@@ -482,7 +506,7 @@ class Learnings:
         stamp = _stamp(file, what)
         cached = self._sources.get(file)
         declared = str(entry.directory / spec.path)
-        fresh = _Fresh(watch(_source_watch_paths(entry.directory, spec.path, file)))
+        fresh = Fresh(watch(source_watch_paths(entry.directory, spec.path, file)))
         if cached is not None and cached[0] == stamp:
             self._checked[key] = (stamp, cached[1], declared, fresh)
             return cached[1]
@@ -498,6 +522,20 @@ class Learnings:
         self._sources[file] = (stamp, loaded)
         self._checked[key] = (stamp, loaded, declared, fresh)
         return loaded
+
+    def _remember_hot(
+        self, site_id: str, spec: ToolSpec, entry: SiteEntry, loaded: LoadedSource, fresh: Fresh
+    ) -> None:
+        """Keep what browser_source answered for :meth:`hot_tool`, when the site's record is
+        the one that made ``entry`` and ``spec`` is what its manifest declares."""
+        found = self._found.get(site_id)
+        if (
+            found is not None
+            and found[3] is entry
+            and entry.manifest is not None
+            and entry.manifest.browser_tools.get(spec.name) is spec
+        ):
+            self._hot[(site_id, spec.name)] = (entry, spec, loaded, found[4], fresh)
 
     def python_callable(self, site_id: str, spec: PythonToolSpec) -> Callable[..., Any]:
         """Import a Python tool's file (re-imported when it changes) and return its ``run``.
@@ -555,70 +593,10 @@ class Learnings:
         return found
 
 
-FileStamp = tuple[int, int, int, int]
-
-
 def version_of(url: str, expression: str) -> str:
     """A browser tool's version hash (:attr:`LoadedSource.version`): of what runs and where it
     says it comes from, so it changes exactly when the code sent to the page changes."""
     return hashlib.sha256((url + "\n" + expression).encode()).hexdigest()[:16]
-
-
-def file_stamp(path: str | os.PathLike[str]) -> FileStamp:
-    """What tells a changed file from an unchanged one, without reading it.
-
-    Modification time alone misses a same-size rewrite within one timestamp tick; the inode
-    and change time catch an atomic replace (a new inode) and any write.
-    """
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return (-1, -1, -1, -1)
-    return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
-
-
-class _Fresh:
-    """When a record checked by stat may be trusted without one (see :mod:`.watch`).
-
-    Trusted while nothing watched changed since the last stat (the watcher's generation is
-    the one recorded) and for at most :data:`~.watch.REVALIDATE_SECONDS`; a record whose
-    paths are not all watched (by this process's watcher) never is: it is stat-checked on
-    every call. A new record is
-    not trusted before its first renewal: its stat was taken before the watches existed.
-    """
-
-    __slots__ = ("epoch", "generation", "until")
-
-    def __init__(self, epoch: int) -> None:
-        self.epoch = epoch
-        self.generation = -2
-        self.until = 0.0
-
-    def renew(self, generation: int, now: float) -> None:
-        """The stat just found the record current, with the watcher at ``generation``."""
-        if generation >= 0 and self.epoch >= 0 and self.epoch == watcher_epoch():
-            self.generation = generation
-            self.until = now + REVALIDATE_SECONDS
-
-
-def _nearest_folder(path: Path) -> str:
-    """``path`` if it is a folder, else its nearest ancestor that is (where it would appear)."""
-    for candidate in (path, *path.parents):
-        if candidate.is_dir():
-            return str(candidate)
-    return str(path.anchor or ".")
-
-
-def _source_watch_paths(directory: Path, declared: str, file: Path) -> list[str]:
-    """What a browser tool's freshness depends on: the file as declared and as resolved,
-    every folder from the site's down to it, and the resolved file's folder."""
-    paths = [str(directory)]
-    folder = directory
-    for part in Path(declared).parts[:-1]:
-        folder = folder / part
-        paths.append(str(folder))
-    paths += [str(directory / declared), str(file), str(file.parent)]
-    return paths
 
 
 def _stamp(file: Path, what: str) -> FileStamp:

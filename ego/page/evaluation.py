@@ -104,9 +104,29 @@ async def evaluate(
     if context is not None:
         params["uniqueContextId"] = context
     deadline = time.monotonic() + timeout
-    call = _Call(connection, session_id, where or f"the page in tab {tab[:8]}", timeout, deadline)
     try:
-        return await _answer(call, params, describe, in_order)
+        if describe:
+            return await _answer(
+                _Call(connection, session_id, where, tab, timeout, deadline),
+                params,
+                describe,
+                in_order,
+            )
+        # The raw path, written out (a tool call's): one command, and its value when the code
+        # did not throw; anything else goes the general way with this first answer.
+        try:
+            result = await connection.send(
+                "Runtime.evaluate", params, session_id=session_id, timeout=timeout
+            )
+        except ProtocolError as exc:
+            call = _Call(connection, session_id, where, tab, timeout, deadline)
+            raise call.failure(exc) from None
+        if "exceptionDetails" not in result:
+            remote = result["result"]
+            # JSON's values come as they are; NaN, -0, a BigInt and the like as their text.
+            return python_value(remote) if "unserializableValue" in remote else remote.get("value")
+        call = _Call(connection, session_id, where, tab, timeout, deadline)
+        return await _answer(call, params, describe, in_order, result)
     except CommandTimeoutError:
         stopped = await stop_spinning(connection, session_id)
         raise CommandTimeoutError(timed_out("evaluate", timeout, stopped)) from None
@@ -162,14 +182,22 @@ async def stop_spinning(connection: Connection, session_id: str) -> bool:
     return True
 
 
-async def _answer(call: _Call, params: dict[str, Any], describe: bool, in_order: bool) -> Any:
-    """The value of the evaluate ``params`` describe, sent through ``call``."""
+async def _answer(
+    call: _Call,
+    params: dict[str, Any],
+    describe: bool,
+    in_order: bool,
+    result: dict[str, Any] | None = None,
+) -> Any:
+    """The value of the evaluate ``params`` describe, sent through ``call`` (unless its first
+    ``result`` came already: a raw evaluate that threw)."""
     expression = params["expression"]
     group = ""
     if describe:
         group = f"ego-evaluate-{next(_GROUPS)}"
         params["objectGroup"] = group
-    result = await call.send("Runtime.evaluate", params)
+    if result is None:
+        result = await call.send("Runtime.evaluate", params)
     details = result.get("exceptionDetails")
     if details is not None and _needs_top_level_await(details, expression):
         call.release(group)
@@ -244,12 +272,21 @@ def _restore(value: Any, specials: list[list[Any]]) -> Any:
 class _Call:
     """One evaluate's commands, sharing its deadline and its error wording."""
 
+    __slots__ = ("_connection", "_deadline", "_session_id", "_tab", "_timeout", "_where")
+
     def __init__(
-        self, connection: Connection, session_id: str, where: str, timeout: float, deadline: float
+        self,
+        connection: Connection,
+        session_id: str,
+        where: str | None,
+        tab: str,
+        timeout: float,
+        deadline: float,
     ) -> None:
         self._connection = connection
         self._session_id = session_id
         self._where = where
+        self._tab = tab
         self._timeout = timeout
         self._deadline = deadline
 
@@ -262,15 +299,18 @@ class _Call:
                 timeout=max(0.001, self._deadline - time.monotonic()),
             )
         except ProtocolError as exc:
-            if any(text in str(exc) for text in _CONTEXT_GONE):
-                raise ContextDestroyedError(
-                    f"{self._where} navigated or reloaded before the evaluate finished; "
-                    "evaluate again on the new page"
-                ) from None
-            unreturnable = unreturnable_error(exc)
-            if unreturnable is not None:
-                raise unreturnable from None
-            raise
+            raise self.failure(exc) from None
+
+    def failure(self, exc: ProtocolError) -> Exception:
+        """What a command of this evaluate that Chrome refused with ``exc`` raises."""
+        if any(text in str(exc) for text in _CONTEXT_GONE):
+            where = self._where or f"the page in tab {self._tab[:8]}"
+            return ContextDestroyedError(
+                f"{where} navigated or reloaded before the evaluate finished; "
+                "evaluate again on the new page"
+            )
+        unreturnable = unreturnable_error(exc)
+        return exc if unreturnable is None else unreturnable
 
     def release(self, group: str) -> None:
         """Let the page drop the values kept for this call; nobody waits for the answer."""

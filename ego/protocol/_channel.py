@@ -1,20 +1,70 @@
-"""What every channel to the browser does the same way on the receiving side.
+"""What both channels to the browser share: the interface a connection talks through, the
+receiving side they do the same way, and a command waiting for its answer.
 
+:class:`Channel` is what :class:`~ego.protocol.transport.Connection` needs of a channel.
 :class:`ChannelBase` is the common part of :class:`~ego.protocol.wire.Wire` and
 :class:`~ego.protocol.pipe.PipeWire`: messages that arrive before a connection attaches are
 kept and handed over, in order, when it does; the close is reported once, with its reason, to
-the handler attached (at once to one that attaches after the close).
+the handler attached (at once to one that attaches after the close). :class:`Pending` is a
+command sent on a channel whose answer has not come yet.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any, Protocol
 
-__all__ = ["ChannelBase", "CloseHandler", "MessageHandler"]
+__all__ = ["Channel", "ChannelBase", "CloseHandler", "MessageHandler", "Pending"]
 
 MessageHandler = Callable[[bytes], None]
 CloseHandler = Callable[[str], None]
+
+
+class Channel(Protocol):
+    """What a :class:`~ego.protocol.transport.Connection` talks through: a
+    :class:`~ego.protocol.wire.Wire`, a :class:`~ego.protocol.pipe.PipeWire`, or anything else
+    that carries CDP messages the same way (an in-process fake in tests).
+
+    Messages go out with :meth:`send` and come in, whole and in order, through the
+    ``on_message`` handler given to :meth:`attach`; ``on_close`` is called once, with a
+    reason, when the channel is gone, whoever closed it.
+    """
+
+    def attach(self, on_message: MessageHandler, on_close: CloseHandler) -> None:
+        """Start delivering messages (and any that arrived before) to the handlers."""
+
+    def send(self, message: bytes) -> bool:
+        """Send one message; False when the channel is no longer open (nothing was sent)."""
+
+    def fail(self, code: int, reason: str) -> None:
+        """Close because of a protocol problem on our side (``code`` is a websocket close
+        code; a channel without close codes, such as the pipe, drops the connection)."""
+
+    async def close(self) -> None:
+        """Close in an orderly way and wait until closed."""
+
+    def abort(self) -> None:
+        """Drop the channel at once."""
+
+
+class Pending:
+    """A command sent and not answered yet: what its answer, its timeout or a session's end
+    needs to settle it."""
+
+    __slots__ = ("deadline", "future", "method", "session_id")
+
+    def __init__(
+        self,
+        future: asyncio.Future[Any],
+        method: str,
+        session_id: str | None,
+        deadline: float | None,
+    ) -> None:
+        self.future = future
+        self.method = method
+        self.session_id = session_id
+        self.deadline = deadline
 
 
 class ChannelBase:

@@ -15,10 +15,14 @@ events, size limit, codec and crash handling. As with the websocket:
   transports, and a message is handed over inside ``data_received`` (no reader task between
   the pipe and the caller);
 - no size limit coming in: a message is whatever lies between two NUL bytes;
-- the messages queued during one event-loop iteration are joined into writes of up to
-  :data:`WRITE_CHUNK` bytes (one write for the usual few), so that Chrome reads many commands
-  per wake-up, and a larger message goes a slice at a time; while the pipe is full (the write
-  transport asks to pause) messages wait here, in order, and go out as Chrome reads;
+- a lone command (nothing waiting, nothing written since Chrome last answered: one call after
+  another) is written at once, inside the call; the messages that follow it in the same
+  event-loop iteration are joined into one write at the next loop turn, or as soon as
+  :data:`WRITE_EAGER` bytes wait (a burst: Chrome starts on the first commands while the rest
+  are made), so that Chrome reads many commands per wake-up; writes are at most
+  :data:`WRITE_CHUNK` bytes, and a larger message goes a slice at a time; while the pipe is
+  full (the write transport asks to pause) messages wait here, in order, and go out as Chrome
+  reads;
 - when Chrome exits, is killed or closes its ends, both transports see it at once (end of file
   on the read end, a broken pipe on the write end) and the close handler is called, which
   fails every pending call of the connection with :class:`~ego.errors.BrowserClosedError`.
@@ -56,6 +60,11 @@ WRITE_LIMIT: Final = 256 * 1024
 #: holds at most about :data:`WRITE_LIMIT` + :data:`WRITE_CHUNK` bytes.
 WRITE_CHUNK: Final = 256 * 1024
 
+#: Queued bytes at which the queue is handed over at once rather than at the next loop turn:
+#: in a burst (a thousand calls gathered), Chrome starts on the first commands while the rest
+#: are made, and each write still carries dozens of them.
+WRITE_EAGER: Final = 16 * 1024
+
 _NUL: Final = b"\0"
 
 
@@ -90,7 +99,11 @@ class PipeWire(ChannelBase):
         # Messages and their NULs not yet handed to the write transport (the head may be what
         # is left of a large message); they leave at the next flush, or as Chrome reads.
         self._queue: deque[bytes | memoryview] = deque()
+        self._queued = 0  # bytes in _queue
         self._flush_scheduled = False
+        # A lone message went straight to the transport since the last answer or flush:
+        # the next ones of this loop turn are queued and joined.
+        self._wrote = False
         self._paused = False
         self._closing = False
 
@@ -129,17 +142,35 @@ class PipeWire(ChannelBase):
         return wire
 
     def send(self, message: bytes) -> bool:
-        """Queue one message; it is written with everything else queued this iteration.
+        """Write one message at once when it is alone, else queue it to be joined with the
+        others of this loop iteration (see the module docstring).
 
         ``message`` must not hold a NUL byte (JSON text never does: a NUL in a string is
         written ``\\u0000``). Returns False when the pipe is no longer open (nothing was
         queued).
         """
-        if self._closing or self._writer is None:
+        writer = self._writer
+        if self._closing or writer is None:
             return False
-        self._queue.append(message)
-        self._queue.append(_NUL)
-        if not self._flush_scheduled and not self._paused:
+        queue = self._queue
+        if not (queue or self._wrote or self._paused) and len(message) < WRITE_CHUNK:
+            # Nothing waits and nothing went out since the last answer came: a lone command
+            # (one call after another) leaves at once, without a loop turn in between. (A
+            # transport closing under us drops it, and its connection_lost, on its way, fails
+            # the call with the rest.)
+            self._wrote = True
+            writer.write(message + _NUL)
+            return True
+        queue.append(message)
+        queue.append(_NUL)
+        self._queued += len(message) + 1
+        if self._paused:
+            return True
+        if self._queued >= WRITE_EAGER:
+            # A burst: what is queued leaves now, so that Chrome works on it while the rest
+            # of the burst is made.
+            self._write_queued()
+        elif not self._flush_scheduled:
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)
         return True
@@ -166,6 +197,7 @@ class PipeWire(ChannelBase):
         """Drop both pipes at once, discarding what is queued."""
         self._closing = True
         self._queue.clear()
+        self._queued = 0
         # A write transport that is closing already has its connection_lost scheduled; abort
         # would schedule a second one.
         if self._writer is not None and not self._writer.is_closing():
@@ -176,6 +208,8 @@ class PipeWire(ChannelBase):
     # -- reading ---------------------------------------------------------------------------
 
     def _received(self, data: bytes) -> None:
+        # Chrome answered: the next lone command may go out at once again.
+        self._wrote = False
         # One scan: without a NUL, split returns [data] itself (no copy) and the chunk is a
         # piece of a longer message.
         pieces = data.split(_NUL)
@@ -187,19 +221,28 @@ class PipeWire(ChannelBase):
             self._partial.append(pieces[0])
             pieces[0] = b"".join(self._partial)
             self._partial = []
+        handler = self._on_message
         for message in pieces:
             if self._closing:
                 return  # dropped (fail or abort from a handler): what follows is not read
             if message:
-                self._hand_over(message)
+                if handler is None:
+                    self._hand_over(message)  # kept until a connection attaches
+                else:
+                    handler(message)
         if tail:
             self._partial.append(tail)
 
     # -- writing ---------------------------------------------------------------------------
 
     def _flush(self) -> None:
-        """Hand what is queued to the write transport, until it asks to pause."""
+        """The loop turn after a send: hand over what is queued."""
         self._flush_scheduled = False
+        self._wrote = False
+        self._write_queued()
+
+    def _write_queued(self) -> None:
+        """Hand what is queued to the write transport, until it asks to pause."""
         writer = self._writer
         if writer is None or writer.is_closing():
             return
@@ -217,6 +260,8 @@ class PipeWire(ChannelBase):
                 size += len(queue[0])
                 batch.append(queue.popleft())
             writer.write(batch[0] if len(batch) == 1 else b"".join(batch))
+        # Empty unless the transport asked to pause (then counted again, rarely).
+        self._queued = sum(map(len, queue)) if queue else 0
 
     def _pause(self) -> None:
         self._paused = True
@@ -250,12 +295,14 @@ class _ReadEnd(asyncio.Protocol):
 
     def __init__(self, wire: PipeWire) -> None:
         self._wire = wire
+        # Every chunk goes straight to the wire, without a call of this protocol's own.
+        self.data_received = wire._received  # type: ignore[method-assign]
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
         self._wire._reader = transport
 
-    def data_received(self, data: bytes) -> None:
+    def data_received(self, data: bytes) -> None:  # replaced by the wire's own in __init__
         self._wire._received(data)
 
     def eof_received(self) -> bool | None:

@@ -45,12 +45,13 @@ class Router(Protocol):
     @property
     def closed(self) -> bool: ...
 
-    async def _send(
+    async def send(
         self,
         method: str,
-        params: Mapping[str, Any] | None,
-        session_id: str | None,
-        timeout: float | object | None,
+        params: Mapping[str, Any] | None = ...,
+        *,
+        session_id: str | None = ...,
+        timeout: float | object | None = ...,
     ) -> JSON: ...
 
     def _fail_pending(
@@ -186,8 +187,11 @@ class Session:
         if self._refusal is not None:
             self.check(method)
         connection = self._connection
-        return await connection._send(
-            method, params, self.id, connection.default_timeout if timeout is _DEFAULT else timeout
+        return await connection.send(
+            method,
+            params,
+            session_id=self.id,
+            timeout=connection.default_timeout if timeout is _DEFAULT else timeout,
         )
 
     def check(self, method: str) -> None:

@@ -15,7 +15,7 @@ import itertools
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 import orjson
 
@@ -27,6 +27,7 @@ from ..errors import (
     ProtocolError,
     TabClosedError,
 )
+from ._channel import Channel, Pending
 from ._codec import decode_lenient, encode_lenient
 from ._events import ANY_SESSION, JSON, AnySession, EventHandler, Subscription, Waiter
 from .pipe import PipeWire
@@ -47,33 +48,6 @@ __all__ = [
 logger = logging.getLogger("ego.transport")
 
 
-class Channel(Protocol):
-    """What a :class:`Connection` talks through: a :class:`~ego.protocol.wire.Wire`, a
-    :class:`~ego.protocol.pipe.PipeWire`, or anything else that carries CDP messages the same
-    way (an in-process fake in tests).
-
-    Messages go out with :meth:`send` and come in, whole and in order, through the
-    ``on_message`` handler given to :meth:`attach`; ``on_close`` is called once, with a
-    reason, when the channel is gone, whoever closed it.
-    """
-
-    def attach(self, on_message: Callable[[bytes], None], on_close: Callable[[str], None]) -> None:
-        """Start delivering messages (and any that arrived before) to the handlers."""
-
-    def send(self, message: bytes) -> bool:
-        """Send one message; False when the channel is no longer open (nothing was sent)."""
-
-    def fail(self, code: int, reason: str) -> None:
-        """Close because of a protocol problem on our side (``code`` is a websocket close
-        code; a channel without close codes, such as the pipe, drops the connection)."""
-
-    async def close(self) -> None:
-        """Close in an orderly way and wait until closed."""
-
-    def abort(self) -> None:
-        """Drop the channel at once."""
-
-
 _DEFAULT: Final = object()
 
 #: The largest command (its JSON, in bytes) :meth:`Connection.send` sends; a larger one raises
@@ -86,22 +60,6 @@ _DEFAULT: Final = object()
 #: Chrome stop reading the pipe without closing it, so that every later call would only time
 #: out. 99 MiB is under both, with a margin for other builds.
 MAX_COMMAND_BYTES: Final = 99 * 1024 * 1024
-
-
-class _Pending:
-    __slots__ = ("deadline", "future", "method", "session_id")
-
-    def __init__(
-        self,
-        future: asyncio.Future[Any],
-        method: str,
-        session_id: str | None,
-        deadline: float | None,
-    ) -> None:
-        self.future = future
-        self.method = method
-        self.session_id = session_id
-        self.deadline = deadline
 
 
 class Connection:
@@ -143,7 +101,7 @@ class Connection:
         self._wire = wire
         self.default_timeout = default_timeout
         self._ids = itertools.count(1)
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int, Pending] = {}
         # One timer for all commands, due at the earliest deadline pending. A timer per
         # command (armed, then cancelled on nearly every answer) cost a fifth of the CPU
         # of a busy connection in heap upkeep.
@@ -294,20 +252,10 @@ class Connection:
             session = self._sessions.get(session_id)
             if session is not None and session._refusal is not None:
                 session.check(method)
-        return await self._send(
-            method, params, session_id, self.default_timeout if timeout is _DEFAULT else timeout
-        )
-
-    async def _send(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None,
-        session_id: str | None,
-        timeout: float | object | None,
-    ) -> JSON:
-        """:meth:`send` once the session's state let the command through."""
         if self._closed_error is not None:
             raise BrowserClosedError(str(self._closed_error))
+        if timeout is _DEFAULT:
+            timeout = self.default_timeout
         message_id = next(self._ids)
         message: JSON = {"id": message_id, "method": method}
         if params:
@@ -327,13 +275,14 @@ class Connection:
                 size=len(data),
                 limit=MAX_COMMAND_BYTES,
             )
-        future: asyncio.Future[JSON] = self._loop.create_future()
+        loop = self._loop
+        future: asyncio.Future[JSON] = loop.create_future()
         deadline = None
         if timeout is not None:
-            deadline = self._loop.time() + timeout  # type: ignore[operator]
+            deadline = loop.time() + timeout  # type: ignore[operator]
             if deadline < self._sweep_at:
                 self._arm_sweep(deadline)
-        self._pending[message_id] = _Pending(future, method, session_id, deadline)
+        self._pending[message_id] = Pending(future, method, session_id, deadline)
         # When the wire is already closing, its close callback fails the future with the
         # reason, so a refused send needs no handling here.
         self._wire.send(data)
@@ -515,7 +464,19 @@ class Connection:
             self._drop("the browser sent JSON that is not a CDP message")
             return
         try:
-            self._dispatch(message)
+            message_id = message.get("id")
+            if message_id is None:
+                self._dispatch(message)
+                return
+            # An answer: settled right here (the hot path of every call).
+            entry = self._pending.pop(message_id, None)
+            if entry is None or entry.future.done():
+                return  # timed out or cancelled earlier
+            error = message.get("error")
+            if error is None:
+                entry.future.set_result(message.get("result", {}))
+            else:
+                entry.future.set_exception(_protocol_error(entry.method, error, entry.session_id))
         except Exception as exc:  # a bug here must not leave callers hanging
             logger.exception("CDP dispatch failed")
             self._shutdown(f"the connection failed: {type(exc).__name__}: {exc}")
@@ -531,18 +492,7 @@ class Connection:
         self._shutdown(reason + "; launch or connect again")
 
     def _dispatch(self, message: JSON) -> None:
-        message_id = message.get("id")
-        if message_id is not None:
-            entry = self._pending.pop(message_id, None)
-            if entry is None or entry.future.done():
-                return  # timed out or cancelled earlier
-            error = message.get("error")
-            if error is None:
-                entry.future.set_result(message.get("result", {}))
-            else:
-                entry.future.set_exception(_protocol_error(entry.method, error, entry.session_id))
-            return
-
+        """Route an event to its session, and to those who hear every session."""
         method = message.get("method")
         if method is None:
             return

@@ -241,8 +241,22 @@ def _signal(result: Any) -> str | None:
 
 # Per tab, the document (as :attr:`ego.Tab.documents` counts them) a full Call last answered
 # in, which installed the loader there: while the tab shows that document, runs send the hot
-# Call. Only a hint: a hot Call in a document without the loader answers NO_LOADER.
-_LOADED: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+# Call. Only a hint: a hot Call in a document without the loader answers NO_LOADER. Keyed by
+# the tab's id, with a weak reference that tells the tab from a later object at the same id
+# and drops the entry when the tab goes (a WeakKeyDictionary does the same, at the cost of a
+# Python-level lookup on every call).
+_LOADED: dict[int, tuple[weakref.ref[Any], int]] = {}
+
+
+def _remember(tab: Any, documents: int) -> None:
+    """Note that ``tab``'s document number ``documents`` holds the loader."""
+    key = id(tab)
+
+    def forget(gone: weakref.ref[Any]) -> None:
+        if _LOADED.get(key, (None, 0))[0] is gone:
+            del _LOADED[key]
+
+    _LOADED[key] = (weakref.ref(tab, forget), documents)
 
 
 async def run_cached(
@@ -280,14 +294,24 @@ async def run_cached(
         # The hot path: one Call, no closures, nothing else built. A stand-in for a tab
         # without ``documents`` always gets the full Call.
         documents = getattr(tab, "documents", None)
-        hot = documents is not None and _LOADED.get(tab) == documents
-        call = _head(key, version, hot) + arguments + _TAILS[hot]
+        loaded = _LOADED.get(id(tab))
+        hot = (
+            documents is not None
+            and loaded is not None
+            and loaded[1] == documents
+            and loaded[0]() is tab
+        )
+        head = _HEADS.get((key, version, hot)) or _head(key, version, hot)
+        call = head + arguments + _TAILS[hot]
         stats.evaluations += 1
         stats.bytes_sent += len(call) if call.isascii() else len(call.encode("utf-8"))
         # The raw path (describe=False): a tool returns JSON, in one round trip.
         result = await tab.evaluate(call, timeout=timeout, describe=False)
         if not hot and documents is not None:
-            _LOADED[tab] = documents
+            _remember(tab, documents)
+        # Only a one-key object can be a signal: anything else is the tool's result, at once.
+        if not isinstance(result, dict) or len(result) != 1:
+            return result
         signal = _signal(result)
         if signal is None:
             return result
@@ -333,7 +357,7 @@ async def _not_hot(
         call = call_snippet(key, version, arguments)
         result = await send(call)
         if documents is not None:
-            _LOADED[tab] = documents
+            _remember(tab, documents)
         signal = _signal(result)
         if signal is None:
             return result
