@@ -87,6 +87,7 @@ async def test_the_compact_form_keeps_what_a_first_call_needs(tmp_path: Path) ->
     assert [t.tool_name for t in context.tools] == ["search", "buy"]  # the README's loop
     [site] = context.sites
     assert (site.site_id, site.name, site.start_url) == ("shop", "Test Shop", "https://shop.test/")
+    assert (context.site_id, context.matched_domain, context.skills) == ("shop", "shop.test", [])
     assert site.description == "A shop for tests."
     search, buy = context.tools
     assert search.description == "Search the catalogue by words."

@@ -130,6 +130,16 @@ class CompactContext(BaseModel):
         """The first matching site's name, or None."""
         return self.sites[0].name if self.sites else None
 
+    @property
+    def matched_domain(self) -> str | None:
+        """The domain entry of the first matching site that matched, or None."""
+        return self.sites[0].matched_domain if self.sites else None
+
+    @property
+    def skills(self) -> list[CompactTool]:
+        """The SKILL.md skills among :attr:`tools` (kind ``"skill"``)."""
+        return [tool for tool in self.tools if tool.kind == "skill"]
+
     def text(
         self,
         *,
