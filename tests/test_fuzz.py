@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp.types import CallToolResult
 
 from tests.cli_helpers import ego_async, ego_env
 from tests.conftest import PageServer
@@ -30,7 +32,7 @@ from tests.fuzz_run import (
     run_cases,
     summarize,
 )
-from tests.test_mcp import McpClient, value_of
+from tests.test_mcp import McpClient, text_of, value_of
 
 SEED = 12
 CASES = 400
@@ -110,6 +112,17 @@ def _broken_workspace(tmp_path: Path) -> Path:
     return workspace
 
 
+def _within_bound(answer: CallToolResult) -> Any:
+    """A tool's value; one over the server's bound (the cases' strings make some answers
+    megabytes long) from its text, where it is whole but for its strings, cut and said so."""
+    value = value_of(answer)
+    if isinstance(value, dict) and set(value) == {"cut"}:
+        shown, note = text_of(answer).rsplit("\n… cut at ", 1)
+        assert "strings cut" in note, note
+        value = json.loads(shown)
+    return value
+
+
 async def test_every_front_end_reads_the_broken_manifests_without_a_traceback(
     tmp_path: Path,
 ) -> None:
@@ -128,9 +141,11 @@ async def test_every_front_end_reads_the_broken_manifests_without_a_traceback(
     client = McpClient(env, tmp_path, tmp_path / "mcp-stderr.log")
     await client.start()
     try:
-        listed = value_of(await client.call("list_sites"))
+        listed = _within_bound(await client.call("list_sites"))
         assert len(listed) > 50
-        context = value_of(await client.call("learn_context", {"url": "http://127.0.0.1:8000/"}))
+        context = _within_bound(
+            await client.call("learn_context", {"url": "http://127.0.0.1:8000/"})
+        )
         assert context["matched"] is True
     finally:
         await client.close()
