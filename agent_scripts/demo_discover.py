@@ -34,8 +34,8 @@ async def main(port: int) -> int:
         for match in ctx.sites:
             print(f"  site {match.site_id}: {match.name} (start {match.start_url})")
         for tool in ctx.tools:
-            print(f"  [{tool.kind}] {tool.site_id}/{tool.tool_name}: {tool.description[:70]}")
-            print(f"      {tool.example}")
+            print(f"  [{tool.kind}] {tool.site_id}/{tool.tool_name}: {tool.description}")
+            print(f"      ({tool.signature}) e.g. {tool.example}, {tool.health}")
         names = {tool.tool_name for tool in ctx.tools if tool.site_id == SITE}
         if not ctx.matched or "list_products" not in names:
             print(f"FAILED: {SITE} tools are not offered for {demo.url}", file=sys.stderr)

@@ -21,6 +21,7 @@ from .errors import __all__ as _error_names
 
 if TYPE_CHECKING:
     from .api import Browser, BrowserContext, BrowserStarter, connect, launch
+    from .learning.compact import CompactContext
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
     from .learning.suggest import suggest
@@ -36,6 +37,7 @@ _LAZY: dict[str, str] = {
     "BrowserStarter": ".api",
     "connect": ".api",
     "launch": ".api",
+    "CompactContext": ".learning.compact",
     "LearnContext": ".learning.context",
     "ToolInfo": ".learning.context",
     "Learnings": ".learning.registry",
@@ -54,6 +56,7 @@ __all__ = [
     "BrowserContext",
     "BrowserPool",
     "BrowserStarter",
+    "CompactContext",
     "Endpoint",
     "LearnContext",
     "PoolResult",

@@ -164,10 +164,16 @@ def test_tools_for_demo_shop_url_is_json_when_piped(env: dict[str, str], cwd: Pa
     assert context["matched"] is True
     assert [site["site_id"] for site in context["sites"]] == ["demo-shop"]
     assert context["sites"][0]["matched_domain"] == "shop.localhost"
-    assert {note["path"] for note in context["sites"][0]["notes"]} >= {"notes/overview.md"}
+    assert {note["path"] for note in context["notes"]} >= {"notes/overview.md"}
     names = {tool["tool_name"] for tool in context["tools"]}
     assert names >= DEMO_TOOLS
     assert {tool["site_id"] for tool in context["tools"]} >= {"demo-shop"}
+    search = next(tool for tool in context["tools"] if tool["tool_name"] == "search_products")
+    assert search["example"] == {"query": "desk"}
+    assert search["args"]["query"] == "str"
+    full = ego_sync("tools", "http://shop.localhost:1234/", "--full", env=env, cwd=cwd).json()
+    assert {note["path"] for note in full["sites"][0]["notes"]} >= {"notes/overview.md"}
+    assert all(note["text"] for note in full["sites"][0]["notes"])
 
 
 def test_sites_lists_every_site_and_skill(env: dict[str, str], cwd: Path) -> None:

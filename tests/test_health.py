@@ -399,7 +399,7 @@ async def test_learn_context_says_a_tool_is_suspect_and_an_ok_run_clears_it(
     site_id, pages, site = moody_site(browser, server, tmp_path, "moody")
 
     async def health() -> Any:
-        context = await site.learn_context(pages["ok"])
+        context = await site.learn_context(pages["ok"], detail="full")
         [info] = context.tools
         assert info.health is not None
         return info.health
@@ -444,11 +444,11 @@ async def test_a_new_version_starts_at_zero_and_restore_brings_its_record_back(
     broken_source = "async () => { throw new Error('SKILL_BROKEN: the site changed'); }\n"
     saved = await site.save_browser_tool(site_id, "check", broken_source)
     assert saved.previous_version is not None
-    context = await site.learn_context(pages["ok"])
+    context = await site.learn_context(pages["ok"], detail="full")
     assert context.tools[0].health is not None
     assert context.tools[0].health.runs == 0
     await run_in(site, site_id, pages["ok"], 3)
-    context = await site.learn_context(pages["ok"])
+    context = await site.learn_context(pages["ok"], detail="full")
     health = context.tools[0].health
     assert health is not None
     assert health.suspect
@@ -465,7 +465,7 @@ async def test_a_new_version_starts_at_zero_and_restore_brings_its_record_back(
 
     restored = site.restore_tool(site_id, "check", saved.previous_version)
     assert restored.replaced
-    context = await site.learn_context(pages["ok"])
+    context = await site.learn_context(pages["ok"], detail="full")
     back = context.tools[0].health
     assert back is not None
     assert (back.runs, back.ok, back.suspect) == (2, 2, False)
@@ -561,7 +561,7 @@ async def test_a_skill_run_is_recorded_as_the_skill_front_end(
             await site.run_skill(f"shop.localhost/{task}", {"q": "x"}, tab=tab)
         finally:
             await tab.close()
-        context = await site.learn_context(shop.url)
+        context = await site.learn_context(shop.url, detail="full")
         [info] = [s for s in context.skills if s.tool_name == task]
         assert info.health is not None
         assert (info.health.runs, info.health.ok) == (1, 1)
@@ -588,7 +588,7 @@ async def test_a_store_that_cannot_be_written_never_fails_a_call(
     site_id, pages, site = moody_site(browser, server, tmp_path, "nostore")
     assert await run_in(site, site_id, pages["ok"], 3) == [{"title": "ok"}] * 3
     assert flush()
-    context = await site.learn_context(pages["ok"])
+    context = await site.learn_context(pages["ok"], detail="full")
     assert context.tools[0].health is not None
     assert context.tools[0].health.runs == 0
 
@@ -604,6 +604,9 @@ async def test_tools_sites_and_health_commands_show_health(
     env = ego_env(tmp_path / "profiles", workspace=workspace, EGO_STATE_DIR=str(store.parent))
 
     tools = await ego_async("tools", pages["ok"], "--no-json", env=env)
+    assert tools.returncode == 0, tools
+    assert "check() read, suspect: " in tools.stdout  # one word: the rest with --full
+    tools = await ego_async("tools", pages["ok"], "--full", "--no-json", env=env)
     assert tools.returncode == 0, tools
     assert "health: SUSPECT: the last 3 runs failed (SKILL_BROKEN); 5 runs: 2 ok, 3 failed" in (
         tools.stdout

@@ -67,7 +67,7 @@ def _shop(root: Path) -> None:
 
 
 async def _context(browser: ego.Browser, root: Path, url: str) -> LearnContext:
-    return await Site(browser, Learnings(roots=[root])).learn_context(url)
+    return await Site(browser, Learnings(roots=[root])).learn_context(url, detail="full")
 
 
 async def test_a_matching_url_gets_everything(tmp_path: Path, browser: ego.Browser) -> None:
@@ -174,7 +174,7 @@ async def test_an_example_runs_as_pasted(
     )
     await tab.navigate(server.route("/learning-context", "<title>ctx</title>"))
     site = Site(browser, Learnings(roots=[tmp_path]))
-    context = await site.learn_context(tab.url)
+    context = await site.learn_context(tab.url, detail="full")
     assert context.matched_domain == f"127.0.0.1:{server.port}"
     results: dict[str, Any] = {}
     for info in context.tools:

@@ -326,18 +326,34 @@ async def test_list_sites(mcp: McpClient) -> None:
 
 @pytest.mark.chrome
 async def test_learn_context_for_the_demo_shop(mcp: McpClient, shop: DemoServer) -> None:
-    context = value_of(await mcp.call("learn_context", {"url": shop.url}))
+    answer = await mcp.call("learn_context", {"url": shop.url})
+    context = value_of(answer)
     assert context["matched"] is True
     assert [site["site_id"] for site in context["sites"]] == ["demo-shop"]
     tools = {t["tool_name"]: t for t in context["tools"]}
     assert {"list_products", "post_review", "whoami"} <= set(tools)
-    # Each example is the MCP call (its own tool, flat args, confirm: true when irreversible).
-    name, _, arguments = tools["search_products"]["example"].partition(" ")
+    assert tools["search_products"]["mcp_tool"] == "demo-shop__search_products"
+    assert tools["search_products"]["example"] == {"query": "desk"}
+    # The text names each tool as it is called, with its args and an example to call it with
+    # (confirm: true for an irreversible one).
+    lines = text_of(answer).splitlines()
+    assert "tools, each the MCP tool demo-shop__NAME (* required, =example):" in lines
+    search = next(line for line in lines if line.startswith("search_products("))
+    assert search.startswith('search_products(query*: str="desk", category: str,'), search
+    review = next(line for line in lines if line.startswith("post_review("))
+    assert "confirm*=true) irreversible, login, " in review, review
+    assert any(
+        line.startswith('skills, each run_skill {skill_id: "shop.localhost/') for line in lines
+    )
+    # The full form keeps each example as the MCP call.
+    full = value_of(await mcp.call("learn_context", {"url": shop.url, "detail": "full"}))
+    examples = {t["tool_name"]: t["example"] for t in full["tools"]}
+    name, _, arguments = examples["search_products"].partition(" ")
     assert (name, json.loads(arguments)) == ("demo-shop__search_products", {"query": "desk"})
-    name, _, arguments = tools["post_review"]["example"].partition(" ")
+    name, _, arguments = examples["post_review"].partition(" ")
     assert name == "demo-shop__post_review"
     assert json.loads(arguments)["confirm"] is True
-    skills = [t for t in context["tools"] if t["kind"] == "skill"]
+    skills = [t for t in full["tools"] if t["kind"] == "skill"]
     assert all(t["example"].startswith("run_skill {") for t in skills), skills
 
 

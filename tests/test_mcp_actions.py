@@ -79,7 +79,9 @@ async def test_type_goes_where_the_focus_went_and_refuses_read_only(
 
 async def test_check_and_uncheck_tools(agent: McpClient, server: PageServer) -> None:
     await open_page(agent, server, "/mcp-act/checks", CHECKS)
-    assert value_of(await agent.call("check", {"selector": "#terms"})) == {"checked": "#terms"}
+    checked = value_of(await agent.call("check", {"selector": "#terms"}))
+    assert checked["checked"] == "#terms"
+    assert any("[checked]" in line for line in checked["changes"]["lines"]), checked
     value_of(await agent.call("check", {"selector": "#switch"}))
     value_of(await agent.call("uncheck", {"selector": "#terms"}))
     state = "[terms.checked, document.getElementById('switch').getAttribute('aria-checked')]"

@@ -261,7 +261,9 @@ async def test_learn_context_lists_each_tool_and_note_once(
     agent: tuple[McpClient, Path],
 ) -> None:
     client, _ = agent
-    result = await client.call("learn_context", {"url": "http://shop.localhost:8765/"})
+    result = await client.call(
+        "learn_context", {"url": "http://shop.localhost:8765/", "detail": "full"}
+    )
     context = value_of(result)
     # The text block is the same value without indentation: nothing in it is spent on layout.
     text = text_of(result)

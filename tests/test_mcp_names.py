@@ -119,7 +119,17 @@ async def test_learn_context_and_list_sites_say_which_tool_has_which_name(tmp_pa
     listed = {(each["site_id"], each["tool_name"]): each for each in context["tools"]}
     for key in (("a", "b__c"), ("a__b", "c")):
         assert listed[key]["mcp_tool"] == names[key]
-        assert listed[key]["example"].split(" ", 1)[0] == names[key]
+    # The compact text names a tool by its plain name under "each the MCP tool <site>__NAME",
+    # and by its whole MCP name when it is served under another.
+    text = (await server.call_tool("learn_context", {"url": "https://x.test/"})).content[0].text  # type: ignore[union-attr]
+    lines = text.splitlines()
+    assert "tools, each the MCP tool a__NAME (* required, =example):" in lines
+    assert any(line.startswith("b__c(") for line in lines), text
+    assert any(line.startswith(f"{names[('a__b', 'c')]}(") for line in lines), text
+    full = await structured(server, "learn_context", {"url": "https://x.test/", "detail": "full"})
+    examples = {(each["site_id"], each["tool_name"]): each["example"] for each in full["tools"]}
+    for key in (("a", "b__c"), ("a__b", "c")):
+        assert examples[key].split(" ", 1)[0] == names[key]
     sites = {each["site_id"]: each for each in await structured(server, "list_sites", {})}
     assert sites["a__b"]["mcp_tools"] == {"c": names[("a__b", "c")]}
     assert sites["a"]["mcp_tools"] == {"b__c": "a__b__c"}

@@ -295,8 +295,8 @@ async def test_press_hover_select_and_upload(
 ) -> None:
     await agent.call("navigate", {"url": server.route("/form", FORM_PAGE)})
     await agent.call("click", {"selector": "#q"})
-    assert value_of(await agent.call("press_key", {"key": "Enter"})) == {"pressed": "Enter"}
-    assert value_of(await agent.call("hover", {"selector": "#menu"})) == {"hovered": "#menu"}
+    assert value_of(await agent.call("press_key", {"key": "Enter"}))["pressed"] == "Enter"
+    assert value_of(await agent.call("hover", {"selector": "#menu"}))["hovered"] == "#menu"
     selected = value_of(
         await agent.call("select_option", {"selector": "#size", "values": ["m", "l"]})
     )

@@ -148,7 +148,7 @@ async def test_saved_tool_is_found_by_learn_context_and_runs_through_the_cache(
     assert manifest["browserTools"]["find"]["args"] == SEARCH_ARGS  # compact map kept as given
     assert validate_site(site.learnings.find(site_id)) == []
 
-    context = await site.learn_context(demo.url_for("/product/3"))
+    context = await site.learn_context(demo.url_for("/product/3"), detail="full")
     found = [t for t in context.tools if t.site_id == site_id]
     assert [t.tool_name for t in found] == ["find"]
     assert found[0].args["required"] == ["q"]

@@ -330,7 +330,7 @@ async def test_learn_context_lists_skills_of_the_host(tmp_path: Path) -> None:
     write_skill(root, task="post-it", side_effect="irreversible")
     write_skill(root, "other.test", task="echo", site="other.test")
     site = Site(cast(Any, None), Learnings(roots=[tmp_path / "learnings"]))
-    context = await site.learn_context("http://shop.localhost:5000/account")
+    context = await site.learn_context("http://shop.localhost:5000/account", detail="full")
     assert context.matched
     assert [(t.site_id, t.tool_name) for t in context.skills] == [
         ("shop.localhost", "echo"),
@@ -341,9 +341,9 @@ async def test_learn_context_lists_skills_of_the_host(tmp_path: Path) -> None:
     assert echo.example == "await site.run_skill(\"shop.localhost/echo\", {'q': 'desk'})"
     assert context.skills[1].example.endswith(", confirm=True)")
     assert context.tools[-2:] == context.skills
-    sub = await site.learn_context("https://eu.shop.localhost/")
+    sub = await site.learn_context("https://eu.shop.localhost/", detail="full")
     assert [t.tool_name for t in sub.skills] == ["echo", "post-it"]
-    other = await site.learn_context("https://notshop.localhost/")
+    other = await site.learn_context("https://notshop.localhost/", detail="full")
     assert other.skills == []
     assert not other.matched
 

@@ -10,14 +10,14 @@ from typing import Any
 import click
 import orjson
 
-from ..learning.context import LearnContext
+from ..learning.compact import CompactContext
 from .common import (
     Settings,
     common,
     pass_settings,
     run_async,
 )
-from .learning_commands import context_text
+from .learning_commands import compact_text
 
 __all__ = ["demo"]
 
@@ -63,7 +63,7 @@ def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -
         raise click.UsageError("--changed-api goes with --serve")
     port = port or 0
 
-    async def go() -> tuple[LearnContext, list[Any]]:
+    async def go() -> tuple[CompactContext, list[Any]]:
         with DemoServer(port=port) as shop:
             settings.output.info(f"demo shop at {shop.url}")
             async with settings.browser() as browser:
@@ -74,7 +74,7 @@ def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -
     data = {"learn_context": context.model_dump(mode="json"), "steps": [s.as_dict() for s in steps]}
 
     def human(_: Any) -> str:
-        lines = ["learn_context:", context_text(context), "", "runs:"]
+        lines = ["learn_context:", compact_text(context), "", "runs:"]
         for step in steps:
             mark = "ok " if step.ok else "-- "
             lines.append(

@@ -26,6 +26,7 @@ from .output import EXIT_OK, EXIT_TOOL
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
+    from ..learning.compact import CompactContext
     from ..learning.context import LearnContext, SiteSummary
     from ..learning.registry import Learnings
     from ..site import Site
@@ -35,6 +36,7 @@ __all__ = [
     "CLI_PROFILE_HINT",
     "as_url",
     "checked_call",
+    "compact_text",
     "context_text",
     "prepare_call",
     "run",
@@ -50,17 +52,29 @@ CLI_PROFILE_HINT = "run the command again with --profile NAME"
 
 @click.command()
 @click.argument("url")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Everything: each tool's whole description, args and returns schemas, example and "
+    "health record, and the notes in full.",
+)
 @json_option
 @pass_settings
-def tools(settings: Settings, url: str) -> None:
-    """What learn_context says for URL: matching sites, notes and tools.
+def tools(settings: Settings, url: str, full: bool) -> None:
+    """What learn_context says for URL: per site its tools (args, an example, side effect,
+    health) and notes, in a few lines; --full for everything.
 
     URL may be a bare host (``google.com`` means ``https://google.com/``).
     """
+    from ..learning.compact import compact
     from ..site import context_for
 
     context = context_for(settings.learnings(), as_url(url))
-    settings.output.result(context.model_dump(mode="json"), lambda _: context_text(context))
+    if full:
+        settings.output.result(context.model_dump(mode="json"), lambda _: context_text(context))
+        return
+    short = compact(context)
+    settings.output.result(short.model_dump(mode="json"), lambda _: compact_text(short))
 
 
 def as_url(text: str) -> str:
@@ -149,7 +163,21 @@ def _progress(output: Output | None, label: str) -> contextlib.AbstractContextMa
     return contextlib.nullcontext() if output is None else output.progress(label)
 
 
+def compact_text(context: CompactContext) -> str:
+    """The compact learn_context as ``ego tools`` prints it."""
+    return context.text(
+        tools_header=lambda site_id: (
+            f"tools (ego run {site_id} NAME --args JSON; * required, =example):"
+        ),
+        skills_header=lambda domain: (
+            f"{domain} skills (ego skill run {domain}/NAME --params JSON):"
+        ),
+        notes_header="notes (ego tools URL --full prints them whole):",
+    )
+
+
 def context_text(context: LearnContext) -> str:
+    """The full learn_context as ``ego tools --full`` prints it."""
     if not context.matched:
         return f"no learnings match {context.url}"
     lines = []

@@ -17,7 +17,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from ..mcp.limits import ToolGroup
+    from ..mcp.limits import SiteTools, ToolGroup
     from ..page.dialogs import DialogPolicy
 
 __all__ = ["mcp"]
@@ -117,6 +117,15 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     help=f"The tool groups to serve, comma-separated: {', '.join(_GROUPS)} (default: all).",
 )
 @click.option(
+    "--site-tools",
+    type=click.Choice(["all", "matching", "none"]),
+    default="all",
+    show_default=True,
+    help="Which sites' own tools (<site>__<tool>) are listed: all, those of the sites on the "
+    "current tab's origin (the list changes, with list_changed, as the tab moves), or none "
+    "(run_browser_tool runs them all the same).",
+)
+@click.option(
     "--max-js-heap",
     "max_js_heap",
     type=click.IntRange(min=16),
@@ -179,6 +188,7 @@ def mcp(
     unrestricted: bool,
     read_only: bool,
     groups: tuple[str, ...],
+    site_tools: str,
     max_js_heap: int | None,
     storage_state: Path | None,
     http: bool,
@@ -212,6 +222,7 @@ def mcp(
         read_only=read_only,
         groups=frozenset(cast("tuple[ToolGroup, ...]", groups)),
         start_urls=start_urls,
+        site_tools=cast("SiteTools", site_tools),
         max_js_heap_mb=max_js_heap,
     )
     for option, patterns in (("--allowed-origins", allowed), ("--blocked-origins", blocked)):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfirmationRequiredError, EgoError, NeedsLoginError, SkillBrokenError
-from ..learning.context import LearnContext
+from ..learning.compact import CompactContext
 
 if TYPE_CHECKING:
     from ..api import Browser
@@ -37,7 +37,7 @@ class Step:
         }
 
 
-async def tour(browser: Browser, shop_url: str) -> tuple[LearnContext, list[Step]]:
+async def tour(browser: Browser, shop_url: str) -> tuple[CompactContext, list[Step]]:
     """Run the demo shop's tools the way an agent would, in one tab.
 
     Reads the catalogue, searches it, reads a product, fills the cart, shows that a session

@@ -49,6 +49,7 @@ The tree::
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
         │   └── PackIntegrityError    ... a pack's site differs from what its installer recorded
         ├── UnknownToolError          the manifest declares no such tool
+        ├── UnknownNoteError          the site has no note by that name
         ├── UnsafePathError           a path in the manifest leaves the site folder
         ├── InvalidArgsError          args fail the tool's schema
         ├── ToolLoadError             a tool file is missing or cannot be loaded
@@ -127,6 +128,7 @@ from .learning import (
     SkillExistsError,
     SnapshotReferenceError,
     ToolLoadError,
+    UnknownNoteError,
     UnknownPackError,
     UnknownSiteError,
     UnknownSkillError,
@@ -192,6 +194,7 @@ __all__ = [
     "TabClosedError",
     "TargetCrashedError",
     "ToolLoadError",
+    "UnknownNoteError",
     "UnknownPackError",
     "UnknownSiteError",
     "UnknownSkillError",

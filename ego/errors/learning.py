@@ -24,6 +24,7 @@ __all__ = [
     "SkillExistsError",
     "SnapshotReferenceError",
     "ToolLoadError",
+    "UnknownNoteError",
     "UnknownPackError",
     "UnknownSiteError",
     "UnknownSkillError",
@@ -61,6 +62,10 @@ class PackIntegrityError(InvalidManifestError):
 
 class UnknownToolError(LearningError):
     """The site's manifest does not declare the tool asked for."""
+
+
+class UnknownNoteError(LearningError):
+    """The site has no note by the name asked for (the message lists its notes)."""
 
 
 class UnsafePathError(LearningError):

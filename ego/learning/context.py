@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..errors import UnknownNoteError
 from .health.view import ToolHealth, site_health, tool_health
 from .manifest import NodeToolSpec, ToolSpec, args_schema
 from .packs import conflict_message
@@ -19,10 +20,12 @@ __all__ = [
     "SiteSummary",
     "ToolInfo",
     "build_context",
+    "describe_tool",
     "example_args",
     "example_call",
     "node_tool_info",
     "node_tool_reason",
+    "read_note",
     "summarize_site",
     "tool_info",
 ]
@@ -252,6 +255,47 @@ def _site_context(learnings: Learnings, entry: SiteEntry, matched: str) -> SiteC
         notes=notes,
         tools=tools,
     )
+
+
+def describe_tool(learnings: Learnings, site_id: str, tool: str) -> ToolInfo:
+    """Everything about one tool of a site: its whole description, args and returns schemas,
+    side effect, auth, an example call and its health record (reads no tool file but to
+    know its version).
+
+    Raises:
+        UnknownSiteError, InvalidManifestError: no such usable site.
+        UnknownToolError: the site declares no such tool (the message lists its tools).
+    """
+    manifest = learnings.site(site_id)
+    node = manifest.node_tools.get(tool) if isinstance(tool, str) else None
+    if node is not None:
+        return node_tool_info(site_id, node)
+    entry, spec = learnings.tool(site_id, tool)
+    kind: Literal["browser", "python"] = "browser" if tool in manifest.browser_tools else "python"
+    info = tool_info(site_id, spec, kind)
+    info.health = tool_health(learnings, entry, [spec]).get(spec.name)
+    return info
+
+
+def read_note(learnings: Learnings, site_id: str, note: str) -> NoteInfo:
+    """One of a site's notes in full, named by its path (``notes/api.md``), its file name
+    (``api.md``, ``api``) or its title.
+
+    Raises:
+        UnknownSiteError, InvalidManifestError: no such usable site.
+        UnknownNoteError: the site has no such note (the message lists its notes).
+    """
+    notes = learnings.notes(site_id)
+    wanted = note.strip().casefold()
+    for found in notes:
+        file = found.path.rsplit("/", 1)[-1]
+        names = {found.path, file, file.rsplit(".", 1)[0], found.title}
+        if wanted in {name.casefold() for name in names}:
+            return NoteInfo(
+                site_id=found.site_id, path=found.path, title=found.title, text=found.text
+            )
+    listed = ", ".join(found.path for found in notes) or "none"
+    raise UnknownNoteError(f"site {site_id!r} has no note {note!r:.200}; its notes: {listed}")
 
 
 def build_context(learnings: Learnings, url: str, skills: Sequence[ToolInfo] = ()) -> LearnContext:

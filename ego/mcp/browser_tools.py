@@ -13,7 +13,7 @@ import base64
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
@@ -24,34 +24,35 @@ from ..page.network import Request
 from ..page.refs import parse_ref
 from ..page.tab import Tab
 from ..page.verbs import render_outline
+from .changes import Watch, remember, reply
 from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call, check
 from .results import tool_result
 from .sdk import CallToolResult, ToolError
 from .wording import mcp_message
 
-__all__ = ["Force", "Ref", "Target", "add_browser_tools", "page_info", "settled", "target_of"]
+__all__ = [
+    "Diff",
+    "Force",
+    "Ref",
+    "Target",
+    "act",
+    "add_browser_tools",
+    "page_info",
+    "settled",
+    "target_of",
+    "went",
+]
 
-TabId = Annotated[str, Field(description='A tab\'s "id" from list_tabs.')]
-Selector = Annotated[str, Field(description="A CSS selector (take_snapshot gives reusable ones).")]
-Target = Annotated[
-    str | None,
-    Field(
-        description="A CSS selector (open shadow roots pierced; 'iframe >> selector' for an "
-        "element in a frame), or a snapshot's ref as 'ref=e12'. Give this or ref."
-    ),
-]
-Ref = Annotated[
-    str | None,
-    Field(description="A ref take_snapshot printed ('e12' or 'ref=e12'). Give this or selector."),
-]
-Force = Annotated[
-    bool,
-    Field(
-        description="Skip the checks made before acting (visible, enabled, still, not "
-        "covered): for an element the checks wrongly refuse."
-    ),
-]
+T = TypeVar("T")
+
+TabId = Annotated[str, Field(description="A tab id from list_tabs.")]
+Target = Annotated[str | None, Field(description="CSS selector or ref=e12 (or give ref).")]
+Ref = Annotated[str | None, Field(description="A snapshot's ref (e12).")]
+Force = Annotated[bool, Field(description="Skip the actionability checks.")]
+#: Every action's reply says what changed on the page; diff: false skips it (take_snapshot's
+#: description says so once, for all of them).
+Diff = bool
 
 
 def target_of(selector: str | None, ref: str | None) -> str:
@@ -144,6 +145,57 @@ async def acting(
     return None
 
 
+async def act(
+    tab: Tab,
+    action: Callable[[], Awaitable[T]],
+    answer: Callable[[T | None], dict[str, Any]],
+    *,
+    diff: bool,
+) -> CallToolResult:
+    """Run an input ``action`` on ``tab`` and answer what it did: ``answer`` of its value,
+    the downloads it began, the dialog it opened, and what changed on the page
+    (:mod:`.changes`).
+
+    Raises:
+        ToolError: the action failed.
+    """
+    started = time.time()
+    watch = await Watch(tab, diff=diff).start()
+    done: list[T] = []
+
+    async def run() -> None:
+        done.append(await action())
+
+    opened = await acting(tab, run, started)
+    value = done[0] if done else None
+    if opened is not None:  # the page is held by the dialog: nothing more can be read
+        return tool_result({**answer(value), **opened})
+    result = {**answer(value), **await settled(tab, started)}
+    return reply(result, await watch.note())
+
+
+async def went(
+    tab: Tab, move: Callable[[], Awaitable[object]] | None, *, diff: bool
+) -> CallToolResult:
+    """Run a navigation of ``tab`` (load, back, forward, reload; None: a tab just opened on
+    its page) and answer the page it shows: {id, url, title} and what it holds, against the
+    page before (:mod:`.changes`).
+
+    Raises:
+        ToolError: the navigation failed.
+    """
+    watch = Watch(tab, diff=diff)
+    if move is not None:
+        await watch.start()
+        await call(move)
+    info = await page_info(tab)
+    note = await watch.note()
+    if note is not None:
+        for known in ("url", "title"):  # the answer says them
+            note.pop(known, None)
+    return reply(info, note)
+
+
 def _request(request: Request) -> dict[str, Any]:
     fields = {key: value for key, value in request.as_dict().items() if key != "request_id"}
     return {"id": request.request_id, **fields}
@@ -154,11 +206,7 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def list_tabs() -> CallToolResult:
-        """List the open tabs.
-
-        Use it to find a tab's id for select_tab or close_tab. Returns a list of
-        {id, url, title, current}; current marks the tab the page tools act on.
-        """
+        """The open tabs: [{id, url, title, current}]; page tools act on the current one."""
         browser = await holder.browser()
         tabs = await call(browser.tabs)
         current = await holder.tab() if tabs else None
@@ -170,11 +218,7 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
     async def select_tab(id: TabId) -> CallToolResult:
-        """Make a tab the current one (and bring it to the front).
-
-        Every page tool (take_snapshot, click, evaluate, ...) then acts on it. Returns
-        {id, url, title}.
-        """
+        """Make a tab current (and bring it to the front). Returns {id, url, title}."""
         tab = await holder.tab_by_id(id)
         await call(tab.activate)
         holder.use(tab)
@@ -182,15 +226,9 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", in_read_only=True, annotations=DESTRUCTIVE)
     async def close_tab(
-        id: Annotated[
-            str | None, Field(description='A tab\'s "id" from list_tabs; default: current.')
-        ] = None,
+        id: Annotated[str | None, Field(description="A tab id; default: the current tab.")] = None,
     ) -> CallToolResult:
-        """Close a tab: the one with this id, else the current one.
-
-        When the current tab closes, the next page tool uses the first open tab. Returns
-        {closed: id, open: number of tabs left}.
-        """
+        """Close a tab. Returns {closed, open: tabs left}."""
         tab = await holder.tab_by_id(id) if id else await holder.tab()
         holder.forget(tab)
         await call(tab.close)
@@ -200,109 +238,65 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
     async def navigate(
-        url: Annotated[str, Field(description="The URL to open.")],
-        new_tab: Annotated[bool, Field(description="Open it in a new tab.")] = False,
+        url: str,
+        new_tab: Annotated[bool, Field(description="In a new tab, made current.")] = False,
+        diff: Diff = True,
     ) -> CallToolResult:
-        """Open a URL in the current tab (or a new one, which becomes current) and wait for
-        it to load.
-
-        Returns {id, url, title} of the loaded page.
-        """
+        """Open a URL in the current tab and wait for it to load. Returns {id, url, title}
+        and the page's first lines with refs."""
         browser = await holder.browser()
         if new_tab:
-            tab = await call(lambda: browser.new_tab(url))
-        else:
-            tab = await holder.tab()
-            await call(lambda: tab.navigate(url))
+            opened = await call(lambda: browser.new_tab(url))
+            holder.use(opened)
+            return await went(opened, None, diff=diff)
+        tab = await holder.tab()
         holder.use(tab)
-        return tool_result(await page_info(tab))
+        return await went(tab, lambda: tab.navigate(url), diff=diff)
 
     @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
-    async def navigate_back() -> CallToolResult:
-        """Go back one page in the current tab's history and wait for it to load.
-
-        Returns {id, url, title} of the page now shown.
-        """
+    async def navigate_back(diff: Diff = True) -> CallToolResult:
+        """Go back in the current tab's history; answers as navigate."""
         tab = await holder.tab()
-        await call(tab.back)
-        return tool_result(await page_info(tab))
+        return await went(tab, tab.back, diff=diff)
 
     @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
-    async def navigate_forward() -> CallToolResult:
-        """Go forward one page in the current tab's history and wait for it to load.
-
-        Returns {id, url, title} of the page now shown.
-        """
+    async def navigate_forward(diff: Diff = True) -> CallToolResult:
+        """Go forward in the current tab's history; answers as navigate."""
         tab = await holder.tab()
-        await call(tab.forward)
-        return tool_result(await page_info(tab))
+        return await went(tab, tab.forward, diff=diff)
 
     @server.tool(group="pages", in_read_only=True, annotations=CHANGES_PAGE)
     async def reload(
         resend: Annotated[
-            bool,
-            Field(
-                description="Reload a page that is the answer to a form (a POST), sending the "
-                "form again (refused on a read-only server)."
-            ),
+            bool, Field(description="Send again the form (POST) the page answers.")
         ] = False,
+        diff: Diff = True,
     ) -> CallToolResult:
-        """Reload the current page and wait for it to load.
-
-        Also brings back a tab whose renderer crashed. A page that came from a form (a POST)
-        is reloaded only with resend: true, since that sends the form again. Returns {id,
-        url, title}.
-        """
+        """Reload the current page (a crashed tab too); answers as navigate."""
         if resend and holder.limits.read_only:
             raise ToolError(
                 "reload with resend: true sends a form again, and this server is read-only "
                 "(ego mcp --read-only): navigate to the page's URL for a fresh copy instead"
             )
         tab = await holder.tab()
-        await call(lambda: tab.reload(resend=resend))
-        return tool_result(await page_info(tab))
+        return await went(tab, lambda: tab.reload(resend=resend), diff=diff)
 
     @server.tool(group="input", annotations=DESTRUCTIVE)
     async def evaluate(
-        expression: Annotated[
-            str,
-            Field(description="A JavaScript expression; top-level await works."),
-        ],
+        expression: Annotated[str, Field(description="JavaScript; await works.")],
         frame: Annotated[
-            str | None,
-            Field(
-                description="Run in this frame: an iframe's selector as take_snapshot prints "
-                'it before ">>", or a frame "id" from list_frames. Default: the page.'
-            ),
+            str | None, Field(description="A frame id (list_frames) or iframe selector.")
         ] = None,
-        timeout: Annotated[
-            float | None,
-            Field(
-                description="Seconds the code may run (default 30); a script still "
-                "running then is stopped.",
-                gt=0,
-            ),
-        ] = None,
+        timeout: Annotated[float | None, Field(description="Seconds (default 30).", gt=0)] = None,
     ) -> CallToolResult:
-        """Evaluate JavaScript in the current page (or one of its frames) and return its
-        value.
-
-        Use it to read what the snapshot does not show or to try code before saving it with
-        save_browser_tool. Returns the JSON value (an object as is, anything else under
-        "result").
-        """
+        """Run JavaScript in the current page (or a frame) and return its JSON value."""
         tab = await holder.tab()
         page = await _frame(tab, frame)
         return tool_result(await call(lambda: page.evaluate(expression, timeout=timeout)))
 
     @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def list_frames() -> CallToolResult:
-        """The frames of the current page: the page itself first, then each iframe (cross-site
-        ones included), each before the frames inside it.
-
-        Use it to find a frame for evaluate's frame argument. Returns a list of {id, name,
-        url, parent} (parent: the id of the frame that holds it, null for the page).
-        """
+        """The current page's frames, the page first: [{id, name, url, parent}]."""
         tab = await holder.tab()
         frames = await call(tab.frames)
         return tool_result(
@@ -319,40 +313,17 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def take_snapshot(
-        selector: Annotated[
-            str | None,
-            Field(description='Outline only the element this selector (or "ref=e12") names.'),
-        ] = None,
-        ref: Annotated[
-            str | None,
-            Field(description='Outline only the element with this ref ("e12"), as printed.'),
-        ] = None,
-        max_lines: Annotated[
-            int, Field(description="The most lines to return.", ge=1, le=5000)
-        ] = 400,
-        offset: Annotated[
-            int,
-            Field(description="Skip this many lines first (the next page of a cut outline).", ge=0),
-        ] = 0,
         find: Annotated[
-            str | None,
-            Field(
-                description="Keep only the lines holding this text (any case), with the "
-                "lines they sit under."
-            ),
+            str | None, Field(description="Only lines with this text, and their parents.")
         ] = None,
+        selector: Annotated[str | None, Field(description="Only this element.")] = None,
+        ref: Ref = None,
+        max_lines: Annotated[int, Field(ge=1, le=5000)] = 400,
+        offset: Annotated[int, Field(description="Lines to skip (paging).", ge=0)] = 0,
     ) -> CallToolResult:
-        """The current page as the browser's accessibility tree, every frame included
-        (cross-site ones too): one element per line with its role, "name", states
-        ([checked], [expanded], [disabled], ...), value and link target, the page's text
-        between, and [ref=e12] on each element you can act on.
-
-        Use it to find what to click or type into: pass the ref to click, type and the
-        other tools (ref: "e12", or selector: "ref=e12"); a ref stays good while its element
-        lives. selector_for turns a ref into a selector to keep in a learning. A long page
-        is cut at max_lines: the last line says the offset to pass for the rest. Returns the
-        outline as text (and under "result").
-        """
+        """The current page (all frames) as its accessibility tree: a line per element (role,
+        "name", states, value, link) with [ref=e12] on what you can act on. Actions reply
+        with what changed (diff: false skips it): one snapshot per page is enough."""
         tab = await holder.tab()
         root = selector
         if ref is not None:
@@ -368,81 +339,53 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
                 timeout=tab.default_timeout,
             )
         )  # fmt: skip
+        if root is None:
+            remember(tab, outline)
         text = render_outline(outline, "page", lambda following: f"offset: {following}")
         return tool_result(text)
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
     async def click(
-        selector: Target = None, ref: Ref = None, force: Force = False
+        selector: Target = None, ref: Ref = None, force: Force = False, diff: Diff = True
     ) -> CallToolResult:
-        """Click an element of the current page as a user does: once it is visible, enabled,
-        still and on top at its point (waits up to 5 s), a real mouse click there.
-
-        A click that starts a download waits for the file and reports where it was saved.
-        Returns {clicked: selector or ref} (and downloads: [{path, suggested_filename, url,
-        size, state}] when any started).
-        """
+        """Click an element as a user does, once it can be clicked (up to 5 s). Returns
+        {clicked}, what changed, and any download or dialog."""
         target = target_of(selector, ref)
         tab = await holder.tab()
-        started = time.time()
-        opened = await acting(tab, lambda: tab.click(target, force=force), started)
-        if opened is not None:
-            return tool_result({"clicked": target, **opened})
-        return tool_result({"clicked": target, **await settled(tab, started)})
+        clicked = lambda: tab.click(target, force=force)  # noqa: E731
+        return await act(tab, clicked, lambda _: {"clicked": target}, diff=diff)
 
     @server.tool(group="input", name="type", annotations=CHANGES_PAGE)
     async def type_text(
-        text: Annotated[str, Field(description="The text to type.")],
+        text: str,
         selector: Target = None,
         ref: Ref = None,
-        clear: Annotated[
-            bool,
-            Field(description="Replace what the field holds (true) or type at its end."),
-        ] = True,
+        clear: Annotated[bool, Field(description="false: append.")] = True,
         force: Force = False,
+        diff: Diff = True,
     ) -> CallToolResult:
-        """Type text into a field of the current page as a keyboard does: the field is
-        clicked (or focused), then the text goes where the focus went: an input, a textarea,
-        a contenteditable, a code editor's surface or a role=textbox. A read-only or disabled
-        field is refused.
-
-        Returns {typed: selector or ref}.
-        """
+        """Type into a field as a keyboard does, after clicking it. Returns {typed} and what
+        changed."""
         target = target_of(selector, ref)
         tab = await holder.tab()
         typing = lambda: tab.type(target, text, clear=clear, force=force)  # noqa: E731
-        opened = await acting(tab, typing, time.time())
-        return tool_result({"typed": target, **(opened or {})})
+        return await act(tab, typing, lambda _: {"typed": target}, diff=diff)
 
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def list_network_requests() -> CallToolResult:
-        """The requests the current page made since it loaded, in order.
-
-        Use it to find the site's own API (then call it with fetch in a saved tool). Returns
-        a list of {id, method, url, type, status, mime_type, failed, from_cache}; pass an id
-        to get_network_request for the response body.
-        """
+        """The current page's requests since it loaded (a site's own API among them): [{id,
+        method, url, type, status, ...}]."""
         tab = await holder.tab()
         requests = await call(tab.network)
         return tool_result([_request(r) for r in requests])
 
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def get_network_request(
-        id: Annotated[str, Field(description='A request\'s "id" from list_network_requests.')],
-        path: Annotated[
-            str | None,
-            Field(
-                description="Save the whole body to this file (inside the server's folders) "
-                "instead of returning it."
-            ),
-        ] = None,
+        id: Annotated[str, Field(description="An id from list_network_requests.")],
+        path: Annotated[str | None, Field(description="Save the body to this file.")] = None,
     ) -> CallToolResult:
-        """One request of the current page with its response body.
-
-        Returns {id, method, url, type, status, mime_type, failed, from_cache, body}; body
-        is the text, or base64 for binary data (base64_encoded says which). With path, the
-        body is saved there and {path, bytes} replace it.
-        """
+        """One request with its response body (base64_encoded says if binary; with path,
+        {path, bytes} instead)."""
         tab = await holder.tab()
         target = check(lambda: holder.files.for_writing(path)) if path is not None else None
         requests = await call(tab.network)

@@ -21,19 +21,12 @@ def add_catalog_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
     async def search_catalog(
-        query: Annotated[str, Field(description="Words to look for, such as 'search products'.")],
-        domain: Annotated[
-            str | None, Field(description="Only sites whose domains match this host (x.com).")
-        ] = None,
-        limit: Annotated[int, Field(description="How many hits to return.", ge=1)] = 10,
+        query: Annotated[str, Field(description="Words, as 'search products'.")],
+        domain: Annotated[str | None, Field(description="Only sites on this host.")] = None,
+        limit: Annotated[int, Field(ge=1)] = 10,
     ) -> CallToolResult:
-        """Find tools and notes across every site ego has: the workspace's, installed packs'
-        and the bundled ones, ranked by their names, descriptions, domains and notes.
-
-        Use it when you do not know which site has a tool for a task. Each hit has site_id,
-        kind (tool or note), name, description, source (workspace, pack NAME VERSION or
-        bundled), side_effect and an "example" MCP call. Returns {query, domain, total, hits}.
-        """
+        """Find tools and notes across every site ego has, when you do not know which site
+        has one; each hit with an example call."""
 
         async def search() -> dict[str, Any]:
             found = catalog_search(holder.learnings, query, domain=domain, limit=limit)

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from ..errors import EgoError
 from .arguments import argument_problem
+from .definitions import compact_description, compact_schema
 from .limits import GROUPS, ServerLimits, ToolGroup
 from .sdk import (
     CallResult,
@@ -37,6 +38,7 @@ from .sdk import (
     ToolAnnotations,
     ToolError,
     UnexpectedToolError,
+    tools_changed,
 )
 from .wording import failure_message, one_line
 
@@ -69,7 +71,11 @@ class EgoServer:
     ) -> None:
         self.limits = limits
         self._sdk = SdkServer(
-            name=name, instructions=instructions, route=self.call_tool, on_close=on_close
+            name=name,
+            instructions=instructions,
+            route=self.call_tool,
+            on_close=on_close,
+            listing=self._listing,
         )
         #: Every tool registered with :meth:`tool`, served or not, and its group.
         self._declared: dict[str, ToolGroup] = {}
@@ -82,6 +88,10 @@ class EgoServer:
         #: The name each learning tool is served under, and the tool of each such name.
         self._names: dict[tuple[str, str], str] = {}
         self._owners: dict[str, tuple[str, str]] = {}
+        #: With ``site_tools="matching"``: the ids of the sites on the current tab's origin.
+        self.matching_sites: Callable[[], frozenset[str]] = frozenset
+        #: The sites whose tools the client was last shown (or told of by list_changed).
+        self._shown_sites: frozenset[str] = frozenset()
 
     def serves(self, group: ToolGroup, *, in_read_only: bool) -> bool:
         """Whether a tool of ``group`` is served: its group is chosen, and the server is not
@@ -179,8 +189,44 @@ class EgoServer:
         return dict(self._names)
 
     async def list_tools(self) -> list[MCPTool]:
-        """Every tool served, as ``tools/list`` answers (no file is read for it)."""
+        """Every tool listed, as ``tools/list`` answers (no file is read for it)."""
         return await self._sdk.list_tools()
+
+    def listed_sites(self) -> frozenset[str] | None:
+        """The sites whose tools ``tools/list`` holds now; None for every site."""
+        mode = self.limits.site_tools
+        if mode == "all":
+            return None
+        return self.matching_sites() if mode == "matching" else frozenset()
+
+    def _listing(self, tools: list[MCPTool]) -> list[MCPTool]:
+        """What ``tools/list`` answers: each definition pressed (:mod:`.definitions`), and
+        site tools left out as ``limits.site_tools`` says. Nothing in it changes between
+        calls, so a client's cache of it holds until a learning is saved or restored."""
+        sites = self.listed_sites()
+        if sites is not None:
+            self._shown_sites = sites
+        listed = []
+        for tool in tools:
+            update: dict[str, Any] = {"description": compact_description(tool.description)}
+            owner = self._owners.get(tool.name)
+            if owner is not None and self._sdk.schema_tool(tool.name) is not None:
+                if sites is not None and owner[0] not in sites:
+                    continue
+            else:  # a manifest's schema is the site's own; a built one is pressed
+                update["input_schema"] = compact_schema(tool.input_schema)
+            listed.append(tool.model_copy(update=update))
+        return listed
+
+    async def _tell_if_sites_changed(self, context: Context[Any, Any] | None) -> None:
+        """With ``site_tools="matching"``: send list_changed when the current tab's sites
+        are not the ones the client was last shown."""
+        if self.limits.site_tools != "matching":
+            return
+        now = self.matching_sites()
+        if now != self._shown_sites:
+            self._shown_sites = now
+            await tools_changed(context)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -208,6 +254,8 @@ class EgoServer:
                 result = await tool.handler(dict(arguments))
         except Exception as exc:
             raise ToolError(_failure(name, exc)) from None
+        finally:  # a call that failed may have moved the tab all the same
+            await self._tell_if_sites_changed(context)
         if isinstance(result, CallToolResult) and not result.is_error:
             for change in self.after_call:
                 result = change(name, arguments, result)

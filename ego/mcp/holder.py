@@ -174,6 +174,12 @@ class BrowserHolder:
             self._tab = tabs[0] if tabs else await browser.new_tab()
         return self._tab
 
+    def current_url(self) -> str | None:
+        """The current tab's URL, with no browser started and no tab chosen for it (None when
+        no tab is current yet)."""
+        tab = self._tab
+        return tab.url if tab is not None and not tab.closed else None
+
     async def tab_by_id(self, tab_id: str) -> Tab:
         """The open tab whose id (from ``list_tabs``) is ``tab_id``: one of this server's
         (this session's) own, never another's.

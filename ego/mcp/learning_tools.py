@@ -17,21 +17,30 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from ..errors import InvalidArgsError
-from ..learning.context import ToolInfo, example_args
+from ..learning.compact import CompactContext, CompactTool, compact
+from ..learning.context import LearnContext, NoteInfo, ToolInfo, example_args
+from ..learning.context import read_note as read_site_note
 from ..learning.manifest import ToolSpec
+from ..site import context_for
+from ..site import describe_tool as describe_site_tool
 from .ego_server import MAX_TOOL_NAME, EgoServer
-from .holder import BrowserHolder, call
+from .holder import LOCAL_ONLY, BrowserHolder, call
+from .limits import SiteTools
 from .results import tool_result
 from .sdk import CallToolResult, SchemaTool, ToolAnnotations, ToolError
 
 __all__ = [
+    "add_context_tools",
     "add_learning_tool",
     "add_learning_tools",
     "confirm_key",
     "confirm_key_for",
+    "context_text",
     "describe",
     "input_schema",
     "mcp_example",
@@ -39,7 +48,7 @@ __all__ = [
 ]
 
 _SIDE_EFFECTS = {
-    "read": "Read-only: safe to call any time.",
+    "read": "Read-only.",
     "write": "Changes data on the site (reversibly).",
     "irreversible": "Irreversible (publishes, sends or pays for real): runs only with {key}: true.",
 }
@@ -138,7 +147,7 @@ def describe(site_id: str, spec: ToolSpec) -> str:
     lines = [
         f"[{site_id}] {spec.description.strip() or spec.name}",
         _SIDE_EFFECTS.get(spec.side_effect, "").format(key=key)
-        + " Runs in an open tab on the site, else opens its start page.",
+        + " Runs in a tab on the site (opened if none).",
         _returns(spec),
     ]
     if spec.auth == "session":
@@ -218,3 +227,129 @@ def _hint_nested(exc: ToolError, arguments: dict[str, Any], spec: ToolSpec) -> s
     if nested and text.startswith(InvalidArgsError.__name__):
         text += '; pass the tool\'s args at the top level, not under "args"'
     return text
+
+
+SiteId = Annotated[str, Field(description="A site id (a skill: its domain).")]
+
+
+def add_context_tools(server: EgoServer, holder: BrowserHolder) -> None:
+    """Register ``learn_context``, ``describe_tool`` and ``read_note``: what ego has learned
+    for a page, in a few lines, and the rest of it on demand. They read local files only."""
+
+    @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
+    async def learn_context(
+        url: Annotated[str, Field(description="The page's URL or address.")],
+        detail: Literal["compact", "full"] = "compact",
+    ) -> CallToolResult:
+        """Call first on a page: the tools ego learned for it, each its own MCP tool, and its
+        notes. describe_tool, read_note or detail "full" say more."""
+
+        async def read() -> LearnContext:
+            return context_for(holder.learnings, url)
+
+        context = await call(read)
+        names = server.learning_tool_names()
+        if detail == "full":
+            return tool_result(full_for_mcp(context, names))
+        short = compact(context)
+        mode = server.limits.site_tools
+        data = short.model_dump(mode="json")
+        for tool in data["tools"]:
+            name = names.get((tool["site_id"], tool["tool_name"]))
+            if name is not None and tool["kind"] != "skill":
+                tool["mcp_tool"] = name
+        return tool_result(data, text=context_text(short, names, mode))
+
+    @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
+    async def describe_tool(site_id: SiteId, tool: str) -> CallToolResult:
+        """A tool in full: description, args and returns schemas, example, health record."""
+
+        async def read() -> ToolInfo:
+            return describe_site_tool(holder.learnings, site_id, tool)
+
+        info = await call(read)
+        data = info.model_dump(mode="json")
+        name = server.learning_tool_names().get((info.site_id, info.tool_name))
+        if info.runnable and info.kind != "node":
+            if info.kind != "skill" and name is not None:
+                data["mcp_tool"] = name
+            data["example"] = mcp_example(info, name)
+        return tool_result(data)
+
+    @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
+    async def read_note(
+        site_id: str,
+        note: Annotated[str, Field(description="File name (api.md) or title.")],
+    ) -> CallToolResult:
+        """A site's note in full."""
+
+        async def read() -> NoteInfo:
+            return read_site_note(holder.learnings, site_id, note)
+
+        found = await call(read)
+        return tool_result(found.model_dump(mode="json"), text=found.text)
+
+
+def context_text(
+    context: CompactContext, names: dict[tuple[str, str], str], site_tools: SiteTools = "all"
+) -> str:
+    """The compact ``learn_context`` as an MCP agent reads it: each tool named as it is
+    called (its own MCP tool, or through ``run_browser_tool`` when site tools are not
+    listed), an irreversible tool's example with its confirmation.
+
+    Args:
+        context: the compact answer.
+        names: the MCP name of each learning tool, by ``(site_id, tool)``.
+        site_tools: which sites' tools the server lists (``ego mcp --site-tools``).
+    """
+    listed = site_tools != "none"
+
+    def name_of(tool: CompactTool) -> str:
+        served = names.get((tool.site_id, tool.tool_name))
+        if not listed or served is None or served == mcp_name(tool.site_id, tool.tool_name):
+            return tool.tool_name
+        return served
+
+    def example_of(tool: CompactTool) -> dict[str, Any]:
+        if not listed or tool.kind == "skill":
+            return tool.example
+        key = confirm_key_for(tool.side_effect, {"properties": tool.args})
+        return {**tool.example, key: True} if key else tool.example
+
+    def header(site_id: str) -> str:
+        how = (
+            f"the MCP tool {site_id}__NAME"
+            if listed
+            else f'run_browser_tool {{site_id: "{site_id}", tool: NAME, args, confirm}}'
+        )
+        return f"tools, each {how} (* required, =example):"
+
+    return context.text(
+        tools_header=header,
+        skills_header=lambda domain: (
+            f'skills, each run_skill {{skill_id: "{domain}/NAME", params, confirm}}:'
+        ),
+        notes_header="notes (read_note):",
+        call_name=name_of,
+        example=example_of,
+    )
+
+
+def full_for_mcp(context: LearnContext, names: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """``learn_context``'s full answer (``detail: "full"``): each tool and note listed once
+    (the sites say which are theirs by name only; skills are among the tools, kind
+    ``"skill"``), each runnable tool with ``mcp_tool``, the MCP tool that runs it (from
+    ``names``, the server's), and an ``example`` call of it."""
+    data: dict[str, Any] = context.model_dump(mode="json")
+    for info, dumped in zip(context.tools, data.get("tools", []), strict=True):
+        if not info.runnable or info.kind not in ("browser", "python", "skill"):
+            continue
+        name = names.get((info.site_id, info.tool_name))
+        if info.kind != "skill" and name is not None:
+            dumped["mcp_tool"] = name
+        dumped["example"] = mcp_example(info, name)
+    for site in data.get("sites", []):
+        site["tools"] = [tool["tool_name"] for tool in site.get("tools", [])]
+        site["notes"] = [note.get("path") or note.get("title") for note in site.get("notes", [])]
+    data.pop("skills", None)
+    return data

@@ -11,9 +11,14 @@ from typing import Final, Literal
 
 from ..page.policy import NavigationPolicy
 
-__all__ = ["GROUPS", "ServerLimits", "ToolGroup"]
+__all__ = ["GROUPS", "SITE_TOOLS", "ServerLimits", "SiteTools", "ToolGroup"]
 
 ToolGroup = Literal["learnings", "pages", "input", "network", "saving"]
+
+#: Which sites' own tools ``tools/list`` holds (``--site-tools``): every site's, those of the
+#: sites on the current tab's origin, or none (``run_browser_tool`` runs them all the same).
+SiteTools = Literal["all", "matching", "none"]
+SITE_TOOLS: Final[tuple[SiteTools, ...]] = ("all", "matching", "none")
 
 #: The tool groups ``--tools`` chooses from, and what each holds (docs/mcp.md lists them).
 GROUPS: Final[tuple[ToolGroup, ...]] = ("learnings", "pages", "input", "network", "saving")
@@ -36,6 +41,7 @@ class ServerLimits:
             ``javascript:`` or ``data:`` URL is opened, and no reload sends a form again.
         groups: the tool groups served.
         start_urls: where a site's tools open a tab, by site id.
+        site_tools: which sites' own tools are listed (:data:`SiteTools`).
         max_js_heap_mb: the JavaScript heap each renderer of a Chrome the server starts may
             take, in MB (None: Chrome's own limit).
     """
@@ -48,6 +54,7 @@ class ServerLimits:
     read_only: bool = False
     groups: frozenset[ToolGroup] = frozenset(GROUPS)
     start_urls: tuple[tuple[str, str], ...] = ()
+    site_tools: SiteTools = "all"
     max_js_heap_mb: int | None = None
 
     @property

@@ -63,18 +63,10 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def start_recording(
-        path: Annotated[
-            str | None,
-            Field(description="The HAR file to write (inside the server's folders)."),
-        ] = None,
+        path: Annotated[str | None, Field(description="The HAR file to write.")] = None,
     ) -> CallToolResult:
-        """Record everything the current tab loads from now on (pages, scripts, and each
-        call its scripts make to the site's API) until stop_recording, into a HAR file.
-
-        Work in the tab as usual meanwhile (navigate, click, type). Cookies, credentials
-        and secret values are left out. Then suggest_tools drafts tools from it.
-        Returns {har, tab}.
-        """
+        """Record what the tab loads (pages, API calls; no secrets) into a HAR until
+        stop_recording, for suggest_tools."""
         running = _recordings.get(holder)
         if running is not None and running.recorder.running:
             raise ToolError(
@@ -90,11 +82,7 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def stop_recording() -> CallToolResult:
-        """End the recording start_recording began and write its HAR file.
-
-        Returns {har, entries, hosts}: hosts counts the requests per host. Pass the file to
-        suggest_tools.
-        """
+        """End the recording and write its HAR. Returns {har, entries, hosts}."""
         running = _recordings.pop(holder, None)
         if running is None:
             raise ToolError("no recording is running: start_recording starts one")
@@ -114,22 +102,12 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="saving", annotations=_SAVES)
     async def suggest_tools(
-        site_id: Annotated[str, Field(description="The site the tools are for (new or known).")],
-        har_paths: Annotated[
-            list[str], Field(description="Recordings (stop_recording's har), one or more.")
-        ],
-        check_cases: Annotated[
-            bool, Field(description="Also run each draft's offline cases.")
-        ] = False,
+        site_id: str,
+        har_paths: Annotated[list[str], Field(description="stop_recording's HAR files.")],
+        check_cases: Annotated[bool, Field(description="Run each draft's cases.")] = False,
     ) -> CallToolResult:
-        """Draft one browser tool per JSON endpoint the recordings show on the site.
-
-        Each draft calls the site's API from the page (same-origin fetch, the session's
-        cookies, a CSRF token read where the page keeps it), with args and constants from
-        what changed between calls, returns as the JSON Schema of the answers, and offline
-        cases from the recorded calls. Drafts are not live: save_draft keeps one (improve
-        its description first). Returns {found, skipped (with reasons), drafts_dir, ...}.
-        """
+        """Draft a browser tool per JSON endpoint the recordings show, with args, returns and
+        offline cases from the calls; save_draft keeps one."""
         files = check(lambda: [holder.files.for_reading(p) for p in har_paths])
 
         async def draft() -> Any:
@@ -154,20 +132,14 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
     async def save_draft(
         site_id: str,
         tool: str,
-        description: Annotated[
-            str | None, Field(description="A better description than the drafted one.")
-        ] = None,
+        description: Annotated[str | None, Field(description="Better than the draft's.")] = None,
         side_effect: Annotated[
             Literal["read", "write", "irreversible"] | None,
             Field(description="A drafted write is irreversible unless you say write."),
         ] = None,
         ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
-        """Keep a tool suggest_tools drafted: checked like save_browser_tool, its offline
-        cases run first (one that fails refuses it), then kept with the site's cases.
-
-        Returns what was saved; the tool is then its own MCP tool (mcp_tool).
-        """
+        """Keep a drafted tool, checked as save_browser_tool and its cases run."""
         browser = await holder.browser()
         saved = await call(
             lambda: browser.site.save_draft(
@@ -183,32 +155,17 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
     async def heal_tool(
         site_id: str,
         tool: str,
-        step: Annotated[
-            Literal["diagnose", "check", "promote"],
-            Field(
-                description="diagnose: run the cases and a recorded live run, report what "
-                "changed, open a candidate; check: run the old cases and the live one on the "
-                "candidate; promote: save it through the gate."
-            ),
-        ] = "diagnose",
+        step: Literal["diagnose", "check", "promote"] = "diagnose",
         accept_changed_cases: Annotated[
-            list[str] | None,
-            Field(description="With promote: old cases whose result the candidate may change."),
+            list[str] | None, Field(description="promote: cases whose result may change.")
         ] = None,
         confirm: Annotated[
-            bool, Field(description="diagnose: allow the live run of an irreversible tool.")
+            bool, Field(description="diagnose: allow an irreversible tool's live run.")
         ] = False,
         ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
-        """Turn a failing tool (tool_health says suspect) into a tested new version.
-
-        diagnose reports failing cases, what changed between the recorded and the live
-        exchange (endpoint 404 or moved, fields renamed, a selector gone, a login asked)
-        and, for a drafted API tool whose endpoint moved, proposes the new one; its
-        candidate is in the report's folder (candidate.js: edit it if needed). check, then
-        promote (which refuses a candidate that changes an old case's expected result
-        unless accept_changed_cases names it). restore_tool rolls back.
-        """
+        """Mend a failing tool. diagnose: run its cases and a live run, say what changed and
+        write candidate.js; check: test the candidate; promote: save it."""
         browser = await holder.browser()
         site = browser.site
         if step == "diagnose":

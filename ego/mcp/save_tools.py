@@ -106,24 +106,12 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         force: bool = False,
         ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
-        """Keep JavaScript that worked on this site as a reusable browser tool (a learning).
-
-        source is an async function of one args object, e.g.
-        "async ({q}) => { const r = await fetch('/api/search?q=' + q); return r.json(); }".
-        Use stable selectors or the site's own API: element refs from a snapshot (ref=e12)
-        and pixel coordinates are refused. args: {name: {type, required, description}} or
-        a JSON Schema. It must parse in the browser; with try_args it runs once in the
-        current tab first and must not throw. Nothing is written when a check fails. A new
-        site takes its domain (host and port) from the current tab. Re-saving an existing
-        tool changes only what you give: omitted description, args, returns, side_effect and
-        auth keep their values; clear: ["returns"] (or "args", "timeout") removes one. A new
-        tool needs a description and defaults to no args, side_effect "read". The result's
-        "changed" lists what changed. When the site has offline cases for the tool, they run
-        against the new source on their recordings first: a case that passes with the
-        current version and fails with yours refuses the save (force: true saves anyway);
-        the result's "cases" lists them. Then call it with run_browser_tool (or its own tool
-        <site_id>__<tool>); learn_context lists it at once.
-        """
+        """Keep JavaScript that worked on this site as a browser tool, at once its own MCP
+        tool. source: an async function of one args object, e.g. "async ({q}) => (await
+        fetch('/api/search?q=' + q)).json()"; stable selectors or the site's API (refs are
+        refused). args: {name: {type, required, description}} or JSON Schema. try_args runs
+        it once first. A new site takes the current tab's domain. Re-saving changes only what
+        you give (clear drops one). Its cases must pass (force: true skips them)."""
         draft = ToolDraft(
             site_id=site_id,
             tool=tool,
@@ -155,12 +143,8 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         text: str,
         domains: list[str] | None = None,
     ) -> CallToolResult:
-        """Keep what you learned about a site as a markdown note (notes/<name>.md).
-
-        learn_context shows notes to every later agent on the site. Start the text with a
-        "# Title" line. A new site takes its domain from the current tab unless domains are
-        given.
-        """
+        """Keep what you learned about a site as a markdown note for later agents, "# Title"
+        first."""
 
         async def check() -> None:
             # Refused in the words of this tool's own "domains" parameter.
@@ -176,12 +160,8 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="saving", in_read_only=True, annotations=_READS_LEARNING)
     async def tool_history(site_id: str, tool: str) -> CallToolResult:
-        """A saved browser tool's versions: the current one first, then older, newest first.
-
-        Each has its "version" (pass it to restore_tool), when it was saved, its source hash, its
-        whole manifest entry (args, sideEffect, returns, ...) and "changed": what differs
-        from the version after it in the list (null for the oldest).
-        """
+        """A saved tool's versions, newest first, each with what changed (for
+        restore_tool)."""
 
         async def versions() -> list[dict[str, Any]]:
             return [v.as_dict() for v in list_versions(holder.learnings, site_id, tool)]
@@ -190,14 +170,8 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="learnings", in_read_only=True, annotations=_READS_LEARNING)
     async def tool_health(site_id: str | None = None, tool: str | None = None) -> CallToolResult:
-        """Whether learnings still work: each version of each tool (of site_id, or of every
-        site; one tool with tool) with its recorded runs, ok, failures, last failure and
-        "suspect" (its last 3 counted runs failed; NEEDS_LOGIN does not count).
-
-        A suspect version's "last_passed" is the version (from tool_history) that last
-        passed: restore_tool brings it back. Returns a list of {site_id, tool, version,
-        hash, health, recent}.
-        """
+        """Whether tools still work: runs, failures and "suspect" per version (of one tool, a
+        site or all); "last_passed" is for restore_tool."""
 
         async def table() -> list[dict[str, Any]]:
             if tool is not None and site_id is None:
@@ -211,11 +185,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
     async def restore_tool(
         site_id: str, tool: str, version: str, ctx: Context[Any, Any] | None = None
     ) -> CallToolResult:
-        """Bring back a version from tool_history (its source and manifest entry).
-
-        The version it replaces is kept, so restoring is undone by restoring that one. The
-        result's "health" is the restored version's own record of runs.
-        """
+        """Bring back a version from tool_history; the one it replaces is kept."""
 
         async def go() -> dict[str, Any]:
             data = restore_kept(holder.learnings, site_id, tool, version).as_dict()
@@ -230,17 +200,12 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="saving", annotations=SAVES_LEARNING)
     async def import_skill(
-        path: Annotated[str, Field(description="A SKILL.md file on the server's machine.")],
-        overwrite: Annotated[
-            bool, Field(description="true replaces a skill with the same id.")
-        ] = False,
+        path: Annotated[str, Field(description="A SKILL.md on the server's machine.")],
+        overwrite: bool = False,
         ctx: Context[Any, Any] | None = None,
     ) -> CallToolResult:
-        """Bring a portable SKILL.md (from another agent or machine) into the workspace.
-
-        It is checked first; nothing is written when it is not a valid skill. Then run it
-        with run_skill; learn_context lists it for its site. Returns {skill_id, folder}.
-        """
+        """Bring a portable SKILL.md into the workspace, once checked, for run_skill.
+        Returns {skill_id, folder}."""
         root = holder.learnings.workspace_root
 
         source = check(lambda: holder.files.for_reading(path))

@@ -76,6 +76,7 @@ __all__ = [
     "Context",
     "HttpSession",
     "ImageContent",
+    "Listing",
     "MCPTool",
     "SchemaTool",
     "SdkServer",
@@ -96,6 +97,9 @@ CallResult = CallToolResult | InputRequiredResult
 #: Decides every ``tools/call``: the tool's name, its arguments as sent, and the request's
 #: context (None when called from Python).
 CallRoute = Callable[[str, dict[str, Any], "Context[Any, Any] | None"], Awaitable[CallResult]]
+
+#: Shapes every ``tools/list`` answer: gets the tools served, answers the ones listed.
+Listing = Callable[[list[MCPTool]], list[MCPTool]]
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,7 @@ class SdkServer(MCPServer[Any]):
         name, instructions: what the server says of itself in the handshake.
         route: decides each call (:meth:`call_sdk_tool` and :meth:`schema_tool` are its means).
         on_close: awaited when the client goes away.
+        listing: shapes what ``tools/list`` answers (by default every tool as built).
     """
 
     def __init__(
@@ -139,6 +144,7 @@ class SdkServer(MCPServer[Any]):
         instructions: str,
         route: CallRoute,
         on_close: Callable[[], Awaitable[None]],
+        listing: Listing | None = None,
     ) -> None:
         @contextlib.asynccontextmanager
         async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -152,6 +158,7 @@ class SdkServer(MCPServer[Any]):
         )
         _plain_log_lines()
         self._route = route
+        self._listing = listing
         self._schema_tools: dict[str, SchemaTool] = {}
         self._sdk_schemas: dict[str, dict[str, Any]] | None = None
         # Private (2 above): the low-level server asks this for a tool's input schema; the
@@ -201,7 +208,8 @@ class SdkServer(MCPServer[Any]):
 
     async def list_tools(self) -> list[MCPTool]:
         listed = await super().list_tools()
-        return [*listed, *(tool.listing() for tool in self._schema_tools.values())]
+        tools = [*listed, *(tool.listing() for tool in self._schema_tools.values())]
+        return self._listing(tools) if self._listing is not None else tools
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None

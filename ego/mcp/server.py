@@ -14,17 +14,17 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..learning.context import LearnContext, summarize_site
+from ..learning.context import summarize_site
 from ..learning.manifest import ToolSpec
+from ..learning.matching import domain_of, match_domain
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
-from ..site import context_for
 from ..skills import catalog_for
 from .browser_tools import add_browser_tools
 from .catalog_tools import add_catalog_tools
 from .ego_server import EgoServer
 from .holder import DESTRUCTIVE, LOCAL_ONLY, BrowserHolder, call
-from .learning_tools import add_learning_tools, mcp_example
+from .learning_tools import add_context_tools, add_learning_tools
 from .limits import ServerLimits
 from .loop_tools import add_loop_tools
 from .page_tools import add_page_tools
@@ -39,31 +39,12 @@ INSTRUCTIONS = (
     "Browser tools that run inside a real Chrome on the user's own sessions. Call "
     "learn_context with the page's URL first: it lists the site tools learned for it, each "
     "also its own MCP tool <site>__<tool> that takes the tool's args directly. Explore a page "
-    "with navigate, take_snapshot, click, type, evaluate and list_network_requests; keep what "
+    "with navigate, take_snapshot, click, type, evaluate and list_network_requests (each "
+    "action answers what it changed on the page, so one snapshot per page is enough); keep what "
     "worked with save_browser_tool. NEEDS_LOGIN means a person must log in by hand; "
     "SKILL_BROKEN means the tool needs a new version. Irreversible tools run only with "
     "confirm: true."
 )
-
-
-def _for_mcp(context: LearnContext, names: dict[tuple[str, str], str]) -> dict[str, Any]:
-    """``learn_context``'s answer: each tool and note listed once (the sites say which are
-    theirs by name only; skills are among the tools, kind ``"skill"``), each runnable tool
-    with ``mcp_tool``, the MCP tool that runs it (from ``names``, the server's), and an
-    ``example`` call of it."""
-    data: dict[str, Any] = context.model_dump(mode="json")
-    for info, dumped in zip(context.tools, data.get("tools", []), strict=True):
-        if not info.runnable or info.kind not in ("browser", "python", "skill"):
-            continue
-        name = names.get((info.site_id, info.tool_name))
-        if info.kind != "skill" and name is not None:
-            dumped["mcp_tool"] = name
-        dumped["example"] = mcp_example(info, name)
-    for site in data.get("sites", []):
-        site["tools"] = [tool["tool_name"] for tool in site.get("tools", [])]
-        site["notes"] = [note.get("path") or note.get("title") for note in site.get("notes", [])]
-    data.pop("skills", None)
-    return data
 
 
 #: The tools that read or write files: the client's roots are asked for before they run.
@@ -86,31 +67,13 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     server = EgoServer(
         name="ego", instructions=INSTRUCTIONS, limits=holder.limits, on_close=holder.close
     )
-
-    @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
-    async def learn_context(
-        url: Annotated[str, Field(description="The page's URL (or just its address).")],
-    ) -> CallToolResult:
-        """What ego has learned for a URL: the matching sites, their notes and their tools.
-
-        Call it first on a new page. Each tool comes with its args schema, side effect, its
-        own MCP tool ("mcp_tool", usually <site>__<tool>) and an "example" MCP call (of that
-        tool, or run_skill). Reads local files only: no browser starts. Returns {url,
-        matched, sites, tools, notes}.
-        """
-
-        async def read() -> LearnContext:
-            return context_for(holder.learnings, url)
-
-        return tool_result(_for_mcp(await call(read), server.learning_tool_names()))
+    server.matching_sites = lambda: _sites_on(holder)
+    add_context_tools(server, holder)  # learn_context first: the tool an agent starts with
 
     @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
     async def list_sites() -> CallToolResult:
-        """Every site ego has learnings for, valid or not (invalid ones list their problems).
-
-        Returns a list of {site_id, name, domains, valid, problems, mcp_tools, ...};
-        mcp_tools maps each of the site's tools to the MCP tool that runs it.
-        """
+        """Every site ego has learnings for, valid or not: [{site_id, name, domains, valid,
+        problems, mcp_tools, ...}]."""
         names = server.learning_tool_names()
         listed = []
         for summary in (summarize_site(entry) for entry in holder.learnings.sites()):
@@ -126,21 +89,12 @@ def build_server(holder: BrowserHolder) -> EgoServer:
 
     @server.tool(group="learnings", in_read_only=True, annotations=DESTRUCTIVE)
     async def run_browser_tool(
-        site_id: Annotated[str, Field(description="The site's id (from learn_context).")],
-        tool: Annotated[str, Field(description="The tool's name on that site.")],
-        args: Annotated[
-            dict[str, Any] | None, Field(description="The tool's args, as its schema says.")
-        ] = None,
-        confirm: Annotated[
-            bool, Field(description="true runs an irreversible tool for real.")
-        ] = False,
+        site_id: str,
+        tool: str,
+        args: dict[str, Any] | None = None,
+        confirm: Annotated[bool, Field(description="Run an irreversible tool.")] = False,
     ) -> CallToolResult:
-        """Run a site's tool by name (browser or Python) in a tab on that site.
-
-        The same as calling its own <site>__<tool> MCP tool; use it for a tool saved by
-        another client. Irreversible tools (posting, sending) run only with confirm: true.
-        Returns the tool's JSON result (an object as is, anything else under "result").
-        """
+        """Run a site's tool by name, as its own <site>__<tool> MCP tool does."""
         if holder.limits.read_only:
             _, spec = await call(lambda: _known(holder, site_id, tool))
             if spec.side_effect != "read":
@@ -155,18 +109,11 @@ def build_server(holder: BrowserHolder) -> EgoServer:
 
     @server.tool(group="learnings", in_read_only=True, annotations=DESTRUCTIVE)
     async def run_skill(
-        skill_id: Annotated[str, Field(description='The skill\'s id, "<domain>/<task>".')],
-        params: Annotated[
-            dict[str, Any] | None, Field(description="The skill's params, as its schema says.")
-        ] = None,
-        confirm: Annotated[
-            bool, Field(description="true runs an irreversible skill for real.")
-        ] = False,
+        skill_id: Annotated[str, Field(description="<domain>/<task>")],
+        params: dict[str, Any] | None = None,
+        confirm: Annotated[bool, Field(description="Run an irreversible skill.")] = False,
     ) -> CallToolResult:
-        """Run a SKILL.md skill (learn_context lists them under skills) and check its result.
-
-        Irreversible skills run only with confirm: true. Returns the skill's JSON result.
-        """
+        """Run a SKILL.md skill (learn_context lists them) and check its result."""
         browser = await holder.browser()
         if holder.limits.read_only:
             skill = await call(lambda: _skill(browser.site, skill_id))
@@ -177,15 +124,10 @@ def build_server(holder: BrowserHolder) -> EgoServer:
 
     @server.tool(group="learnings", in_read_only=True, annotations=LOCAL_ONLY)
     async def set_start_url(
-        site_id: Annotated[str, Field(description="The site's id (from learn_context).")],
-        url: Annotated[str, Field(description="Where its tools open a tab from now on.")],
+        site_id: str,
+        url: str,
     ) -> CallToolResult:
-        """Say where a site's tools open a tab when none is open on the site: a local copy
-        of the site on another port, a staging host.
-
-        Tabs on that URL's host and port then count as the site's, in place of any port the
-        manifest fixed. Returns {site_id, url}.
-        """
+        """Open a site's tools at this URL (a local copy, a staging host) from now on."""
         await call(lambda: _known_site(holder, site_id))
         holder.set_start_url(site_id, url)
         return tool_result({"site_id": site_id, "url": url})
@@ -230,6 +172,22 @@ _READ_ONLY = (
     "{what} is a {effect} tool and this server is read-only (ego mcp --read-only): only tools "
     "whose side effect is read run here"
 )
+
+
+def _sites_on(holder: BrowserHolder) -> frozenset[str]:
+    """The sites whose pages the current tab shows: its URL on their domains, or on the host
+    and port of a start URL set for them."""
+    url = holder.current_url()
+    if not url:
+        return frozenset()
+    found = {entry.site_id for entry, _ in holder.learnings.sites_for_url(url)}
+    for site_id, start in holder.start_urls.items():
+        own = domain_of(start)
+        if own is not None and match_domain(url, [own]) is not None:
+            found.add(site_id)
+        elif own is not None:
+            found.discard(site_id)  # a site moved elsewhere is not on its old domains here
+    return frozenset(found)
 
 
 async def _known(holder: BrowserHolder, site_id: str, tool: str) -> tuple[Any, ToolSpec]:

@@ -21,13 +21,7 @@ from .sdk import CallToolResult
 
 __all__ = ["add_storage_tools"]
 
-Path = Annotated[
-    str,
-    Field(
-        description="A .json file inside the server's folders (a relative path lands in its "
-        "output folder)."
-    ),
-]
+Path = Annotated[str, Field(description="A .json file in the server's folders.")]
 
 
 def add_storage_tools(server: EgoServer, holder: BrowserHolder) -> None:
@@ -35,14 +29,9 @@ def add_storage_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", annotations=CHANGES_PAGE)
     async def save_storage_state(path: Path) -> CallToolResult:
-        """Save the login this browser holds (its cookies and each site's localStorage) to a
-        file, so that another agent or a script can start logged in (load_storage_state, or
-        ego run --storage-state FILE).
-
-        The file holds session secrets: it is written readable by its owner only, never into
-        a learning. Returns {path, cookies, cookie_domains, origins} (counts and names, no
-        values).
-        """
+        """Save this browser's login (cookies, each site's localStorage) to a file readable
+        by its owner only, for load_storage_state or ego run --storage-state. Returns counts
+        and names, no values."""
         target = check(lambda: holder.files.for_writing(path))
         check(lambda: outside_learnings(target, holder.learnings))
         browser = await holder.browser()
@@ -53,14 +42,9 @@ def add_storage_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", annotations=CHANGES_PAGE)
     async def load_storage_state(path: Path) -> CallToolResult:
-        """Load a saved login (from save_storage_state, ego login --save-state, or
-        Playwright's storageState) into this browser: its cookies and each site's
-        localStorage.
-
-        Pages open now keep what they read: navigate (or reload) them to use it. Returns
-        {path, cookies, cookie_domains, origins, skipped}: skipped lists the sites whose
-        localStorage could not be written, and why.
-        """
+        """Load a saved login (save_storage_state, ego login --save-state, Playwright's
+        storageState) into this browser; reload open pages to use it. "skipped" says which
+        sites' localStorage could not be written."""
         source = check(lambda: holder.files.for_reading(path))
         state = check(lambda: read_state(source))
         browser = await holder.browser()

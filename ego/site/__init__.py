@@ -8,7 +8,7 @@ record); ``saving`` keeps tools and notes through the learning layer; ``facade``
 
 from __future__ import annotations
 
-from .facade import Site, ToolContext, context_for
+from .facade import Site, ToolContext, context_for, describe_tool
 from .running import tool_error
 
-__all__ = ["Site", "ToolContext", "context_for", "tool_error"]
+__all__ = ["Site", "ToolContext", "context_for", "describe_tool", "tool_error"]

@@ -4,23 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..calls import DEFAULTS, CallOptions, prepare
-from ..errors import ConfirmationRequiredError
+from ..errors import ConfirmationRequiredError, UnknownSiteError, UnknownSkillError
 from ..learning.health.recorder import record_as
 from .loop import Loop
 
 if TYPE_CHECKING:
     # Skills and learn_context's models are imported where they are used: a tool call (and a
     # command that makes one) does not pay for them.
-    from ..learning.context import LearnContext, SiteSummary
+    from ..learning.compact import CompactContext
+    from ..learning.context import LearnContext, NoteInfo, SiteSummary, ToolInfo
     from ..learning.registry import Learnings
     from ..page.browser import TabHost
     from ..page.tab import Tab
     from ..skills import SkillSummary
 
-__all__ = ["Site", "ToolContext", "context_for"]
+__all__ = ["Detail", "Site", "ToolContext", "context_for", "describe_tool"]
+
+#: How much ``learn_context`` says: a few lines per site (``compact``), or everything.
+Detail = Literal["compact", "full"]
 
 
 @dataclass
@@ -74,14 +78,65 @@ class Site(Loop):
 
         return [summarize_site(entry, self.learnings) for entry in self.learnings.sites()]
 
-    async def learn_context(self, url: str) -> LearnContext:
-        """What the learnings offer for ``url``: matching sites, their notes and tools.
+    @overload
+    async def learn_context(self, url: str, detail: Literal["compact"] = ...) -> CompactContext: ...
 
-        Each tool comes with its description, args schema, returns schema, side effect and a
-        ready-to-paste example call. Sites with a broken manifest are left out (see
-        :meth:`sites`). Reads only local files; the browser is not involved.
+    @overload
+    async def learn_context(self, url: str, detail: Literal["full"]) -> LearnContext: ...
+
+    async def learn_context(
+        self, url: str, detail: Detail = "compact"
+    ) -> CompactContext | LearnContext:
+        """What the learnings offer for ``url``: matching sites, their tools and notes.
+
+        By default in a few lines (:mod:`ego.learning.compact`): per site its name, start URL
+        and one line; per tool its one-line description, args signature with an example, side
+        effect, auth and one word of health; per note its title and first paragraph.
+        ``detail="full"`` gives everything: each tool's whole description, args and returns
+        schemas, example call and health record, and the notes in full. Sites with a broken
+        manifest are left out (see :meth:`sites`). Reads only local files; the browser is not
+        involved.
+
+        Args:
+            url: the page.
+            detail: ``"compact"`` or ``"full"``.
+
+        Raises:
+            ValueError: ``detail`` is neither.
         """
-        return context_for(self.learnings, url)
+        context = context_for(self.learnings, url)
+        if detail == "full":
+            return context
+        if detail != "compact":
+            raise ValueError(f"detail must be 'compact' or 'full', not {detail!r}")
+        from ..learning.compact import compact
+
+        return compact(context)
+
+    def describe_tool(self, site_id: str, tool: str) -> ToolInfo:
+        """One tool in full: description, args and returns schemas, side effect, auth, an
+        example call and its health record. A skill is named by its domain and task
+        (``describe_tool("shop.localhost", "search-products")``).
+
+        Raises:
+            UnknownSiteError: no site (nor skill domain) of that name.
+            InvalidManifestError: the site's manifest is broken.
+            UnknownToolError: the site declares no such tool (the message lists them).
+            UnknownSkillError, InvalidSkillError: the skill asked for is missing or broken.
+        """
+        return describe_tool(self.learnings, site_id, tool)
+
+    def read_note(self, site_id: str, note: str) -> NoteInfo:
+        """One of a site's notes in full, named by its path (``notes/api.md``), file name
+        (``api.md`` or ``api``) or title.
+
+        Raises:
+            UnknownSiteError, InvalidManifestError: no such usable site.
+            UnknownNoteError: the site has no such note (the message lists its notes).
+        """
+        from ..learning.context import read_note
+
+        return read_note(self.learnings, site_id, note)
 
     async def run_browser_tool(
         self,
@@ -239,6 +294,24 @@ def _options(timeout: float | None, confirm: bool, check_returns: bool, cache: b
     if timeout is None and not confirm and not check_returns and cache:
         return DEFAULTS
     return CallOptions(timeout, confirm, check_returns, cache)
+
+
+def describe_tool(learnings: Learnings, site_id: str, tool: str) -> ToolInfo:
+    """What :meth:`Site.describe_tool` answers, from ``learnings`` alone (no browser needed).
+
+    Raises:
+        Everything :meth:`Site.describe_tool` raises.
+    """
+    from ..learning.context import describe_tool as describe_site_tool
+    from ..skills import describe_skill
+
+    try:
+        return describe_site_tool(learnings, site_id, tool)
+    except UnknownSiteError as exc:
+        try:
+            return describe_skill(learnings, f"{site_id}/{tool}")
+        except UnknownSkillError:
+            raise exc from None
 
 
 def context_for(learnings: Learnings, url: str) -> LearnContext:

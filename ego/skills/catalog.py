@@ -289,6 +289,18 @@ def skill_tool_info(skill: Skill, health: ToolHealth | None = None) -> ToolInfo:
     )
 
 
+def describe_skill(learnings: Learnings, skill_id: str) -> ToolInfo:
+    """One skill described as a tool, with the health of its current version.
+
+    Raises:
+        UnknownSkillError: no such skill.
+        InvalidSkillError: the skill is broken.
+    """
+    skill = catalog_for(learnings).skill(skill_id)
+    key = (NAMESPACE, skill.id, skill.version_hash)
+    return skill_tool_info(skill, health_of([key]).get(key))
+
+
 def skills_for_url(learnings: Learnings, url: str) -> list[ToolInfo]:
     """The skills for ``url`` (its host or a parent domain), described as tools, each with
     the health of its current version (runs are recorded under site ``skill``)."""

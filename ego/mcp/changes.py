@@ -1,0 +1,312 @@
+"""What an action did to the page, said in its reply, so that an agent needs no fresh
+snapshot after each one.
+
+Each tab's last snapshot is kept (its lines, document, URL and title): the one
+``take_snapshot`` returned whole, or the one read after the last action. After an action the
+page is read again and compared with it:
+
+- in the same document, the lines that disappeared (``- ``) and appeared (``+ ``), in page
+  order; a ref names the same element across snapshots, so a changed element is its old line
+  and its new one;
+- in a new document (a link followed, a form sent), the new page's lines, less the lines at
+  its top and bottom that read as on the page before (a site's header and footer): those
+  are counted, and their refs are new; the same URL again (a reload) is listed from its top;
+- the focused element when it moved, the URL and the title when they changed.
+
+The note is bounded (:data:`MAX_LINES`, :data:`MAX_CHARS`) and says how much it left out. A
+page that cannot be read in :data:`READ_TIMEOUT` seconds, or an action that opened a dialog
+(the page then runs nothing), gets no lines. ``diff=false`` on a tool skips the reading and
+says only what the page's address and title tell.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+from weakref import WeakKeyDictionary
+
+from ..errors import EgoError
+from ..page import snapshot
+from ..page.tab import Tab
+from ..protocol.jsontext import json_text
+from .results import tool_result
+from .sdk import CallToolResult
+
+__all__ = [
+    "MAX_CHARS",
+    "MAX_LINES",
+    "MAX_NEW_CHARS",
+    "MAX_NEW_LINES",
+    "READ_TIMEOUT",
+    "Seen",
+    "Watch",
+    "changes",
+    "note_lines",
+    "remember",
+    "reply",
+]
+
+#: The most lines a note shows of what changed in a page, and the characters they may hold.
+MAX_LINES: Final = 30
+MAX_CHARS: Final = 1200
+#: The most lines (and characters) a note shows of a new page: its first ones, which are
+#: enough to act on the usual page (take_snapshot reads the rest).
+MAX_NEW_LINES: Final = 20
+MAX_NEW_CHARS: Final = 800
+#: Seconds the reading after an action may take before the note goes without lines.
+READ_TIMEOUT: Final = 5.0
+#: The most lines of a page compared; past it a note says the page is too long to compare.
+MAX_COMPARED: Final = 5000
+
+_FOCUSED: Final = " [focused]"
+#: What a line of a new page may differ in from the same line of the page before and still
+#: read as the same: its ref (every ref of a new document is new) and a field's value.
+_PER_DOCUMENT: Final = re.compile(r' \[ref=e[0-9]+\]| value="(?:[^"\\]|\\.)*"')
+_READ_PAGE: Final = "({url: location.href, title: document.title})"
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A tab's page as last read.
+
+    Attributes:
+        documents: which of the tab's documents it was (``Tab.documents``).
+        url, title: the page's.
+    """
+
+    documents: int
+    url: str
+    title: str
+    #: The snapshot's lines with their focus marks taken out (None when not read).
+    lines: tuple[str, ...] | None
+    #: The focused element's line, if one was marked.
+    focused: str | None
+    #: Whether the snapshot held every line of the page.
+    whole: bool = True
+
+
+#: Each tab's last snapshot; a tab that goes is forgotten with it.
+_SEEN: WeakKeyDictionary[Tab, Seen] = WeakKeyDictionary()
+
+
+def remember(tab: Tab, outline: snapshot.Outline) -> None:
+    """Keep ``outline`` as ``tab``'s last snapshot when it holds the whole page (no selector,
+    no ``find``, not cut)."""
+    if outline.offset == 0 and outline.next_offset is None and outline.matches is None:
+        _SEEN[tab] = _seen(tab.documents, outline)
+
+
+def _seen(documents: int, outline: snapshot.Outline) -> Seen:
+    lines: list[str] = []
+    focused = None
+    for line in outline.lines:
+        if _FOCUSED in line:
+            line = line.replace(_FOCUSED, "", 1)
+            focused = line.strip()
+        lines.append(line)
+    whole = outline.next_offset is None
+    return Seen(documents, outline.url, outline.title, tuple(lines), focused, whole)
+
+
+async def _read(tab: Tab) -> Seen | None:
+    """``tab``'s page now, with its lines; None when it cannot be read (a dialog, a page
+    that does not answer in time)."""
+    documents = tab.documents
+    try:
+        outline = await snapshot.outline(tab, max_lines=MAX_COMPARED, timeout=READ_TIMEOUT)
+    except EgoError:
+        return None
+    seen = _seen(documents, outline)
+    _SEEN[tab] = seen
+    return seen
+
+
+async def _address(tab: Tab) -> Seen | None:
+    """``tab``'s URL and title only (``diff=false``)."""
+    try:
+        where = await tab.evaluate(_READ_PAGE, timeout=READ_TIMEOUT)
+    except EgoError:
+        return None
+    if not isinstance(where, dict):
+        return None
+    url, title = str(where.get("url", tab.url)), str(where.get("title", ""))
+    return Seen(tab.documents, url, title, None, None)
+
+
+class Watch:
+    """What the page was before an action, to say after it what changed.
+
+    Args:
+        tab: the tab acted on.
+        diff: compare the page's lines (else only its URL and title).
+    """
+
+    def __init__(self, tab: Tab, *, diff: bool) -> None:
+        self.tab = tab
+        self.diff = diff
+        self.before: Seen | None = None
+
+    async def start(self) -> Watch:
+        """Note the page as it is now: its last snapshot when that is of this document,
+        else a fresh read."""
+        if not self.diff:
+            self.before = await _address(self.tab)
+            return self
+        known = _SEEN.get(self.tab)
+        if known is not None and known.documents == self.tab.documents:
+            self.before = known
+        else:
+            self.before = await _read(self.tab)
+        return self
+
+    async def note(self) -> dict[str, Any] | None:
+        """What changed since :meth:`start`: empty when nothing did; None with ``diff``
+        off and neither the address nor the title changed (nothing was looked at)."""
+        after = await (_read(self.tab) if self.diff else _address(self.tab))
+        if after is None:
+            return {"unread": "the page could not be read after the action"}
+        note = changes(self.before, after)
+        return note if note or self.diff else None
+
+
+def changes(before: Seen | None, after: Seen) -> dict[str, Any]:
+    """The note of what differs from ``before`` (None: nothing was known) to ``after``."""
+    note: dict[str, Any] = {}
+    new_page = before is None or before.documents != after.documents
+    if new_page:
+        note["new_page"] = True
+    if before is None or before.url != after.url:
+        note["url"] = after.url
+    if before is None or before.title != after.title:
+        note["title"] = after.title
+    if after.lines is None:
+        return note
+    if after.focused and (before is None or new_page or before.focused != after.focused):
+        note["focused"] = after.focused
+    if not after.whole:
+        note["unread"] = f"the page has more than {MAX_COMPARED:,} lines: take_snapshot reads it"
+        return note
+    comparable = before is not None and before.lines is not None and before.whole
+    if new_page or not comparable:
+        # Lines of another document never compare (its refs are all new): the page is listed,
+        # less the top and bottom it shares with another page before it (a site's header and
+        # footer). The same URL again (a reload) is listed from its top.
+        another = before is not None and before.url != after.url
+        old = before.lines if before is not None and comparable and another else None
+        shown, same = _new_lines(old or (), after.lines)
+        note["listed"] = True
+        if same:
+            note["same_as_before"] = same
+        kept, cut = _bounded(shown, MAX_NEW_LINES, MAX_NEW_CHARS)
+    else:
+        assert before is not None
+        assert before.lines is not None
+        shown = _diff(before.lines, after.lines)
+        kept, cut = _bounded(shown, MAX_LINES, MAX_CHARS)
+        if note.get("focused") and f"+ {note['focused']}" in kept:
+            del note["focused"]  # its own line says it already
+    if kept:
+        note["lines"] = kept
+    if cut:
+        note["more"] = cut
+    return note
+
+
+def _plain(line: str) -> str:
+    return _PER_DOCUMENT.sub("", line)
+
+
+def _new_lines(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[list[str], int]:
+    """The lines of a new document that are not the top and bottom it shares (refs aside)
+    with the page before, and how many were left out for that."""
+    top = 0
+    while top < min(len(old), len(new)) and _plain(old[top]) == _plain(new[top]):
+        top += 1
+    bottom = 0
+    while bottom < min(len(old), len(new)) - top and _plain(old[-1 - bottom]) == _plain(
+        new[-1 - bottom]
+    ):
+        bottom += 1
+    if top + bottom >= len(new):
+        # The same page again (a reload): nothing is new but its refs, so it is listed whole.
+        return _dedent(list(new)), 0
+    middle = list(new[top : len(new) - bottom])
+    return _dedent(middle), top + bottom
+
+
+def _diff(old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
+    """The lines that went (``- ``) and came (``+ ``), in page order."""
+    lines: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        lines += [f"- {line.strip()}" for line in old[i1:i2]]
+        lines += [f"+ {line.strip()}" for line in new[j1:j2]]
+    return lines
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    indent = min((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), default=0)
+    return [line[indent:] for line in lines]
+
+
+def _bounded(lines: list[str], most: int, chars: int) -> tuple[list[str], int]:
+    """The first lines, at most ``most`` holding at most ``chars`` characters, and how many
+    are left out."""
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if len(kept) == most or size + len(line) + 1 > chars:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return kept, len(lines) - len(kept)
+
+
+def reply(answer: dict[str, Any], note: dict[str, Any] | None) -> CallToolResult:
+    """An action's result: ``answer`` (what it answers anyway) with the note under
+    ``changes``; its text is ``answer`` as JSON, then the note as lines of plain text."""
+    if note is None:
+        return tool_result(answer)
+    text = "\n".join([json_text(answer, default=repr), *note_lines(note)])
+    return tool_result({**answer, "changes": note}, text=text)
+
+
+def note_lines(note: dict[str, Any]) -> list[str]:
+    """A note as an agent reads it."""
+    lines: list[str] = []
+    if note.get("listed"):
+        head = "new page" if note.get("new_page") else "page"
+        if "url" in note:
+            head += f" {note['url']}"
+        if "title" in note:
+            head += f" {json_text(note['title'])}"
+        lines.append(head + ":")
+    else:
+        if note.get("new_page"):
+            lines.append("new page")
+        if "url" in note:
+            lines.append(f"url: {note['url']}")
+        if "title" in note:
+            lines.append(f"title: {json_text(note['title'])}")
+    if "focused" in note:
+        lines.append(f"focused: {note['focused']}")
+    lines += note.get("lines", [])
+    left = [
+        f"{count:,} {what}"
+        for count, what in (
+            (note.get("more", 0), "more lines"),
+            (note.get("same_as_before", 0), "lines as on the page before, with new refs"),
+        )
+        if count
+    ]
+    if left:
+        lines.append(f"(left out: {'; '.join(left)}: take_snapshot shows them)")
+    if "unread" in note:
+        lines.append(f"({note['unread']})")
+    if not lines:
+        lines.append("(no change seen on the page)")
+    return lines

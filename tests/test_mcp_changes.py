@@ -1,0 +1,191 @@
+"""Replies that say what an action did, so that an agent needs no snapshot after each one.
+
+The note compared without a browser (lines gone and come in a page, a new page less the top
+and bottom it shares with the one before, the bounds), then through the MCP SDK's client on a
+real page: a click that navigates, one that opens a dialog, one that changes text, one that
+changes nothing, typing, a change too long to show whole, and ``diff: false``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from ego.mcp.changes import MAX_LINES, MAX_NEW_LINES, Seen, changes, note_lines
+from tests.cli_helpers import ego_env
+from tests.conftest import PageServer
+from tests.test_mcp import McpClient, text_of, value_of
+
+
+def seen(
+    lines: list[str], *, documents: int = 1, url: str = "http://a.test/", focused: str | None = None
+) -> Seen:
+    return Seen(documents, url, "A", tuple(lines), focused)
+
+
+def test_a_change_in_the_page_is_its_lines_gone_and_come() -> None:
+    before = seen(["banner", '  link "Cart (0)" [ref=e5] -> /cart', "main", "  text: before"])
+    after = seen(["banner", '  link "Cart (1)" [ref=e5] -> /cart', "main", "  text: before"])
+    note = changes(before, after)
+    assert note == {
+        "lines": ['- link "Cart (0)" [ref=e5] -> /cart', '+ link "Cart (1)" [ref=e5] -> /cart']
+    }
+    assert changes(before, before) == {}
+    assert note_lines({}) == ["(no change seen on the page)"]
+
+
+def test_a_moved_focus_is_said_once() -> None:
+    box = 'searchbox "Search" [ref=e2]'
+    before = seen([box])
+    typed = seen([f'{box} value="desk"'], focused=f'{box} value="desk"')
+    assert changes(before, typed) == {"lines": [f"- {box}", f'+ {box} value="desk"']}
+    moved = seen([box, 'button "Go" [ref=e3]'], focused='button "Go" [ref=e3]')
+    assert changes(seen([box, 'button "Go" [ref=e3]']), moved) == {
+        "focused": 'button "Go" [ref=e3]'
+    }
+
+
+def test_a_new_page_is_listed_less_what_it_shares_with_the_page_before() -> None:
+    header = ["banner", '  searchbox "Search" [ref=e{}] value="{}"', '  link "Cart" [ref=e{}]']
+    footer = ["contentinfo: nothing here is real"]
+
+    def page(refs: int, typed: str, middle: list[str], documents: int) -> Seen:
+        top = [header[0], header[1].format(refs, typed), header[2].format(refs + 1)]
+        return seen(top + middle + footer, documents=documents, url=f"http://a.test/{documents}")
+
+    before = page(1, "", ["main", '  heading "All"', '  link "Desk clock" [ref=e3]'], 1)
+    after = page(7, "desk", ["main", '  heading "2 results"', '  link "Desk mat" [ref=e9]'], 2)
+    note = changes(before, after)
+    assert note["new_page"] is True
+    assert note["url"] == "http://a.test/2"
+    # The header (a typed value and new refs aside), "main" and the footer read as before.
+    assert note["lines"] == ['heading "2 results"', 'link "Desk mat" [ref=e9]']
+    assert note["same_as_before"] == 5
+    text = note_lines(note)
+    assert text[0] == "new page http://a.test/2:"
+    assert text[-1].startswith("(left out: 5 lines as on the page before, with new refs")
+    # The same page again (a reload) is listed from its top: its refs are all new.
+    again = page(11, "", ["main", '  heading "All"', '  link "Desk clock" [ref=e13]'], 2)
+    reloaded = changes(before, Seen(2, before.url, "A", again.lines, None))
+    assert "same_as_before" not in reloaded
+    assert reloaded["lines"][:2] == ["banner", '  searchbox "Search" [ref=e11] value=""']
+
+
+def test_a_note_is_bounded_and_says_what_it_left_out() -> None:
+    many = [f"listitem: item {n}" for n in range(200)]
+    note = changes(seen(["list"]), seen(["list", *many]))
+    assert len(note["lines"]) == MAX_LINES
+    assert note["more"] == 200 - MAX_LINES
+    fresh = changes(None, seen(many, documents=2))
+    assert len(fresh["lines"]) == MAX_NEW_LINES
+    assert fresh["more"] == 200 - MAX_NEW_LINES
+
+
+# -- through MCP, on a real page ----------------------------------------------------------------
+
+PAGE_A = """<!doctype html><title>Page A</title>
+<h1>Page A</h1>
+<a id="go" href="/changes/b">to B</a>
+<button id="ask" onclick="alert('hello')">Ask</button>
+<button id="swap" onclick="document.getElementById('msg').textContent = 'after'">Swap</button>
+<button id="count" onclick="document.getElementById('n').textContent = ++window.n">Count</button>
+<button id="many" onclick="for (let i = 0; i < 80; i++) {
+  const li = document.createElement('li'); li.textContent = 'row ' + i; rows.append(li); }">
+  Many</button>
+<input id="field" aria-label="Field">
+<p id="msg">before</p>
+<p>clicks: <span id="n">0</span></p>
+<p id="plain">just text</p>
+<ul id="rows"></ul>
+<script>window.n = 0</script>
+"""
+PAGE_B = "<!doctype html><title>Page B</title><h1>Page B</h1><p>only on B</p>"
+
+
+@pytest.fixture(scope="module")
+async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
+    base = tmp_path_factory.mktemp("mcp-changes")
+    client = McpClient(ego_env(base / "profiles"), base, base / "server-stderr.log")
+    await client.start()
+    try:
+        yield client
+    finally:
+        if client.running:
+            await client.close()
+
+
+async def open_a(agent: McpClient, server: PageServer) -> None:
+    server.route("/changes/b", PAGE_B)
+    opened = value_of(await agent.call("navigate", {"url": server.route("/changes/a", PAGE_A)}))
+    assert opened["title"] == "Page A"
+    # The reply lists the new page's first lines, with refs to act on.
+    assert opened["changes"]["new_page"] is True
+    assert any('button "Ask"' in line for line in opened["changes"]["lines"])
+
+
+@pytest.mark.chrome
+async def test_a_click_that_navigates_lists_the_new_page(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_a(agent, server)
+    clicked = await agent.call("click", {"selector": "#go"})
+    note = value_of(clicked)["changes"]
+    assert note["new_page"] is True
+    assert note["url"] == server.url("/changes/b")
+    assert note["title"] == "Page B"
+    assert 'heading "Page B" [level=1]' in note["lines"]
+    assert "text: only on B" in note["lines"]
+    text = text_of(clicked)
+    assert text.splitlines()[0] == '{"clicked":"#go"}'
+    assert text.splitlines()[1] == f'new page {server.url("/changes/b")} "Page B":'
+    back = value_of(await agent.call("navigate_back"))
+    assert back["title"] == "Page A"
+    assert back["changes"]["new_page"] is True
+    assert any('link "to B"' in line for line in back["changes"]["lines"])
+
+
+@pytest.mark.chrome
+async def test_a_click_that_opens_a_dialog_says_so(agent: McpClient, server: PageServer) -> None:
+    await open_a(agent, server)
+    asked = value_of(await agent.call("click", {"selector": "#ask"}))
+    assert asked["dialog"]["message"] == "hello"
+    assert "handle_dialog" in asked["next"]
+    assert "changes" not in asked  # the page runs nothing until the dialog is answered
+    await agent.call("handle_dialog", {"accept": True})
+
+
+@pytest.mark.chrome
+async def test_a_click_that_changes_text_and_one_that_changes_nothing(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_a(agent, server)
+    swapped = value_of(await agent.call("click", {"selector": "#swap"}))
+    assert swapped["changes"]["lines"] == ["- text: before", "+ text: after"]
+    nothing = await agent.call("click", {"selector": "#plain"})
+    assert value_of(nothing)["changes"] == {}
+    assert text_of(nothing).splitlines() == [
+        '{"clicked":"#plain"}',
+        "(no change seen on the page)",
+    ]
+    # diff: false reads nothing more: the reply is what it was before notes.
+    counted = await agent.call("click", {"selector": "#count", "diff": False})
+    assert value_of(counted) == {"clicked": "#count"}
+    assert text_of(counted) == '{"clicked":"#count"}'
+    # The next note is against the last one read: the count the unwatched click made shows.
+    again = value_of(await agent.call("click", {"selector": "#count"}))
+    assert again["changes"]["lines"] == ["- text: clicks: 0", "+ text: clicks: 2"]
+
+
+@pytest.mark.chrome
+async def test_typing_and_a_long_change(agent: McpClient, server: PageServer) -> None:
+    await open_a(agent, server)
+    typed = value_of(await agent.call("type", {"selector": "#field", "text": "abc"}))
+    [gone, came] = typed["changes"]["lines"]
+    assert gone.startswith('- textbox "Field" [ref=')
+    assert came == gone.replace("- ", "+ ", 1) + ' value="abc"'
+    many = await agent.call("click", {"selector": "#many"})
+    note = value_of(many)["changes"]
+    assert len(note["lines"]) == MAX_LINES
+    assert note["more"] == 80 - MAX_LINES  # the 80 rows (the empty list had its line)
+    assert f"(left out: {80 - MAX_LINES} more lines" in text_of(many)
