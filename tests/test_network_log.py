@@ -86,3 +86,14 @@ async def test_a_redirect_keeps_its_place_and_does_not_count_as_a_new_request() 
         "https://shop.test/b",
     ]
     assert log.dropped == 0
+
+
+async def test_a_page_with_a_cross_site_frame_goes_idle(tab: ego.Tab, server: PageServer) -> None:
+    # The iframe's document request starts in the tab's session and ends in the frame's own
+    # (another site: another process); it must not keep the page from ever looking idle.
+    cross = server.route("/netlog/cross", "<p>frame</p>").replace("127.0.0.1", "localhost")
+    page = server.route("/netlog/framed", f"<p>page</p><iframe name=x src='{cross}'></iframe>")
+    await tab.navigate(page)
+    frame = await tab.frame(name="x", timeout=HANG)
+    assert await frame.evaluate("document.body.textContent") == "frame"
+    await tab.wait_for(network_idle=True, timeout=HANG)

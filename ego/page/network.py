@@ -94,6 +94,8 @@ class NetworkLog:
     _subscriptions: list[Subscription] = field(default_factory=list)
     #: Requests started and neither finished nor failed, by id, with their loader.
     _in_flight: dict[str, str] = field(default_factory=dict)
+    #: The document requests of the page's frames in flight, by id: the frame they load.
+    _frame_documents: dict[str, str] = field(default_factory=dict)
     #: Ids whose body Chrome has in full (Network.loadingFinished seen).
     _finished: set[str] = field(default_factory=set)
     #: The method of each document's own request, by its loader (the newest few).
@@ -116,6 +118,7 @@ class NetworkLog:
             "Network.requestServedFromCache": self._on_cached,
             "Network.loadingFinished": self._on_finished,
             "Page.frameNavigated": self._on_frame_navigated,
+            "Target.attachedToTarget": self._on_frame_process,
         }
         for subscription in self._subscriptions:
             subscription.close()
@@ -163,8 +166,25 @@ class NetworkLog:
             self.dropped += 1
         # A redirect is still one load in flight.
         self._in_flight[request_id] = loader
+        if kind == "Document" and params.get("frameId"):
+            self._frame_documents[request_id] = str(params["frameId"])
         self._finished.discard(request_id)
         self._touch()
+
+    def _on_frame_process(self, params: dict[str, Any]) -> None:
+        """A frame of the page moved into a process of its own (a cross-site iframe): its
+        document's request goes on in that frame's session, which this log does not hear,
+        so it no longer counts as in flight here (else the page never looks idle)."""
+        info = params.get("targetInfo", {})
+        if info.get("type") != "iframe":
+            return
+        frame_id = str(info.get("targetId", ""))
+        moved = [key for key, frame in self._frame_documents.items() if frame == frame_id]
+        for key in moved:
+            del self._frame_documents[key]
+            self._in_flight.pop(key, None)
+        if moved:
+            self._touch()
 
     def _on_response(self, params: dict[str, Any]) -> None:
         entry = self.requests_by_id.get(params.get("requestId", ""))
@@ -177,6 +197,7 @@ class NetworkLog:
 
     def _on_failed(self, params: dict[str, Any]) -> None:
         request_id = params.get("requestId", "")
+        self._frame_documents.pop(request_id, None)
         entry = self.requests_by_id.get(request_id)
         if entry is not None:
             entry.failed = params.get("errorText", "failed")
@@ -185,6 +206,7 @@ class NetworkLog:
 
     def _on_finished(self, params: dict[str, Any]) -> None:
         request_id = params.get("requestId", "")
+        self._frame_documents.pop(request_id, None)
         if request_id in self.requests_by_id:
             self._finished.add(request_id)
         if self._in_flight.pop(request_id, None) is not None:
@@ -209,6 +231,7 @@ class NetworkLog:
         stale = [key for key, loader in self._in_flight.items() if loader and loader != loader_id]
         for key in stale:
             del self._in_flight[key]
+            self._frame_documents.pop(key, None)
         if stale:
             self._touch()
 
