@@ -175,7 +175,8 @@ def prepare(
         # A browser tool called before, its site and source unchanged (one look at the
         # watcher), and resolved then: only the args are left to check.
         hot = learnings.hot_tool(site_id, tool)
-        ref = _REFS.get((id(learnings), site_id, tool, browser_only))
+        # Only names are in the table (hot_tool answered): another key may not hash.
+        ref = _REFS.get((id(learnings), site_id, tool, browser_only)) if hot is not None else None
         if hot is not None and ref is not None and ref.entry is hot[0] and ref.spec is hot[1]:
             checked, embedded = learnings.checked_args(site_id, ref.spec, args)
             return ToolCall(ref, checked, hot[2], None, embedded)

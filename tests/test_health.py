@@ -137,6 +137,20 @@ def test_the_store_keeps_totals_and_only_the_latest_runs(tmp_path: Path) -> None
     assert (again.last_failure.kind, again.last_failure.message) == ("SKILL_BROKEN", "gone")
 
 
+def test_a_run_with_text_utf8_cannot_carry_loses_no_run_of_its_batch(tmp_path: Path) -> None:
+    # A tool name or message cut mid-emoji holds a lone surrogate, which SQLite's UTF-8
+    # refuses: the run is kept with its escape, and the rest of the batch with it.
+    path = tmp_path / "health.sqlite3"
+    odd = ("site", "tool\ud83d", "v1")
+    health_after(path, [run(OK, 1.0), run("SKILL_BROKEN", 2.0, "cut \ud83d", key=odd)])
+    assert health_for(KEY[2], read_records(path, [KEY]).get(KEY)).ok == 1
+    stored = ("site", "tool\\ud83d", "v1")
+    broken = health_for("v1", read_records(path, [stored]).get(stored))
+    assert broken.failures == 1
+    assert broken.last_failure is not None
+    assert broken.last_failure.message == "cut \\ud83d"
+
+
 def test_three_skill_broken_in_a_row_make_a_version_suspect_and_one_ok_clears_it(
     tmp_path: Path,
 ) -> None:

@@ -228,9 +228,13 @@ async def drive_mcp(session: ClientSession, site_id: str, pages: dict[str, str])
     before = (await session.list_tools()).tools
     assert payload(await session.call_tool(f"{site_id}__check", {})) == {"title": "ok"}
     assert (await session.list_tools()).tools == before
-    context = payload(await session.call_tool("learn_context", {"url": pages["ok"]}))
+    context = payload(
+        await session.call_tool("learn_context", {"url": pages["ok"], "detail": "full"})
+    )
     [info] = context["tools"]
     assert (info["health"]["runs"], info["health"]["ok"]) == (1, 1)
+    compact = await session.call_tool("learn_context", {"url": pages["ok"]})
+    assert "health: ok" in compact.content[0].text or " ok" in compact.content[0].text
     [row] = payload(await session.call_tool("tool_health", {"site_id": site_id, "tool": "check"}))
     assert row["version"] == "current"
     assert [run["front_end"] for run in row["recent"]] == ["mcp"]

@@ -44,7 +44,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "tools": (
         "learning_commands",
         "tools",
-        "What learn_context says for URL: matching sites, notes and tools.",
+        "What learn_context says for URL, in a few lines; --full for everything.",
     ),
     "sites": (
         "learning_commands",

@@ -61,8 +61,9 @@ CLI_PROFILE_HINT = "run the command again with --profile NAME"
 @json_option
 @pass_settings
 def tools(settings: Settings, url: str, full: bool) -> None:
-    """What learn_context says for URL: per site its tools (args, an example, side effect,
-    health) and notes, in a few lines; --full for everything.
+    """What learn_context says for URL, in a few lines; --full for everything.
+
+    Per site its tools (args, an example, side effect, health) and its notes.
 
     URL may be a bare host (``google.com`` means ``https://google.com/``).
     """

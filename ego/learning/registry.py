@@ -462,8 +462,11 @@ class Learnings:
         loaded before, with one look at the watcher: the site, the tool, its source, while
         both records are trusted without a stat and nothing watched changed since (see
         :class:`~.freshness.Fresh`). None: ask :meth:`tool` and :meth:`browser_source`,
-        which look (and stat) each for itself. Raises nothing."""
-        hit = self._hot.get((site_id, tool))
+        which look (and stat) each for itself. Raises nothing, whatever it is given."""
+        try:
+            hit = self._hot.get((site_id, tool))
+        except TypeError:
+            return None  # not a name (a list, say): the checked path says what is wrong
         if hit is None:
             return None
         entry, spec, loaded, site, source = hit

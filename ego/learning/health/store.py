@@ -208,6 +208,26 @@ def _use_wal(conn: sqlite3.Connection) -> None:
         pause = min(pause * 2, 0.1)
 
 
+def _text(text: str) -> str:
+    """``text`` as SQLite stores it: a lone UTF-16 surrogate (a name or message cut mid
+    emoji) becomes its ``\\udXXX`` escape, which UTF-8 can carry."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _storable(run: Run) -> Run:
+    """``run`` with every text SQLite can store: one run's odd name never loses a batch."""
+    site, tool, message = _text(run.site), _text(run.tool), _text(run.message)
+    if site is run.site and tool is run.tool and message is run.message:
+        return run
+    return run._replace(site=site, tool=tool, message=message)
+
+
 def write_runs(conn: sqlite3.Connection, runs: Sequence[Run]) -> None:
     """Add ``runs`` to the store in one transaction: totals, the runs kept, the pruning.
 
@@ -219,7 +239,7 @@ def write_runs(conn: sqlite3.Connection, runs: Sequence[Run]) -> None:
     """
     totals: dict[tuple[str, str, str, str], tuple[int, float, str]] = {}
     kept: dict[tuple[str, str, str, int], list[Run]] = {}
-    for run in runs:
+    for run in map(_storable, runs):
         site, tool, version, outcome = run[:4]
         outcome_key = (site, tool, version, outcome)
         count, last_at, message = totals.get(outcome_key, (0, float("-inf"), ""))
