@@ -213,7 +213,9 @@ async def test_the_demo_shops_compact_learn_context_fits_its_bound(agent: McpCli
     assert len(context["tools"]) == 13
     for each in context["tools"]:
         assert any(line.startswith(f"{each['tool_name']}(") for line in text.splitlines())
-    assert "overview.md 'Ego Demo Shop': The small shop" in text
+    assert "overview.md 'Ego Demo Shop': A strict site" in text
+    # The demo's first sentences are written to stand whole on their line: none is cut.
+    assert "…" not in text
     assert "api.md 'Demo shop JSON API':" in text
     # Nothing of the full form: no returns schema, no note past its first paragraph.
     assert "returns" not in text
