@@ -25,7 +25,7 @@ from ego.learning.registry import Learnings
 from ego.site import Site
 from tests.cli_helpers import ego_env
 from tests.learning_fixtures import ECHO, make_site, tool
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.test_mcp import McpClient, serving, text_of, value_of
 
 #: The issue's bound on the demo shop's compact learn_context, as an MCP agent reads it.
 DEMO_CONTEXT_MAX = 2300
@@ -194,14 +194,8 @@ def test_a_skill_is_described_by_its_domain_and_name() -> None:
 
 @pytest.fixture(scope="module")
 async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
-    base = tmp_path_factory.mktemp("mcp-compact")
-    client = McpClient(ego_env(base / "profiles"), base, base / "server-stderr.log")
-    await client.start()
-    try:
+    async with serving(tmp_path_factory.mktemp("mcp-compact")) as client:
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 async def test_the_demo_shops_compact_learn_context_fits_its_bound(agent: McpClient) -> None:

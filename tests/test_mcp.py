@@ -220,9 +220,10 @@ def shop() -> Iterator[DemoServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-async def mcp(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
-    base = tmp_path_factory.mktemp("mcp")
+@contextlib.asynccontextmanager
+async def serving(base: Path) -> AsyncIterator[McpClient]:
+    """An ``ego mcp`` server started in ``base`` (its profiles, output and stderr log there)
+    and its client, disconnected at the end unless the server already ended."""
     client = McpClient(ego_env(base / "profiles"), base, base / "server-stderr.log")
     await client.start()
     try:
@@ -230,6 +231,12 @@ async def mcp(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClie
     finally:
         if client.running:
             await client.close()
+
+
+@pytest.fixture(scope="module")
+async def mcp(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
+    async with serving(tmp_path_factory.mktemp("mcp")) as client:
+        yield client
 
 
 # -- listing ----------------------------------------------------------------------------------

@@ -13,9 +13,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from ego.mcp.changes import MAX_LINES, MAX_NEW_LINES, Seen, changes, note_lines
-from tests.cli_helpers import ego_env
 from tests.conftest import PageServer
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.test_mcp import McpClient, serving, text_of, value_of
 
 
 def seen(
@@ -105,14 +104,8 @@ PAGE_B = "<!doctype html><title>Page B</title><h1>Page B</h1><p>only on B</p>"
 
 @pytest.fixture(scope="module")
 async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
-    base = tmp_path_factory.mktemp("mcp-changes")
-    client = McpClient(ego_env(base / "profiles"), base, base / "server-stderr.log")
-    await client.start()
-    try:
+    async with serving(tmp_path_factory.mktemp("mcp-changes")) as client:
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 async def open_a(agent: McpClient, server: PageServer) -> None:

@@ -11,10 +11,9 @@ from collections.abc import AsyncIterator
 import pytest
 from mcp.types import CallToolResult
 
-from tests.cli_helpers import ego_env
 from tests.conftest import PageServer
 from tests.test_ax_snapshot import COMPONENT_LINES, COMPONENTS
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.test_mcp import McpClient, serving, text_of, value_of
 from tests.test_real_pages import real_page, ref_of
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
@@ -24,14 +23,8 @@ pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 async def agent(
     tmp_path_factory: pytest.TempPathFactory, server: PageServer
 ) -> AsyncIterator[McpClient]:
-    base = tmp_path_factory.mktemp("mcp-snapshot")
-    client = McpClient(ego_env(base / "profiles"), base, base / "server-stderr.log")
-    await client.start()
-    try:
+    async with serving(tmp_path_factory.mktemp("mcp-snapshot")) as client:
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 def refused(result: CallToolResult, *fragments: str) -> str:

@@ -24,7 +24,7 @@ from ego.demo import DemoServer
 from ego.mcp.definitions import compact_description, compact_schema
 from tests.cli_helpers import ego_env
 from tests.conftest import PageServer
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.test_mcp import McpClient, serving, text_of, value_of
 
 #: What playwright-mcp 0.0.83 spends on its 25 tools (names, descriptions and input schemas
 #: as compact JSON, measured through the SDK's client): ego's generic tools fit in it.
@@ -94,14 +94,8 @@ def test_definitions_are_pressed_without_changing_what_they_accept() -> None:
 
 @pytest.fixture(scope="module")
 async def lister(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
-    base = tmp_path_factory.mktemp("mcp-list")
-    client = McpClient(ego_env(base / "profiles"), base, base / "server-stderr.log")
-    await client.start()
-    try:
+    async with serving(tmp_path_factory.mktemp("mcp-list")) as client:
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 async def test_the_list_holds_nothing_that_changes_and_fits_the_budget(

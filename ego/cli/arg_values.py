@@ -16,6 +16,7 @@ from typing import Any, Final
 import orjson
 
 from ..errors import InvalidArgsError
+from ..learning.schemas import json_type
 
 __all__ = ["property_schema", "value_from_text"]
 
@@ -45,22 +46,6 @@ def property_schema(schema: Any, key: str) -> Any:
     return extra if isinstance(extra, dict) else None
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
-
-
 def _types(schema: Any, depth: int = 0) -> set[str]:
     """The JSON types ``schema`` allows, from ``type``, ``enum``/``const`` or its branches."""
     if not isinstance(schema, dict) or depth > 8:
@@ -72,9 +57,9 @@ def _types(schema: Any, depth: int = 0) -> set[str]:
         return {each for each in declared if isinstance(each, str)}
     found: set[str] = set()
     if "const" in schema:
-        found.add(_json_type(schema["const"]))
+        found.add(json_type(schema["const"]))
     if isinstance(schema.get("enum"), list):
-        found.update(_json_type(value) for value in schema["enum"])
+        found.update(json_type(value) for value in schema["enum"])
     for keyword in ("anyOf", "oneOf"):
         branches = schema.get(keyword)
         if isinstance(branches, list):

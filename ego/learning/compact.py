@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
-from .context import LearnContext, NoteInfo, SiteContext, ToolInfo, example_args
+from .context import FirstSite, LearnContext, NoteInfo, SiteContext, ToolInfo, example_args
 
 __all__ = [
     "DESCRIPTION_MAX",
@@ -111,7 +111,7 @@ class CompactSite(BaseModel):
     matched_domain: str
 
 
-class CompactContext(BaseModel):
+class CompactContext(FirstSite, BaseModel):
     """The compact answer of ``learn_context(url)``; :meth:`text` is what an agent reads."""
 
     url: str
@@ -119,21 +119,6 @@ class CompactContext(BaseModel):
     sites: list[CompactSite]
     tools: list[CompactTool]
     notes: list[CompactNote]
-
-    @property
-    def site_id(self) -> str | None:
-        """The first matching site's id, or None."""
-        return self.sites[0].site_id if self.sites else None
-
-    @property
-    def name(self) -> str | None:
-        """The first matching site's name, or None."""
-        return self.sites[0].name if self.sites else None
-
-    @property
-    def matched_domain(self) -> str | None:
-        """The domain entry of the first matching site that matched, or None."""
-        return self.sites[0].matched_domain if self.sites else None
 
     @property
     def skills(self) -> list[CompactTool]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -14,6 +14,7 @@ from .packs import conflict_message
 from .registry import Learnings, SiteEntry
 
 __all__ = [
+    "FirstSite",
     "LearnContext",
     "NoteInfo",
     "SiteContext",
@@ -73,21 +74,24 @@ class SiteContext(BaseModel):
     tools: list[ToolInfo]
 
 
-class LearnContext(BaseModel):
-    """The answer of ``learn_context(url)``.
+class _MatchedSite(Protocol):
+    @property
+    def site_id(self) -> str: ...
 
-    ``sites`` holds every site whose domains match (usually one); ``tools`` and ``notes``
-    gather theirs, so a caller that does not care which site a tool comes from need not look
-    inside ``sites``. ``skills`` holds the SKILL.md skills whose site is the URL's host or a
-    parent domain of it (kind ``"skill"``); they are in ``tools`` too.
-    """
+    @property
+    def name(self) -> str: ...
 
-    url: str
-    matched: bool
-    sites: list[SiteContext]
-    tools: list[ToolInfo]
-    notes: list[NoteInfo]
-    skills: list[ToolInfo] = Field(default_factory=list)
+    @property
+    def matched_domain(self) -> str: ...
+
+
+class FirstSite:
+    """What an answer listing matching sites says of the first: the base of
+    :class:`LearnContext` and of the compact answer."""
+
+    if TYPE_CHECKING:
+        # A pydantic field of each answer model; declared here for the type checker only.
+        sites: Sequence[_MatchedSite]
 
     @property
     def site_id(self) -> str | None:
@@ -103,6 +107,23 @@ class LearnContext(BaseModel):
     def matched_domain(self) -> str | None:
         """The domain entry of the first matching site that matched, or None."""
         return self.sites[0].matched_domain if self.sites else None
+
+
+class LearnContext(FirstSite, BaseModel):
+    """The answer of ``learn_context(url)``.
+
+    ``sites`` holds every site whose domains match (usually one); ``tools`` and ``notes``
+    gather theirs, so a caller that does not care which site a tool comes from need not look
+    inside ``sites``. ``skills`` holds the SKILL.md skills whose site is the URL's host or a
+    parent domain of it (kind ``"skill"``); they are in ``tools`` too.
+    """
+
+    url: str
+    matched: bool
+    sites: list[SiteContext]
+    tools: list[ToolInfo]
+    notes: list[NoteInfo]
+    skills: list[ToolInfo] = Field(default_factory=list)
 
 
 class SiteSummary(BaseModel):

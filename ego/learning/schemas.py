@@ -43,6 +43,7 @@ __all__ = [
     "failing_field",
     "first_error",
     "json_depth",
+    "json_type",
     "key_problem",
     "mismatch",
     "pattern_problem",
@@ -341,7 +342,7 @@ def schema_problems(schema: Any) -> list[str]:
     Never raises: a failure of the check itself is a problem too.
     """
     if not isinstance(schema, dict | bool):
-        return [f"must be a JSON Schema (an object or true/false), not {_json_type(schema)}"]
+        return [f"must be a JSON Schema (an object or true/false), not {_kind_in_words(schema)}"]
     if isinstance(schema, bool):
         return []
     depth = json_depth(schema, MAX_SCHEMA_DEPTH)
@@ -350,7 +351,7 @@ def schema_problems(schema: Any) -> list[str]:
     if "$schema" in schema:
         dialect = schema["$schema"]
         if not isinstance(dialect, str):
-            return [f"$schema must be a string (a draft's URI), not {_json_type(dialect)}"]
+            return [f"$schema must be a string (a draft's URI), not {_kind_in_words(dialect)}"]
         if jsonschema.validators.validator_for({"$schema": dialect}, default=None) is None:
             return [f"$schema {dialect!r} is not a JSON Schema draft jsonschema knows"]
     base = _base_class(schema)
@@ -369,7 +370,24 @@ def schema_problems(schema: Any) -> list[str]:
         return [f"cannot be checked: {type(exc).__name__}: {_one_line(exc)}"]
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a value parsed from JSON (anything else counts as a string)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string"
+
+
+def _kind_in_words(value: Any) -> str:
     names = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
     if value is None:
         return "null"

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..errors import InvalidArgsError
+from ..errors import InvalidArgsError, LearningError
 from ..learning.compact import CompactContext, CompactTool, compact
 from ..learning.context import LearnContext, NoteInfo, ToolInfo, example_args
 from ..learning.context import read_note as read_site_note
@@ -32,7 +32,7 @@ from .ego_server import MAX_TOOL_NAME, EgoServer
 from .holder import LOCAL_ONLY, BrowserHolder, call
 from .limits import SiteTools
 from .results import tool_result
-from .sdk import CallToolResult, SchemaTool, ToolAnnotations, ToolError
+from .sdk import CallToolResult, Context, SchemaTool, ToolAnnotations, ToolError, tools_changed
 
 __all__ = [
     "add_context_tools",
@@ -45,6 +45,7 @@ __all__ = [
     "input_schema",
     "mcp_example",
     "mcp_name",
+    "saved_tool_result",
 ]
 
 _SIDE_EFFECTS = {
@@ -173,6 +174,27 @@ def add_learning_tools(server: EgoServer, holder: BrowserHolder) -> None:
         found.extend((manifest.id, spec) for spec in specs)
     for site_id, spec in sorted(found, key=lambda item: (item[0], item[1].name)):
         add_learning_tool(server, holder, site_id, spec)
+
+
+async def saved_tool_result(
+    server: EgoServer,
+    holder: BrowserHolder,
+    site_id: str,
+    tool: str,
+    data: dict[str, Any],
+    ctx: Context[Any, Any] | None,
+) -> CallToolResult:
+    """The answer of a call that saved, promoted or restored ``site_id``'s ``tool``: ``data``
+    with ``mcp_tool``, the name of the tool's own MCP tool (added or replaced here; None when
+    the tool has none), once the client is told that the list changed."""
+    try:
+        _, spec = holder.learnings.tool(site_id, tool)
+    except LearningError:
+        data["mcp_tool"] = None
+    else:
+        data["mcp_tool"] = add_learning_tool(server, holder, site_id, spec)
+    await tools_changed(ctx)
+    return tool_result(data)
 
 
 def add_learning_tool(

@@ -19,14 +19,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..errors import LearningError
 from ..learning.suggest import suggest
 from ..replay.recorder import Recorder
 from .ego_server import EgoServer
 from .holder import READ_ONLY, BrowserHolder, call, check
-from .learning_tools import add_learning_tool
+from .learning_tools import saved_tool_result
 from .results import tool_result
-from .sdk import CallToolResult, Context, ToolAnnotations, ToolError, client_roots, tools_changed
+from .sdk import CallToolResult, Context, ToolAnnotations, ToolError, client_roots
 
 __all__ = ["add_loop_tools"]
 
@@ -147,9 +146,7 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
             )
         )
         data = saved.as_dict()
-        data["mcp_tool"] = _register(server, holder, site_id, tool)
-        await tools_changed(ctx)
-        return tool_result(data)
+        return await saved_tool_result(server, holder, site_id, tool, data, ctx)
 
     @server.tool(group="saving", annotations=_SAVES)
     async def heal_tool(
@@ -180,14 +177,4 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
             )
         )
         data = done.as_dict()
-        data["mcp_tool"] = _register(server, holder, site_id, tool)
-        await tools_changed(ctx)
-        return tool_result(data)
-
-
-def _register(server: EgoServer, holder: BrowserHolder, site_id: str, tool: str) -> str | None:
-    try:
-        _, spec = holder.learnings.tool(site_id, tool)
-    except LearningError:
-        return None
-    return add_learning_tool(server, holder, site_id, spec)
+        return await saved_tool_result(server, holder, site_id, tool, data, ctx)

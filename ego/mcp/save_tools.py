@@ -35,7 +35,7 @@ from ..page.tab import Tab
 from ..skills import import_skill as import_skill_file
 from .ego_server import EgoServer
 from .holder import BrowserHolder, call, check
-from .learning_tools import add_learning_tool
+from .learning_tools import saved_tool_result
 from .results import tool_result
 from .sdk import CallToolResult, Context, ToolAnnotations, ToolError, tools_changed
 
@@ -67,15 +67,6 @@ async def _tab_for_save(
     if wanted:
         return tab if match_domain(url, wanted) else None
     return tab if url.startswith(("http://", "https://")) else None
-
-
-def _register(server: EgoServer, holder: BrowserHolder, site_id: str, tool: str) -> str | None:
-    """Add (or replace) the saved tool's own MCP tool; its name, or None when it has none."""
-    try:
-        _, spec = holder.learnings.tool(site_id, tool)
-    except LearningError:
-        return None
-    return add_learning_tool(server, holder, site_id, spec)
 
 
 def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
@@ -132,9 +123,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         tab = await call(lambda: _tab_for_save(holder, site_id, domains))
         saved = await call(lambda: browser.site.save_tool(draft, tab=tab))
         data = saved.as_dict()
-        data["mcp_tool"] = _register(server, holder, site_id, tool)
-        await tools_changed(ctx)
-        return tool_result(data)
+        return await saved_tool_result(server, holder, site_id, tool, data, ctx)
 
     @server.tool(group="saving", annotations=SAVES_LEARNING)
     async def save_note(
@@ -194,9 +183,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
             return data
 
         data = await call(go)
-        data["mcp_tool"] = _register(server, holder, site_id, tool)
-        await tools_changed(ctx)
-        return tool_result(data)
+        return await saved_tool_result(server, holder, site_id, tool, data, ctx)
 
     @server.tool(group="saving", annotations=SAVES_LEARNING)
     async def import_skill(

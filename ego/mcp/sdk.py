@@ -38,7 +38,7 @@ import sys
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import uvicorn
 from mcp.server.lowlevel import NotificationOptions
@@ -315,14 +315,28 @@ class HttpSession:
             await self._transport.terminate()
 
 
-class _CheckedWrites:
+class _WriteStream:
+    """A transport's write stream with :meth:`send` of its own: the rest is the inner one's."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def __aenter__(self) -> Self:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._inner.__aexit__(*exc_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _CheckedWrites(_WriteStream):
     """The HTTP transport's write stream, each message checked to serialise: one pydantic
     refuses (a string holding a lone UTF-16 surrogate) is rebuilt with each such surrogate
     made U+FFFD, as :class:`_LenientMessage` does on stdio (the HTTP transport routes
     messages by their type, so they cannot be wrapped)."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
 
     async def send(self, item: SessionMessage) -> None:
         message: Any = item.message
@@ -334,16 +348,6 @@ class _CheckedWrites:
             fixed = _replaced(message.model_dump(mode="json", by_alias=True, exclude_unset=True))
             item = SessionMessage(type(message).model_validate(fixed), item.metadata)
         await self._inner.send(item)
-
-    async def __aenter__(self) -> _CheckedWrites:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> Any:
-        return await self._inner.__aexit__(*exc_info)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
 
 async def serve_asgi(
@@ -450,21 +454,8 @@ def _replaced(value: Any) -> Any:
     return value
 
 
-class _LenientWrites:
+class _LenientWrites(_WriteStream):
     """The stdio transport's write stream, each message made :class:`_LenientMessage`."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
 
     async def send(self, item: SessionMessage) -> None:
         await self._inner.send(SessionMessage(_LenientMessage(item.message), item.metadata))  # type: ignore[arg-type]
-
-    async def __aenter__(self) -> _LenientWrites:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> Any:
-        return await self._inner.__aexit__(*exc_info)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)

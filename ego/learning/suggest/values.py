@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ...replay.secrets import REDACTED
+from ..schemas import json_type
 from .endpoints import Endpoint
 
-__all__ = ["MAX_EXAMPLES", "Field", "infer_fields", "json_type", "schema_of"]
+__all__ = ["MAX_EXAMPLES", "Field", "infer_fields", "schema_of"]
 
 #: Examples kept per arg.
 MAX_EXAMPLES: Final = 3
@@ -27,23 +28,6 @@ MAX_EXAMPLES: Final = 3
 MAX_DEPTH: Final = 8
 
 Where = Literal["path", "query", "body"]
-
-
-def json_type(value: Any) -> str:
-    """The JSON Schema type of a JSON value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _text_type(values: list[str]) -> str:
