@@ -39,6 +39,7 @@ The tree::
     │   └── BrowserToolError          ... inside a learning's browser tool (names site, tool, file)
     ├── ReplayError                   recording, replaying or testing against a HAR went wrong
     │   ├── HarFormatError            a HAR file is not HAR 1.2 (not JSON, no log.entries, ...)
+    │   │   └── HarTooLargeError      ... over a bound (bytes, entries); not read whole
     │   ├── UnmatchedRequestError     strict replay: the page asked for something the HAR lacks
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
@@ -137,7 +138,13 @@ from .learning import (
     UnsafePathError,
     WorkspaceRequiredError,
 )
-from .replay import HarFormatError, InvalidCasesError, ReplayError, UnmatchedRequestError
+from .replay import (
+    HarFormatError,
+    HarTooLargeError,
+    InvalidCasesError,
+    ReplayError,
+    UnmatchedRequestError,
+)
 
 __all__ = [
     "BatchFileError",
@@ -161,6 +168,7 @@ __all__ = [
     "FrameDetachedError",
     "FrameNotFoundError",
     "HarFormatError",
+    "HarTooLargeError",
     "InvalidArgsError",
     "InvalidCasesError",
     "InvalidManifestError",
