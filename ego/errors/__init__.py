@@ -66,7 +66,8 @@ The tree::
         ├── SkillExistsError          an import would overwrite a skill (pass overwrite=True)
         ├── SaveRefusedError          a learning was not saved: a check failed, nothing written
         │   ├── SnapshotReferenceError  ... the source uses snapshot refs or pixel coordinates
-        │   └── CaseRegressionError     ... the new source fails offline cases the current passes
+        │   ├── CaseRegressionError     ... the new source fails offline cases the current passes
+        │   └── ForeignRequestError     ... its cases sent requests to another origin than the page
         ├── WorkspaceRequiredError    saving needs an agent workspace (EGO_WORKSPACE)
         ├── SiteBusyError             another save holds the site's lock for too long
         ├── UnknownVersionError       a tool's history has no such saved version
@@ -112,6 +113,7 @@ from .javascript import BrowserToolError, JavaScriptError
 from .learning import (
     CaseRegressionError,
     ConfirmationRequiredError,
+    ForeignRequestError,
     InvalidArgsError,
     InvalidManifestError,
     InvalidSkillError,
@@ -165,6 +167,7 @@ __all__ = [
     "ElementNotActionableError",
     "ElementNotFoundError",
     "FileAccessError",
+    "ForeignRequestError",
     "FrameDetachedError",
     "FrameNotFoundError",
     "HarFormatError",
