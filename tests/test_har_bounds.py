@@ -183,3 +183,17 @@ async def test_a_recordings_byte_bound_leaves_bodies_out(
     har = Har.load(tmp_path / "small.har")
     assert har.extra["_omitted"]["bodies"] == recording.omitted.bodies
     assert any(entry.response.extra.get("_bodyOmitted") for entry in har.entries)
+
+
+def test_the_docs_give_each_bound_with_its_default_and_its_flag() -> None:
+    from ego.replay.har_bounds import MAX_HAR_BYTES
+
+    root = Path(__file__).resolve().parent.parent
+    loop = " ".join((root / "docs" / "learning-loop.md").read_text().split())
+    replay = " ".join((root / "docs" / "replay.md").read_text().split())
+    assert f"| {MAX_HAR_ENTRIES:,} (`ego.replay.MAX_HAR_ENTRIES`) | `--max-har-entries N` |" in loop
+    assert MAX_HAR_BYTES == 256 * 1024 * 1024
+    assert "| 256 MiB (`ego.replay.MAX_HAR_BYTES`) | `--max-har-bytes SIZE`" in loop
+    assert f"| {MAX_CASES_BYTES // 1024 // 1024} MiB (`ego.learning.cases.format" in loop
+    assert f"over {LARGE_HAR_BYTES // 1024 // 1024} MiB on stderr" in loop
+    assert "`HarBounds(max_entries=50_000, max_bytes=256 MiB)`" in replay

@@ -16,7 +16,7 @@ import pytest
 
 import ego
 from ego.replay import REDACTED, Har, Matcher, Recorder, build_entry, is_secret_name, replay
-from ego.replay.har import Page, PostData
+from ego.replay.har import Header, Page, PostData
 from ego.replay.redaction import redact_body, redact_url
 from ego.replay.secrets import strip_har
 from tests.conftest import PageServer
@@ -450,3 +450,24 @@ async def test_recording_redacts_secrets_and_still_replays(
         ("GET", "/api/session/REDACTED/items"),
     ]:
         assert (method, live.url(route)) in answered, route
+
+
+def test_a_path_segment_redacted_by_value_drafts_as_an_arg(tmp_path: Path) -> None:
+    from ego.learning.registry import Learnings
+    from ego.learning.suggest import suggest
+
+    token = "9f8e7d6c5b4a3210"
+    page = build_entry("https://x.example/", "<html></html>", resource_type="document")
+    page.response.headers.append(Header("Set-Cookie", f"sid={token}; Path=/"))
+    items = build_entry(
+        f"https://x.example/api/session/{token}/items",
+        '{"items": ["lamp"]}',
+        headers={"content-type": "application/json"},
+        resource_type="fetch",
+    )
+    strip_har(Har(entries=[page, items])).save(tmp_path / "s.har")
+    report = suggest("x", [tmp_path / "s.har"], learnings=Learnings(workspace=tmp_path / "ws"))
+    (draft,) = report.drafts
+    assert draft.endpoint == "GET /api/session/{session}/items"
+    assert "examples" not in draft.args["session"]  # a secret: no value to show
+    assert any("redacted when recording" in note for note in draft.notes)

@@ -13,13 +13,17 @@ anyone who reads it act as the person. So, by default, recordings lose:
 
 Redacted values keep the request's shape, and the matcher takes a recorded ``REDACTED`` as
 any value, so a redacted recording still replays. HTML, scripts and other bodies are not
-rewritten: a token a page writes into its own markup stays.
+rewritten by name: a token a page writes only into its own markup stays.
+
+Then every value redacted by name is redacted wherever else it appears in the recording, by
+value (:mod:`ego.replay.secret_values`): a session cookie used as a URL path segment, a token
+echoed in another answer or in a page's markup.
 
 What was dropped is named, never its value: an entry that lost headers or cookies carries
 ``_redacted`` (:data:`REDACTED_FIELD`), ``{"requestHeaders": [...], "requestCookies": [...],
-"responseHeaders": [...], "responseCookies": [...]}`` with the names, so that a reader of
-the recording (``ego suggest``) can still tell that a request sent a session cookie or a
-CSRF header, and which one.
+"responseHeaders": [...], "responseCookies": [...], "values": {where: [names]}}`` with the
+names, so that a reader of the recording (``ego suggest``) can still tell that a request sent
+a session cookie or a CSRF header, and which one.
 """
 
 from __future__ import annotations
