@@ -144,6 +144,7 @@ class Recorder:
         self._omitted = Omitted()
         self._left_out: set[str] = set()  # request ids not recorded (past max_entries)
         self._kept = 0  # the recording's size as written, estimated
+        self._hops = 0  # entries recorded so far
         self.har_path = Path(har_path) if har_path is not None else None
         self.ignore = tuple(ignore)
         self.strip_secrets = strip_secrets
@@ -328,7 +329,7 @@ class Recorder:
     def _on_request(self, params: dict[str, Any]) -> None:
         request_id = str(params.get("requestId", ""))
         if request_id in self._left_out or (
-            request_id not in self._capture.hops and self._entries() >= self.bounds.max_entries
+            request_id not in self._capture.hops and self._hops >= self.bounds.max_entries
         ):
             self._left_out.add(request_id)
             if not isinstance(params.get("redirectResponse"), dict):
@@ -337,6 +338,7 @@ class Recorder:
         hop = self._capture.add_request(params)
         if hop is None:
             return
+        self._hops += 1
         url = str(hop.request.get("url", ""))
         self._kept += _ENTRY_OVERHEAD + len(url) + len(str(hop.request.get("postData", "")))
         if hop.request.get("hasPostData") and "postData" not in hop.request:
@@ -431,10 +433,8 @@ class Recorder:
             logger.debug("record: no post data for request %s: %s", request_id, exc)
             return
         post = str(result.get("postData", "")).encode("utf-8")
+        self._kept += len(post)
         self._capture.outcome(request_id).post_data = post
-
-    def _entries(self) -> int:
-        return sum(len(hops) for hops in self._capture.hops.values())
 
     def _leave_out(self, *, entries: int = 0, bodies: int = 0, size: int = 0) -> None:
         if not self._omitted:

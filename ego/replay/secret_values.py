@@ -37,7 +37,16 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 from urllib.parse import parse_qsl, quote, unquote, unquote_plus
 
-from .bodies import boundary_of, is_form, is_json, multipart_parts, parse_json, rewrite_multipart
+import re2
+
+from .bodies import (
+    boundary_of,
+    is_form,
+    is_json,
+    multipart_parts,
+    parse_json,
+    rewrite_multipart,
+)
 from .har import Entry, Har, Header, header_value
 from .secret_names import REDACTED, is_secret_header, is_secret_name
 
@@ -52,6 +61,9 @@ MIN_SUBSTRING: Final = 8
 
 _NEVER: Final = frozenset({"true", "false", "null", "undefined", "none", REDACTED.lower()})
 _SCHEMES: Final = ("bearer ", "basic ", "token ", "digest ", "negotiate ")
+_RE2_OPTIONS: Final = re2.Options()
+_RE2_OPTIONS.max_mem = 256 << 20  # thousands of values in one alternation
+_RE2_OPTIONS.log_errors = False
 
 
 class SecretValues:
@@ -69,7 +81,8 @@ class SecretValues:
 
     def __init__(self) -> None:
         self._names: dict[str, set[str]] = {}
-        self._words: dict[str, re.Pattern[str]] = {}
+        self._compiled: tuple[Any, Any] | None = None
+        self._forms: dict[str, str] = {}  # each way a value is written -> the value
 
     def __bool__(self) -> bool:
         return bool(self._names)
@@ -91,6 +104,7 @@ class SecretValues:
         if len(text) < least or text.lower() in _NEVER:
             return
         self._names.setdefault(text, set()).add(name)
+        self._compiled = None
         decoded = unquote_plus(text)
         if decoded != text and len(decoded) >= least:
             self._names.setdefault(decoded, set()).add(name)
@@ -258,23 +272,39 @@ class SecretValues:
         """A page title with the noted values cut out."""
         return self._in_text(title)[0]
 
+    def _patterns(self) -> tuple[Any, Any]:
+        """Two RE2 expressions for every noted value: the long ones anywhere (also
+        percent-encoded), the short ones as a word of their own (group 1). RE2 matches an
+        alternation of thousands of values in one linear pass over a text, where Python's
+        ``re`` tries each at every position."""
+        if self._compiled is None:
+            self._forms = {}
+            for value in self._names:
+                self._forms[value] = value
+                if len(value) >= MIN_SUBSTRING:
+                    self._forms.setdefault(quote(value, safe=""), value)
+            ordered = sorted(self._forms, key=len, reverse=True)
+            longs = "|".join(re.escape(f) for f in ordered if len(self._forms[f]) >= MIN_SUBSTRING)
+            shorts = "|".join(re.escape(f) for f in ordered if len(self._forms[f]) < MIN_SUBSTRING)
+            self._compiled = (
+                re2.compile(longs, options=_RE2_OPTIONS) if longs else None,
+                re2.compile(
+                    rf"(?:^|[^0-9A-Za-z])({shorts})(?:[^0-9A-Za-z]|$)", options=_RE2_OPTIONS
+                )
+                if shorts
+                else None,
+            )
+        return self._compiled
+
     def _hits(self, text: str) -> list[str]:
         """The noted values ``text`` is or holds: a long one anywhere, a short one as a word
         of its own (``pin 8413 accepted``, not ``184130``)."""
         if text in self._names:
             return [text]
-        return [
-            value
-            for value in self._names
-            if value in text and (len(value) >= MIN_SUBSTRING or self._word(value).search(text))
-        ]
-
-    def _word(self, value: str) -> re.Pattern[str]:
-        pattern = self._words.get(value)
-        if pattern is None:
-            pattern = re.compile(rf"(?<![0-9A-Za-z]){re.escape(value)}(?![0-9A-Za-z])")
-            self._words[value] = pattern
-        return pattern
+        longs, shorts = self._patterns()
+        found = longs.findall(text) if longs is not None else []
+        found += shorts.findall(text) if shorts is not None else []
+        return list(dict.fromkeys(self._forms[form] for form in found))
 
     def _whole(self, value: Any) -> tuple[Any, set[str]]:
         """A value the matcher compares: REDACTED whole when it is or holds a noted value."""
@@ -288,16 +318,27 @@ class SecretValues:
 
     def _in_text(self, text: str) -> tuple[str, set[str]]:
         """Free text: each noted value cut out (long ones inside words too)."""
+        if text in self._names:
+            return REDACTED, set(self._names[text])
         names: set[str] = set()
-        for value in sorted(self._hits(text), key=len, reverse=True):
-            before = text
-            if len(value) >= MIN_SUBSTRING:
-                for form in {value, quote(value, safe="")}:
-                    text = text.replace(form, REDACTED)
-            else:
-                text = self._word(value).sub(REDACTED, text)
-            if text != before:
-                names |= self._names[value]
+        longs, shorts = self._patterns()
+
+        def cut(match: Any) -> str:
+            names.update(self._names[self._forms[match.group(0)]])
+            return REDACTED
+
+        def cut_word(match: Any) -> str:
+            whole: str = match.group(0)
+            word: str = match.group(1)
+            names.update(self._names[self._forms[word]])
+            start = match.start(1) - match.start(0)
+            return whole[:start] + REDACTED + whole[start + len(word) :]
+
+        if longs is not None:
+            text = longs.sub(cut, text)
+        if shorts is not None:
+            # Twice: a match takes the character before the next word with it ("8413 8413").
+            text = shorts.sub(cut_word, shorts.sub(cut_word, text))
         return text, names
 
     def _in_response_body(self, text: str, content_type: str | None) -> tuple[str, set[str]]:
