@@ -197,3 +197,20 @@ def test_the_docs_give_each_bound_with_its_default_and_its_flag() -> None:
     assert f"| {MAX_CASES_BYTES // 1024 // 1024} MiB (`ego.learning.cases.format" in loop
     assert f"over {LARGE_HAR_BYTES // 1024 // 1024} MiB on stderr" in loop
     assert "`HarBounds(max_entries=50_000, max_bytes=256 MiB)`" in replay
+
+
+@pytest.mark.chrome
+async def test_ego_test_fails_a_case_whose_har_is_over_the_bound(
+    ported_browser: ego.Browser, tmp_path: Path
+) -> None:
+    endpoint = http_endpoint(websocket_url(ported_browser))
+    env = ego_env(tmp_path / "profiles")
+    result = await ego_async(
+        "test", "wikipedia", "--max-har-entries", "2", "--endpoint", endpoint, env=env
+    )
+    assert result.returncode == 3, result
+    cases = result.json()["results"]
+    assert cases
+    for case in cases:
+        assert case["status"] == "failed"
+        assert "holds more than 2 entries" in case["reason"]
