@@ -92,7 +92,7 @@ _REPORT_EVERY = 2_000
 class _Budget:
     """The bytes a HAR's ``content._file`` bodies may still take (its bound, less the file)."""
 
-    file: Path
+    file: Path | None  # the HAR's file, None for text
     bounds: HarBounds
     left: int
 
@@ -453,8 +453,8 @@ class Har(HarModel):
         bounds = bounds or current_bounds()
         folder = Path(base_dir) if base_dir is not None else None
         if len(text) > bounds.max_bytes:
-            raise too_many_bytes(folder or Path("the HAR text"), len(text), bounds)
-        budget = _Budget(folder or Path("."), bounds, bounds.max_bytes - len(text))
+            raise too_many_bytes(None, len(text), bounds)
+        budget = _Budget(None, bounds, bounds.max_bytes - len(text))
         return cls._parse(text, folder, bounds, budget, None)
 
     @classmethod
@@ -494,7 +494,7 @@ class Har(HarModel):
         """
         bounds = bounds or current_bounds()
         folder = Path(base_dir) if base_dir is not None else None
-        budget = _Budget(folder or Path("."), bounds, bounds.max_bytes)
+        budget = _Budget(None, bounds, bounds.max_bytes)
         return cls._build(data, folder, bounds, budget, None)
 
     @classmethod
@@ -513,7 +513,7 @@ class Har(HarModel):
             raise HarFormatError('not a HAR: no "log.entries" list')
         items = log["entries"]
         if len(items) > bounds.max_entries:
-            raise too_many_entries(budget.file if folder else None, len(items), bounds)
+            raise too_many_entries(budget.file, len(items), bounds)
         context = {"base_dir": folder, "budget": budget}
         try:
             har = cls.model_validate({**log, "entries": []}, context=context)

@@ -169,12 +169,15 @@ def too_many_entries(path: Path | None, counted: int, bounds: HarBounds) -> HarT
     )
 
 
-def too_many_bytes(path: Path, size: int, bounds: HarBounds, what: str = "") -> HarTooLargeError:
+def too_many_bytes(
+    path: Path | None, size: int, bounds: HarBounds, what: str = ""
+) -> HarTooLargeError:
     """The refusal of a HAR (with its body files) larger than ``bounds.max_bytes``."""
+    name = str(path) if path is not None else "the HAR"
     return HarTooLargeError(
-        f"{path} is {size:,} bytes{what}, more than the bound of {bounds.max_bytes:,}: cut the "
+        f"{name} is {size:,} bytes{what}, more than the bound of {bounds.max_bytes:,}: cut the "
         "recording, or raise the bound (HarBounds(max_bytes=N))",
-        path=str(path),
+        path=str(path) if path is not None else None,
         bound="bytes",
         limit=bounds.max_bytes,
     )

@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError, PydanticSerializationError
 
-from ..errors import HarFormatError
+from ..errors import HarFormatError, HarTooLargeError
 
 __all__ = [
     "DEFAULT_TIMINGS",
@@ -252,7 +252,7 @@ def har_error(exc: ValidationError, *, entry: int | None = None) -> HarFormatErr
     """
     error = exc.errors()[0]
     cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, HarFormatError) and cause.path is not None:
+    if isinstance(cause, HarTooLargeError):
         return cause  # a bound a body file went over: the error of its own type
     loc = list(error["loc"])
     where = "log"
