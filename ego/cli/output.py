@@ -17,6 +17,7 @@ from ..errors import (
     BrowserError,
     ConfirmationRequiredError,
     EgoError,
+    HarTooLargeError,
     JavaScriptError,
     LearningError,
     NoTabError,
@@ -157,6 +158,8 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
     ),
     (ProfileInUseError, re.compile(r"use another profile"), "pass another --profile"),
     (SkillExistsError, re.compile(r"pass overwrite=True"), "pass --overwrite"),
+    (HarTooLargeError, re.compile(r"HarBounds\(max_entries=N\)"), "--max-har-entries N"),
+    (HarTooLargeError, re.compile(r"HarBounds\(max_bytes=N\)"), "--max-har-bytes SIZE"),
     (PackBuildError, re.compile(r"pass (name|version)="), r"pass --\1"),
     (
         WorkspaceRequiredError,

@@ -39,6 +39,7 @@ The tree::
     │   └── BrowserToolError          ... inside a learning's browser tool (names site, tool, file)
     ├── ReplayError                   recording, replaying or testing against a HAR went wrong
     │   ├── HarFormatError            a HAR file is not HAR 1.2 (not JSON, no log.entries, ...)
+    │   │   └── HarTooLargeError      ... over a bound (bytes, entries); not read whole
     │   ├── UnmatchedRequestError     strict replay: the page asked for something the HAR lacks
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
@@ -65,7 +66,8 @@ The tree::
         ├── SkillExistsError          an import would overwrite a skill (pass overwrite=True)
         ├── SaveRefusedError          a learning was not saved: a check failed, nothing written
         │   ├── SnapshotReferenceError  ... the source uses snapshot refs or pixel coordinates
-        │   └── CaseRegressionError     ... the new source fails offline cases the current passes
+        │   ├── CaseRegressionError     ... the new source fails offline cases the current passes
+        │   └── ForeignRequestError     ... its cases sent requests to another origin than the page
         ├── WorkspaceRequiredError    saving needs an agent workspace (EGO_WORKSPACE)
         ├── SiteBusyError             another save holds the site's lock for too long
         ├── UnknownVersionError       a tool's history has no such saved version
@@ -111,6 +113,7 @@ from .javascript import BrowserToolError, JavaScriptError
 from .learning import (
     CaseRegressionError,
     ConfirmationRequiredError,
+    ForeignRequestError,
     InvalidArgsError,
     InvalidManifestError,
     InvalidSkillError,
@@ -137,7 +140,13 @@ from .learning import (
     UnsafePathError,
     WorkspaceRequiredError,
 )
-from .replay import HarFormatError, InvalidCasesError, ReplayError, UnmatchedRequestError
+from .replay import (
+    HarFormatError,
+    HarTooLargeError,
+    InvalidCasesError,
+    ReplayError,
+    UnmatchedRequestError,
+)
 
 __all__ = [
     "BatchFileError",
@@ -158,9 +167,11 @@ __all__ = [
     "ElementNotActionableError",
     "ElementNotFoundError",
     "FileAccessError",
+    "ForeignRequestError",
     "FrameDetachedError",
     "FrameNotFoundError",
     "HarFormatError",
+    "HarTooLargeError",
     "InvalidArgsError",
     "InvalidCasesError",
     "InvalidManifestError",

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = ["HarRecorderFactory", "TabRecords", "set_har_recorder"]
 
-#: Makes what :meth:`TabRecords.record_har` returns: ``factory(tab, path, strip_secrets=)``.
+#: Makes what :meth:`TabRecords.record_har` returns: ``factory(tab, path, strip_secrets=,
+#: bounds=)``.
 HarRecorderFactory = Callable[..., Any]
 #: The replay layer's recorder, registered by the layer above both (``ego.api``): the page
 #: layer sits below the replay layer and may not import it.
@@ -51,7 +52,11 @@ class TabRecords:
         raise NotImplementedError
 
     def record_har(
-        self, path: str | os.PathLike[str] | None = None, *, strip_secrets: bool = True
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        strip_secrets: bool = True,
+        bounds: Any = None,
     ) -> Any:
         """Record everything this tab loads while the block runs, into a HAR 1.2 file::
 
@@ -67,6 +72,9 @@ class TabRecords:
             path: where the HAR is written when the block ends (None: keep it in memory).
             strip_secrets: drop cookies and credentials and redact secret values (see
                 :mod:`ego.replay.secrets`); keep the default unless the HAR stays here.
+            bounds: the most the recording keeps, an :class:`ego.replay.HarBounds`
+                (50,000 entries and 256 MiB by default); what goes over them is left out,
+                and said in the HAR (``log._omitted``) and in ``recording.omitted``.
 
         Raises:
             RuntimeError: no recorder is registered (``ego.api`` was never imported: use
@@ -76,7 +84,7 @@ class TabRecords:
             raise RuntimeError(
                 "no HAR recorder is registered: get the tab from ego.launch() or ego.connect()"
             )
-        return _har_recorder(self, path, strip_secrets=strip_secrets)
+        return _har_recorder(self, path, strip_secrets=strip_secrets, bounds=bounds)
 
     @property
     def network_log(self) -> NetworkLog:

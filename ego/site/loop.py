@@ -140,11 +140,12 @@ class Loop(Saving):
             LearningError: no such draft.
             SaveRefusedError: a check failed, or a draft case fails (reason ``"cases"``);
                 nothing was written.
+            ForeignRequestError: a case sent a request to another origin than its page.
             CaseRegressionError: the tool existed and the draft breaks its cases.
             BrowserError: the browser failed during the checks.
         """
         from ..learning import save as _save
-        from ..learning.cases.gate import candidate_source
+        from ..learning.cases.gate import candidate_source, check_origins
         from ..learning.cases.verdict import CaseCheck, GateReport
         from ..learning.naming import refuse
         from ..learning.suggest import load_draft
@@ -159,6 +160,7 @@ class Loop(Saving):
         async def gate(plan: ToolPlan) -> GateReport | None:
             own = await self._gate(plan)
             results = await self.run_cases(cases, plan, candidate_source(plan))
+            check_origins(site_id, tool, results, front_end)
             failed = [r for r in results if not r.passed]
             if failed:
                 raise refuse(

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from ...replay.har import Har, header_value
 from ...replay.secrets import REDACTED_FIELD
+from .safe_paths import path_problem
 from .traffic import Exchange
 
 __all__ = ["Csrf", "find_csrf", "is_csrf_name"]
@@ -156,7 +157,9 @@ def _html(entry: Any) -> str:
 
 def _same_origin(entry: Any, exchange: Exchange) -> bool:
     parts = urlsplit(entry.request.url)
-    return f"{parts.scheme}://{parts.netloc}" == exchange.origin
+    # The tool asks a header's URL again: only a path that stays on the origin may be one.
+    on_origin = f"{parts.scheme}://{parts.netloc}" == exchange.origin
+    return on_origin and path_problem(parts.path or "/") is None
 
 
 def _by_value(

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from ...replay.secrets import REDACTED
 from .traffic import Exchange
 
 __all__ = ["Endpoint", "group_endpoints", "segment_value", "shape_of", "singular"]
@@ -29,8 +30,10 @@ _NOISE: Final = re.compile(r"^(api|rest|v\d+(\.\d+)?|json|ajax|_?internal)$", re
 
 
 def segment_value(segment: str) -> str | None:
-    """The kind of value a path segment is (``"integer"``, ``"hex"``, ``"uuid"``), or None
-    for a name."""
+    """The kind of value a path segment is (``"integer"``, ``"hex"``, ``"uuid"``, or
+    ``"string"`` for a secret the recording redacted by value), or None for a name."""
+    if segment == REDACTED:
+        return "string"
     if _NUMBER.match(segment):
         return "integer"
     if _UUID.match(segment):

@@ -18,6 +18,8 @@ from urllib.parse import parse_qsl, urlsplit
 from ...replay.har import Entry, Har, header_value
 from ...replay.secrets import REDACTED_FIELD
 from ..matching import match_domain
+from .safe_paths import REASON as PATH_LEAVES_ORIGIN
+from .safe_paths import path_problem
 
 __all__ = ["STATIC_EXTENSIONS", "Exchange", "Skipped", "is_json_type", "read_exchanges"]
 
@@ -118,7 +120,8 @@ class Skipped:
         har: the recording.
         method, url: the request.
         reason: one of ``"static asset"``, ``"page (HTML document)"``, ``"third-party
-            host"``, ``"not JSON"``, ``"failed request"``, ``"not http(s)"``.
+            host"``, ``"not JSON"``, ``"failed request"``, ``"not http(s)"``, ``"path leaves
+            the origin"`` (:mod:`.safe_paths`).
         detail: what was seen (the host, the content type, the error).
     """
 
@@ -197,6 +200,10 @@ def read_exchanges(
             continue
         if not on_site:
             skip("third-party host", parts.netloc)
+            continue
+        path_refused = path_problem(parts.path or "/")
+        if path_refused is not None:
+            skip(PATH_LEAVES_ORIGIN, path_refused)
             continue
         if entry.failed is not None:
             skip("failed request", entry.failed)

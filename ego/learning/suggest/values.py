@@ -140,7 +140,8 @@ def infer_fields(endpoint: Endpoint, is_csrf: Any = None) -> list[Field]:
         values = [endpoint.path_args(e).get(name) for e in exchanges]
         typed = [int(v) if kind == "integer" and v is not None else v for v in values]
         arg = _arg_name(name, taken, "path")
-        fields.append(Field(name, "path", arg, "integer" if kind == "integer" else "string", typed))
+        kind_ = "integer" if kind == "integer" else "string"
+        fields.append(Field(name, "path", arg, kind_, typed, secret=REDACTED in values))
     query_names = list(dict.fromkeys(name for e in exchanges for name, _ in e.query))
     per_call_query = [dict(e.query) for e in exchanges]
     fields += _fields("query", query_names, per_call_query, taken, is_csrf)
