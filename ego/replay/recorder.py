@@ -36,6 +36,7 @@ from .capture import Capture, Outcome, iso_time
 from .har import Har, Page
 from .replayer import DEFAULT_IGNORE
 from .secrets import strip_har
+from .token_places import TokenPlaces
 
 if TYPE_CHECKING:
     from ..page.tab import Tab, WaitUntil
@@ -93,6 +94,7 @@ class Recorder:
         self._session_id: str | None = None
         self._subscriptions: list[Subscription] = []
         self._capture = Capture()
+        self._token_places = TokenPlaces()
         self._tasks: set[asyncio.Task[None]] = set()
         self._activity = asyncio.Event()
         self._running = False
@@ -267,6 +269,10 @@ class Recorder:
         if hop.request.get("hasPostData") and "postData" not in hop.request:
             url = hop.request.get("url", "")
             self._spawn(self._read_post_data(hop.request_id), f"post data of {url}")
+        tokens = self._token_places.wanted(hop.request.get("headers"))
+        if tokens:
+            # Where the page keeps them: asked now, while the page that sent them is there.
+            self._spawn(self._token_places.look_up(self._send, tokens), "places of its tokens")
         self._touch()
 
     def _outcome(self, params: dict[str, Any]) -> Outcome:
@@ -359,6 +365,8 @@ class Recorder:
             comment="recorded by ego" + (" (secrets stripped)" if self.strip_secrets else ""),
         )
         har.entries.extend(self._capture.entries(page_id))
+        for entry in har.entries:
+            self._token_places.annotate(entry)
         if self.strip_secrets:
             strip_har(har)
         return har
