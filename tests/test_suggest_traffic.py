@@ -23,9 +23,11 @@ from ego.learning.registry import Learnings
 from ego.learning.suggest import SuggestReport, load_draft, suggest
 from ego.learning.suggest.auth import TokenPlace
 from ego.learning.suggest.source import api_tool_source, read_constants
+from ego.learning.suggest.values import schema_of
 from ego.page.tab import Tab
 from ego.replay import Recorder
 from ego.site import Site
+from tests.cli_helpers import ego_async, ego_env
 from tests.health_fixtures import isolated_store
 from tests.library_site import BOOKS, LIBRARY_ENDPOINTS, PASSWORD, LibraryServer
 
@@ -422,3 +424,81 @@ async def test_a_failing_drafts_message_names_the_drafts_own_file(
     assert not result.passed
     assert f".drafts/library/{me.tool}/{me.tool}.js" in result.reason
     assert "browser-tools" not in result.reason
+
+
+async def test_the_library_loop_measured(
+    session: Session, library: LibraryServer, tmp_path: Path
+) -> None:
+    """The figures of the loop on the library: `ego suggest` on the session's recording (its
+    drafts' own cases ran in the save gate, as `--check` runs them), then each kept tool live
+    in the logged-in tab against what the page got."""
+    env = ego_env(tmp_path / "profiles", workspace=tmp_path / "ws")
+    drafted = await ego_async("suggest", "library", "--har", str(session.har), env=env)
+    assert drafted.returncode == 0, drafted
+    data = drafted.json()
+    found = {d["endpoint"]: d for d in data["found"]}
+    used = [*LIBRARY_ENDPOINTS, "POST /api/covers"]
+    refused = [s for s in data["skipped"] if s["reason"] == "file upload"]
+    gates = [session.saved[d.tool].cases for d in session.report.drafts]
+    passing = [g for g in gates if g is not None and g.cases and all(c.passed for c in g.cases)]
+    cases = sum(len(g.cases) for g in gates if g is not None)
+    effects = {
+        e: "read"
+        if e.startswith("GET") or " query " in e
+        else "write"
+        if " mutation " in e
+        else "irreversible"
+        for e in LIBRARY_ENDPOINTS
+    }
+    right = [e for e, d in found.items() if d["side_effect"] == effects.get(e)]
+
+    # Live, in the tab the session logged in: a read gives what the page got for the same
+    # request (the loans, which the other tests changed, as the page gets them now); a write
+    # gives an answer of the shape the page got, and its effect.
+    page_loans = session.har.parent / "loans-now.har"
+    async with session.tab.record_har(page_loans) as recording:
+        await session.tab.navigate(library.url("/loans"))
+        await session.tab.wait_for(selector="body[data-ready]")
+        await recording.wait_idle()
+    [loans_now] = [
+        json.loads(e.response.content.text or "null")
+        for e in recording.har.entries
+        if e.request.url.endswith("/api/loans")
+    ]
+    matching = writes = 0
+    loans_before = len(library.loans)
+    reads_first = sorted(session.report.drafts, key=lambda d: d.side_effect != "read")
+    for draft in reads_first:
+        if draft.endpoint == "POST /api/session":
+            continue  # a login is never automated
+        case = draft.cases[0].case
+        got = await session.run(draft.endpoint, case["args"])
+        if draft.endpoint == "GET /api/loans":
+            matching += got == loans_now
+        elif draft.side_effect == "read":
+            matching += got == case["expect"]
+        else:
+            writes += 1
+            matching += schema_of([got]) == schema_of([case["expect"]])
+    assert len(library.loans) == loans_before + 1
+
+    files = list(files_under(tmp_path / "ws", session.har.parent))
+    secrets = [*library.tokens, PASSWORD]
+    holding = [
+        p for p in files if any(s in p.read_bytes().decode("utf-8", "replace") for s in secrets)
+    ]
+    figures = (
+        f"library: endpoints drafted {len(found)} of {len(used)} used ({len(refused)} refused: "
+        f"file upload); drafts whose own cases pass {len(passing)} of {len(found)} ({cases} "
+        f"cases); live runs that return what the page got {matching} of "
+        f"{len(session.report.drafts) - 1} ({writes} writes by shape and effect; the login not "
+        f"run); side effects right {len(right)} of {len(found)}; files holding a secret "
+        f"{len(holding)} of {len(files)}"
+    )
+    print(figures)
+    assert sorted(found) == sorted(LIBRARY_ENDPOINTS), figures
+    assert len(refused) == 1, figures
+    assert len(passing) == len(found), figures
+    assert matching == len(session.report.drafts) - 1, figures
+    assert len(right) == len(found), figures
+    assert holding == [], figures
