@@ -341,3 +341,21 @@ def test_a_typed_error_a_tool_throws_raises_its_ego_exception() -> None:
     assert thrown("CrossOriginRequestError") is CrossOriginRequestError
     assert thrown("TypeError") is BrowserToolError
     assert issubclass(TokenRejectedError, BrowserToolError)
+
+
+def test_a_json_body_sent_as_plain_text_is_sent_again_as_it_was(tmp_path: Path) -> None:
+    report = drafts(
+        tmp_path,
+        entry(
+            "POST",
+            "/api/notes",
+            post='{"title": "a"}',
+            post_type="text/plain;charset=UTF-8",
+            answer={"id": 1},
+        ),
+    )
+    [draft] = report.drafts
+    assert set(draft.args) == {"title"}
+    constants = read_constants(draft.source)
+    assert constants is not None
+    assert constants["ENCODING"] == "text/plain"

@@ -169,10 +169,9 @@ class TokenPlace:
     def describe(self) -> str:
         """One line for the draft's notes."""
         inside = f" at {'.'.join(self.path)}" if self.path else ""
-        scheme = f" as {self.prefix.strip()} " if self.prefix else " "
         return (
-            f"the {self.header} header sends{scheme}the token the page keeps in "
-            f"{self.store}[{self.key!r}]{inside}, read there at run time (never written here)"
+            f"sends {self.header}: {self.prefix}<the token the page keeps in "
+            f"{self.store}[{self.key!r}]{inside}>, read there at run time (never written here)"
         )
 
 

@@ -86,7 +86,8 @@ _BODY: Final = r"""
     const url = new URL(path, location.origin);
     if (url.origin !== location.origin) {
       throw new CrossOriginRequestError(
-        `${METHOD} ${url.href} is not on the page's origin ${location.origin}: nothing was sent`
+        `${METHOD} ${url.href} is not on the page's origin ${location.origin}: nothing was ` +
+        "sent (a path of the tool leaves the page: see its PATHS)"
       );
     }
     return url;

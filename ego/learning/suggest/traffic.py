@@ -277,6 +277,9 @@ def read_exchanges(
         if not on_site:
             skip("third-party host", parts.netloc)
             continue
+        if _is_static(entry, parts.path):
+            skip("static asset", entry.resource_type or parts.path.rsplit(".", 1)[-1])
+            continue
         json_answer = is_json_type(content_type)
         incomplete = _incomplete(entry, json_answer)
         if incomplete:
@@ -284,9 +287,6 @@ def read_exchanges(
             continue
         if entry.failed is not None:
             skip("failed request", entry.failed)
-            continue
-        if _is_static(entry, parts.path):
-            skip("static asset", entry.resource_type or parts.path.rsplit(".", 1)[-1])
             continue
         post = request.post_data
         body: Any = None
@@ -309,6 +309,9 @@ def read_exchanges(
                 if fields is not None:
                     encoding, form = fields
                     body = _pairs_dict(form)
+                elif isinstance(unlabelled := _json(post.body()), dict | list):
+                    # fetch sends a string body as text/plain: JSON all the same.
+                    body, encoding = unlabelled, "json"
         answer = _json(response.body()) if json_answer else None
         written = method not in ("GET", "HEAD") and response.status in _NO_CONTENT
         if not json_answer and encoding != "json" and not written:
