@@ -15,7 +15,9 @@ Each event kind is delivered by its own subscription task, so a request's
 per request id in a :class:`~ego.replay.capture.Capture` and put together only when the HAR
 is built, so nothing depends on the order in which handlers run.
 
-By default the recording keeps no session: see :mod:`ego.replay.secrets`.
+By default the recording keeps no session: see :mod:`ego.replay.secrets`. Where the page
+keeps each token it sends in a header is looked up in the page while recording, and named in
+the entry (:mod:`ego.replay.token_places`), never the token.
 """
 
 from __future__ import annotations
