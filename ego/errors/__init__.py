@@ -37,6 +37,8 @@ The tree::
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
     │   └── BrowserToolError          ... inside a learning's browser tool (names site, tool, file)
+    │       ├── TokenRejectedError    ... the site refused the token the page keeps (401, 403)
+    │       └── CrossOriginRequestError ... it built a URL off the page's origin; nothing sent
     ├── ReplayError                   recording, replaying or testing against a HAR went wrong
     │   ├── HarFormatError            a HAR file is not HAR 1.2 (not JSON, no log.entries, ...)
     │   │   └── HarTooLargeError      ... over a bound (bytes, entries); not read whole
@@ -109,7 +111,12 @@ from .browser import (
     WorkerEndedError,
 )
 from .files import BatchFileError, FileAccessError, StorageStateError
-from .javascript import BrowserToolError, JavaScriptError
+from .javascript import (
+    BrowserToolError,
+    CrossOriginRequestError,
+    JavaScriptError,
+    TokenRejectedError,
+)
 from .learning import (
     CaseRegressionError,
     ConfirmationRequiredError,
@@ -161,6 +168,7 @@ __all__ = [
     "ConfirmationRequiredError",
     "ConnectionFailedError",
     "ContextDestroyedError",
+    "CrossOriginRequestError",
     "DialogOpenError",
     "DownloadFailedError",
     "EgoError",
@@ -204,6 +212,7 @@ __all__ = [
     "StorageStateError",
     "TabClosedError",
     "TargetCrashedError",
+    "TokenRejectedError",
     "ToolLoadError",
     "UnknownNoteError",
     "UnknownPackError",

@@ -15,7 +15,9 @@ Each event kind is delivered by its own subscription task, so a request's
 per request id in a :class:`~ego.replay.capture.Capture` and put together only when the HAR
 is built, so nothing depends on the order in which handlers run.
 
-By default the recording keeps no session: see :mod:`ego.replay.secrets`.
+By default the recording keeps no session: see :mod:`ego.replay.secrets`. Where the page
+keeps each token it sends in a header is looked up in the page while recording, and named in
+the entry (:mod:`ego.replay.token_places`), never the token.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .har import Har, Page
 from .har_bounds import HarBounds
 from .replayer import DEFAULT_IGNORE
 from .secrets import strip_har
+from .token_places import TokenPlaces
 
 if TYPE_CHECKING:
     from ..page.tab import Tab, WaitUntil
@@ -154,6 +157,7 @@ class Recorder:
         self._session_id: str | None = None
         self._subscriptions: list[Subscription] = []
         self._capture = Capture()
+        self._token_places = TokenPlaces()
         self._tasks: set[asyncio.Task[None]] = set()
         self._activity = asyncio.Event()
         self._running = False
@@ -344,6 +348,10 @@ class Recorder:
         if hop.request.get("hasPostData") and "postData" not in hop.request:
             url = hop.request.get("url", "")
             self._spawn(self._read_post_data(hop.request_id), f"post data of {url}")
+        tokens = self._token_places.wanted(hop.request.get("headers"))
+        if tokens:
+            # Where the page keeps them: asked now, while the page that sent them is there.
+            self._spawn(self._token_places.look_up(self._send, tokens), "places of its tokens")
         self._touch()
 
     def _outcome(self, params: dict[str, Any]) -> Outcome:
@@ -463,6 +471,8 @@ class Recorder:
             comment="recorded by ego" + (" (secrets stripped)" if self.strip_secrets else ""),
         )
         har.entries.extend(self._capture.entries(page_id))
+        for entry in har.entries:
+            self._token_places.annotate(entry)
         if self.strip_secrets:
             strip_har(har)
         if self._omitted:

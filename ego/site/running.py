@@ -13,7 +13,7 @@ from ..calls import DEFAULTS, CallOptions, ToolCall, ToolRef, prepare
 from ..errors import BrowserToolError, EgoError, JavaScriptError, ReturnsMismatchError
 from ..learning.health.recorder import record_failure, record_ok
 from ..runtime.cache import RunStats, cache_key, run_cached
-from ..runtime.contract import signal_in_exception, signal_in_result
+from ..runtime.contract import signal_in_exception, signal_in_result, tool_error_type
 from .placement import Placement, url_on_site
 
 if TYPE_CHECKING:
@@ -250,11 +250,12 @@ def _check_returns(ref: ToolRef, result: Any) -> None:
 
 
 def tool_error(loaded: LoadedSource, exc: JavaScriptError) -> BrowserToolError:
-    """Turn a JS error from a tool into a BrowserToolError that names its file and line."""
+    """Turn a JS error from a tool into a BrowserToolError that names its file and line (the
+    typed kind its class names: :func:`ego.runtime.contract.tool_error_type`)."""
     line = exc.line if exc.url == loaded.url else None
     file = _display_path(loaded.file)
     where = f"{file}:{line}" if line is not None else file
-    return BrowserToolError(
+    return tool_error_type(exc)(
         f"{loaded.site_id}/{loaded.tool} threw {exc.name}: {exc.js_message} ({where})",
         site_id=loaded.site_id,
         tool=loaded.tool,
