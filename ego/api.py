@@ -22,7 +22,7 @@ from .page import contexts as _contexts
 from .page.dialogs import DialogPolicy, dialog_actions
 from .page.downloads import Downloads
 from .page.policy import OPEN, NavigationPolicy
-from .page.records import set_har_recorder
+from .page.records import set_har_recorder, set_tracer
 from .page.storage_state import StorageState, read_state
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.transport import Connection
@@ -73,6 +73,28 @@ class BrowserContext(_contexts.BrowserContext):
         for site_id, url in owner.site.start_urls().items():
             self.site.set_start_url(site_id, url)
 
+    def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
+        """Trace every tab of this context and their frames, those opened later too, into the
+        file ``path`` while the block runs; see :meth:`ego.Tab.trace` and docs/tracing.md::
+
+            async with context.trace("session.trace.jsonl"):
+                ...
+
+        Args:
+            path: the trace file (replaced if it exists; made ``0600``).
+            options: what each step keeps and the file's bound (:class:`ego.trace.TraceOptions`:
+                ``max_bytes``, ``max_body``, ``screenshot_scale``, ``screenshot_quality``,
+                ``snapshot_lines``, ``page_events``).
+
+        Returns:
+            an :class:`ego.trace.Trace` (``async with`` it, or ``await`` it and ``stop()`` it).
+
+        Raises:
+            ValueError: an option out of its range (raised at once).
+            TraceFileError: the file cannot be made (raised when the trace starts).
+        """
+        return _trace_pages(self, path, options)
+
     async def storage_state(self, path: str | os.PathLike[str] | None = None) -> StorageState:
         """See :meth:`ego.page.contexts.BrowserContext.storage_state`; a ``path`` inside a
         learnings root is refused (a learning is shared; a login is not).
@@ -93,6 +115,22 @@ def _har_recorder(tab: Any, path: Any, **options: Any) -> Any:
 
 
 set_har_recorder(_har_recorder)
+
+
+def _tracer(tab: Any, path: Any, **options: Any) -> Any:
+    """What ``tab.trace`` returns: imported on use, so a call never loads the trace layer."""
+    from .trace import trace_tab
+
+    return trace_tab(tab, path, **options)
+
+
+set_tracer(_tracer)
+
+
+def _trace_pages(host: Any, path: str | os.PathLike[str], options: dict[str, Any]) -> Any:
+    from .trace import trace_pages
+
+    return trace_pages(host, path, **options)
 
 
 class Browser(_browser.Browser):
@@ -152,6 +190,29 @@ class Browser(_browser.Browser):
             timeout=timeout,
         )
         return cast("BrowserContext", context)
+
+    def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
+        """Trace every tab of this browser (its contexts' too) and their frames, those opened
+        later too, into the file ``path`` while the block runs; see :meth:`ego.Tab.trace`
+        and docs/tracing.md::
+
+            async with browser.trace("session.trace.jsonl"):
+                ...
+
+        Args:
+            path: the trace file (replaced if it exists; made ``0600``).
+            options: what each step keeps and the file's bound (:class:`ego.trace.TraceOptions`:
+                ``max_bytes``, ``max_body``, ``screenshot_scale``, ``screenshot_quality``,
+                ``snapshot_lines``, ``page_events``).
+
+        Returns:
+            an :class:`ego.trace.Trace` (``async with`` it, or ``await`` it and ``stop()`` it).
+
+        Raises:
+            ValueError: an option out of its range (raised at once).
+            TraceFileError: the file cannot be made (raised when the trace starts).
+        """
+        return _trace_pages(self, path, options)
 
     async def storage_state(self, path: str | os.PathLike[str] | None = None) -> StorageState:
         """See :meth:`ego.page.browser.Browser.storage_state`; a ``path`` inside a learnings

@@ -47,6 +47,7 @@ The tree::
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
     ├── FileAccessError               a path outside the folders a server may use
     ├── StorageStateError             a saved login (cookies, storage) cannot be read or written
+    ├── TraceFileError                a trace cannot be written there, or a file is no trace
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -110,7 +111,7 @@ from .browser import (
     UnknownTabError,
     WorkerEndedError,
 )
-from .files import BatchFileError, FileAccessError, StorageStateError
+from .files import BatchFileError, FileAccessError, StorageStateError, TraceFileError
 from .javascript import (
     BrowserToolError,
     CrossOriginRequestError,
@@ -214,6 +215,7 @@ __all__ = [
     "TargetCrashedError",
     "TokenRejectedError",
     "ToolLoadError",
+    "TraceFileError",
     "UnknownNoteError",
     "UnknownPackError",
     "UnknownSiteError",

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 
 from . import durable, keys, screenshots, snapshot, waits
 from . import input as actions
+from .action_log import observed_verbs
 
 if TYPE_CHECKING:
+    from .action_log import ActionObserver
     from .page import Page
     from .screenshots import ImageFormat
     from .snapshot import Outline
@@ -45,12 +47,18 @@ def _quoted(text: str) -> str:
     return '"' + (text[:119] + "…" if len(text) > 120 else text).replace('"', '\\"') + '"'
 
 
+@observed_verbs
 class PageVerbs:
     """Snapshot, click, type, check, keys, hover, select, upload, waits and element
-    screenshots, in the page's own document."""
+    screenshots, in the page's own document.
+
+    Every public verb reports each call to the observers of its tab
+    (:mod:`ego.page.action_log`): a verb added here is observed with no more code."""
 
     #: How the header of a snapshot names the page.
     _outline_kind = "page"
+    #: Who observes the actions of the page's tab (the tab's list, shared by its frames).
+    _action_observers: list[ActionObserver]
 
     async def snapshot(
         self: Page,

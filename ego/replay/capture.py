@@ -116,6 +116,16 @@ class Capture:
         hops = sorted((hop for hops in self.hops.values() for hop in hops), key=lambda h: h.order)
         return [self._entry(hop, page_id) for hop in hops]
 
+    def entries_of(self, request_id: str, page_id: str) -> list[Entry]:
+        """The entries of one request id (one per hop: a redirect and what followed), as
+        :meth:`entries` makes them: for a reader that takes requests as each one ends."""
+        return [self._entry(hop, page_id) for hop in self.hops.get(request_id, [])]
+
+    def ended(self, request_id: str) -> bool:
+        """True once ``request_id`` finished or failed."""
+        outcome = self.outcomes.get(request_id)
+        return outcome is not None and (outcome.finished is not None or bool(outcome.error))
+
     def _entry(self, hop: Hop, page_id: str) -> Entry:
         last = hop.index == len(self.hops[hop.request_id]) - 1
         outcome = self.outcomes.get(hop.request_id) or Outcome()
