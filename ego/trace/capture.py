@@ -32,7 +32,8 @@ _READ_LINES: Final = 5_000
 
 
 async def screenshot(tab: Tab, options: TraceOptions) -> dict[str, Any] | None:
-    """The tab's viewport as the step's image: ``{"jpeg": base64, "width", "height"}``, or
+    """The tab's viewport as the step's image: ``{"jpeg": base64, "width", "height",
+    "scale"}`` (the image's pixels; ``scale`` against the page's CSS pixels), or
     ``{"error": why}``; None when the trace takes no screenshots."""
     scale = options.screenshot_scale
     if not scale:
@@ -59,7 +60,12 @@ async def screenshot(tab: Tab, options: TraceOptions) -> dict[str, Any] | None:
         )
     except (EgoError, KeyError, ValueError) as exc:
         return {"error": f"not taken: {exc}"}
-    return {"jpeg": shot["data"], "width": round(width * scale), "height": round(height * scale)}
+    return {
+        "jpeg": shot["data"],
+        "width": round(width * scale),
+        "height": round(height * scale),
+        "scale": scale,
+    }
 
 
 async def snapshot_around(page: Page, ref: str | None, lines: int) -> dict[str, Any] | None:

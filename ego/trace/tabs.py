@@ -128,11 +128,14 @@ class TabTrace:
             await self._capture(step, action.page, ref)
         await self._step(step, failed=not action.ok)
 
-    async def on_run(self, run: ToolRun) -> None:
-        """A tool run in the tab (or one of its frames) ended: capture it, hand it over."""
+    async def on_run(self, run: ToolRun, label: str | None = None) -> None:
+        """A tool run in the tab (or one of its frames) ended: capture it, hand it over
+        (``label``: what the step is of, such as a batch's input)."""
         if self._stopped:
             return
         step = tool_step(run, self.secrets, self.options.max_body)
+        if label is not None:
+            step["input"] = label
         await self._capture(step, run.page, None)
         await self._step(step, failed=not run.ok)
 

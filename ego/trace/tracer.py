@@ -136,6 +136,8 @@ class Trace:
         tab: trace this tab (and its frames).
         host: or every tab of this browser (its contexts' too) or browser context, those
             opened later included.
+        subject: what the trace is of, as its viewer's title says (by default the tab's URL,
+            or "browser").
         on_closed: called with the file's path once it is closed (``ego mcp`` copies it to
             where the agent asked, within its file limits).
     """
@@ -147,6 +149,7 @@ class Trace:
         *,
         tab: Tab | None = None,
         host: Any = None,
+        subject: str | None = None,
         on_closed: Callable[[Path], None] | None = None,
     ) -> None:
         if (tab is None) == (host is None):
@@ -158,6 +161,7 @@ class Trace:
         self._tab = tab
         self._host = host
         self._on_closed = on_closed
+        self._subject = subject
         self._file: TraceFile | None = None
         self._tabs: dict[str, TabTrace] = {}
         self._steps = 0
@@ -203,7 +207,9 @@ class Trace:
                 "a folder that exists and can be written",
                 path=str(self.path),
             ) from None
-        subject = f"tab {self._tab.url}" if self._tab is not None else _subject(self._host)
+        subject = self._subject or (
+            f"tab {self._tab.url}" if self._tab is not None else _subject(self._host)
+        )
         self._file.write(header(self.options, self.secrets.url(subject)))
         self._watches.append(watch_runs(self._on_run))
         try:
@@ -344,19 +350,23 @@ def _subject(host: Any) -> str:
     return "browser"
 
 
-def trace_tab(tab: Tab, path: str | os.PathLike[str], **options: Any) -> Trace:
+def trace_tab(
+    tab: Tab, path: str | os.PathLike[str], *, subject: str | None = None, **options: Any
+) -> Trace:
     """A trace of ``tab`` into ``path`` (what :meth:`ego.Tab.trace` returns).
 
     Raises:
         ValueError: an option out of its range (:class:`TraceOptions`).
     """
-    return Trace(path, TraceOptions(**options), tab=tab)
+    return Trace(path, TraceOptions(**options), tab=tab, subject=subject)
 
 
-def trace_pages(host: Any, path: str | os.PathLike[str], **options: Any) -> Trace:
+def trace_pages(
+    host: Any, path: str | os.PathLike[str], *, subject: str | None = None, **options: Any
+) -> Trace:
     """A trace of every tab of ``host`` (a browser or a browser context) into ``path``.
 
     Raises:
         ValueError: an option out of its range (:class:`TraceOptions`).
     """
-    return Trace(path, TraceOptions(**options), host=host)
+    return Trace(path, TraceOptions(**options), host=host, subject=subject)
