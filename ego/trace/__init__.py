@@ -14,7 +14,28 @@ docs/tracing.md describes the file, what is recorded, what is redacted and the b
 
 from __future__ import annotations
 
-from .options import TraceOptions
-from .tracer import Trace, TraceSummary, trace_pages, trace_tab
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .options import TraceOptions
+    from .tracer import Trace, TraceSummary, trace_pages, trace_tab
+
+#: Where each public name lives, imported on first use: a command that only takes the
+#: options (their defaults) does not load the tracer.
+_LAZY = {
+    "TraceOptions": ".options",
+    "Trace": ".tracer",
+    "TraceSummary": ".tracer",
+    "trace_pages": ".tracer",
+    "trace_tab": ".tracer",
+}
 
 __all__ = ["Trace", "TraceOptions", "TraceSummary", "trace_pages", "trace_tab"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)

@@ -240,4 +240,3 @@ class FailureTraces:
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(float(step.get("t") or time.time())))
         base = _UNSAFE.sub("-", f"{stamp}-{self._count:04d}-{what}").strip("-")[:120]
         return self.folder / f"{base}.trace.jsonl"
-
