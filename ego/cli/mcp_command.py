@@ -4,7 +4,7 @@ per session (``--http``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -15,6 +15,7 @@ from .common import (
     run_async,
     start_url_option,
 )
+from .trace_commands import trace_bound_options
 
 if TYPE_CHECKING:
     from ..mcp.limits import SiteTools, ToolGroup
@@ -173,6 +174,14 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     help="With --http: close a session (and its browser context) after this long without a "
     "request.",
 )
+@click.option(
+    "--trace-failures",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Keep a trace of each failing step (an action or a tool run) in DIR, with the "
+    "steps before it on its tab.",
+)
+@trace_bound_options
 @start_url_option
 @endpoint_option
 @pass_settings
@@ -197,6 +206,8 @@ def mcp(
     token: str | None,
     session_idle: float | None,
     start_urls: tuple[tuple[str, str], ...],
+    trace_failures: Path | None,
+    trace_options: dict[str, Any],
 ) -> None:
     """Serve ego's tools to MCP clients, over stdio (or HTTP with --http).
 
@@ -208,6 +219,11 @@ def mcp(
     With --http, one server serves several agents: each MCP session gets a browser context
     of its own (tabs, cookies, storage, downloads) in one shared Chrome, and every request
     must carry the bearer token (docs/mcp.md, "Several agents").
+
+    With --trace-failures DIR, each action or tool run that fails leaves a trace in DIR: it
+    and the steps before it on its tab, each with a screenshot, the requests and console,
+    secrets redacted (docs/tracing.md); `ego show-trace FILE` shows one. Agents trace a
+    session themselves with start_trace and stop_trace.
     """
     from ..mcp import serve
     from ..mcp.limits import ServerLimits
@@ -242,6 +258,16 @@ def mcp(
         raise click.UsageError(f"{', '.join(given)} only work with --http")
 
     async def go() -> None:
+        if trace_failures is None:
+            await serving()
+            return
+        from ..trace.failures import FailureTraces
+        from ..trace.options import TraceOptions
+
+        async with FailureTraces(trace_failures, TraceOptions(**trace_options)):
+            await serving()
+
+    async def serving() -> None:
         kept = settings.kept_browser(profile=profile, headless=not headed)
         endpoint = settings.endpoint or (kept.websocket if kept is not None else None)
         if endpoint is not None and max_js_heap is not None:

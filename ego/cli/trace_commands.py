@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..trace.options import MAX_BYTES, SCREENSHOT_QUALITY, SCREENSHOT_SCALE
+from ..trace.options import MAX_BYTES, MIN_BYTES, SCREENSHOT_QUALITY, SCREENSHOT_SCALE
 from .common import json_option, pass_settings
 from .sizes import ByteSize
 
@@ -32,11 +32,16 @@ def trace_bound_options(function: F) -> F:
 
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> Any:
-        kwargs["trace_options"] = {
+        options = {
             "max_bytes": kwargs.pop("trace_max_size"),
             "screenshot_scale": kwargs.pop("trace_scale"),
             "screenshot_quality": kwargs.pop("trace_quality"),
         }
+        if options["max_bytes"] < MIN_BYTES:
+            raise click.BadParameter(
+                f"a trace needs at least {MIN_BYTES // 1024}K", param_hint="--trace-max-size"
+            )
+        kwargs["trace_options"] = options
         return function(*args, **kwargs)
 
     command = click.option(

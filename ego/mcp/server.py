@@ -32,6 +32,7 @@ from .results import bounded, tool_result
 from .save_tools import add_save_tools
 from .sdk import CallToolResult, Context, TextContent, ToolError, client_roots
 from .storage_tools import add_storage_tools
+from .trace_tools import add_trace_tools
 
 __all__ = ["build_server", "serve"]
 
@@ -57,6 +58,8 @@ _FILE_TOOLS: frozenset[str] = frozenset(
         "save_storage_state",
         "load_storage_state",
         "get_network_request",
+        "start_trace",
+        "stop_trace",
     }
 )
 
@@ -139,6 +142,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     add_save_tools(server, holder)
     add_loop_tools(server, holder)
     add_storage_tools(server, holder)
+    add_trace_tools(server, holder)
 
     async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
         if name in _FILE_TOOLS:

@@ -86,6 +86,7 @@ class FailureTraces:
 
     Attributes:
         kept: the files written, oldest first.
+        labelled: the file of each labelled step kept (a batch's input), by its label.
     """
 
     def __init__(
@@ -102,6 +103,7 @@ class FailureTraces:
         self.label = label
         self.window_bytes = window_bytes
         self.kept: list[Path] = []
+        self.labelled: dict[str, Path] = {}
         self._tabs: dict[str, TabTrace] = {}
         self._windows: dict[str, _Window] = {}
         self._watches: list[TabWatch | RunWatch] = []
@@ -233,6 +235,8 @@ class FailureTraces:
         file.close(end)
         note(failures)
         self.kept.append(path)
+        if failing.get("input") is not None:
+            self.labelled[str(failing["input"])] = path
 
     def _name(self, step: dict[str, Any]) -> Path:
         self._count += 1

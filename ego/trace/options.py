@@ -8,6 +8,7 @@ from typing import Any, Final
 __all__ = [
     "MAX_BODY",
     "MAX_BYTES",
+    "MIN_BYTES",
     "SCREENSHOT_QUALITY",
     "SCREENSHOT_SCALE",
     "SNAPSHOT_LINES",
@@ -16,6 +17,8 @@ __all__ = [
 
 #: The most a trace file may take, in bytes, unless the operator says otherwise.
 MAX_BYTES: Final = 50 * 1024 * 1024
+#: The least bound a trace file may be given, in bytes.
+MIN_BYTES: Final = 64 * 1024
 #: The most of one request or response body a trace keeps, in bytes (the rest is cut).
 MAX_BODY: Final = 64 * 1024
 #: The scale of a screenshot against the page's CSS pixels (0: no screenshots).
@@ -53,7 +56,7 @@ class TraceOptions:
     page_events: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_bytes, int) or self.max_bytes < 64 * 1024:
+        if not isinstance(self.max_bytes, int) or self.max_bytes < MIN_BYTES:
             raise ValueError(f"max_bytes={self.max_bytes!r}: a trace needs at least 64 KiB")
         if not isinstance(self.max_body, int) or self.max_body < 0:
             raise ValueError(f"max_body={self.max_body!r}: give 0 or more bytes")
