@@ -12,6 +12,7 @@ The page's Content-Security-Policy allows nothing to be loaded, and the file is 
 from __future__ import annotations
 
 import os
+from datetime import date
 from html import escape
 from importlib.resources import files
 from pathlib import Path
@@ -53,10 +54,14 @@ def _chart(metric: str, title: str, tool: ToolReport) -> str:
     top = max([1, *(int(n) for per in counts.values() for n in per.values())])
     plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
 
+    ordinals = {day: date.fromisoformat(day).toordinal() for day in days}
+    first, last = (min(ordinals.values()), max(ordinals.values())) if days else (0, 0)
+
     def x(day: str) -> float:
-        if len(days) < 2:
+        # Days as they fall in time: a day with no run leaves its gap.
+        if last == first:
             return _LEFT + plot_w / 2
-        return float(_LEFT + days.index(day) * plot_w / (len(days) - 1))
+        return float(_LEFT + (ordinals[day] - first) * plot_w / (last - first))
 
     def y(value: int) -> float:
         return _TOP + plot_h - value * plot_h / top

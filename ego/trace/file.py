@@ -69,7 +69,10 @@ class TraceFile:
     def __init__(self, path: str | os.PathLike[str], options: TraceOptions, secrets: TraceSecrets):
         self.path = Path(path)
         self.max_bytes = options.max_bytes
-        self.heavy_bound = options.max_bytes - min(1024 * 1024, options.max_bytes // 10)
+        # Heavy parts stop a tenth (at most 1 MiB) before the room the other records keep.
+        self.heavy_bound = (
+            options.max_bytes - END_ROOM - min(1024 * 1024, options.max_bytes // 10)
+        )
         self.secrets = secrets
         self.size = 0
         #: What was left out: ``screenshot``, ``snapshot``, ``request_body``,

@@ -36,20 +36,29 @@
     return (step.t || 0) + (step.seconds || 0);
   }
 
-  // Each record goes with the first step of its tab that ended after it started; what
-  // came after a tab's last step goes with that step too.
+  // Each record goes with the last step of its tab that started before it: what a step
+  // did and what followed it until the next one (a page's own fetches after a click's load).
   const owned = new Map(steps.map((step) => [step.step, []]));
+  const byStart = [...steps].sort((a, b) => (a.t || 0) - (b.t || 0));
   for (const record of others) {
-    const mine = steps.filter((s) => !record.tab || !s.tab || s.tab === record.tab);
+    const mine = byStart.filter((s) => !record.tab || !s.tab || s.tab === record.tab);
     if (!mine.length) continue;
-    const at = record.t || 0;
-    const owner = mine.find((s) => ended(s) >= at - 0.001) || mine[mine.length - 1];
+    const at = (record.t || 0) + 0.001;
+    const before = mine.filter((s) => (s.t || 0) <= at);
+    const owner = before.length ? before[before.length - 1] : mine[0];
     owned.get(owner.step).push(record);
   }
 
+  // What a step acted on: its target, else its arguments (wait_for text="Saved").
+  function object(step) {
+    if (step.target) return step.target;
+    const given = Object.entries(step.args || {}).filter(([, value]) => value !== null && value !== false);
+    return given.map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(" ").slice(0, 80);
+  }
+
   function title(step) {
-    if (step.kind === "tool") return `${step.verb} ${step.target}`;
-    return step.target ? `${step.verb} ${step.target}` : step.verb;
+    const what = object(step);
+    return what ? `${step.verb} ${what}` : step.verb;
   }
 
   // -- the header ------------------------------------------------------------------------
@@ -93,7 +102,7 @@
       el("span", { class: "what" },
         el("span", { class: "verb" }, step.verb),
         " ",
-        el("span", { class: "target" }, step.target || "")),
+        el("span", { class: "target" }, object(step))),
       el("span", { class: "time" },
         step.ok ? "" : el("span", { class: "mark", "aria-label": "failed" }, "✕ "),
         seconds(step.seconds)),
