@@ -82,10 +82,13 @@ async def test_selecting_a_step_shows_its_screenshot_and_its_network_lines(
         await tab.navigate(page.as_uri())
         await tab.click('#timeline .step[data-step="2"]')  # a person's click
         assert (await texts(tab, "#detail h2"))[0].startswith("2. click ")
-        assert await tab.evaluate(
-            "document.querySelector('#timeline .step[data-step=\"2\"]')"
-            ".getAttribute('aria-selected')"
-        ) == "true"
+        assert (
+            await tab.evaluate(
+                "document.querySelector('#timeline .step[data-step=\"2\"]')"
+                ".getAttribute('aria-selected')"
+            )
+            == "true"
+        )
         image = await tab.evaluate(
             "(() => { const img = document.querySelector('#detail .shot img');"
             " return {src: img.src.slice(0, 23), shown: img.complete && img.naturalWidth}; })()"

@@ -4,7 +4,8 @@ One hook does it. :func:`observed` wraps a verb; :func:`observed_verbs` wraps ev
 coroutine method a class defines (it decorates :class:`~ego.page.verbs.PageVerbs`, so a verb
 added there later is observed with no more code), and the tab's ``navigate``, ``reload``,
 ``back`` and ``forward`` carry :func:`observed` each. A tab holds one list of observers, which
-its frames share (``page._action_observers``); :meth:`ego.Tab.observe_actions` adds one.
+its frames share (``page._action_observers``); :meth:`ego.Tab.observe_actions` adds one
+(an :class:`Observation`).
 
 When nobody observes the tab, the wrapper reads that one attribute, finds the list empty and
 returns the verb's own coroutine: no coroutine, record or task of its own. When someone
@@ -12,7 +13,8 @@ does, the verb's call becomes an :class:`Action`: the verb's name, its target as
 (the selector, or the URL of a navigation) and the element it names when the action starts
 (its role and name as Chrome computes them, and its ref: :class:`Element`), the other
 arguments, when it started and how long it took, and what it returned or raised. Each
-observer is called with it once the verb ended, and awaited when it returns an awaitable;
+observer is called with it once the verb ended, and awaited when it returns an awaitable
+(an observer may also hear that it starts);
 the verb's own error is raised after them. An observer that fails is logged and never
 changes what the verb did. Verbs a verb runs itself, and those an observer runs (a trace's
 screenshot), are not reported: only what the caller asked for.
@@ -50,6 +52,7 @@ __all__ = [
     "ActionObserver",
     "Element",
     "Observation",
+    "StartObserver",
     "TabWatcher",
     "observe",
     "observed",
@@ -158,23 +161,39 @@ class Action:
 ActionObserver = Callable[[Action], Awaitable[None] | None]
 
 
-class Observation:
-    """An observer added to a tab: :meth:`stop` (or leaving a ``with`` block) removes it."""
+#: What hears that an action starts: called (never awaited) with its :class:`Action`, before
+#: the verb runs (``element`` is known; ``result``, ``error`` and ``seconds`` are not yet).
+StartObserver = Callable[[Action], None]
 
-    def __init__(self, observers: list[ActionObserver], observer: ActionObserver) -> None:
+
+class Observation:
+    """An observer added to a tab: :meth:`stop` (or leaving a ``with`` block) removes it.
+
+    Attributes:
+        ended: called with each action once its verb ended.
+        started: called with each action before its verb runs, or None.
+    """
+
+    def __init__(
+        self,
+        observers: list[Observation],
+        ended: ActionObserver,
+        started: StartObserver | None = None,
+    ) -> None:
         self._observers = observers
-        self.observer = observer
-        observers.append(observer)
+        self.ended = ended
+        self.started = started
+        observers.append(self)
 
     @property
     def active(self) -> bool:
         """True until :meth:`stop`."""
-        return any(found is self.observer for found in self._observers)
+        return any(found is self for found in self._observers)
 
     def stop(self) -> None:
         """Stop observing (idempotent)."""
         for index, found in enumerate(self._observers):
-            if found is self.observer:
+            if found is self:
                 del self._observers[index]
                 return
 
@@ -190,9 +209,11 @@ class Observation:
         self.stop()
 
 
-def observe(observers: list[ActionObserver], observer: ActionObserver) -> Observation:
-    """Add ``observer`` to a tab's list (what :meth:`ego.Tab.observe_actions` does)."""
-    return Observation(observers, observer)
+def observe(
+    observers: list[Observation], ended: ActionObserver, started: StartObserver | None = None
+) -> Observation:
+    """Add an observer to a tab's list (what :meth:`ego.Tab.observe_actions` does)."""
+    return Observation(observers, ended, started)
 
 
 def observed(verb: F) -> F:
@@ -250,6 +271,7 @@ async def _observed(
         selector = target_name in ("selector", "source") and isinstance(target, str)
         if selector:
             action.element = await describe_element(page, str(target))
+        _starting(page._action_observers, action)
         began = time.perf_counter()
         try:
             action.result = await verb(page, *args, **kwargs)
@@ -266,11 +288,21 @@ async def _observed(
     return action.result
 
 
-async def _tell(observers: list[ActionObserver], action: Action) -> None:
+def _starting(observers: list[Observation], action: Action) -> None:
+    """Tell the observers that want it that ``action`` starts; one that fails is logged."""
+    for observation in list(observers):
+        if observation.started is not None:
+            try:
+                observation.started(action)
+            except Exception:
+                logger.warning("an observer of %s failed", action.verb, exc_info=True)
+
+
+async def _tell(observers: list[Observation], action: Action) -> None:
     """Call each observer with ``action``; one that fails is logged, the others still run."""
-    for observer in list(observers):
+    for observation in list(observers):
         try:
-            outcome = observer(action)
+            outcome = observation.ended(action)
             if inspect.isawaitable(outcome):
                 await outcome
         except Exception:

@@ -19,7 +19,7 @@ from .verbs import PageVerbs
 if TYPE_CHECKING:
     from ..protocol.session import Session
     from ..protocol.transport import Connection
-    from .action_log import ActionObserver
+    from .action_log import Observation
     from .network import NetworkLog
     from .refs import RefRegistry
 
@@ -32,7 +32,7 @@ class FrameHost(Protocol):
 
     default_timeout: float
     target_id: str
-    _action_observers: list[ActionObserver]
+    _action_observers: list[Observation]
 
     @property
     def url(self) -> str: ...

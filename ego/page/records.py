@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .action_log import ActionObserver, Observation, observe
+from .action_log import ActionObserver, Observation, StartObserver, observe
 from .console import ConsoleLog, ConsoleMessage
 from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
 from .downloads import Download, DownloadExpectation, Downloads
@@ -60,7 +60,7 @@ class TabRecords:
     _dialogs: DialogTracker
     _downloads: Downloads | None
     _frames: FrameTree
-    _action_observers: list[ActionObserver]
+    _action_observers: list[Observation]
     target_id: str
 
     async def session(self) -> str:
@@ -101,7 +101,9 @@ class TabRecords:
             )
         return _har_recorder(self, path, strip_secrets=strip_secrets, bounds=bounds)
 
-    def observe_actions(self, observer: ActionObserver) -> Observation:
+    def observe_actions(
+        self, observer: ActionObserver, *, started: StartObserver | None = None
+    ) -> Observation:
         """Call ``observer`` with each action of this tab from now on: every page verb (on
         the tab or any of its frames: click, type, press, select, wait_for, snapshot, ...)
         and every navigation (navigate, reload, back, forward), once it ended, as an
@@ -115,11 +117,15 @@ class TabRecords:
                 await tab.click("#save")
             print(seen[0].verb, seen[0].element)   # click button "Save" [ref=e4]
 
+        Args:
+            observer: called with each action once it ended.
+            started: also called (not awaited) with each action before its verb runs.
+
         Returns:
             an :class:`~ego.page.action_log.Observation`: ``stop()`` it, or use it as a
             ``with`` block, to stop observing.
         """
-        return observe(self._action_observers, observer)
+        return observe(self._action_observers, observer, started)
 
     def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
         """Trace this tab into the file ``path`` while the block runs (see docs/tracing.md)::

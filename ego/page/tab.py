@@ -19,7 +19,7 @@ from ..errors import (
     TabClosedError,
 )
 from . import history, locate, screenshots
-from .action_log import ActionObserver, observed
+from .action_log import Observation, observed
 from .closing import CLOSE_ATTEMPTS, close_target
 from .console import ConsoleLog
 from .dialogs import DialogPolicy, DialogTracker
@@ -86,7 +86,7 @@ class Tab(TabRecords, PageVerbs):
         self._network = NetworkLog()
         self._console = ConsoleLog()
         # Before the frames: each frame shares the list (tab.observe_actions adds to it).
-        self._action_observers: list[ActionObserver] = []
+        self._action_observers: list[Observation] = []
         self._frames = FrameTree(self, connection)
         self._frames.main._seen(url)
         self._workers = TabWorkers(connection, target_id, lambda: self.default_timeout)

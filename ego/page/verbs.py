@@ -17,7 +17,7 @@ from . import input as actions
 from .action_log import observed_verbs
 
 if TYPE_CHECKING:
-    from .action_log import ActionObserver
+    from .action_log import Observation
     from .page import Page
     from .screenshots import ImageFormat
     from .snapshot import Outline
@@ -58,7 +58,7 @@ class PageVerbs:
     #: How the header of a snapshot names the page.
     _outline_kind = "page"
     #: Who observes the actions of the page's tab (the tab's list, shared by its frames).
-    _action_observers: list[ActionObserver]
+    _action_observers: list[Observation]
 
     async def snapshot(
         self: Page,

@@ -70,9 +70,7 @@ class TraceFile:
         self.path = Path(path)
         self.max_bytes = options.max_bytes
         # Heavy parts stop a tenth (at most 1 MiB) before the room the other records keep.
-        self.heavy_bound = (
-            options.max_bytes - END_ROOM - min(1024 * 1024, options.max_bytes // 10)
-        )
+        self.heavy_bound = options.max_bytes - END_ROOM - min(1024 * 1024, options.max_bytes // 10)
         self.secrets = secrets
         self.size = 0
         #: What was left out: ``screenshot``, ``snapshot``, ``request_body``,

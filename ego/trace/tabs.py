@@ -12,6 +12,7 @@ then the step itself: the sink writes them to a file, or keeps them until a step
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from typing import TYPE_CHECKING, Any, Protocol
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from ..learning.health.watch import ToolRun
     from ..page.action_log import Action, Observation
     from ..page.tab import Tab
+    from ..protocol.session import Listener
     from ..protocol.transport import Subscription
 
 __all__ = ["Sink", "TabTrace", "tab_of"]
@@ -82,6 +84,9 @@ class TabTrace:
         self._downloads: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopped = False
+        self._acting = 0  # actions of the tab running now
+        self._unasked = False  # the main frame committed a document no action of ego's asked for
+        self._listener: Listener | None = None
 
     async def start(self) -> None:
         """Start hearing the tab and observing its actions.
@@ -97,8 +102,11 @@ class TabTrace:
         self._subscription = session.subscribe_each(
             {"Page.frameNavigated": self._on_navigated, "Page.loadEventFired": self._on_load}
         )
+        # Inline, as the event arrives: whether an action of ego's was running when the main
+        # frame committed a document decides whether its load is a step of its own.
+        self._listener = session.listen(["Page.frameNavigated"], self._on_commit)
         session.on_detach(self._on_closed)
-        self._observation = self.tab.observe_actions(self.on_action)
+        self._observation = self.tab.observe_actions(self.on_action, started=self._started)
         self._record({"type": "tab", "event": "followed", "url": self.secrets.url(self.tab.url)})
 
     async def stop(self) -> None:
@@ -110,16 +118,27 @@ class TabTrace:
             self._observation.stop()
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=CAPTURE_SECONDS * 2)
+        if self._unasked and self.options.page_events and not self.tab.closed:
+            # A page committed that has not loaded yet: its step shows it as it is now.
+            self._unasked = False
+            with contextlib.suppress(EgoError):
+                await self._page_step()
         await self.flush(everything=True)
         self.network.close()
         self.console.close()
         if self._subscription is not None:
             self._subscription.close()
+        if self._listener is not None:
+            self._listener.close()
 
     # -- steps -----------------------------------------------------------------------------
 
+    def _started(self, action: Action) -> None:
+        self._acting += 1
+
     async def on_action(self, action: Action) -> None:
         """An action of the tab (or one of its frames) ended: capture it, hand it over."""
+        self._acting = max(0, self._acting - 1)
         if self._stopped:
             return
         step = action_step(action, self.secrets, self.options.max_body)
@@ -191,8 +210,14 @@ class TabTrace:
         url = str(frame.get("url", "")) + str(frame.get("urlFragment", ""))
         self._record({"type": "page", "url": self.secrets.url(url)})
 
+    def _on_commit(self, method: str, params: dict[str, Any]) -> None:
+        if not (params.get("frame") or {}).get("parentId"):
+            self._unasked = not self._acting
+
     def _on_load(self, params: dict[str, Any]) -> None:
-        if not self.options.page_events or self._stopped:
+        # A load an action of ego's made is that action's step (its screenshot shows it).
+        unasked, self._unasked = self._unasked, False
+        if not self.options.page_events or self._stopped or not unasked:
             return
         task = asyncio.get_running_loop().create_task(self._page_step())
         self._tasks.add(task)
