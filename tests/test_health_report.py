@@ -97,7 +97,9 @@ async def a_record(
     older = next(label for label in versions if label != "current")
     now = time.time()
     runs = []
-    for days_ago, (ok, failed) in zip(range(6, 2, -1), [(5, 0), (4, 1), (6, 0), (3, 2)]):
+    for days_ago, (ok, failed) in zip(
+        range(6, 2, -1), [(5, 0), (4, 1), (6, 0), (3, 2)], strict=True
+    ):
         at = now - days_ago * DAY
         runs += [Run("demo-shop", "search_products", versions[older], "OK", "", at + i, 0.05,
                      "batch") for i in range(ok)]  # fmt: skip
@@ -155,7 +157,8 @@ async def test_the_report_shows_the_failing_tool_first_with_a_line_per_version_a
     traced = [f for f in first.failures if f.trace is not None]
     assert len(traced) == SUSPECT_AFTER  # each of today's failures has its trace ...
     assert all(f.outcome == "SKILL_BROKEN" for f in traced)
-    assert [f for f in first.failures if f.trace is None][0].outcome == "JS_ERROR"  # ... not older
+    untraced = next(f for f in first.failures if f.trace is None)
+    assert untraced.outcome == "JS_ERROR"  # ... the older version's have none
 
     page = write_report(data, tmp_path / "report.html")
     async with offline_tab(browser) as (tab, refused):
@@ -200,7 +203,7 @@ def test_report_json_gives_the_same_data(workspace: Path, store: Path, tmp_path:
     names = [(t["site_id"], t["tool"]) for t in data["tools"]]
     assert ("demo-shop", "search_products") in names
     search = data["tools"][names.index(("demo-shop", "search_products"))]
-    assert [v["version"] for v in search["versions"]][0] == "current"
+    assert search["versions"][0]["version"] == "current"
     assert search["versions"][0]["promoted"]["healed_at"] == "2026-01-05T10:00:00+00:00"
     out = tmp_path / "page.html"
     written = CliRunner().invoke(cli, ["report", "--out", str(out), "--workspace", str(workspace)])

@@ -77,7 +77,7 @@ async def test_the_timeline_lists_the_steps_in_order_and_marks_the_failure(
 async def test_selecting_a_step_shows_its_screenshot_and_its_network_lines(
     browser: ego.Browser, viewer: tuple[DemoTrace, Path]
 ) -> None:
-    trace, page = viewer
+    _, page = viewer
     async with offline_tab(browser) as (tab, refused):
         await tab.navigate(page.as_uri())
         await tab.click('#timeline .step[data-step="2"]')  # a person's click
