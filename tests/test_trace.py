@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import stat
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -22,6 +23,8 @@ from ego.trace import TraceOptions
 from ego.trace.failures import FailureTraces
 from ego.trace.index import kept
 from ego.trace.reading import read_trace
+from tests.cli_helpers import ROOT
+from tests.conftest import PageServer
 from tests.health_fixtures import isolated_store
 from tests.trace_fixtures import PASSWORD, DemoTrace, trace_demo_session
 
@@ -157,6 +160,17 @@ async def test_secrets_are_redacted_by_name_and_by_value(demo_trace: DemoTrace) 
 
 
 @pytest.mark.chrome
+async def test_the_demo_flows_trace_stays_under_the_size_the_docs_say(
+    demo_trace: DemoTrace,
+) -> None:
+    docs = " ".join((ROOT / "docs" / "tracing.md").read_text().split())
+    found = re.search(r"makes a trace under (\d+) KB with the default bounds", docs)
+    assert found, "docs/tracing.md no longer says how large the demo flow's trace is"
+    assert demo_trace.summary.steps == 9  # the flow the docs describe
+    assert demo_trace.path.stat().st_size < int(found.group(1)) * 1000
+
+
+@pytest.mark.chrome
 async def test_the_failure_is_named_in_the_index_of_kept_traces(demo_trace: DemoTrace) -> None:
     failed = [s for s in steps_of(demo_trace.path) if s["kind"] == "tool"][-1]
     mine = [k for k in kept() if k.path == str(demo_trace.path.resolve())]
@@ -260,3 +274,27 @@ async def test_failure_traces_keep_the_failing_input_only(
     urls = [r["url"] for r in trace.records if r["type"] == "request"]
     assert any("q=mug" in url for url in urls)
     assert not any("q=lamp" in url or "q=desk" in url for url in urls)  # passing inputs: none
+
+
+@pytest.mark.chrome
+async def test_a_download_is_in_the_trace(tab: ego.Tab, server: PageServer, tmp_path: Path) -> None:
+    server.route(
+        "/trace/report.csv",
+        "a,b\n1,2\n",
+        content_type="text/csv",
+        headers={"Content-Disposition": 'attachment; filename="report.csv"'},
+    )
+    page = server.route("/trace/downloads", '<a id="dl" href="/trace/report.csv">Report</a>')
+    path = tmp_path / "download.trace.jsonl"
+    async with tab.trace(path, screenshot_scale=0):
+        await tab.navigate(page)
+        async with tab.expect_download():
+            await tab.click("#dl")
+    (download,) = [r for r in records(path) if r["type"] == "download"]
+    assert (download["filename"], download["state"], download["size"]) == (
+        "report.csv",
+        "completed",
+        8,
+    )
+    click = steps_of(path)[-1]
+    assert click["screenshot"] is None  # screenshot_scale=0: none taken
