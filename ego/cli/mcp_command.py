@@ -223,11 +223,13 @@ def mcp(
     With --trace-failures DIR, each action or tool run that fails leaves a trace in DIR: it
     and the steps before it on its tab, each with a screenshot, the requests and console,
     secrets redacted (docs/tracing.md); `ego show-trace FILE` shows one. Agents trace a
-    session themselves with start_trace and stop_trace.
+    session themselves with start_trace and stop_trace; --trace-max-size, --trace-scale and
+    --trace-quality bound both.
     """
     from ..mcp import serve
     from ..mcp.limits import ServerLimits
     from ..page.policy import OriginPattern
+    from ..trace.options import TraceOptions
 
     limits = ServerLimits(
         allowed_origins=_patterns(allowed, "--allowed-origins"),
@@ -240,6 +242,7 @@ def mcp(
         start_urls=start_urls,
         site_tools=cast("SiteTools", site_tools),
         max_js_heap_mb=max_js_heap,
+        trace_options=TraceOptions(**trace_options),
     )
     for option, patterns in (("--allowed-origins", allowed), ("--blocked-origins", blocked)):
         for pattern in _patterns(patterns, option):
@@ -262,9 +265,8 @@ def mcp(
             await serving()
             return
         from ..trace.failures import FailureTraces
-        from ..trace.options import TraceOptions
 
-        async with FailureTraces(trace_failures, TraceOptions(**trace_options)):
+        async with FailureTraces(trace_failures, limits.trace_options):
             await serving()
 
     async def serving() -> None:

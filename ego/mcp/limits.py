@@ -5,11 +5,12 @@ script may take.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
 from ..page.policy import NavigationPolicy
+from ..trace.options import TraceOptions
 
 __all__ = ["GROUPS", "SITE_TOOLS", "ServerLimits", "SiteTools", "ToolGroup"]
 
@@ -44,6 +45,8 @@ class ServerLimits:
         site_tools: which sites' own tools are listed (:data:`SiteTools`).
         max_js_heap_mb: the JavaScript heap each renderer of a Chrome the server starts may
             take, in MB (None: Chrome's own limit).
+        trace_options: the bounds of the traces its agents start (``start_trace``) and of
+            those it keeps of failures.
     """
 
     allowed_origins: tuple[str, ...] = ()
@@ -56,6 +59,7 @@ class ServerLimits:
     start_urls: tuple[tuple[str, str], ...] = ()
     site_tools: SiteTools = "all"
     max_js_heap_mb: int | None = None
+    trace_options: TraceOptions = field(default_factory=TraceOptions)
 
     @property
     def policy(self) -> NavigationPolicy:

@@ -4,7 +4,9 @@ A trace follows every tab of the server's browser (of the session's context, wit
 ``--http``): each action with a screenshot after it, each tool run, the requests and console
 (see docs/tracing.md). It is written as it goes into a private file of the server's own;
 ``stop_trace`` (or the client going away) writes it to the path the agent gave, which the
-operator's file limits hold as they hold a screenshot's (:mod:`.files`).
+operator's file limits hold as they hold a screenshot's (:mod:`.files`). Its bounds are the
+operator's (``ego mcp --trace-max-size``, ``--trace-scale``, ``--trace-quality``:
+``ServerLimits.trace_options``).
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..trace import Trace, TraceOptions
-from ..trace.options import MAX_BYTES, MIN_BYTES, SCREENSHOT_QUALITY, SCREENSHOT_SCALE
+from ..trace import Trace
 from .ego_server import EgoServer
 from .holder import READ_ONLY, BrowserHolder, call, check
 from .results import tool_result
@@ -69,31 +70,24 @@ def add_trace_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def start_trace(
-        path: Annotated[
-            str | None, Field(description="Where stop_trace writes it (.trace.jsonl).")
-        ] = None,
-        screenshot_scale: Annotated[
-            float, Field(description="Screenshots' size; 0: none.", ge=0, le=1)
-        ] = SCREENSHOT_SCALE,
-        screenshot_quality: Annotated[int, Field(ge=1, le=100)] = SCREENSHOT_QUALITY,
-        max_bytes: Annotated[int, Field(ge=MIN_BYTES)] = MAX_BYTES,
+        path: Annotated[str | None, Field(description="Where stop_trace writes it.")] = None,
     ) -> CallToolResult:
-        """Trace this session until stop_trace: each action with a screenshot, tool runs,
-        requests, console; secrets redacted. Returns {trace}."""
+        """Trace this session (actions with screenshots, tool runs, network, console) until
+        stop_trace."""
         if tracing.trace is not None:
             raise ToolError(
                 f"a trace is running already (to {tracing.target}): stop_trace writes it first"
             )
         target = path or f"trace-{time.strftime('%Y%m%dT%H%M%S')}.trace.jsonl"
         resolved = check(lambda: holder.files.for_writing(target))
-        options = TraceOptions(
-            max_bytes=max_bytes,
-            screenshot_scale=screenshot_scale,
-            screenshot_quality=screenshot_quality,
-        )
         pages = await holder.browser()
         folder = Path(tempfile.mkdtemp(prefix="ego-mcp-trace-"))
-        trace = Trace(folder / resolved.name, options, host=pages, subject="an ego mcp session")
+        trace = Trace(
+            folder / resolved.name,
+            holder.limits.trace_options,
+            host=pages,
+            subject="an ego mcp session",
+        )
         try:
             await call(trace.start)
         except BaseException:
@@ -107,8 +101,7 @@ def add_trace_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
     async def stop_trace() -> CallToolResult:
-        """Stop the trace and write it. Returns {trace, steps, failed, bytes, omitted}; a
-        person opens it with: ego show-trace FILE --open."""
+        """Stop the trace and write it: {trace, steps, failed, bytes, omitted}."""
         if tracing.trace is None:
             raise ToolError("no trace is running: start_trace starts one")
         data = await call(tracing.stop)
