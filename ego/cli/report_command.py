@@ -31,11 +31,14 @@ __all__ = ["report"]
 )
 @click.option("--open", "open_it", is_flag=True, help="Open the page in a web browser.")
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print the report's data as JSON; write no page."
+    "--json/--no-json",
+    "as_json",
+    default=None,
+    help="--json prints the report's data as JSON and writes no page.",
 )
 @pass_settings
 def report(
-    settings: Settings, site_id: str | None, out: Path, open_it: bool, as_json: bool
+    settings: Settings, site_id: str | None, out: Path, open_it: bool, as_json: bool | None
 ) -> None:
     """A page of every tool's health per version over time, its failures and their traces.
 

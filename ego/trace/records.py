@@ -4,8 +4,9 @@ Every record is a JSON object with ``type`` and ``t`` (seconds since the epoch);
 tab carry its ``tab`` id. A step (``type: "step"``) is something done: an action (``kind:
 "action"``, a verb of the page or a navigation), a tool run (``"tool"``) or a page a person
 or the page itself loaded (``"page"``); steps are numbered in the order they ended. The
-others (``request``, ``console``, ``dialog``, ``download``, ``loaded``) belong to the step in
-whose time they started. docs/tracing.md lists every field.
+others (``request``, ``console``, ``dialog``, ``download``, ``page``) carry their own time: the
+viewer shows each with the step of its tab that started last before it. docs/tracing.md lists
+every field.
 """
 
 from __future__ import annotations
