@@ -39,7 +39,37 @@ __all__ = [
 ]
 
 
-class BrowserContext(_contexts.BrowserContext):
+class _Traced:
+    """What a browser and a browser context offer of traces."""
+
+    def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
+        """Trace every tab of this browser (its contexts' too) or context, and their frames,
+        those opened later too, into the file ``path`` while the block runs; see
+        :meth:`ego.Tab.trace` and docs/tracing.md::
+
+            async with browser.trace("session.trace.jsonl"):
+                ...
+
+        Args:
+            path: the trace file (replaced if it exists; made ``0600``).
+            options: ``subject=`` (what the viewer's title names), and what each step keeps
+                and the file's bound (:class:`ego.trace.TraceOptions`: ``max_bytes``,
+                ``max_body``, ``screenshot_scale``, ``screenshot_quality``,
+                ``snapshot_lines``, ``page_events``).
+
+        Returns:
+            an :class:`ego.trace.Trace` (``async with`` it, or ``await`` it and ``stop()`` it).
+
+        Raises:
+            ValueError: an option out of its range (raised at once).
+            TraceFileError: the file cannot be made (raised when the trace starts).
+        """
+        from .trace import trace_pages
+
+        return trace_pages(self, path, **options)
+
+
+class BrowserContext(_Traced, _contexts.BrowserContext):
     """A browser context with its learnings: ``context.site`` runs their tools in the
     context's tabs only (a tab it finds or opens for a site is one of the context's).
 
@@ -73,28 +103,6 @@ class BrowserContext(_contexts.BrowserContext):
         for site_id, url in owner.site.start_urls().items():
             self.site.set_start_url(site_id, url)
 
-    def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
-        """Trace every tab of this context and their frames, those opened later too, into the
-        file ``path`` while the block runs; see :meth:`ego.Tab.trace` and docs/tracing.md::
-
-            async with context.trace("session.trace.jsonl"):
-                ...
-
-        Args:
-            path: the trace file (replaced if it exists; made ``0600``).
-            options: what each step keeps and the file's bound (:class:`ego.trace.TraceOptions`:
-                ``max_bytes``, ``max_body``, ``screenshot_scale``, ``screenshot_quality``,
-                ``snapshot_lines``, ``page_events``).
-
-        Returns:
-            an :class:`ego.trace.Trace` (``async with`` it, or ``await`` it and ``stop()`` it).
-
-        Raises:
-            ValueError: an option out of its range (raised at once).
-            TraceFileError: the file cannot be made (raised when the trace starts).
-        """
-        return _trace_pages(self, path, options)
-
     async def storage_state(self, path: str | os.PathLike[str] | None = None) -> StorageState:
         """See :meth:`ego.page.contexts.BrowserContext.storage_state`; a ``path`` inside a
         learnings root is refused (a learning is shared; a login is not).
@@ -127,13 +135,7 @@ def _tracer(tab: Any, path: Any, **options: Any) -> Any:
 set_tracer(_tracer)
 
 
-def _trace_pages(host: Any, path: str | os.PathLike[str], options: dict[str, Any]) -> Any:
-    from .trace import trace_pages
-
-    return trace_pages(host, path, **options)
-
-
-class Browser(_browser.Browser):
+class Browser(_Traced, _browser.Browser):
     """A connected browser with its learnings: ``browser.site`` runs their tools.
 
     Everything :class:`ego.page.browser.Browser` offers, plus :attr:`site`.
@@ -190,29 +192,6 @@ class Browser(_browser.Browser):
             timeout=timeout,
         )
         return cast("BrowserContext", context)
-
-    def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
-        """Trace every tab of this browser (its contexts' too) and their frames, those opened
-        later too, into the file ``path`` while the block runs; see :meth:`ego.Tab.trace`
-        and docs/tracing.md::
-
-            async with browser.trace("session.trace.jsonl"):
-                ...
-
-        Args:
-            path: the trace file (replaced if it exists; made ``0600``).
-            options: what each step keeps and the file's bound (:class:`ego.trace.TraceOptions`:
-                ``max_bytes``, ``max_body``, ``screenshot_scale``, ``screenshot_quality``,
-                ``snapshot_lines``, ``page_events``).
-
-        Returns:
-            an :class:`ego.trace.Trace` (``async with`` it, or ``await`` it and ``stop()`` it).
-
-        Raises:
-            ValueError: an option out of its range (raised at once).
-            TraceFileError: the file cannot be made (raised when the trace starts).
-        """
-        return _trace_pages(self, path, options)
 
     async def storage_state(self, path: str | os.PathLike[str] | None = None) -> StorageState:
         """See :meth:`ego.page.browser.Browser.storage_state`; a ``path`` inside a learnings

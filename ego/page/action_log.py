@@ -33,9 +33,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Self, TypeVar, cast
 
 from ..errors import EgoError
 from .axtree import role_name
@@ -52,6 +52,7 @@ __all__ = [
     "ActionObserver",
     "Element",
     "Observation",
+    "Registration",
     "StartObserver",
     "TabWatcher",
     "observe",
@@ -166,7 +167,39 @@ ActionObserver = Callable[[Action], Awaitable[None] | None]
 StartObserver = Callable[[Action], None]
 
 
-class Observation:
+class Registration:
+    """An entry in a list of callbacks (a tab's observers, the watchers of new tabs or of tool
+    runs): :meth:`stop` (or leaving a ``with`` block) takes it out."""
+
+    def __init__(self, registry: list[Any]) -> None:
+        self._registry = registry
+        registry.append(self)
+
+    @property
+    def active(self) -> bool:
+        """True until :meth:`stop`."""
+        return any(found is self for found in self._registry)
+
+    def stop(self) -> None:
+        """Take it out (idempotent)."""
+        for index, found in enumerate(self._registry):
+            if found is self:
+                del self._registry[index]
+                return
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class Observation(Registration):
     """An observer added to a tab: :meth:`stop` (or leaving a ``with`` block) removes it.
 
     Attributes:
@@ -180,33 +213,9 @@ class Observation:
         ended: ActionObserver,
         started: StartObserver | None = None,
     ) -> None:
-        self._observers = observers
         self.ended = ended
         self.started = started
-        observers.append(self)
-
-    @property
-    def active(self) -> bool:
-        """True until :meth:`stop`."""
-        return any(found is self for found in self._observers)
-
-    def stop(self) -> None:
-        """Stop observing (idempotent)."""
-        for index, found in enumerate(self._observers):
-            if found is self:
-                del self._observers[index]
-                return
-
-    def __enter__(self) -> Observation:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
+        super().__init__(observers)
 
 
 def observe(
@@ -367,39 +376,16 @@ async def _release(page: Page, object_id: str) -> None:
 TabWatcher = Callable[[Any, Any, Any], None]
 
 
-@dataclass
-class _TabWatchers:
-    watchers: list[TabWatcher] = field(default_factory=list)
+#: The watchers of new tabs, process-wide.
+_NEW_TABS: list[TabWatch] = []
 
 
-_NEW_TABS = _TabWatchers()
-
-
-class TabWatch:
+class TabWatch(Registration):
     """A callback told of every new tab: :meth:`stop` (or leaving a ``with`` block) ends it."""
 
     def __init__(self, watcher: TabWatcher) -> None:
         self.watcher = watcher
-        _NEW_TABS.watchers.append(watcher)
-
-    def stop(self) -> None:
-        """Stop being told (idempotent)."""
-        watchers = _NEW_TABS.watchers
-        for index, found in enumerate(watchers):
-            if found is self.watcher:
-                del watchers[index]
-                return
-
-    def __enter__(self) -> TabWatch:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
+        super().__init__(_NEW_TABS)
 
 
 def watch_new_tabs(watcher: TabWatcher) -> TabWatch:
@@ -410,8 +396,8 @@ def watch_new_tabs(watcher: TabWatcher) -> TabWatch:
 def tab_made(tab: Any, browser: Any, context: Any) -> None:
     """A browser made the :class:`~ego.Tab` ``tab`` (of ``context``, or its own): tell the
     watchers. One that fails is logged."""
-    for watcher in list(_NEW_TABS.watchers):
+    for watch in list(_NEW_TABS):
         try:
-            watcher(tab, browser, context)
+            watch.watcher(tab, browser, context)
         except Exception:
             logger.warning("a watcher of new tabs failed", exc_info=True)

@@ -12,13 +12,12 @@ cross-site frame, which has a session of its own, are not heard.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import EgoError
-from ..replay.capture import Capture
+from ..replay.capture import Capture, response_body
 from ..replay.har import Entry
 
 if TYPE_CHECKING:
@@ -65,11 +64,11 @@ class TabNetwork:
         self._subscription = session.subscribe_each(
             {
                 "Network.requestWillBeSent": self._on_request,
-                "Network.requestWillBeSentExtraInfo": self._on_request_extra,
-                "Network.responseReceived": self._on_response,
-                "Network.responseReceivedExtraInfo": self._on_response_extra,
+                "Network.requestWillBeSentExtraInfo": self.capture.add_extra_request,
+                "Network.responseReceived": self.capture.add_response,
+                "Network.responseReceivedExtraInfo": self.capture.add_extra_response,
                 "Network.loadingFinished": self._on_finished,
-                "Network.loadingFailed": self._on_failed,
+                "Network.loadingFailed": self.capture.add_failure,
             }
         )
 
@@ -122,17 +121,6 @@ class TabNetwork:
         if hop is not None and hop.request.get("hasPostData") and "postData" not in hop.request:
             self._spawn(self._read_post_data(hop.request_id))
 
-    def _on_request_extra(self, params: dict[str, Any]) -> None:
-        self.capture.extra_requests.setdefault(str(params.get("requestId", "")), []).append(params)
-
-    def _on_response_extra(self, params: dict[str, Any]) -> None:
-        self.capture.extra_responses.setdefault(str(params.get("requestId", "")), []).append(params)
-
-    def _on_response(self, params: dict[str, Any]) -> None:
-        outcome = self.capture.outcome(str(params.get("requestId", "")))
-        outcome.response = params.get("response") or {}
-        outcome.response_type = str(params.get("type", "")) or None
-
     def _on_finished(self, params: dict[str, Any]) -> None:
         request_id = str(params.get("requestId", ""))
         if request_id not in self.capture.hops:
@@ -142,15 +130,6 @@ class TabNetwork:
         kind = outcome.response_type or self.capture.hops[request_id][-1].resource_type
         if self.max_body and kind in BODY_TYPES:
             self._spawn(self._read_body(request_id))
-
-    def _on_failed(self, params: dict[str, Any]) -> None:
-        outcome = self.capture.outcome(str(params.get("requestId", "")))
-        outcome.finished = float(params.get("timestamp", 0.0))
-        outcome.error = (
-            "net::ERR_ABORTED"
-            if params.get("canceled")
-            else str(params.get("errorText") or "failed")
-        )
 
     def _spawn(self, coroutine: Any) -> None:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(coroutine)
@@ -167,8 +146,7 @@ class TabNetwork:
         except EgoError as exc:
             logger.debug("trace: no body for request %s: %s", request_id, exc)
             return
-        body = str(result.get("body", ""))
-        data = base64.b64decode(body) if result.get("base64Encoded") else body.encode("utf-8")
+        data = response_body(result)
         if len(data) > REDACT_WHOLE:
             self.dropped[request_id] = len(data)
             return

@@ -15,9 +15,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from time import perf_counter
-from types import TracebackType
 from typing import Any, Final, Protocol
 
+from ...page.action_log import Registration
 from ..registry import LoadedSource, SiteEntry
 from .origin import FRONT_END
 from .outcomes import OK, classify
@@ -110,33 +110,15 @@ class ToolRun:
 RunWatcher = Callable[[ToolRun], Awaitable[None] | None]
 
 #: The watchers; the call path reads this list (empty: nothing more is done).
-RUN_WATCHERS: Final[list[RunWatcher]] = []
+RUN_WATCHERS: Final[list[RunWatch]] = []
 
 
-class RunWatch:
+class RunWatch(Registration):
     """A watcher of tool runs: :meth:`stop` (or leaving a ``with`` block) removes it."""
 
     def __init__(self, watcher: RunWatcher) -> None:
         self.watcher = watcher
-        RUN_WATCHERS.append(watcher)
-
-    def stop(self) -> None:
-        """Stop watching (idempotent)."""
-        for index, found in enumerate(RUN_WATCHERS):
-            if found is self.watcher:
-                del RUN_WATCHERS[index]
-                return
-
-    def __enter__(self) -> RunWatch:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
+        super().__init__(RUN_WATCHERS)
 
 
 def watch_runs(watcher: RunWatcher) -> RunWatch:
@@ -180,9 +162,9 @@ async def tool_ran(
         front_end=FRONT_END.get(),
         call=call,
     )
-    for watcher in list(RUN_WATCHERS):
+    for watch in list(RUN_WATCHERS):
         try:
-            outcome_of = watcher(run)
+            outcome_of = watch.watcher(run)
             if inspect.isawaitable(outcome_of):
                 await outcome_of
         except Exception:
