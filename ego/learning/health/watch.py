@@ -18,7 +18,7 @@ from time import perf_counter
 from typing import Any, Final, Protocol
 
 from ...page.action_log import Registration
-from ..registry import LoadedSource, SiteEntry
+from . import recorder
 from .origin import FRONT_END
 from .outcomes import OK, classify
 from .versions import python_version
@@ -28,33 +28,9 @@ __all__ = ["RUN_WATCHERS", "RunWatch", "RunWatcher", "ToolRun", "tool_ran", "wat
 logger = logging.getLogger("ego.health")
 
 
-class _Spec(Protocol):
-    @property
-    def path(self) -> str: ...
-
-
-class _Ref(Protocol):
-    @property
-    def site_id(self) -> str: ...
-
-    @property
-    def tool(self) -> str: ...
-
-    @property
-    def entry(self) -> SiteEntry: ...
-
-    @property
-    def spec(self) -> _Spec: ...
-
-
-class _Call(Protocol):
-    """What a run needs of the call (:class:`ego.calls.ToolCall`)."""
-
-    @property
-    def ref(self) -> _Ref: ...
-
-    @property
-    def source(self) -> LoadedSource | None: ...
+class _Call(recorder._Call, Protocol):
+    """What a run needs of the call (:class:`ego.calls.ToolCall`): what the record needs, and
+    its args."""
 
     @property
     def args(self) -> Any: ...
