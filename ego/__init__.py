@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .learning.compact import CompactContext
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
-    from .learning.suggest import suggest
+    from .learning.suggest import suggest, suggest_actions
     from .page.tab import Tab
     from .pool import BrowserPool, Endpoint, PoolResult
     from .protocol.chrome import find_chrome
@@ -49,6 +49,7 @@ _LAZY: dict[str, str] = {
     "Site": ".site",
     "ToolContext": ".site",
     "suggest": ".learning.suggest",
+    "suggest_actions": ".learning.suggest",
 }
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "find_chrome",
     "launch",
     "suggest",
+    "suggest_actions",
     *_error_names,
 ]
 

@@ -13,7 +13,11 @@ import pytest
 import ego
 from ego.demo import DemoServer
 from ego.demo.desk import DESK_PASSWORD
+from ego.learning.registry import Learnings
 from ego.learning.suggest.flow import load_flow
+from ego.site import Site
+
+from .conftest import PageServer
 
 pytestmark = pytest.mark.chrome
 
@@ -77,3 +81,84 @@ async def test_record_actions_keeps_steps_selectors_values_and_the_read(
         assert stat.S_IMODE(file.stat().st_mode) == 0o600
         assert DESK_PASSWORD not in file.read_text(encoding="utf-8")
     assert json.loads(path.read_text())["secrets"] == ["Desk password"]
+
+
+def no_secret_in(folder: Path) -> list[Path]:
+    """The files under ``folder`` holding the desk's password."""
+    return [
+        file
+        for file in folder.rglob("*")
+        if file.is_file() and DESK_PASSWORD.encode() in file.read_bytes()
+    ]
+
+
+async def test_a_search_that_posts_is_drafted_saved_through_the_gate_and_runs_live(
+    browser: ego.Browser, tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> None:
+    await record_search(tab, shop, tmp_path / "search.actions.json")
+    learnings = Learnings(workspace=tmp_path / "ws")
+    report = ego.suggest_actions("desk", tmp_path / "search.actions.json", learnings=learnings)
+    (draft,) = report.drafts
+    assert draft.kind == "python"
+    assert draft.side_effect == "irreversible"  # the form posts: a write unless said
+    assert any("POST /desk/results" in note for note in draft.notes)
+    assert draft.args["words"]["examples"] == ["desk"]
+    assert 'role=button[name="Look up"]' in draft.source
+    site = Site(browser, learnings)
+    (checked,) = await site.check_draft("desk", draft.tool)
+    assert checked.passed, checked.reason
+    saved = await site.save_draft("desk", draft.tool, side_effect="read")
+    assert saved.file.name == "desk_search.py"
+    assert learnings.site("desk").python_tools["desk_search"].side_effect == "read"
+
+    shown = await site.run_tool("desk", "desk_search", {"words": "kettle", "category": "kitchen"})
+    assert "1 result(s) for “kettle”" in shown
+    assert "Pour-Over Coffee Kettle: 38.90" in shown
+
+
+async def test_a_three_page_order_is_drafted_saved_and_places_an_order_live(
+    browser: ego.Browser, tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> None:
+    await record_order(tab, shop, tmp_path / "order.actions.json")
+    learnings = Learnings(workspace=tmp_path / "ws")
+    report = ego.suggest_actions("desk", tmp_path / "order.actions.json", learnings=learnings)
+    (draft,) = report.drafts
+    assert draft.side_effect == "irreversible"
+    assert set(draft.args) == {"customer_name", "email", "product", "quantity", "desk_password"}
+    assert "examples" not in draft.args["desk_password"]
+    assert "wait_for(url='/desk/order/details'" in draft.source
+    site = Site(browser, learnings)
+    saved = await site.save_draft("desk", draft.tool, side_effect="write")
+    assert saved.cases is not None
+    assert [c.passed for c in saved.cases.cases] == [True]
+    assert no_secret_in(tmp_path) == []
+
+    placed = len(shop.desk_orders)
+    args = {
+        "customer_name": "Grace Hopper",
+        "email": "grace@example.org",
+        "product": "10",
+        "quantity": "3",
+        "desk_password": DESK_PASSWORD,
+    }
+    shown = await site.run_tool("desk", "desk_order", args)
+    order = shop.desk_orders[-1]
+    assert len(shop.desk_orders) == placed + 1
+    assert order["customer"] == "Grace Hopper"
+    assert f"Order {order['id']} placed for Grace Hopper: 3 x Mechanical Desk Clock." in shown
+
+
+async def test_select_takes_the_role_selector_selector_for_gives(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(
+        server.route(
+            "/actions/select",
+            '<label for="c">Colour</label><select id="c"><option>red</option>'
+            "<option>blue</option></select>",
+        )
+    )
+    ref = (await tab.snapshot(find="Colour")).split("[ref=")[1].split("]")[0]
+    selector = await tab.selector_for(ref)
+    assert selector == 'role=combobox[name="Colour"]'
+    assert await tab.select(selector, "blue") == ["blue"]
