@@ -17,6 +17,7 @@ from ego.learning.registry import Learnings
 from ego.learning.suggest.flow import load_flow
 from ego.site import Site
 
+from .cli_helpers import ego_async, ego_env
 from .conftest import PageServer
 
 pytestmark = pytest.mark.chrome
@@ -162,3 +163,21 @@ async def test_select_takes_the_role_selector_selector_for_gives(
     selector = await tab.selector_for(ref)
     assert selector == 'role=combobox[name="Colour"]'
     assert await tab.select(selector, "blue") == ["blue"]
+
+
+async def test_ego_suggest_actions_drafts_from_a_recording_on_the_command_line(
+    tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> None:
+    flow = tmp_path / "search.actions.json"
+    await record_search(tab, shop, flow)
+    env = ego_env(tmp_path / "profiles", workspace=tmp_path / "ws")
+    args = ["suggest", "desk", "--actions", str(flow), "--name", "look_up"]
+    suggested = await ego_async(*args, env=env)
+    assert suggested.returncode == 0, suggested
+    (found,) = suggested.json()["found"]
+    assert found["tool"] == "look_up"
+    assert found["side_effect"] == "irreversible"
+    assert (tmp_path / "ws/learnings/.drafts/desk/look_up/look_up.py").is_file()
+    wrong = await ego_async("suggest", "desk", "--actions", str(flow), "--har", str(flow), env=env)
+    assert wrong.returncode != 0
+    assert "--har" in wrong.stderr

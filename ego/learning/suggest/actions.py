@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ...errors import LearningError
+from ...errors import HarFormatError, LearningError
 from ...replay.har import Har
 from ...replay.secrets import REDACTED
 from ..matching import domain_of
@@ -186,7 +186,10 @@ def suggest_actions_from(
     flows = [load_flow(path) for path in flow_paths]
     for flow in flows:
         if not flow.steps:
-            raise ValueError(f"{flow.path}: the recording holds no page action to draft from")
+            raise HarFormatError(
+                f"{flow.path}: the recording holds no page action to draft from",
+                path=str(flow.path),
+            )
     groups: dict[tuple[Any, ...], list[RecordedFlow]] = {}
     for flow in flows:
         groups.setdefault(_shape(flow), []).append(flow)
