@@ -93,7 +93,7 @@ def no_secret_in(folder: Path) -> list[Path]:
     ]
 
 
-async def test_a_search_that_posts_is_drafted_saved_through_the_gate_and_runs_live(
+async def test_a_search_that_posts_is_drafted_saved_runs_live_and_heals_a_renamed_button(
     browser: ego.Browser, tab: ego.Tab, shop: DemoServer, tmp_path: Path
 ) -> None:
     await record_search(tab, shop, tmp_path / "search.actions.json")
@@ -115,6 +115,16 @@ async def test_a_search_that_posts_is_drafted_saved_through_the_gate_and_runs_li
     shown = await site.run_tool("desk", "desk_search", {"words": "kettle", "category": "kitchen"})
     assert "1 result(s) for “kettle”" in shown
     assert "Pour-Over Coffee Kettle: 38.90" in shown
+
+    shop.pages_changed = True  # the search button is renamed "Find"
+    try:
+        report = await site.heal_tool("desk", "desk_search")
+    finally:
+        shop.pages_changed = False
+    (gone,) = [c for c in report.changes if c["kind"] == "selector gone"]
+    assert gone["old"] == 'role=button[name="Look up"]'
+    assert gone["new"] == 'role=button[name="Find"]'
+    assert "step 4 (click)" in gone["detail"]
 
 
 async def test_a_three_page_order_is_drafted_saved_and_places_an_order_live(
