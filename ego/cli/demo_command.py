@@ -43,24 +43,33 @@ SERVE_PORT = 8765
     help="Serve the shop with its API changed on purpose (with --serve): the product search "
     "moves to /api/catalog/search and its products say title for name.",
 )
+@click.option(
+    "--changed-pages",
+    is_flag=True,
+    help="Serve the order desk redesigned on purpose (with --serve): its search button is "
+    "renamed and the order's email field moves to the second step.",
+)
 @common
 @pass_settings
-def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -> None:
+def demo(
+    settings: Settings, port: int | None, serve: bool, changed_api: bool, changed_pages: bool
+) -> None:
     """Serve the bundled demo shop, launch Chrome, show learn_context and run its tools.
 
     With --serve, serve the shop alone on http://shop.localhost:8765/ (the demo-shop
     learning's start URL) until Ctrl+C, so that `ego run demo-shop TOOL` and scripts can use
     it from another terminal; `python -m ego.demo` does the same. --changed-api breaks the
-    shop's API as a redesign would, for `ego heal` to mend (docs/learning-loop.md).
+    shop's API as a redesign would, for `ego heal` to mend (docs/learning-loop.md);
+    --changed-pages the order desk's pages.
     """
     from ..demo import DemoServer
     from ..demo.tour import tour
 
     if serve:
-        _serve(settings, SERVE_PORT if port is None else port, changed_api)
+        _serve(settings, SERVE_PORT if port is None else port, changed_api, changed_pages)
         return
-    if changed_api:
-        raise click.UsageError("--changed-api goes with --serve")
+    if changed_api or changed_pages:
+        raise click.UsageError("--changed-api and --changed-pages go with --serve")
     port = port or 0
 
     async def go() -> tuple[CompactContext, list[Any]]:
@@ -86,12 +95,14 @@ def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -
     settings.output.result(data, human)
 
 
-def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
+def _serve(
+    settings: Settings, port: int, changed_api: bool = False, changed_pages: bool = False
+) -> None:
     """Serve the demo shop on ``port`` until Ctrl+C (or SIGTERM)."""
     from ..demo import DemoServer
 
     try:
-        server = DemoServer(port=port, api_changed=changed_api)
+        server = DemoServer(port=port, api_changed=changed_api, pages_changed=changed_pages)
         server.start()
     except OSError as exc:
         sys.exit(
@@ -104,6 +115,7 @@ def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
                 "local_url": server.local_url,
                 "port": server.port,
                 "api_changed": changed_api,
+                "pages_changed": changed_pages,
             },
             lambda data: (
                 f"demo shop at {data['url']} (also {data['local_url']}); log in with demo / "
