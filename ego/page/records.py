@@ -149,7 +149,10 @@ class TabRecords:
         return observe(self._action_observers, observer, started)
 
     def record_actions(
-        self, path: str | os.PathLike[str] | None = None, *, har: bool | str = False
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        har: bool | str | os.PathLike[str] = False,
     ) -> Any:
         """Record the page actions of this tab while the block runs, as a flow a tool can be
         drafted from (``ego suggest SITE --actions FILE``)::
