@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import stat
 from collections.abc import Iterator
@@ -17,8 +18,8 @@ from ego.learning.registry import Learnings
 from ego.learning.suggest.flow import load_flow
 from ego.site import Site
 
-from .cli_helpers import ego_async, ego_env
-from .conftest import PageServer
+from .cli_helpers import ROOT, background, ego_async, ego_env, http_endpoint
+from .conftest import PageServer, websocket_url
 
 pytestmark = pytest.mark.chrome
 
@@ -191,3 +192,66 @@ async def test_ego_suggest_actions_drafts_from_a_recording_on_the_command_line(
     wrong = await ego_async("suggest", "desk", "--actions", str(flow), "--har", str(flow), env=env)
     assert wrong.returncode != 0
     assert "--har" in wrong.stderr
+
+
+async def test_actions_heard_in_the_page_make_the_same_flow(
+    tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "heard.actions.json"
+    async with tab.record_actions(path, source="page"):
+        await tab.navigate(shop.url_for("/desk/order"))
+        await tab.type("#customer", "Ada Lovelace")
+        await tab.type("#email", "ada@example.org")
+        await tab.click('role=button[name="Next"]')
+        await tab.wait_for(url="/desk/order/details")
+        await tab.select("#product", "7")
+        await tab.type("#password", DESK_PASSWORD)
+        await tab.press("Enter")
+        await tab.wait_for(url="/desk/order/done")
+    flow = load_flow(path)
+    assert [(s.verb, s.selector) for s in flow.steps] == [
+        ("navigate", None),
+        ("type", 'role=textbox[name="Customer name"]'),
+        ("type", 'role=textbox[name="Email"]'),
+        ("click", 'role=button[name="Next"]'),
+        ("select", 'role=combobox[name="Product"]'),
+        ("type", 'role=textbox[name="Desk password"]'),
+        ("press", None),
+    ]
+    assert flow.steps[0].target == shop.url_for("/desk/order")
+    assert flow.steps[2].value == "ada@example.org"
+    assert flow.steps[4].value == "7"
+    assert flow.steps[5].secret
+    assert DESK_PASSWORD not in path.read_text(encoding="utf-8")
+
+
+async def test_ego_record_session_keeps_the_actions_a_script_makes_in_its_tab(
+    ported_browser: ego.Browser, shop: DemoServer, tmp_path: Path
+) -> None:
+    env = ego_env(tmp_path / "profiles", workspace=tmp_path / "ws")
+    har, flow = tmp_path / "desk.har", tmp_path / "desk.actions.json"
+    args = ["record", "--session", "desk", "--har", str(har), "--actions", str(flow)]
+    args += [shop.url_for("/desk/search"), "--no-json", "--until-url", "*/desk/results*"]
+    args += ["--endpoint", http_endpoint(websocket_url(ported_browser))]
+    async with background(*args, env=env, cwd=ROOT) as process:
+        assert process.stderr is not None
+        line = ""
+        while "recording a session" not in line:
+            raw = await asyncio.wait_for(process.stderr.readline(), 60)
+            assert raw, "ego record --session ended before it said it was recording"
+            line = raw.decode()
+        tab_id = line.split(" in tab ", 1)[1].split(";", 1)[0]
+        tab = next(t for t in await ported_browser.tabs() if t.target_id == tab_id)
+        await tab.type("#words", "lamp")  # another process's verbs, heard in the page
+        await tab.click('role=button[name="Look up"]')
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+        assert process.returncode == 0, err.decode()
+    assert "ego suggest desk --actions" in out.decode()
+    recorded = load_flow(flow)
+    assert [(s.verb, s.value) for s in recorded.steps] == [
+        ("navigate", None),
+        ("type", "lamp"),
+        ("click", None),
+    ]
+    assert recorded.steps[2].selector == 'role=button[name="Look up"]'
+    assert recorded.har_path() == har

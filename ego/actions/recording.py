@@ -12,6 +12,10 @@ form may take its button away before an answer comes, and then the selector is t
 role and name as the action log saw them, marked ``checked: false``. ``tab.evaluate`` is no
 page verb: the action log does not report it, so a flow's result is a snapshot.
 
+With ``source="page"`` the steps are heard in the page instead (:mod:`.page_events`): what a
+person does in a headed window, or a script drives from another process (``ego record
+--session --actions FILE``); the first step is then the page the first action was made on.
+
 Secrets are redacted as a trace redacts them (:class:`ego.trace.secrets.TraceSecrets`, which
 uses the recording's redaction): text typed into a password field, or a field whose selector
 or accessible name reads as a secret's, becomes ``REDACTED`` and is cut out of every URL and
@@ -36,6 +40,7 @@ from ..page.refs import parse_ref
 from ..replay.secret_values import strip_values
 from ..trace.file import open_private
 from ..trace.secrets import REDACTED, TYPING_VERBS, TraceSecrets
+from .page_events import PageEvents
 
 if TYPE_CHECKING:
     from ..page.action_log import Action, Observation
@@ -63,9 +68,11 @@ class ActionRecording:
             :attr:`flow`).
         har: also record what the tab loads, for the draft's offline case: True writes it
             beside ``path`` (``<name>.har``), a path writes it there.
+        source: ``"verbs"`` (the page verbs this process runs, from the tab's action log) or
+            ``"page"`` (the actions heard in the page: a person's, another process's).
 
     Raises:
-        ValueError: ``har=True`` without a ``path``.
+        ValueError: ``har=True`` without a ``path``, or another ``source``.
     """
 
     def __init__(
@@ -74,8 +81,12 @@ class ActionRecording:
         path: str | os.PathLike[str] | None = None,
         *,
         har: bool | str | os.PathLike[str] = False,
+        source: str = "verbs",
     ) -> None:
+        if source not in ("verbs", "page"):
+            raise ValueError(f"source={source!r}: say 'verbs' or 'page'")
         self.tab = tab
+        self.source = source
         self.path = Path(path) if path is not None else None
         if har is True:
             if self.path is None:
@@ -90,6 +101,7 @@ class ActionRecording:
         self._observation: Observation | None = None
         self._selectors: dict[int, asyncio.Future[str]] = {}
         self._har_recorder: Any = None
+        self._page_events: PageEvents | None = None
 
     async def __aenter__(self) -> ActionRecording:
         return await self.start()
@@ -104,13 +116,17 @@ class ActionRecording:
 
     async def start(self) -> ActionRecording:
         """Start observing the tab (and recording its HAR, with ``har=``)."""
-        if self._observation is not None:
+        if self._observation is not None or self._page_events is not None:
             return self
         if self.har_path is not None:
             self._har_recorder = self.tab.record_har(None)
             await self._har_recorder.start()
         self.flow.recorded_at = datetime.now(UTC).isoformat(timespec="seconds")
-        self._observation = self.tab.observe_actions(self._ended, started=self._started)
+        if self.source == "page":
+            self._page_events = PageEvents(self.tab, self._heard)
+            await self._page_events.start()
+        else:
+            self._observation = self.tab.observe_actions(self._ended, started=self._started)
         return self
 
     async def stop(self) -> RecordedFlow:
@@ -119,10 +135,14 @@ class ActionRecording:
         Raises:
             OSError: a file could not be written.
         """
-        if self._observation is None:
+        if self._observation is None and self._page_events is None:
             return self.flow
-        self._observation.stop()
-        self._observation = None
+        if self._observation is not None:
+            self._observation.stop()
+            self._observation = None
+        if self._page_events is not None:
+            await self._page_events.stop()
+            self._page_events = None
         for pending in self._selectors.values():
             pending.cancel()
         self._selectors.clear()
@@ -143,6 +163,51 @@ class ActionRecording:
             data = json.dumps(self.flow.as_dict(), indent=2, ensure_ascii=False) + "\n"
             _write_private(self.path, data)
         return self.flow
+
+    def beside(self, har_path: str | os.PathLike[str]) -> None:
+        """Name the HAR recorded beside the flow by someone else (``ego record --session``)."""
+        har = Path(har_path)
+        same = self.path is not None and har.parent.resolve() == self.path.parent.resolve()
+        self.flow.har = har.name if same else str(har)
+
+    def cut_secrets(self, har: Any) -> bool:
+        """Cut what was typed into secret fields out of ``har`` (an :class:`ego.replay.Har`
+        recorded beside); True when there was something to cut."""
+        if not self.secrets.values:
+            return False
+        strip_values(har, self.secrets.values)
+        return True
+
+    # -- actions heard in the page -----------------------------------------------------------
+
+    def _heard(self, data: dict[str, Any]) -> None:
+        """One action :class:`.page_events.PageEvents` heard, as a step."""
+        verb, url = str(data.get("verb", "")), self.secrets.url(str(data.get("url", "")))
+        if verb not in ACTING_VERBS:
+            return
+        if not self.flow.steps:
+            self.flow.steps.append(FlowStep(verb="navigate", target=url, url="about:blank"))
+        element = None
+        if data.get("tag"):
+            element = {k: data.get(k) for k in ("role", "name", "tag", "input_type")}
+        step = FlowStep(
+            verb=verb, target=data.get("selector"), url=url, selector=data.get("selector"),
+            element=element,
+        )  # fmt: skip
+        value = data.get("value")
+        if verb in TYPING_VERBS:
+            text = str(value or "")
+            name = str(data.get("name") or "")
+            kept = self.secrets.typed(text, step.selector, name, data.get("input_type"))
+            if kept == REDACTED and text:
+                step.secret = True
+                self.flow.secrets.append(name or str(step.selector))
+            step.value = kept
+        elif verb == "select":
+            step.value = value if isinstance(value, list) else str(value or "")
+        elif verb == "press":
+            step.value, step.target, step.selector, step.element = str(value), None, None, None
+        self.flow.steps.append(step)
 
     # -- the action log's hook ----------------------------------------------------------------
 

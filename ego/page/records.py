@@ -153,6 +153,7 @@ class TabRecords:
         path: str | os.PathLike[str] | None = None,
         *,
         har: bool | str | os.PathLike[str] = False,
+        source: str = "verbs",
     ) -> Any:
         """Record the page actions of this tab while the block runs, as a flow a tool can be
         drafted from (``ego suggest SITE --actions FILE``)::
@@ -171,6 +172,8 @@ class TabRecords:
         Args:
             path: where the flow is written when the block ends (private), or None.
             har: also record what the tab loads (True: beside ``path``; or a path).
+            source: ``"verbs"`` (this process's page verbs) or ``"page"`` (the actions heard
+                in the page: a person's in a headed window, another process's).
 
         Raises:
             RuntimeError: no recorder is registered (use ``ego.launch`` or ``ego.connect``).
@@ -179,7 +182,7 @@ class TabRecords:
             raise RuntimeError(
                 "no action recorder is registered: get the tab from ego.launch() or ego.connect()"
             )
-        return _action_recorder(self, path, har=har)
+        return _action_recorder(self, path, har=har, source=source)
 
     def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
         """Trace this tab into the file ``path`` while the block runs (see docs/tracing.md)::
