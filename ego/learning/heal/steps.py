@@ -7,7 +7,9 @@ tool runs: its steps are the acting verbs it runs, counted as the drafted source
 matches nothing, the page is read as an agent reads it (a snapshot) and the element nearest
 to the target is the one of the same role whose accessible name is closest to the name the
 target asked for (any role when none has it), those after the element of the step before it
-(in the page's order, nearest first) ahead of the others, given by its durable selector.
+(in the page's order, nearest first) ahead of the others, given by its durable selector. An
+element an earlier step acted on is never the nearest: when nothing else is like the target,
+it went from the page (a field moved to another step, say), and the change says so.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class StepWatch:
         self.failed: Action | None = None
         self.failed_step = 0
         self.previous: Action | None = None  # the last step that went, on an element
+        self._used: set[str] = set()  # the refs of the elements the steps acted on
         self._observation: Observation = tab.observe_actions(self._ended)
 
     def stop(self) -> None:
@@ -59,6 +62,7 @@ class StepWatch:
             self.failed, self.failed_step = action, self.steps
         elif action.error is None and action.element is not None:
             self.previous = action
+            self._used.add(action.element.ref)
 
     async def changes(self) -> list[Change]:
         """A ``selector gone`` change for the step that failed on a target matching nothing
@@ -75,6 +79,8 @@ class StepWatch:
         )
         if nearest:
             detail += f"; the nearest element is {nearest}"
+        else:
+            detail += "; nothing like it is on that page (it moved to another page, or went)"
         return [Change("selector gone", action.target, detail, old=action.target, new=nearest)]
 
     def _line_of_previous(self, lines: list[str]) -> int | None:
@@ -101,6 +107,8 @@ class StepWatch:
             if found is None:
                 continue
             seen_role, seen_name, ref = found.group(1), found.group(2) or "", found.group(3)
+            if ref in self._used:
+                continue
             likeness = difflib.SequenceMatcher(None, name.lower(), seen_name.lower()).ratio()
             if seen_role == role:
                 likeness += 1.0
