@@ -13,8 +13,8 @@ from the recorded calls. Drafts are written beside the site's tools, never live
 - :mod:`.auth`: the session, the header tokens the page keeps, and the CSRF token;
 - :mod:`.source`: the tool's JavaScript;
 - :mod:`.drafting`: the drafts and their cases; :mod:`.drafts`: on disk;
-- :mod:`.flow` and :mod:`.actions`: Python tools drafted from recorded page actions
-  (:func:`suggest_actions`, ``ego suggest SITE --actions FILE``).
+- :mod:`.flow`, :mod:`.actions` and :mod:`.action_source`: Python tools drafted from recorded
+  page actions (:func:`suggest_actions`, ``ego suggest SITE --actions FILE``).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -38,6 +38,7 @@ from ...replay.har import Har
 from ...replay.secrets import REDACTED
 from ..matching import domain_of
 from ..registry import Learnings
+from .action_source import FlowPlan, FlowValue, flow_source
 from .drafting import CaseDraft, DraftedTool, SuggestReport
 from .drafts import write_drafts
 from .flow import ACTING_VERBS, FlowStep, RecordedFlow, load_flow
@@ -47,8 +48,6 @@ __all__ = ["ActionsReport", "draft_flow", "suggest_actions", "suggest_actions_fr
 
 #: The longest tool name drafted from a flow.
 MAX_NAME: Final = 40
-#: Seconds the drafted tool waits for each next page.
-PAGE_SECONDS: Final = 15.0
 _READ_ONLY_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 _VALUE_VERBS: Final = frozenset({"type", "fill", "select"})
 
@@ -76,33 +75,6 @@ class ActionsReport(SuggestReport):
         if self.drafts_dir is not None:
             lines.append(f"drafts in {self.drafts_dir}; none is live until saved")
         return "\n".join(lines)
-
-
-@dataclass
-class _Value:
-    """A step's value: an arg (``name``) or a constant, with what each recording gave."""
-
-    step: int
-    values: list[Any]
-    secret: bool
-    name: str | None = None
-    label: str = ""
-
-    @property
-    def constant(self) -> bool:
-        return self.name is None
-
-
-@dataclass
-class _Plan:
-    """What the source is written from."""
-
-    tool: str
-    start: str
-    steps: list[FlowStep]
-    values: dict[int, _Value] = field(default_factory=dict)
-    waits: dict[int, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def suggest_actions(
@@ -221,7 +193,7 @@ def draft_flow(site_id: str, tool: str, flows: list[RecordedFlow]) -> DraftedToo
     """
     flow = flows[0]
     start = _start_url(flow)
-    plan = _Plan(tool, start, _acting_steps(flow))
+    plan = FlowPlan(tool, start, _acting_steps(flow))
     _plan_values(plan, flows)
     _plan_waits(plan, flow)
     returns = schema_of([flow.read.text]) if flow.read is not None else None
@@ -265,7 +237,7 @@ def draft_flow(site_id: str, tool: str, flows: list[RecordedFlow]) -> DraftedToo
         returns=returns,
         side_effect=side_effect,
         auth="none",
-        source=_source(plan, flow),
+        source=flow_source(plan, flow),
         calls=len(flows),
         constants={
             f"step {v.step + 1} {plan.steps[v.step].verb}": v.values[0]
@@ -352,7 +324,7 @@ def _arg_name(step: FlowStep, taken: set[str]) -> str:
     return candidate
 
 
-def _plan_values(plan: _Plan, flows: list[RecordedFlow]) -> None:
+def _plan_values(plan: FlowPlan, flows: list[RecordedFlow]) -> None:
     """Each typed or chosen value: an arg, or a constant when every recording (two or more)
     gave the same."""
     taken: set[str] = set()
@@ -362,14 +334,14 @@ def _plan_values(plan: _Plan, flows: list[RecordedFlow]) -> None:
             continue
         values = [steps[index].value for steps in others if index < len(steps)]
         secret = any(steps[index].secret for steps in others if index < len(steps))
-        value = _Value(index, values, secret)
+        value = FlowValue(index, values, secret)
         same = len(flows) > 1 and all(v == values[0] for v in values)
         if secret or not same:
             value.name = _arg_name(step, taken)
         plan.values[index] = value
 
 
-def _plan_waits(plan: _Plan, flow: RecordedFlow) -> None:
+def _plan_waits(plan: FlowPlan, flow: RecordedFlow) -> None:
     """After a step that led to another page: wait for that page's URL."""
     steps = plan.steps
     for index, step in enumerate(steps):
@@ -419,7 +391,7 @@ def _side_effect(flows: list[RecordedFlow]) -> tuple[str, str]:
     return "read", ""
 
 
-def _arg_schema(value: _Value, step: FlowStep) -> dict[str, Any]:
+def _arg_schema(value: FlowValue, step: FlowStep) -> dict[str, Any]:
     element = step.element or {}
     label = str(element.get("name") or step.target or "")
     what = "typed into" if step.verb in ("type", "fill") else "chosen in"
@@ -442,7 +414,7 @@ def _arg_schema(value: _Value, step: FlowStep) -> dict[str, Any]:
 # -- writing the tool -------------------------------------------------------------------------
 
 
-def _summary(plan: _Plan, flow: RecordedFlow) -> str:
+def _summary(plan: FlowPlan, flow: RecordedFlow) -> str:
     pages = list(dict.fromkeys([_path(plan.start), *(_path(s.url) for s in plan.steps[1:])]))
     end = _path(_end(flow))
     if end not in pages:
@@ -450,7 +422,7 @@ def _summary(plan: _Plan, flow: RecordedFlow) -> str:
     return f"page actions over {' -> '.join(pages)} ({len(plan.steps)} steps)"
 
 
-def _description(plan: _Plan, flow: RecordedFlow) -> str:
+def _description(plan: FlowPlan, flow: RecordedFlow) -> str:
     host = urlsplit(plan.start).netloc
     args = [v.name for v in plan.values.values() if v.name]
     given = f" with {', '.join(args)}" if args else ""
@@ -463,85 +435,3 @@ def _description(plan: _Plan, flow: RecordedFlow) -> str:
         f"Goes through {_path(plan.start)} on {host}{given} as a person would{read}. Drafted "
         "by ego suggest from recorded page actions: say what it is for and when to use it."
     )
-
-
-def _literal(value: Any) -> str:
-    return repr(value)
-
-
-def _source(plan: _Plan, flow: RecordedFlow) -> str:
-    lines = [
-        f'"""{plan.tool}: drafted by ego suggest from recorded page actions.',
-        "",
-        "Each step acts on the durable selector the recording found for its element; after a",
-        "step that leads to another page it waits for that page's URL. Edit it as any Python",
-        "tool (docs/learnings.md).",
-        '"""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "import re",
-        "from typing import Any",
-        "",
-        f"START = {_literal(plan.start)}",
-        "#: Seconds each next page may take to come.",
-        f"PAGE_SECONDS = {PAGE_SECONDS}",
-        "",
-        "",
-        "async def run(ctx: Any, args: dict[str, Any]) -> Any:",
-        "    tab = ctx.tab",
-        "    await tab.navigate(START)",
-    ]
-    for index, step in enumerate(plan.steps):
-        if index == 0 and step.verb == "navigate" and step.target == plan.start:
-            continue
-        lines.append(f"    # step {index + 1}: {step.verb} {_literal(step.target)}")
-        lines += _step_lines(plan, index, step)
-        wait = plan.waits.get(index)
-        if wait is not None:
-            lines.append(f"    await tab.wait_for(url={_literal(wait)}, timeout=PAGE_SECONDS)")
-    read = flow.read
-    if read is None:
-        lines.append("    return None")
-    else:
-        lines.append("    # what the agent read at the end")
-        if read.selector:
-            selector = _literal(read.selector)
-            lines.append(f"    await tab.wait_for(selector={selector}, timeout=PAGE_SECONDS)")
-            lines.append(f"    return shown(await tab.snapshot(selector={selector}))")
-        elif read.find:
-            lines.append(f"    return shown(await tab.snapshot(find={_find(plan, read.find)}))")
-        else:
-            lines.append("    return shown(await tab.snapshot())")
-    lines += [
-        "",
-        "",
-        "def shown(snapshot: str) -> str:",
-        '    """What a snapshot showed: its lines without the header (the URL) and the refs."""',
-        '    lines = snapshot.split("\\n")[1:]',
-        '    return "\\n".join(re.sub(r" \\[ref=[a-z]?\\d+\\]", "", line) for line in lines)',
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def _find(plan: _Plan, find: str) -> str:
-    for value in plan.values.values():
-        if value.name is not None and not value.secret and value.values[0] == find:
-            return f"str(args[{value.name!r}])"
-    return _literal(find)
-
-
-def _step_lines(plan: _Plan, index: int, step: FlowStep) -> list[str]:
-    target = _literal(step.selector or step.target)
-    if step.verb == "navigate":
-        return [f"    await tab.navigate({_literal(step.target)})"]
-    if step.verb == "press":
-        return [f"    await tab.press({_literal(step.value)})"]
-    if step.verb in ("click", "check", "uncheck"):
-        return [f"    await tab.{step.verb}({target})"]
-    value = plan.values[index]
-    given = f"args[{value.name!r}]" if value.name is not None else _literal(value.values[0])
-    if step.verb == "select":
-        return [f"    await tab.select({target}, {given})"]
-    return [f"    await tab.type({target}, str({given}))"]
