@@ -83,6 +83,11 @@ async def test_an_mcp_agent_records_suggests_saves_and_heals(
         )
         assert flow["found"][0]["tool"] == "search"
         assert flow["found"][0]["side_effect"] == "read"
+        kept = payload(
+            await session.call_tool("save_draft", {"site_id": "shop-pages", "tool": "search"})
+        )
+        assert kept["file"].endswith("tools/search.py")
+        assert [c["passed"] for c in kept["cases"]["ran"]] == [True]
 
         drafted = payload(
             await session.call_tool(

@@ -177,6 +177,7 @@ class TabRecords:
 
         Raises:
             RuntimeError: no recorder is registered (use ``ego.launch`` or ``ego.connect``).
+            ValueError: ``har=True`` without a ``path``, or another ``source``.
         """
         if _action_recorder is None:
             raise RuntimeError(
