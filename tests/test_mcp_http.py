@@ -32,11 +32,12 @@ from pydantic import FileUrl
 
 import ego
 from ego.learning.registry import Learnings
+from ego.mcp.hosts import HostRules, bind_warning, check_entries
 from ego.mcp.http import serve_http
 from ego.mcp.learning_tools import mcp_name
 from ego.mcp.limits import ServerLimits
 
-from .cli_helpers import PYTHON_EGO, ego_async, ego_env
+from .cli_helpers import PYTHON_EGO, ROOT, ego_async, ego_env
 from .conftest import PageServer
 from .learning_fixtures import make_site, tool
 from .test_mcp import check_convention, text_of, value_of
@@ -580,6 +581,89 @@ def test_the_command_lines_defaults_are_the_servers_and_not_the_demo_shops_port(
     assert defaults["session_idle"] == SESSION_IDLE
     assert defaults["max_tabs"] == MAX_TABS
     assert DEFAULT_PORT != SERVE_PORT
+
+
+@pytest.mark.parametrize(
+    ("bind", "header", "answered"),
+    [
+        ("127.0.0.1", "127.0.0.1:8790", True),
+        ("127.0.0.1", "LOCALHOST.:8790", True),  # any case, a trailing dot
+        ("127.0.0.1", "[::1]:8790", True),
+        ("127.0.0.1", "127.0.0.1:8791", False),  # another port
+        ("127.0.0.1", "127.0.0.1", False),  # no port: 80
+        ("127.0.0.1", "evil.example:8790", False),
+        ("::ffff:127.0.0.1", "[::ffff:7f00:1]:8790", True),  # one address, two spellings
+        ("::ffff:127.0.0.1", "127.0.0.1:8790", True),
+        ("::", "[::1]:8790", True),
+        ("::", "evil.example:8790", False),
+        ("192.168.1.5", "192.168.1.5:8790", True),
+        ("192.168.1.5", "localhost:8790", False),  # not loopback: only the address
+        ("192.168.1.5", "mcp.example:1234", True),  # --allowed-host mcp.example: any port
+        ("192.168.1.5", "[::1]:8790", True),  # --allowed-host ::1 (bare IPv6)
+        ("127.0.0.1", "127.0.0.1:8790@evil", False),
+    ],
+)
+def test_host_headers_are_compared_as_addresses(bind: str, header: str, answered: bool) -> None:
+    rules = HostRules(bind, 8790, allowed_hosts=["mcp.example", "::1"] if "192" in bind else [])
+    assert (rules.refusal(header, None) is None) is answered
+
+
+@pytest.mark.parametrize(
+    ("origin", "answered"),
+    [
+        ("http://127.0.0.1:8790", True),
+        ("HTTP://LocalHost:8790", True),
+        ("https://tool.example", True),  # allowed as https://tool.example:443
+        ("https://tool.example:443", True),
+        ("http://tool.example", False),  # another scheme is another origin
+        ("http://127.0.0.1:8791", False),
+        ("null", False),
+        ("http://evil.example", False),
+    ],
+)
+def test_origins_are_compared_as_origins(origin: str, answered: bool) -> None:
+    rules = HostRules("127.0.0.1", 8790, allowed_origins=["https://tool.example"])
+    assert (rules.refusal("127.0.0.1:8790", origin) is None) is answered
+    assert rules.refusal(None, None) is not None  # a request without a Host
+
+
+@pytest.mark.parametrize(
+    "entry", ["*", "evil.example/x", "user@host", "[::1", "host:99999", "*.example"]
+)
+def test_a_malformed_allowed_entry_stops_the_server_before_it_starts(entry: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(repr(entry))):
+        check_entries([entry], [])
+    with pytest.raises(ValueError, match="not an origin"):
+        check_entries([], [entry])
+
+
+def test_a_bind_other_machines_reach_is_said_once_with_what_protects_it() -> None:
+    for loopback in ("127.0.0.1", "::1", "::ffff:127.0.0.1", "localhost", "127.0.0.2"):
+        assert bind_warning(loopback) is None
+    for open_bind in ("0.0.0.0", "::", "192.168.1.5", "myhost.lan"):
+        warning = bind_warning(open_bind)
+        assert warning is not None
+        assert "\n" not in warning
+        assert "bearer token" in warning
+        assert "--allowed-host" in warning
+
+
+def test_docs_give_the_http_bounds_the_code_has() -> None:
+    from ego.mcp.http import DEFAULT_PORT, MAX_SESSIONS, SESSION_IDLE
+    from ego.mcp.limits import MAX_TABS
+    from ego.page.console import MAX_MESSAGES
+    from ego.page.network import MAX_REQUESTS
+    from ego.page.storage_state import MAX_STATE_BYTES, MAX_STATE_ITEMS
+
+    docs = " ".join((ROOT / "docs" / "mcp.md").read_text().split())
+    assert f"http://127.0.0.1:{DEFAULT_PORT}/mcp" in docs
+    assert f"At most `--max-sessions` ({MAX_SESSIONS} by default)" in docs
+    assert f"at most `--max-tabs` ({MAX_TABS}) tabs" in docs
+    assert f"`--session-idle` seconds ({SESSION_IDLE:,.0f} by default" in docs
+    assert f"at most {MAX_REQUESTS:,} requests and {MAX_MESSAGES:,} console messages" in docs
+    assert (
+        f"at most {MAX_STATE_BYTES >> 20} MB by its size, then at most {MAX_STATE_ITEMS:,}" in docs
+    )
 
 
 # -- what a session's tools may reach (Chrome) -------------------------------------------------

@@ -59,7 +59,10 @@ def _host(text: str) -> str:
     """
     bare = text.strip().lower()
     if bare.startswith("[") and bare.endswith("]"):
-        return str(ipaddress.IPv6Address(bare[1:-1]))
+        try:
+            return str(ipaddress.IPv6Address(bare[1:-1]))
+        except ValueError:
+            raise ValueError(f"{text!r} is not an IPv6 address") from None
     if not bare:
         raise ValueError("no host")
     try:
@@ -79,12 +82,17 @@ def parse_host(text: str) -> HostPort:
     if not value or any(c in value for c in "/@*? \t"):
         raise ValueError(f"{text!r} is not a host: give NAME, NAME:PORT or [IPv6]:PORT")
     if value.startswith("["):
-        inside, _, rest = value[1:].partition("]")
+        inside, closed, rest = value[1:].partition("]")
+        if not closed:
+            raise ValueError(f"{text!r} is not a host: its [ never closes")
         if rest and not rest.startswith(":"):
             raise ValueError(f"{text!r} is not a host: an IPv6 address's port follows ]:")
         return _host(f"[{inside}]"), _port(rest[1:], text) if rest else None
     if value.count(":") > 1:  # a bare IPv6 address: no port can follow it
-        return str(ipaddress.IPv6Address(value.lower())), None
+        try:
+            return str(ipaddress.IPv6Address(value.lower())), None
+        except ValueError:
+            raise ValueError(f"{text!r} is not a host: an IPv6 address goes in [ ]") from None
     name, colon, port = value.partition(":")
     return _host(name), _port(port, text) if colon else None
 
