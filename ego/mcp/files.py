@@ -155,7 +155,6 @@ class FileAccess:
         own: bool = False,
     ) -> None:
         self.output_dir = output_dir
-        self.transport: Transport = transport
         self.takes_client_roots = transport == "stdio" or client_roots_are_server_paths
         self.unrestricted = unrestricted
         self.own = own

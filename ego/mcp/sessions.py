@@ -121,18 +121,12 @@ class SessionHolder(BrowserHolder):
             with contextlib.suppress(EgoError):
                 await tab.close()
             self.forget(tab)
-        closed = ", ".join(tab.url for tab in newest)
-        self.notice = " ".join(
-            filter(
-                None,
-                (
-                    self.notice,
-                    f"Note: a page opened more tabs than this session may have "
-                    f"({self.limits.max_tabs}, ego mcp --max-tabs): the newest were closed "
-                    f"({closed}); close_tab frees room.",
-                ),
-            )
+        said = (
+            f"Note: a page opened more tabs than this session may have ({self.limits.max_tabs}, "
+            f"ego mcp --max-tabs): the newest were closed ({', '.join(t.url for t in newest)}); "
+            "close_tab frees room."
         )
+        self.notice = f"{self.notice} {said}" if self.notice else said
 
     def set_start_url(self, site_id: str, url: str) -> None:
         """Open ``site_id``'s tools at ``url`` from now on, in this session."""
