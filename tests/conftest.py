@@ -141,6 +141,21 @@ def server() -> Iterator[PageServer]:
 
 
 @pytest.fixture(scope="session")
+def huge_storage_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A storage state file of 250 MB: 250,000 localStorage items of 1 kB on one origin, as a
+    red team made one (written in pieces: the test process never holds it whole)."""
+    path = tmp_path_factory.mktemp("huge-state") / "huge.json"
+    item = b'{"name":"k%d","value":"' + b"v" * 1000 + b'"}'
+    with path.open("wb") as out:
+        out.write(b'{"cookies":[],"origins":[{"origin":"http://127.0.0.1:9","localStorage":[')
+        for start in range(0, 250_000, 1000):
+            out.write(b",".join(item % n for n in range(start, start + 1000)))
+            out.write(b"," if start + 1000 < 250_000 else b"")
+        out.write(b"]}]}")
+    return path
+
+
+@pytest.fixture(scope="session")
 async def browser() -> AsyncIterator[ego.Browser]:
     """One headless Chrome shared by the whole session, launched as by default (over a pipe,
     no port: nothing else can attach to it); tests must not close it."""

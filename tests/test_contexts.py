@@ -12,7 +12,7 @@ import pytest
 
 import ego
 from ego.learning.registry import Learnings
-from ego.page.storage_state import read_state
+from ego.page.storage_state import read_storage_state
 
 from .conftest import PageServer
 from .learning_fixtures import make_site, tool
@@ -248,7 +248,7 @@ async def test_a_storage_state_never_goes_into_a_learning_nor_prints_its_secrets
     broken = tmp_path / "broken.json"
     broken.write_text('{"cookies": [{"name": "sid", "value": "s3cr3t-value"}], "origins": 7}')
     with pytest.raises(ego.StorageStateError) as error:
-        read_state(broken)
+        read_storage_state(broken)
     assert "s3cr3t" not in str(error.value)
     broken.write_text("s3cr3t-value not json")
     with pytest.raises(ego.StorageStateError, match="not JSON") as error:

@@ -33,6 +33,7 @@ The tree::
     │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
     │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
     │   ├── UnknownTabError           no open tab of this browser or context has that id
+    │   ├── TabLimitError             a context has as many tabs open as it may (max_tabs)
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
@@ -46,7 +47,9 @@ The tree::
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
     ├── FileAccessError               a path outside the folders a server may use
+    ├── ListenError                   a server cannot listen where asked (a taken port)
     ├── StorageStateError             a saved login (cookies, storage) cannot be read or written
+    │   └── StorageStateTooLargeError ... its file is over the size or item bound (not read)
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -106,11 +109,17 @@ from .browser import (
     ResendRefusedError,
     StaleRefError,
     TabClosedError,
+    TabLimitError,
     TargetCrashedError,
     UnknownTabError,
     WorkerEndedError,
 )
-from .files import BatchFileError, FileAccessError, StorageStateError
+from .files import (
+    BatchFileError,
+    FileAccessError,
+    StorageStateError,
+    StorageStateTooLargeError,
+)
 from .javascript import (
     BrowserToolError,
     CrossOriginRequestError,
@@ -154,6 +163,7 @@ from .replay import (
     ReplayError,
     UnmatchedRequestError,
 )
+from .serving import ListenError
 
 __all__ = [
     "BatchFileError",
@@ -187,6 +197,7 @@ __all__ = [
     "InvalidSkillError",
     "JavaScriptError",
     "LearningError",
+    "ListenError",
     "MissingCapabilityError",
     "NavigationError",
     "NeedsLoginError",
@@ -210,7 +221,9 @@ __all__ = [
     "SnapshotReferenceError",
     "StaleRefError",
     "StorageStateError",
+    "StorageStateTooLargeError",
     "TabClosedError",
+    "TabLimitError",
     "TargetCrashedError",
     "TokenRejectedError",
     "ToolLoadError",

@@ -30,6 +30,7 @@ __all__ = [
     "ResendRefusedError",
     "StaleRefError",
     "TabClosedError",
+    "TabLimitError",
     "TargetCrashedError",
     "UnknownTabError",
     "WorkerEndedError",
@@ -254,6 +255,27 @@ class UnknownTabError(BrowserError):
     def __init__(self, message: str, *, tab_id: str) -> None:
         super().__init__(message)
         self.tab_id = tab_id
+
+
+class TabLimitError(BrowserError):
+    """A browser context already has as many tabs open as it may (``max_tabs``): no tab was
+    opened. The message words the fix in Python; front ends word it with :meth:`worded`.
+
+    Attributes:
+        most: the bound.
+    """
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        super().__init__(
+            self.worded(
+                "close one first (tab.close()), or make the context with a larger max_tabs="
+            )
+        )
+
+    def worded(self, fix: str) -> str:
+        """The message with ``fix`` in the caller's words."""
+        return f"{self.most} tabs are open, the most this browser context may have: {fix}"
 
 
 class NoSelectorError(BrowserError):

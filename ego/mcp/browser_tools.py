@@ -379,7 +379,7 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         requests = await call(tab.network)
         return tool_result([_request(r) for r in requests])
 
-    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY, files=True)
     async def get_network_request(
         id: Annotated[str, Field(description="An id from list_network_requests.")],
         path: Annotated[str | None, Field(description="Save the body to this file.")] = None,

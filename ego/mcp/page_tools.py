@@ -30,7 +30,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Register the screenshot, console, wait, key, hover, check, option, upload and dialog
     tools."""
 
-    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY, files=True)
     async def take_screenshot(
         full_page: Annotated[bool, Field(description="The whole page, not the viewport.")] = False,
         selector: Annotated[str | None, Field(description="Only this element.")] = None,
@@ -180,7 +180,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
         return await act(tab, lambda: tab.select(target, values), answer, diff=diff)
 
-    @server.tool(group="input", annotations=CHANGES_PAGE)
+    @server.tool(group="input", annotations=CHANGES_PAGE, files=True)
     async def upload_file(
         paths: Annotated[list[str], Field(description="Files on the server's machine.")],
         selector: Target = None,
@@ -217,7 +217,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         browser = await holder.browser()
         return tool_result([download.as_dict() for download in browser.downloads()])
 
-    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY, files=True)
     async def save_pdf(path: str, landscape: bool = False) -> CallToolResult:
         """Print the current page to a PDF file. Returns {path, bytes, url}."""
         tab = await holder.tab()

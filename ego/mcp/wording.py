@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from typing import Final
 
-from ..errors import ConfirmationRequiredError, DialogOpenError, EgoError, SkillExistsError
+from ..errors import (
+    ConfirmationRequiredError,
+    DialogOpenError,
+    EgoError,
+    SkillExistsError,
+    StorageStateTooLargeError,
+    TabLimitError,
+)
 
 __all__ = ["MAX_ERROR_CHARS", "PYTHON_TO_MCP", "failure_message", "mcp_message", "one_line"]
 
@@ -60,6 +67,12 @@ def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
             f"a {exc.dialog_type} dialog{shown} is open on {exc.url or 'the page'} and blocks "
             "it: answer it with handle_dialog (accept: true or false; prompt_text for a "
             "prompt), then retry"
+        )
+    elif isinstance(exc, StorageStateTooLargeError):
+        text = exc.worded(f"the operator raises the bound with ego mcp {exc.flag}")
+    elif isinstance(exc, TabLimitError):
+        text = exc.worded(
+            "close one with close_tab first (the operator sets the bound with ego mcp --max-tabs)"
         )
     elif isinstance(exc, SkillExistsError):
         text = str(exc).replace("pass overwrite=True", "call it again with overwrite: true")
