@@ -1,0 +1,90 @@
+"""Dragging one element onto another, as a person's mouse does it.
+
+``drag_to(source, target)`` presses the left button at the source's point (after the checks
+a hover makes: visible, still, on top), moves in several steps to the target's point (the
+same checks, made once the button is down, since pages change on the press) and releases
+it there. Where the press can start an HTML5 drag (a ``draggable`` element, a link, an
+image), the moves are made with Chrome set to hand the drag over (:mod:`.mouse`): once the
+page's ``dragstart`` ran, the rest is ``dragenter``, ``dragover`` and ``drop`` at the target
+with the ``dataTransfer`` the page filled, and ``dragend`` at the source. Elsewhere the moves
+are plain pointer moves with the button down, what a sortable list that listens to pointer
+events, or a map that pans, follows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Final
+
+from ..errors import EgoError
+from .actionability import deliver_mouse, tab_point
+from .aim import Position, aim, check_position, point_on, tab_xy
+from .elements import release_elements
+from .mouse import move, release
+from .page import Page
+
+__all__ = ["DRAG_STEPS", "drag_to"]
+
+#: Moves from the source's point to the target's by default: pointer-driven drags need a
+#: few to pass their threshold and then move over the target.
+DRAG_STEPS: Final = 5
+
+
+async def drag_to(
+    page: Page,
+    source: str,
+    target: str,
+    *,
+    source_position: Position | None = None,
+    target_position: Position | None = None,
+    steps: int = DRAG_STEPS,
+    wait: float = 5.0,
+    force: bool = False,
+) -> None:
+    """Drag ``source`` onto ``target`` with the left mouse button.
+
+    Raises:
+        ValueError: ``steps`` below 1, or a position that is not ``{"x", "y"}``.
+        InvalidSelectorError, ElementNotFoundError, ElementNotActionableError: as a hover
+            of the source or of the target (the error names which).
+    """
+    check_position(source_position, "drag_to", "source_position")
+    check_position(target_position, "drag_to", "target_position")
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"drag_to: steps={steps!r}; use 1 or more")
+    deadline = time.monotonic() + wait
+    state = page.input_state
+    elements, chosen, left = await aim(page, source, "hover", wait, force, "drag", held=False)
+    try:
+        chosen, draggable = await point_on(elements, chosen, source_position)
+        mask = state.modifier_mask()
+        pressed = {"type": "mousePressed", "button": "left", "buttons": 1, "clickCount": 1}
+        events = [
+            {"type": "mouseMoved", "modifiers": mask, "buttons": 0},
+            {**pressed, "modifiers": mask},
+        ]
+        await deliver_mouse(elements, chosen, events, left, "drag")
+        state.x, state.y = await tab_xy(elements.page, chosen)
+        if "left" not in state.buttons:
+            state.buttons.append("left")
+        origin = elements.page
+    finally:
+        release_elements(elements)
+    try:
+        left = max(0.0, deadline - time.monotonic())
+        elements, chosen, _ = await aim(
+            page, target, "hover", left, force, "drop on", held=False, waited=wait
+        )
+        try:
+            if target_position is not None:
+                chosen, _ = await point_on(elements, chosen, target_position)
+            x, y = await tab_point(elements.page, chosen.x, chosen.y)
+        finally:
+            release_elements(elements)
+        await move(page, x, y, steps=steps, watch=[origin] if draggable else [])
+        await release(page, "left")
+    finally:
+        if "left" in state.buttons:  # nothing stays pressed after a failed drag
+            with contextlib.suppress(EgoError):
+                await release(page, "left")
