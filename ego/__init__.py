@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
     from .learning.suggest import suggest
+    from .page.scripts import set_test_id_attribute
     from .page.tab import Tab
     from .pool import BrowserPool, Endpoint, PoolResult
     from .protocol.chrome import find_chrome
@@ -42,6 +43,7 @@ _LAZY: dict[str, str] = {
     "ToolInfo": ".learning.context",
     "Learnings": ".learning.registry",
     "Tab": ".page.tab",
+    "set_test_id_attribute": ".page.scripts",
     "BrowserPool": ".pool",
     "Endpoint": ".pool",
     "PoolResult": ".pool",
@@ -68,6 +70,7 @@ __all__ = [
     "connect",
     "find_chrome",
     "launch",
+    "set_test_id_attribute",
     "suggest",
     *_error_names,
 ]

@@ -4,8 +4,8 @@ of its action, and the point on it, in the frame's viewport or in the tab's.
 Every verb that puts the mouse on an element (click, hover, drag, scroll by the wheel) takes
 these steps: :func:`aim` resolves the target (:mod:`.elements`) and waits until it can take
 the action (:mod:`.actionability`); :func:`point_on` moves the point to a ``position`` given
-from the element's top-left corner; :func:`tab_xy` says where the point is in the tab, where
-mouse events go.
+from the top-left corner of the element's padding box (as Playwright measures it);
+:func:`tab_xy` says where the point is in the tab, where mouse events go.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from .page import Page
 
 __all__ = ["Position", "aim", "check_position", "point_on", "tab_xy"]
 
-#: A point on an element: ``{"x": ..., "y": ...}`` CSS pixels from its top-left corner.
+#: A point on an element: ``{"x": ..., "y": ...}``, CSS pixels from the top-left corner of
+#: its padding box.
 Position = Mapping[str, float]
 
 
@@ -81,7 +82,7 @@ def check_position(position: Position | None, verb: str, name: str = "position")
     if not valid:
         raise ValueError(
             f"{verb}: {name}={position!r}; give {{'x': ..., 'y': ...}}, CSS pixels from the "
-            "element's top-left corner"
+            "top-left corner of the element's padding box"
         )
 
 

@@ -249,9 +249,9 @@ async def hover(
     wait: float = 5.0,
     force: bool = False,
 ) -> None:
-    """Move the mouse over the element (at ``position`` from its top-left corner, else its
-    point) once it is visible, still and on top. With a mouse button down, the move is a
-    drag's: it may start an HTML5 drag, or carry one on (:func:`.mouse.move`).
+    """Move the mouse over the element (at ``position`` from its padding box's top-left
+    corner, else its point) once it is visible, still and on top. With a mouse button down,
+    the move is a drag's: it may start an HTML5 drag, or carry one on (:func:`.mouse.move`).
 
     Raises:
         ValueError: a position that is not ``{"x", "y"}``.

@@ -80,11 +80,14 @@ async def scroll(
     dy: float = 0,
     to: str | None = None,
     until: str | None = None,
-    wait: float = 5.0,
+    wait: float | None = None,
 ) -> ScrollPosition:
     """Scroll the page (no selector) or the element's scroller by ``dx``, ``dy`` pixels, to
     an edge (``to``), or a view at a time (toward ``to``, the bottom by default) until
     ``until`` matches a visible element, which is then scrolled into view.
+
+    ``wait`` bounds the wait for the element to show (5 s by default) and, with ``until``,
+    the whole search (by default the page's timeout: each view costs a frame or two).
 
     Raises:
         ValueError: nothing to do, or several ways at once, or an unknown edge.
@@ -107,6 +110,8 @@ async def scroll(
         raise ValueError("scroll: until= scrolls toward to=; leave dx= and dy= out")
     options: dict[str, Any] = {"dx": dx, "dy": dy, "to": edge, "until": until}
     options["mode"] = "until" if until is not None else "to" if edge is not None else "by"
+    if wait is None:
+        wait = page.default_timeout if until is not None else 5.0
     answer, _ = await _run(page, selector, options, wait, "scroll")
     return ScrollPosition(
         str(answer["what"]), int(answer["x"]), int(answer["y"]),

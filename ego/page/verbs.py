@@ -157,8 +157,8 @@ class PageVerbs:
                 ``clickCount`` 2, as a person's), 3 a triple click.
             modifiers: keys held during the click: ``["Shift"]``, ``["Control"]``,
                 ``["Alt"]``, ``["Meta"]``.
-            position: ``{"x": ..., "y": ...}``, CSS pixels from the element's top-left
-                corner, instead of its centre.
+            position: ``{"x": ..., "y": ...}``, CSS pixels from the element's padding
+                box's top-left corner, instead of its centre.
             delay: seconds between each press and its release.
             wait: seconds to wait for the element to appear and pass the checks (0: check
                 once, over one animation frame).
@@ -312,7 +312,8 @@ class PageVerbs:
 
         Args:
             selector: a selector or a snapshot's ref (``"ref=e12"``).
-            position: ``{"x": ..., "y": ...}`` from the element's top-left corner.
+            position: ``{"x": ..., "y": ...}`` from the top-left corner of the element's
+                padding box.
             wait: seconds to wait for the element to appear and pass the checks.
             force: skip the checks.
 
@@ -344,8 +345,8 @@ class PageVerbs:
 
         Args:
             source, target: selectors or refs, as :meth:`click` takes.
-            source_position, target_position: ``{"x", "y"}`` from each element's top-left
-                corner, instead of its centre.
+            source_position, target_position: ``{"x", "y"}`` from each element's padding
+                box's top-left corner, instead of its centre.
             steps: mouse moves from one point to the other.
             wait: seconds for the whole drag's waits.
             force: skip the checks.
@@ -378,7 +379,7 @@ class PageVerbs:
         dy: float = 0,
         to: str | None = None,
         until: str | None = None,
-        wait: float = 5.0,
+        wait: float | None = None,
     ) -> ScrollPosition:
         """Scroll the page, or what scrolls the element (itself, else its nearest scrolling
         ancestor): by ``dx``/``dy`` pixels, to an edge (``to="bottom"``, ``"top"``,
@@ -387,6 +388,11 @@ class PageVerbs:
         scrolled into view: how to reach a row of a virtualized list, which exists only
         once scrolled near. The page gets its ``scroll`` events and draws what came into
         view before this returns (``mouse.wheel`` sends wheel input instead).
+
+        Args:
+            wait: seconds for the element to show (5 by default) and, with ``until``, for
+                the whole search (the page's timeout by default: each view takes a frame
+                or two to draw).
 
         Returns:
             where the scroller is: ``scrolled`` (what, in words), ``x``, ``y``, ``max_x``,

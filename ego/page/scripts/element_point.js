@@ -1,5 +1,5 @@
 // Where an action chose to act on an element, refined: position ({x, y} from the top-left
-// corner of its border box, or null for the point the checks chose, x and y), in the frame's
+// corner of its padding box, as Playwright measures it, or null for the point the checks chose, x and y), in the frame's
 // viewport, and whether a press there can start an HTML5 drag (the element under the point,
 // or one above it in the composed tree, is draggable: draggable="true", a link or an image,
 // or -webkit-user-drag: element; draggable="false" or user-drag: none stops it). `this` is the
@@ -11,8 +11,8 @@ function (index, position, x, y, selector) {
   if (!el || !el.isConnected) return null;
   if (position) {
     const r = el.getBoundingClientRect();
-    x = r.left + position.x;
-    y = r.top + position.y;
+    x = r.left + el.clientLeft + position.x;
+    y = r.top + el.clientTop + position.y;
   }
   let hit = document.elementFromPoint(x, y);
   while (hit && hit.shadowRoot) {

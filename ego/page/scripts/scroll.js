@@ -7,9 +7,10 @@
 // "by": the element's scroller (itself when it scrolls that way, else the nearest ancestor
 //   in the composed tree that does, else the document) moved by options.dx, options.dy;
 // "to": that scroller moved to its options.to edge (top, bottom, left, right);
-// "until": that scroller moved toward options.to (bottom by default) most of a view at a
-//   time, two frames apart so a virtualized list draws its rows, until options.until matches
-//   a visible element (then scrolled into view) or the scroller's end.
+// "until": that scroller moved toward options.to (bottom by default) a view at a time (each
+//   view meets the last, so no row is skipped), a frame or two apart so a virtualized list
+//   draws its rows, until options.until matches a visible element (then scrolled into view)
+//   or the scroller's end.
 // Answers {ok: true, what, x, y, maxX, maxY, found?, box?} or {ok: false, why, ...}.
 async function (selector, options) {
   const dom = __DOM__;
@@ -106,27 +107,36 @@ async function (selector, options) {
     await frame(); await frame();
     return { ok: true, ...where(scroller) };
   }
-  // until: a view at a time toward `to`, looking for options.until after each.
+  // until: a view at a time toward `to`, looking for options.until after each. A list that
+  // draws its rows in its scroll handler has drawn them by the next frame; one that draws in
+  // an animation frame of its own, by the frame after.
+  let changed = false;
+  const observer = new MutationObserver(() => { changed = true; });
+  observer.observe(scroller === page ? document : scroller, { childList: true, subtree: true, characterData: true });
+  const drawn = async () => { changed = false; await frame(); if (!changed) await frame(); };
   const back = to === "top" || to === "left";
   const look = () => dom.queryAll(options.until).find((e) => e.isConnected && shown(e)) || null;
   for (;;) {
     const found = look();
     if (found) {
+      observer.disconnect();
       if (!inView(found)) found.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" });
       const box = await settle(found);
-      return { ok: true, found: describe(found), box, ...where(scroller) };
+      const text = (found.innerText || found.textContent || "").replace(/\s+/g, " ").trim();
+      const shownText = text ? ` "${text.length > 40 ? text.slice(0, 39) + "…" : text}"` : "";
+      return { ok: true, found: describe(found) + shownText, box, ...where(scroller) };
     }
     const before = where(scroller);
-    const stepY = vertical ? Math.max(1, Math.floor((scroller === page ? innerHeight : scroller.clientHeight) * 0.8)) : 0;
-    const stepX = horizontal ? Math.max(1, Math.floor((scroller === page ? innerWidth : scroller.clientWidth) * 0.8)) : 0;
+    const stepY = vertical ? Math.max(1, scroller === page ? innerHeight : scroller.clientHeight) : 0;
+    const stepX = horizontal ? Math.max(1, scroller === page ? innerWidth : scroller.clientWidth) : 0;
     target.scrollBy({ left: back ? -stepX : stepX, top: back ? -stepY : stepY, behavior: "instant" });
-    await frame(); await frame();
+    await drawn();
     const after = where(scroller);
     if (after.x === before.x && after.y === before.y) {
-      const last = look();
-      if (last) continue;
+      if (look()) continue;
+      observer.disconnect();
       return { ok: false, why: "end", ...after };
     }
-    if (performance.now() >= deadline) return { ok: false, why: "timeout", ...after };
+    if (performance.now() >= deadline) { observer.disconnect(); return { ok: false, why: "timeout", ...after }; }
   }
 }
