@@ -125,8 +125,9 @@ window.panned = () => offset;
 #: A list of 1,000 rows that draws only those in view (as a virtualized grid does), in a
 #: scrolling box, with a wheel listener.
 VIRTUAL = """
+<section id=panel><h2>Rows</h2>
 <div id=rows style="height: 300px; width: 300px; overflow-y: auto; position: relative">
-  <div id=spacer style="height: 30000px"></div></div>
+  <div id=spacer style="height: 30000px"></div></div></section>
 <script>
 const ROW = 30;
 const draw = () => {

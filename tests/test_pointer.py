@@ -77,6 +77,9 @@ async def test_right_middle_modified_triple_and_positioned_clicks(
     assert entries[0] == ["keydown", True, "Shift"]  # held down before, as a person does
     assert ["click", True, 0, 1, True, False] in entries
 
+    await tab.click("#file", modifiers=["ControlOrMeta"])
+    assert ["click", True, 0, 1, False, True] in await log(tab)  # Control, off macOS
+
     await tab.click("#file", click_count=3, delay=0.01)
     assert [e[3] for e in await log(tab) if e[0] == "click"] == [1, 2, 3]
 
@@ -178,10 +181,11 @@ async def test_scroll_reaches_a_row_of_a_virtualized_list_in_one_call(
     end = await tab.scroll("#rows", to="bottom")
     assert (end.y, end.max_y) == (29700, 29700)
     assert await tab.evaluate("document.querySelector('.row:last-child').textContent") == "Row 1000"
-    with pytest.raises(ElementNotFoundError, match="to its end"):
+    with pytest.raises(ElementNotFoundError, match="as far as it goes"):
         await tab.scroll("#rows", until='text="Row 1001"')
-    # An element inside a scroller scrolls that scroller.
+    # An element inside a scroller scrolls that scroller; one around it, what it holds.
     assert (await tab.scroll('text="Row 1000"', to="top")).y == 0
+    assert (await tab.scroll("#panel", dy=60)).scrolled == "<div id=rows>"
     page = await tab.scroll(to="end")
     assert page.scrolled == "the page"
     assert page.y == page.max_y > 0
@@ -197,8 +201,8 @@ async def test_the_wheel_scrolls_what_is_under_the_pointer_and_scroll_into_view(
     await serve(tab, server, "/hands/wheel", VIRTUAL)
     await tab.hover("#rows")
     await tab.mouse.wheel(0, 450)
-    assert await tab.evaluate("rows.scrollTop") == 450
-    assert await log(tab) == [["wheel", True, 450]]
+    assert await log(tab) == [["wheel", True, 450]]  # its handlers ran before it returned
+    await tab.wait_for(function="rows.scrollTop === 450", timeout=5)  # the scroll, a frame on
     assert await tab.evaluate("scrollY") == 0  # the page stayed: the list took it
 
     await tab.scroll_into_view("#far")

@@ -25,6 +25,8 @@ from .sdk import CallToolResult, ToolError
 __all__ = ["add_page_tools"]
 
 _MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
+#: Resolves once the tab drew two frames.
+_DRAWN = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(0))))"
 _KEYS = '"Enter", "Control+A", "Control+A Delete" (in turn)'
 
 
@@ -183,6 +185,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
                 if where_to is not None:
                     await tab.hover(where_to)
                 await tab.mouse.wheel(dx, dy)
+                await tab.evaluate(_DRAWN, describe=False)  # the scroll shows, for the note
                 return {"wheel": [dx, dy], "at": list(tab.mouse.position)}
 
             return await act(tab, turned, lambda moved: moved or {}, diff=diff)

@@ -3,8 +3,11 @@
 ``drag_to(source, target)`` presses the left button at the source's point (after the checks
 a hover makes: visible, still, on top), moves in several steps to the target's point (the
 same checks, made once the button is down, since pages change on the press) and releases
-it there. Where the press can start an HTML5 drag (a ``draggable`` element, a link, an
-image), the moves are made with Chrome set to hand the drag over (:mod:`.mouse`): once the
+it there. When the page moved elements about during the moves (a list sorting itself, which
+may ignore moves for a moment after each change), the mouse rests for three frames before
+its last step, as a hand slows over a drop target.
+Where the press can start an HTML5 drag (a ``draggable`` element, a link, an image), the
+moves are made with Chrome set to hand the drag over (:mod:`.mouse`): once the
 page's ``dragstart`` ran, the rest is ``dragenter``, ``dragover`` and ``drop`` at the target
 with the ``dataTransfer`` the page filled, and ``dragend`` at the source. Elsewhere the moves
 are plain pointer moves with the button down, what a sortable list that listens to pointer
@@ -21,8 +24,9 @@ from ..errors import EgoError
 from .actionability import deliver_mouse, tab_point
 from .aim import Position, aim, check_position, point_on, tab_xy
 from .elements import release_elements
-from .mouse import move, release
+from .mouse import move, pause, release
 from .page import Page
+from .scripts import page_script
 
 __all__ = ["DRAG_STEPS", "drag_to"]
 
@@ -82,9 +86,29 @@ async def drag_to(
             x, y = await tab_point(elements.page, chosen.x, chosen.y)
         finally:
             release_elements(elements)
-        await move(page, x, y, steps=steps, watch=[origin] if draggable else [])
+        watch = [origin] if draggable else []
+        if steps > 1:
+            # All but the last step; when the page moved elements about meanwhile (a list
+            # sorting itself), a pause before the last step onto the target.
+            near_x = state.x + (x - state.x) * (steps - 1) / steps
+            near_y = state.y + (y - state.y) * (steps - 1) / steps
+            await _watch(origin, "observe")
+            await move(page, near_x, near_y, steps=steps - 1, watch=watch)
+            if await _watch(origin, "rearranged"):
+                await pause(page)
+        await move(page, x, y, steps=1, watch=watch)
         await release(page, "left")
     finally:
         if "left" in state.buttons:  # nothing stays pressed after a failed drag
             with contextlib.suppress(EgoError):
                 await release(page, "left")
+
+
+async def _watch(page: Page, mode: str) -> bool:
+    """``drag_watch.js`` in ``page`` (``"observe"``, ``"rearranged"``); False when the page
+    is gone or between documents."""
+    try:
+        expression = f"({page_script('drag_watch')}).call(null, {mode!r})"
+        return bool(await page.evaluate(expression, describe=False))
+    except EgoError:
+        return False

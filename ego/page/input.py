@@ -13,6 +13,7 @@ key events) for typing. Options are chosen from inside the page and files set wi
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -82,9 +83,10 @@ class Click:
         names = set()
         for given in modifiers:
             name = modifier_name(str(given))
-            if name is None or name == "ControlOrMeta":
+            if name is None:
                 raise ValueError(
-                    f"{verb}: modifiers holds {given!r}; use Alt, Control, Meta or Shift"
+                    f"{verb}: modifiers holds {given!r}; use Alt, Control, Meta, Shift or "
+                    "ControlOrMeta"
                 )
             names.add(name)
         if delay is not None and delay < 0:
@@ -229,6 +231,9 @@ async def click(
         ElementNotActionableError: it stayed hidden, disabled, moving or covered.
     """
     deadline = time.monotonic() + wait
+    if "ControlOrMeta" in how.modifiers:
+        own = "Meta" if await platform_is_mac(page) else "Control"
+        how = dataclasses.replace(how, modifiers=how.modifiers - {"ControlOrMeta"} | {own})
     elements, chosen, _ = await _aim(
         page, selector, "click", wait, force, verb, position=how.position, held=False
     )

@@ -24,7 +24,7 @@ from .keys import send_input
 from .page import Page
 from .scripts import page_script
 
-__all__ = ["BUTTONS", "Mouse", "check_button", "move", "press", "release", "wheel"]
+__all__ = ["BUTTONS", "Mouse", "check_button", "move", "pause", "press", "release", "wheel"]
 
 #: The buttons a mouse verb takes.
 BUTTONS: Final = ("left", "right", "middle")
@@ -162,6 +162,17 @@ async def press(page: Page, button: str = "left", click_count: int = 1) -> None:
     await page.top_send(_MOUSE, _mouse_event(page, "mousePressed", button, click_count))
 
 
+async def pause(page: Page) -> None:
+    """Hold still while the tab draws three frames (at least two whole frame intervals), as
+    a hand slows down over a drop target: pages act on a drag's moves in a frame or a timer
+    of their own (SortableJS ignores moves for 30 ms after each swap), and a person's last
+    move comes after such a pause."""
+    await page.top_send(
+        "Runtime.evaluate",
+        {"expression": _THREE_FRAMES, "awaitPromise": True, "returnByValue": True},
+    )
+
+
 async def release(page: Page, button: str = "left", click_count: int = 1) -> None:
     """Release ``button`` where the mouse is (``mouseReleased``); ends an HTML5 drag in
     progress with its ``drop`` there.
@@ -219,19 +230,16 @@ async def click(
 async def wheel(page: Page, dx: float, dy: float) -> None:
     """Turn the wheel where the mouse is, by ``dx``, ``dy`` CSS pixels (``mouseWheel``): what
     is under the pointer scrolls, or takes the ``wheel`` event for itself. Returns once the
-    tab has drawn two frames after it, so the scroll shows."""
+    page's ``wheel`` handlers ran; the scroll itself shows with the next frame or two (as
+    Playwright's wheel; :func:`.scrolling.scroll` waits for it)."""
     await page.top_send(_MOUSE, {**_mouse_event(page, "mouseWheel"), "deltaX": dx, "deltaY": dy})
-    await page.top_send(
-        "Runtime.evaluate",
-        {"expression": _TWO_FRAMES, "awaitPromise": True, "returnByValue": True},
-    )
 
 
-#: Resolves after two animation frames (a timer stands in where a background tab gets none).
-_TWO_FRAMES: Final = (
-    "new Promise((resolve) => { const timer = setTimeout(resolve, 200);"
-    " requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(timer);"
-    " resolve(); })); })"
+#: Resolves after three animation frames (a timer stands in where a background tab gets none).
+_THREE_FRAMES: Final = (
+    "new Promise((resolve) => { const timer = setTimeout(resolve, 300); let n = 3;"
+    " const step = () => (--n ? requestAnimationFrame(step) : (clearTimeout(timer), resolve()));"
+    " requestAnimationFrame(step); })"
 )
 
 
@@ -335,5 +343,5 @@ class Mouse:
     async def wheel(self, dx: float, dy: float) -> None:
         """Turn the wheel where the mouse is by ``dx``, ``dy`` CSS pixels (down and right
         positive): what is under the pointer scrolls (or takes the ``wheel`` event). Returns
-        once the tab drew the result."""
+        once the page's ``wheel`` handlers ran; the scroll shows a frame or two later."""
         await wheel(self._page, dx, dy)

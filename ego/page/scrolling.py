@@ -5,7 +5,8 @@ The page's own scroll position moves (``scrollBy``, ``scrollTo``, ``scrollIntoVi
 instant), as a scrollbar or the keyboard moves it: the page gets its ``scroll`` events and
 draws what comes into view; ``tab.mouse.wheel`` is the way to send wheel input instead. One
 script does it in the page (``scripts/scroll.js``), waiting for the element to show and for
-the page to draw (two animation frames after each move), so each call is one round trip.
+the page to handle each move (its ``scroll`` event with the next frame, and that frame's
+animation callbacks), so each call is one round trip.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class ScrollPosition:
 
 async def scroll_into_view(page: Page, selector: str, *, wait: float = 5.0) -> None:
     """Scroll the element into view (to the centre, unless it is wholly in view already),
-    and its frames into the tab's view; return once it stopped moving.
+    and its frames into the tab's view; return once the page handled the scroll.
 
     Raises:
         InvalidSelectorError: a malformed selector.
@@ -175,7 +176,7 @@ def _checked(
     scrolled = answer.get("what", "the page")
     if why == "end":
         raise ElementNotFoundError(
-            f"scrolled {scrolled} to its end (x={answer.get('x')}, y={answer.get('y')}) and "
+            f"scrolled {scrolled} as far as it goes (x={answer.get('x')}, y={answer.get('y')}) and "
             f"no visible element matches {until!r}: check the selector, or scroll the other "
             "way (to='top')",
             selector=str(until),

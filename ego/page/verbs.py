@@ -109,10 +109,12 @@ class PageVerbs:
         """A selector to keep for the node a snapshot's ref names (a ref lives only as long as
         its node; a learning keeps a selector).
 
+        As a person would name the node: its test id (``testid="save"``), else
         ``role=button[name="Delete account"]`` when the role and name Chrome computes find the
-        node alone, else a CSS selector; a node in a frame gets its iframe's selector and
-        ``>>`` first. Each is checked in the page to find exactly that node, and every verb
-        takes it.
+        node alone, else its placeholder, label, alt text, text or title
+        (``label="Email"``), else a CSS selector; a node in a frame gets its iframe's
+        selector and ``>>`` first. Each is checked in the page to find exactly that node,
+        and every verb takes it.
 
         Args:
             ref: ``"e12"`` or ``"ref=e12"``, as a snapshot printed it.
@@ -363,7 +365,7 @@ class PageVerbs:
 
     async def scroll_into_view(self: Page, selector: str, *, wait: float = 5.0) -> None:
         """Scroll the element to the middle of the view (unless it is wholly in view), its
-        frames into the tab's view too, and return once it stopped moving.
+        frames into the tab's view too, and return once the page handled the scroll.
 
         Raises:
             InvalidSelectorError, ElementNotFoundError: as :meth:`click`.
@@ -381,7 +383,8 @@ class PageVerbs:
         until: str | None = None,
         wait: float | None = None,
     ) -> ScrollPosition:
-        """Scroll the page, or what scrolls the element (itself, else its nearest scrolling
+        """Scroll the page, or what a wheel over the element would scroll (itself; else what
+        inside it has the most to scroll, a data grid's body; else its nearest scrolling
         ancestor): by ``dx``/``dy`` pixels, to an edge (``to="bottom"``, ``"top"``,
         ``"left"``, ``"right"``; ``"end"``, ``"start"``), or a view at a time toward ``to``
         (the bottom by default) until ``until`` matches a visible element, which is then

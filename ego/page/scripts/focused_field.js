@@ -2,9 +2,9 @@
 // took the focus, and whether it takes text. Gets it ready as a user would: with clear, its
 // text selected (select(), or a range over a contenteditable's contents, the document's body
 // included when it is the editing host or the document is in designMode); without, the caret
-// at its end. A hidden text field (the textarea a code editor listens to) is readied by the
-// keyboard instead: select all by the platform's shortcut, which the editor handles as its
-// own, where select() would reach the editor's own select event only after the Delete.
+// at its end. A hidden text field (the tiny textarea a code editor listens to) is readied by
+// the keyboard instead: select all by the platform's shortcut, which the editor handles as
+// its own, where select() would reach the editor's own select event only after the Delete.
 // Answers {kind, what, empty, keys, before, read} where kind is "insert" (an input, a
 // textarea, a contenteditable, an EditContext: text goes in as an input method commits it),
 // "keys" (a role=textbox or the like that only listens to keys), "value" (a date, time,
@@ -37,12 +37,12 @@ function (index, options) {
   if (!active || ((active === document.body || active === document.documentElement) && !wholeDocument)) {
     return { kind: "refuse", what, why: `nothing took the focus when ${describe(el)} was clicked` };
   }
-  // A field no user sees, drawn over by what it edits: no box to speak of, transparent or
-  // out of view.
+  // A field no user sees, drawn over by what it edits: no box to speak of, or out of view.
+  // Transparency alone does not count: a field with a floating label is transparent until
+  // it has the focus, and holds its value itself.
   const hidden = (field) => {
     const r = field.getBoundingClientRect();
-    return r.width <= 2 || r.height <= 2 || r.right <= 0 || r.bottom <= 0
-      || !field.checkVisibility({ opacityProperty: true, visibilityProperty: true });
+    return r.width <= 2 || r.height <= 2 || r.right <= 0 || r.bottom <= 0;
   };
   const textOf = (node) => (node ? node.innerText ?? node.textContent ?? "" : "");
   const TEXT = new Set(["text", "search", "url", "tel", "email", "password", "number"]);

@@ -3,14 +3,15 @@
 // with options.page, the document itself is scrolled). The element must be attached and
 // visible (waited for, every animation frame, until options.timeout ms). options.mode:
 // "into_view": the element scrolled to the centre when it is not wholly in view, and its box
-//   once it stops moving (the same on two frames);
-// "by": the element's scroller (itself when it scrolls that way, else the nearest ancestor
-//   in the composed tree that does, else the document) moved by options.dx, options.dy;
+//   once the page handled the scroll;
+// "by": the element's scroller (itself when it scrolls that way, else what inside it has the
+//   most to scroll that way, else its nearest scrolling ancestor in the composed tree, else
+//   the document) moved by options.dx, options.dy;
 // "to": that scroller moved to its options.to edge (top, bottom, left, right);
 // "until": that scroller moved toward options.to (bottom by default) a view at a time (each
-//   view meets the last, so no row is skipped), a frame or two apart so a virtualized list
-//   draws its rows, until options.until matches a visible element (then scrolled into view)
-//   or the scroller's end.
+//   view meets the last, so no row is skipped), each once the page handled it (its scroll
+//   event, and what that asked of the next frame: a virtualized list draws its rows), until
+//   options.until matches a visible element (then scrolled into view) or the scroller's end.
 // Answers {ok: true, what, x, y, maxX, maxY, found?, box?} or {ok: false, why, ...}.
 async function (selector, options) {
   const dom = __DOM__;
@@ -61,23 +62,25 @@ async function (selector, options) {
     maxY: Math.max(0, scroller.scrollHeight - scroller.clientHeight),
   });
   const boxOf = (node) => { const r = node.getBoundingClientRect(); return { x: r.left, y: r.top, width: r.width, height: r.height }; };
-  const settle = async (node) => {
-    let before = null;
-    for (let i = 0; i < 10; i++) {
-      await frame();
-      const now = JSON.stringify(boxOf(node));
-      if (now === before) break;
-      before = now;
-    }
-    return boxOf(node);
-  };
+  // Runs move() (a scroll), then waits until the page has handled it: its `scroll` event
+  // comes with the next frame (seen here in the capture phase, whatever scrolled), and a task
+  // after it runs once the frame's scroll handlers and the animation frame callbacks they
+  // asked for (a virtualized list's drawing) ran. When nothing scrolled, two frames end it.
+  const scrolled = (move) => new Promise((resolve) => {
+    let done = false;
+    const finish = () => { if (!done) { done = true; removeEventListener("scroll", seen, true); resolve(); } };
+    const seen = () => setTimeout(finish, 0);
+    addEventListener("scroll", seen, true);
+    move();
+    frame().then(frame).then(finish);
+  });
   const inView = (node) => {
     const r = node.getBoundingClientRect();
     return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
   };
   if (options.mode === "into_view") {
-    if (!inView(el)) el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-    return { ok: true, what: describe(el), box: await settle(el) };
+    if (!inView(el)) await scrolled(() => el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" }));
+    return { ok: true, what: describe(el), box: boxOf(el) };
   }
   const to = options.to || "";
   const vertical = options.mode === "until" ? !(to === "left" || to === "right") : !!options.dy || to === "top" || to === "bottom";
@@ -89,39 +92,45 @@ async function (selector, options) {
     return (!vertical || (open(style.overflowY) && node.scrollHeight > node.clientHeight))
       && (!horizontal || (open(style.overflowX) && node.scrollWidth > node.clientWidth));
   };
-  let scroller = page;
-  for (let n = el; n && n.nodeType === 1; n = dom.parentOf(n)) {
+  // What a person's wheel over the element would scroll: the element itself; else, inside it,
+  // the one with the most to scroll that way (a grid's body, a list's viewport); else its
+  // nearest scrolling ancestor; else the document.
+  const range = (n) => (vertical ? n.scrollHeight - n.clientHeight : 0) + (horizontal ? n.scrollWidth - n.clientWidth : 0);
+  let scroller = null;
+  if (el && scrolls(el)) scroller = el;
+  if (el && !scroller) {
+    let most = 1;
+    for (const n of dom.queryAll("*", el)) {
+      const more = range(n);
+      if (more > most && scrolls(n)) { scroller = n; most = more; }
+    }
+  }
+  for (let n = el && !scroller ? dom.parentOf(el) : null; n && n.nodeType === 1; n = dom.parentOf(n)) {
     if (n === document.body || n === document.documentElement) break;
     if (scrolls(n)) { scroller = n; break; }
   }
+  scroller = scroller || page;
   const target = scroller === page ? window : scroller;
   const instant = (x, y) => target.scrollTo({ left: x, top: y, behavior: "instant" });
   if (options.mode === "by") {
-    target.scrollBy({ left: options.dx || 0, top: options.dy || 0, behavior: "instant" });
-    await frame(); await frame();
+    await scrolled(() => target.scrollBy({ left: options.dx || 0, top: options.dy || 0, behavior: "instant" }));
     return { ok: true, ...where(scroller) };
   }
   if (options.mode === "to") {
     const now = where(scroller);
-    instant(to === "left" ? 0 : to === "right" ? now.maxX : now.x, to === "top" ? 0 : to === "bottom" ? now.maxY : now.y);
-    await frame(); await frame();
+    await scrolled(() => instant(to === "left" ? 0 : to === "right" ? now.maxX : now.x, to === "top" ? 0 : to === "bottom" ? now.maxY : now.y));
     return { ok: true, ...where(scroller) };
   }
-  // until: a view at a time toward `to`, looking for options.until after each. A list that
-  // draws its rows in its scroll handler has drawn them by the next frame; one that draws in
-  // an animation frame of its own, by the frame after.
-  let changed = false;
-  const observer = new MutationObserver(() => { changed = true; });
-  observer.observe(scroller === page ? document : scroller, { childList: true, subtree: true, characterData: true });
-  const drawn = async () => { changed = false; await frame(); if (!changed) await frame(); };
+  // until: a view at a time toward `to`, looking for options.until after each, once the
+  // page handled the scroll (a virtualized list has drawn its rows then).
   const back = to === "top" || to === "left";
+  let stuck = 0;
   const look = () => dom.queryAll(options.until).find((e) => e.isConnected && shown(e)) || null;
   for (;;) {
     const found = look();
     if (found) {
-      observer.disconnect();
-      if (!inView(found)) found.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" });
-      const box = await settle(found);
+      if (!inView(found)) await scrolled(() => found.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" }));
+      const box = boxOf(found);
       const text = (found.innerText || found.textContent || "").replace(/\s+/g, " ").trim();
       const shownText = text ? ` "${text.length > 40 ? text.slice(0, 39) + "…" : text}"` : "";
       return { ok: true, found: describe(found) + shownText, box, ...where(scroller) };
@@ -129,14 +138,17 @@ async function (selector, options) {
     const before = where(scroller);
     const stepY = vertical ? Math.max(1, scroller === page ? innerHeight : scroller.clientHeight) : 0;
     const stepX = horizontal ? Math.max(1, scroller === page ? innerWidth : scroller.clientWidth) : 0;
-    target.scrollBy({ left: back ? -stepX : stepX, top: back ? -stepY : stepY, behavior: "instant" });
-    await drawn();
+    await scrolled(() => target.scrollBy({ left: back ? -stepX : stepX, top: back ? -stepY : stepY, behavior: "instant" }));
     const after = where(scroller);
-    if (after.x === before.x && after.y === before.y) {
+    // At the end when it is there; a scroll that did not move short of it (a grid that set
+    // its own position back as it synced a scrollbar of its own) is made again, a few times.
+    const atEnd = vertical ? (back ? after.y <= 0 : after.y >= after.maxY - 1)
+      : (back ? after.x <= 0 : after.x >= after.maxX - 1);
+    stuck = after.x === before.x && after.y === before.y ? stuck + 1 : 0;
+    if (atEnd || stuck >= 5) {
       if (look()) continue;
-      observer.disconnect();
       return { ok: false, why: "end", ...after };
     }
-    if (performance.now() >= deadline) { observer.disconnect(); return { ok: false, why: "timeout", ...after }; }
+    if (performance.now() >= deadline) return { ok: false, why: "timeout", ...after };
   }
 }
