@@ -21,8 +21,8 @@ ego's call against Playwright's:
   ``page.drag_and_drop``, both in ego's default 5 steps (each step a mouse move, which
   Chrome answers on the next frame: the same moves cost both the same frames);
 * drag pointer: a surface panned by pointer moves, the same two with positions, 5 steps;
-* wheel: ``tab.mouse.wheel(0, 120)`` / ``page.mouse.wheel(0, 120)`` and two animation
-  frames (ego's wheel returns once the tab drew the scroll; Playwright's at once);
+* wheel: ``tab.mouse.wheel(0, 120)`` / ``page.mouse.wheel(0, 120)`` over a box with a
+  ``wheel`` listener (both return once the page's handlers ran);
 * scroll into view: ``tab.scroll_into_view`` / ``locator.scroll_into_view_if_needed``,
   between two far elements;
 * scroll: ``tab.scroll("#box", dy=120)`` / an evaluate of ``scrollBy`` and two frames
@@ -111,7 +111,6 @@ KINDS = (
     "wait function",
 )  # fmt: skip
 
-_TWO_FRAMES = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(0))))"
 _SCROLL_BY = (
     "async (box, dy) => { box.scrollBy(0, dy);"
     " await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))); }"
@@ -165,10 +164,6 @@ def ego_actions(tab: ego.Tab) -> dict[str, Action]:
 def playwright_actions(page: Any) -> dict[str, Action]:
     box = page.locator("#box")
 
-    async def wheel(dy: int) -> None:
-        await page.mouse.wheel(0, dy)
-        await page.evaluate(_TWO_FRAMES)
-
     return {
         "click": lambda: page.click("#go"),
         "type": lambda: page.fill("#field", TEXT),
@@ -187,7 +182,7 @@ def playwright_actions(page: Any) -> dict[str, Action]:
             target_position={"x": 160, "y": 60},
             steps=STEPS,
         ),
-        "wheel": toggler(lambda: wheel(120), lambda: wheel(-120)),
+        "wheel": toggler(lambda: page.mouse.wheel(0, 120), lambda: page.mouse.wheel(0, -120)),
         "scroll into view": toggler(
             lambda: page.locator("#far-mark").scroll_into_view_if_needed(),
             lambda: page.locator("#top-mark").scroll_into_view_if_needed(),

@@ -87,17 +87,19 @@ def check_position(position: Position | None, verb: str, name: str = "position")
 
 
 async def point_on(
-    elements: Elements, chosen: Actionable, position: Position | None
+    elements: Elements, chosen: Actionable, position: Position | None, *, again: bool = False
 ) -> tuple[Actionable, bool]:
-    """The chosen element with its point moved to ``position`` (when given), and whether a
-    press there can start an HTML5 drag.
+    """The chosen element with its point moved to ``position`` (when given; else, with
+    ``again``, to its centre as the page shows it now, for an element that may have moved
+    since its checks), and whether a press there can start an HTML5 drag.
 
     Raises:
         ElementNotActionableError: never; a node gone meanwhile keeps the checked point.
     """
     answer = await call_on(
         elements, "element_point", chosen.index,
-        dict(position) if position is not None else None, chosen.x, chosen.y,
+        dict(position) if position is not None else None,
+        None if again else chosen.x, None if again else chosen.y,
         elements.selector if not elements.object_id else None,
         timeout=elements.page.default_timeout,
     )  # fmt: skip

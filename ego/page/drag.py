@@ -2,12 +2,12 @@
 
 ``drag_to(source, target)`` presses the left button at the source's point (after the checks
 a hover makes: visible, still, on top), moves in several steps to the target's point (the
-same checks, made once the button is down, since pages change on the press) and releases
-it there. When the page moved elements about during the moves (a list sorting itself, which
-may ignore moves for a moment after each change), the mouse rests for three frames before
-its last step, as a hand slows over a drop target.
-Where the press can start an HTML5 drag (a ``draggable`` element, a link, an image), the
-moves are made with Chrome set to hand the drag over (:mod:`.mouse`): once the
+same checks, made with the source's; its point is read again once the button is down,
+since pages change on the press) and releases it there. When the page moved elements about
+during the moves (a list sorting itself, which may ignore moves for a moment after each
+change), the mouse rests for three frames before its last step, as a hand slows over a drop
+target. Where the press can start an HTML5 drag (a ``draggable`` element, a link, an
+image), the moves are made with Chrome set to hand the drag over (:mod:`.mouse`): once the
 page's ``dragstart`` ran, the rest is ``dragenter``, ``dragover`` and ``drop`` at the target
 with the ``dataTransfer`` the page filled, and ``dragend`` at the source. Elsewhere the moves
 are plain pointer moves with the button down, what a sortable list that listens to pointer
@@ -16,16 +16,19 @@ events, or a map that pans, follows.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from typing import Final
 
 from ..errors import EgoError
-from .actionability import deliver_mouse, tab_point
+from .actionability import Actionable, deliver_mouse, tab_point
 from .aim import Position, aim, check_position, point_on, tab_xy
-from .elements import release_elements
+from .elements import Elements, release_elements
+from .locate import FRAME_STEP
 from .mouse import move, pause, release
 from .page import Page
+from .refs import parse_ref
 from .scripts import page_script
 
 __all__ = ["DRAG_STEPS", "drag_to"]
@@ -59,7 +62,26 @@ async def drag_to(
         raise ValueError(f"drag_to: steps={steps!r}; use 1 or more")
     deadline = time.monotonic() + wait
     state = page.input_state
-    elements, chosen, left = await aim(page, source, "hover", wait, force, "drag", held=False)
+    # Both ends of a drag within the tab's own document are checked at once (each check waits
+    # for frames); the target's point is read again once the button is down. In frames, one
+    # after the other: the checks there track the mouse's arrival, one element at a time.
+    together = _in_the_document(source) and _in_the_document(target)
+    ahead: tuple[Elements, Actionable, float] | None = None
+    if together:
+        ends = await asyncio.gather(
+            aim(page, source, "hover", wait, force, "drag", held=False),
+            aim(page, target, "hover", wait, force, "drop on", held=False),
+            return_exceptions=True,
+        )
+        checked = [end for end in ends if not isinstance(end, BaseException)]
+        failed = [end for end in ends if isinstance(end, BaseException)]
+        if failed:
+            for end in checked:
+                release_elements(end[0])
+            raise failed[0]
+        (elements, chosen, left), ahead = checked
+    else:
+        elements, chosen, left = await aim(page, source, "hover", wait, force, "drag", held=False)
     try:
         chosen, draggable = await point_on(elements, chosen, source_position)
         mask = state.modifier_mask()
@@ -73,16 +95,23 @@ async def drag_to(
         if "left" not in state.buttons:
             state.buttons.append("left")
         origin = elements.page
+    except BaseException:
+        if ahead is not None:
+            release_elements(ahead[0])
+        raise
     finally:
         release_elements(elements)
     try:
-        left = max(0.0, deadline - time.monotonic())
-        elements, chosen, _ = await aim(
-            page, target, "hover", left, force, "drop on", held=False, waited=wait
-        )
+        if ahead is not None:
+            elements, chosen, _ = ahead
+        else:
+            left = max(0.0, deadline - time.monotonic())
+            elements, chosen, _ = await aim(
+                page, target, "hover", left, force, "drop on", held=False, waited=wait
+            )
         try:
-            if target_position is not None:
-                chosen, _ = await point_on(elements, chosen, target_position)
+            if target_position is not None or ahead is not None:
+                chosen, _ = await point_on(elements, chosen, target_position, again=True)
             x, y = await tab_point(elements.page, chosen.x, chosen.y)
         finally:
             release_elements(elements)
@@ -102,6 +131,12 @@ async def drag_to(
         if "left" in state.buttons:  # nothing stays pressed after a failed drag
             with contextlib.suppress(EgoError):
                 await release(page, "left")
+
+
+def _in_the_document(selector: str) -> bool:
+    """Whether ``selector`` names an element of the page's own document: no ref (which may
+    name a frame's node) and no ``>>`` (which may enter a frame)."""
+    return parse_ref(selector) is None and FRAME_STEP not in selector
 
 
 async def _watch(page: Page, mode: str) -> bool:

@@ -1,6 +1,7 @@
 // Where an action chose to act on an element, refined: position ({x, y} from the top-left
-// corner of its padding box, as Playwright measures it, or null for the point the checks chose, x and y), in the frame's
-// viewport, and whether a press there can start an HTML5 drag (the element under the point,
+// corner of its padding box, as Playwright measures it), else the point the checks chose (x
+// and y), else (x null) the centre of its box's part in view, read now, in the frame's
+// viewport; and whether a press there can start an HTML5 drag (the element under the point,
 // or one above it in the composed tree, is draggable: draggable="true", a link or an image,
 // or -webkit-user-drag: element; draggable="false" or user-drag: none stops it). `this` is the
 // matches held, a ref's node, or nothing (the selector's matches are found again).
@@ -9,10 +10,14 @@ function (index, position, x, y, selector) {
   const el = Array.isArray(this) ? this[index] : this && this.nodeType ? this
     : selector ? dom.queryAll(selector)[index] : null;
   if (!el || !el.isConnected) return null;
+  const r = el.getBoundingClientRect();
   if (position) {
-    const r = el.getBoundingClientRect();
     x = r.left + el.clientLeft + position.x;
     y = r.top + el.clientTop + position.y;
+  } else if (x === null) {
+    const right = Math.min(r.right, innerWidth), bottom = Math.min(r.bottom, innerHeight);
+    x = (Math.max(r.left, 0) + right) / 2;
+    y = (Math.max(r.top, 0) + bottom) / 2;
   }
   let hit = document.elementFromPoint(x, y);
   while (hit && hit.shadowRoot) {
