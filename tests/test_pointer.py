@@ -144,6 +144,11 @@ async def test_drag_to_in_a_cross_site_frame(tab: ego.Tab, server: PageServer) -
     await tab.drag_to("#board >> text=Card B", "#board >> #done")
     frame = await tab.frame(selector="#board")
     assert await frame.evaluate("order()") == [["todo", ["card-a"]], ["done", ["card-b"]]]
+    # A frame's mouse and keyboard are the tab's, in the tab's coordinates.
+    assert frame.mouse.position == tab.mouse.position
+    assert tab.mouse.position[1] > 150  # below the paragraph above the frame
+    await frame.drag_to("text=Card A", "#done")
+    assert await frame.evaluate("order()") == [["todo", []], ["done", ["card-b", "card-a"]]]
 
 
 async def test_drag_to_reorders_a_list_that_listens_to_pointer_events(

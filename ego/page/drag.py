@@ -65,7 +65,7 @@ async def drag_to(
     # Both ends of a drag within the tab's own document are checked at once (each check waits
     # for frames); the target's point is read again once the button is down. In frames, one
     # after the other: the checks there track the mouse's arrival, one element at a time.
-    together = _in_the_document(source) and _in_the_document(target)
+    together = page.is_main and _in_the_document(source) and _in_the_document(target)
     ahead: tuple[Elements, Actionable, float] | None = None
     if together:
         ends = await asyncio.gather(
@@ -134,8 +134,8 @@ async def drag_to(
 
 
 def _in_the_document(selector: str) -> bool:
-    """Whether ``selector`` names an element of the page's own document: no ref (which may
-    name a frame's node) and no ``>>`` (which may enter a frame)."""
+    """Whether ``selector`` names an element of the page's own document (for a tab: no
+    frame's): no ref (which may name a frame's node) and no ``>>`` (which may enter one)."""
     return parse_ref(selector) is None and FRAME_STEP not in selector
 
 
