@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
     from .learning.suggest import suggest
+    from .page.scripts import set_test_id_attribute
     from .page.storage_state import read_storage_state
     from .page.tab import Tab
     from .pool import BrowserPool, Endpoint, PoolResult
@@ -44,6 +45,7 @@ _LAZY: dict[str, str] = {
     "Learnings": ".learning.registry",
     "Tab": ".page.tab",
     "read_storage_state": ".page.storage_state",
+    "set_test_id_attribute": ".page.scripts",
     "BrowserPool": ".pool",
     "Endpoint": ".pool",
     "PoolResult": ".pool",
@@ -71,6 +73,7 @@ __all__ = [
     "find_chrome",
     "launch",
     "read_storage_state",
+    "set_test_id_attribute",
     "suggest",
     *_error_names,
 ]

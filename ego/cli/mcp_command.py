@@ -192,6 +192,11 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     "taking the machine's memory. Only for a Chrome this server starts.",
 )
 @click.option(
+    "--test-id-attribute",
+    metavar="NAME",
+    help="The attribute testid= selectors read (default: data-testid), such as data-qa.",
+)
+@click.option(
     "--storage-state",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="A saved login (ego login --save-state FILE) the browser starts with; with --http, "
@@ -290,6 +295,7 @@ def mcp(
     groups: tuple[str, ...],
     site_tools: str,
     max_js_heap: int | None,
+    test_id_attribute: str | None,
     storage_state: Path | None,
     max_state_mb: int,
     max_state_items: int,
@@ -318,6 +324,13 @@ def mcp(
     from ..mcp import serve
     from ..mcp.limits import ServerLimits
     from ..page.policy import OriginPattern
+    from ..page.scripts import set_test_id_attribute
+
+    if test_id_attribute is not None:
+        try:
+            set_test_id_attribute(test_id_attribute)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--test-id-attribute") from None
 
     flags = {param.name: param.opts[0] for param in ctx.command.params}
     given = [

@@ -213,13 +213,20 @@ def _invalid(selector: str, part: str, why: str) -> InvalidSelectorError:
     reason = why.rpartition(": ")[2].rstrip(".") if ": " in why else why
     detail = "" if reason.endswith("is not a valid selector") else f": {reason}"
     inside = f" (the part {part!r})" if part != selector else ""
-    kind = "a valid role= selector" if part.lstrip().startswith("role=") else "valid CSS"
+    engine = _ENGINE.match(part)
+    kind = f"a valid {engine.group(1)}= selector" if engine else "valid CSS"
     return InvalidSelectorError(
         f"the selector {selector!r} is not {kind}{inside}{detail}; write CSS such as "
         "'#id', 'button.primary', 'form input[name=q]', a role such as "
-        "'role=button[name=\"Save\"]', or a snapshot's 'ref=e12'",
+        "'role=button[name=\"Save\"]', text=, label=, placeholder=, alt=, title= or "
+        "testid= and what to find ('text=Sign in', 'label=\"Email\"'), parts joined by >> "
+        "('#list >> text=Apple'), or a snapshot's 'ref=e12'",
         selector=selector,
     )
+
+
+#: A part of a selector that names an engine rather than CSS.
+_ENGINE: Final = re.compile(r"\s*(role|text|label|placeholder|alt|title|testid|css)=")
 
 
 async def call_on(

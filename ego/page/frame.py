@@ -19,6 +19,7 @@ from .verbs import PageVerbs
 if TYPE_CHECKING:
     from ..protocol.session import Session
     from ..protocol.transport import Connection
+    from .hands import InputState
     from .network import NetworkLog
     from .refs import RefRegistry
 
@@ -66,6 +67,9 @@ class FrameHost(Protocol):
 
     @property
     def refs(self) -> RefRegistry: ...
+
+    @property
+    def input_state(self) -> InputState: ...
 
     def known_frame(self, frame_id: str) -> Frame | None: ...
 
@@ -221,6 +225,11 @@ class Frame(PageVerbs):
     def known_frame(self, frame_id: str) -> Frame | None:
         """The tab's frame with this id, if the tab has it now (no waiting)."""
         return self._host.known_frame(frame_id)
+
+    @property
+    def input_state(self) -> InputState:
+        """The tab's mouse and keyboard state: a frame's input is the tab's."""
+        return self._host.input_state
 
     @property
     def session_id(self) -> str | None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..protocol.transport import Connection
+    from .hands import InputState
     from .network import NetworkLog
     from .refs import RefRegistry
 
@@ -97,4 +98,9 @@ class Page(Protocol):
 
     def known_frame(self, frame_id: str) -> Page | None:
         """The tab's frame with this id, if the tab has it now (no waiting)."""
+        ...
+
+    @property
+    def input_state(self) -> InputState:
+        """The tab's mouse and keyboard as the page last saw them (one per tab)."""
         ...

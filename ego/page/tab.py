@@ -26,6 +26,7 @@ from .downloads import Downloads
 from .evaluation import evaluate, stop_spinning
 from .frame import Frame
 from .frames import FrameTree
+from .hands import InputState
 from .loads import LoadWait, WaitUntil, check_wait_until
 from .network import SAFE_METHODS, NetworkLog
 from .policy import OPEN, NavigationPolicy
@@ -93,6 +94,8 @@ class Tab(TabRecords, PageVerbs):
         self._policy = policy
         #: The refs this tab's snapshots gave out (``ref=e12`` in any verb).
         self.refs = RefRegistry()
+        #: Where its mouse is and what is held down (``tab.mouse``, ``tab.keyboard``).
+        self.input_state = InputState()
 
     def __repr__(self) -> str:
         return f"<Tab {self.target_id[:8]} {self.url!r}>"
