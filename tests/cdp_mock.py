@@ -133,6 +133,8 @@ _WRAP = re.compile(
     re.DOTALL,
 )
 _CLOSED = "the connection to the browser closed"
+#: CDP's code for "Session with given id not found".
+_NO_SESSION = -32001
 
 #: Commands answered with an empty result.
 _EMPTY = frozenset(
@@ -276,10 +278,15 @@ class MockChannel:
         self._loop.call_soon(deliver)
 
     def _reply(self, command: JSON, result: Any) -> None:
-        self._deliver({"id": command["id"], "result": result if result is not None else {}})
+        answer: JSON = {"id": command["id"], "result": result if result is not None else {}}
+        self._deliver(_named(answer, command))
 
     def _reply_error(self, command: JSON, code: int, message: str) -> None:
-        self._deliver({"id": command["id"], "error": {"code": code, "message": message}})
+        answer: JSON = {"id": command["id"], "error": {"code": code, "message": message}}
+        if code == _NO_SESSION:
+            self._deliver(answer)  # Chrome does not name a session it does not have
+        else:
+            self._deliver(_named(answer, command))
 
     def _handle(self, command: JSON) -> None:
         if self.closed:
@@ -289,7 +296,7 @@ class MockChannel:
         session_id: str | None = command.get("sessionId")
         try:
             if session_id is not None and session_id not in self._sessions:
-                raise CommandError("Session with given id not found.", -32001)
+                raise CommandError("Session with given id not found.", _NO_SESSION)
             custom = self.handlers.get(method)
             if custom is not None:
                 self._answer(command, lambda: custom(self, params, session_id), session_id)
@@ -362,11 +369,12 @@ class MockChannel:
         session = f"{self.name}-S{next(self._ids):04d}".upper()
         target.sessions.add(session)
         self._sessions[session] = target.target_id
-        self._reply(command, {"sessionId": session})
+        # As Chrome does: the event first, then the answer that names the session.
         self.emit(
             "Target.attachedToTarget",
             {"sessionId": session, "targetInfo": self._info(target), "waitingForDebugger": False},
         )
+        self._reply(command, {"sessionId": session})
 
     def _cmd_Target_getTargets(self, command: JSON, params: JSON, session_id: str | None) -> None:
         self._reply(command, {"targetInfos": [self._info(t) for t in self.targets.values()]})
@@ -463,6 +471,14 @@ def mock_browser(
     return Browser(
         connection, endpoint=endpoint or f"mock://{channel.name}", default_timeout=default_timeout
     )
+
+
+def _named(answer: JSON, command: JSON) -> JSON:
+    """``answer`` naming the session of ``command``, as Chrome names it in every answer to a
+    command sent on a session."""
+    if "sessionId" in command:
+        answer["sessionId"] = command["sessionId"]
+    return answer
 
 
 def _tool_call(expression: str) -> tuple[Any, str | None]:

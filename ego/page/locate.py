@@ -127,16 +127,14 @@ async def _enter(page: Page, owner: str, wait: float, whole: str) -> Page:
 
 async def element_object(page: Page, selector: str) -> str | None:
     """The remote object id of the first element matching ``selector``, or None."""
-    session_id, context_id = await page._target()
+    session, context_id = await page._target()
     params: dict[str, object] = {
         "expression": f"({page_script('find')})({embed_json(selector)})",
         "returnByValue": False,
     }
     if context_id is not None:
         params["contextId"] = context_id
-    result = await page.connection.send(
-        "Runtime.evaluate", params, session_id=session_id, timeout=page.default_timeout
-    )
+    result = await session.send("Runtime.evaluate", params, timeout=page.default_timeout)
     if "exceptionDetails" in result:
         raise javascript_error(result["exceptionDetails"])
     object_id = result["result"].get("objectId")

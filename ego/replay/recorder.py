@@ -39,7 +39,8 @@ from .secrets import strip_har
 
 if TYPE_CHECKING:
     from ..page.tab import Tab, WaitUntil
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Session
+    from ..protocol.transport import Subscription
 
 __all__ = ["Recorder", "record"]
 
@@ -89,8 +90,7 @@ class Recorder:
         self.strip_secrets = strip_secrets
         self.max_body_size = max_body_size
         self.timeout = timeout
-        self._connection: Connection | None = None
-        self._session_id: str | None = None
+        self._session: Session | None = None
         self._subscriptions: list[Subscription] = []
         self._capture = Capture()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -147,7 +147,7 @@ class Recorder:
         """
         if self._running:
             return self
-        await self.tab.session()  # fails early, with the tab's own message, if it is closed
+        await self.tab.attach()  # fails early, with the tab's own message, if it is closed
         connection = self.tab.connection
         # A session of our own: Network.enable/disable and the cache bypass stay ours.
         attached = await connection.send(
@@ -155,7 +155,7 @@ class Recorder:
             {"targetId": self.tab.target_id, "flatten": True},
             timeout=self.timeout,
         )
-        session_id = str(attached["sessionId"])
+        session = connection.session(str(attached["sessionId"]))
         handlers = {
             "Network.requestWillBeSent": self._on_request,
             "Network.requestWillBeSentExtraInfo": self._on_request_extra,
@@ -165,11 +165,9 @@ class Recorder:
             "Network.loadingFailed": self._on_failed,
         }
         self._subscriptions = [
-            connection.subscribe(method, handler, session_id=session_id)
-            for method, handler in handlers.items()
+            session.subscribe(method, handler) for method, handler in handlers.items()
         ]
-        self._connection = connection
-        self._session_id = session_id
+        self._session = session
         try:
             await self._send(
                 "Network.enable",
@@ -320,10 +318,8 @@ class Recorder:
         task.add_done_callback(done)
 
     async def _send(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        assert self._connection is not None
-        return await self._connection.send(
-            method, params, session_id=self._session_id, timeout=self.timeout
-        )
+        assert self._session is not None
+        return await self._session.send(method, params, timeout=self.timeout)
 
     async def _read_body(self, request_id: str) -> None:
         try:
