@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..errors import (
@@ -340,7 +340,7 @@ class Frame(PageVerbs):
             method, params, timeout=self._host.default_timeout if timeout is None else timeout
         )
 
-    async def evaluate(
+    def evaluate(
         self,
         expression: str,
         *,
@@ -348,8 +348,9 @@ class Frame(PageVerbs):
         timeout: float | None = None,
         user_gesture: bool = False,
         describe: bool = True,
-    ) -> Any:
-        """Evaluate a JavaScript expression in the frame's document and return its value.
+    ) -> Coroutine[Any, Any, Any]:
+        """Evaluate a JavaScript expression in the frame's document and return its value
+        (await it).
 
         JSON values come back as Python ones: objects and arrays become dicts and lists,
         ``undefined`` becomes ``None``; NaN, ±Infinity and -0 become floats and a BigInt an
@@ -391,12 +392,11 @@ class Frame(PageVerbs):
         stopped in the background (``Runtime.terminateExecution``), as after a timeout.
         """
         seconds = self._host.default_timeout if timeout is None else timeout
-        if self._main:
-            # The tab's document, through the tab's session: the hot path of every tool call.
-            session = self._host.session
-            if session is None or session.detached:
-                session = await self._host.attach()
-            return await evaluate(
+        session = self._host.session
+        if self._main and session is not None:
+            # The tab's document, through the tab's session (a detached one refuses at once):
+            # the hot path of every tool call, the evaluation's own coroutine.
+            return evaluate(
                 session,
                 expression,
                 await_promise=await_promise,
@@ -404,6 +404,26 @@ class Frame(PageVerbs):
                 user_gesture=user_gesture,
                 describe=describe,
                 tab=self._host.target_id,
+            )
+        return self._evaluate(expression, await_promise, seconds, user_gesture, describe)
+
+    async def _evaluate(
+        self,
+        expression: str,
+        await_promise: bool,
+        seconds: float,
+        user_gesture: bool,
+        describe: bool,
+    ) -> Any:
+        """:meth:`evaluate` in a tab not attached yet, or in an iframe's document."""
+        if self._main:
+            await self._host.attach()  # then the tab's session is there
+            return await self.evaluate(
+                expression,
+                await_promise=await_promise,
+                timeout=seconds,
+                user_gesture=user_gesture,
+                describe=describe,
             )
         started = time.monotonic()
         session, _, unique = await self._where(seconds)

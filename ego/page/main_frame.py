@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from .verbs import PageVerbs
@@ -75,7 +75,7 @@ class OnMainFrame(PageVerbs):
     def _frame_id(self) -> str:
         return self.main_frame.id
 
-    async def evaluate(
+    def evaluate(
         self,
         expression: str,
         *,
@@ -83,15 +83,16 @@ class OnMainFrame(PageVerbs):
         timeout: float | None = None,
         user_gesture: bool = False,
         describe: bool = True,
-    ) -> Any:
-        """Evaluate a JavaScript expression in the page and return its value: the main
-        frame's :meth:`Frame.evaluate <ego.page.frame.Frame.evaluate>`, whose docstring gives
-        the values, the arguments and the errors.
+    ) -> Coroutine[Any, Any, Any]:
+        """Evaluate a JavaScript expression in the page and return its value (await it): the
+        main frame's :meth:`Frame.evaluate <ego.page.frame.Frame.evaluate>`, whose docstring
+        gives the values, the arguments and the errors. (The main frame's own coroutine: a
+        tool call's path has no step of the tab's.)
 
         Raises:
             as :meth:`Frame.evaluate <ego.page.frame.Frame.evaluate>`.
         """
-        return await self.main_frame.evaluate(
+        return self.main_frame.evaluate(
             expression,
             await_promise=await_promise,
             timeout=timeout,
