@@ -151,6 +151,10 @@ class Tab(TabRecords, OnMainFrame):
         self._dialogs.close()
         self._frames.close()
         self._workers.close()
+        if self._session is not None and not self._session.detached:
+            # Closed while Chrome still has the session (the closes were dropped): the tab's
+            # calls must fail as a closed tab's, not go out on it.
+            self._session = None
         if self._on_closed is not None:
             self._on_closed(self)
 

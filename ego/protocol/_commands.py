@@ -1,4 +1,5 @@
-"""The commands one session sent whose answers have not come yet, and the one timer that fails
+"""A session's commands: what they need of the connection (:class:`Link`), the largest one
+Chrome takes, and those sent whose answers have not come yet, with the one timer that fails
 those whose deadline passed.
 
 A :class:`~ego.protocol.session.Session` owns a :class:`Commands`: its answers, its timeouts
@@ -9,13 +10,47 @@ nothing of them is kept anywhere else.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-from ..errors import CommandTimeoutError
+from ..errors import BrowserClosedError, CommandTimeoutError
 
-__all__ = ["Commands", "Pending", "allowed"]
+__all__ = ["MAX_COMMAND_BYTES", "Commands", "Link", "Pending", "allowed"]
+
+#: The largest command (its JSON, in bytes) :meth:`Session.send` sends; a larger one raises
+#: CommandTooLargeError and nothing is sent. Chrome reads one DevTools message into a buffer of
+#: 100 MiB, on the websocket and on the pipe alike. Measured on Chromium 156, headless, with
+#: ``Runtime.evaluate`` of ``'aaa…a'.length``: over the websocket a message of 104,857,586
+#: bytes (100 MiB - 14, the 14-byte header of a masked client frame) was answered, and one of
+#: 104,857,587 bytes reset the connection (every tab then loses it); over the pipe a message
+#: of 104,857,599 bytes (100 MiB with its NUL) was answered, and one of 104,857,600 bytes made
+#: Chrome stop reading the pipe without closing it, so that every later call would only time
+#: out. 99 MiB is under both, with a margin for other builds.
+MAX_COMMAND_BYTES: Final = 99 * 1024 * 1024
+
+
+class Link:
+    """What a session needs of the connection that carries it, and all it gets: the event
+    loop, the command ids (one count per connection), the write to the channel, the default
+    timeout, and whether the connection is closed. The connection makes one and hands it to
+    each of its sessions.
+
+    Args:
+        write: sends one encoded message; False when the channel no longer takes any.
+        default_timeout: seconds a command may take unless its call says otherwise.
+    """
+
+    __slots__ = ("closed", "default_timeout", "ids", "loop", "write")
+
+    def __init__(self, write: Callable[[bytes], bool], default_timeout: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.ids = itertools.count(1)
+        self.write = write
+        self.default_timeout = default_timeout
+        #: Why the connection closed (its error), or None while it is open.
+        self.closed: BrowserClosedError | None = None
 
 
 def allowed(method: str, allow: frozenset[str]) -> bool:

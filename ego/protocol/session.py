@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import itertools
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Final
@@ -36,7 +35,7 @@ from ..errors import (
     TargetCrashedError,
 )
 from ._codec import encode_lenient
-from ._commands import Commands, allowed
+from ._commands import MAX_COMMAND_BYTES, Commands, Link, allowed
 from ._events import JSON, EventHandler, Subscription, Waiter, count_entries, resolve_waiters
 
 __all__ = [
@@ -52,17 +51,6 @@ logger = logging.getLogger("ego.transport")
 
 _DEFAULT: Final = object()
 
-#: The largest command (its JSON, in bytes) :meth:`Session.send` sends; a larger one raises
-#: CommandTooLargeError and nothing is sent. Chrome reads one DevTools message into a buffer of
-#: 100 MiB, on the websocket and on the pipe alike. Measured on Chromium 156, headless, with
-#: ``Runtime.evaluate`` of ``'aaa…a'.length``: over the websocket a message of 104,857,586
-#: bytes (100 MiB - 14, the 14-byte header of a masked client frame) was answered, and one of
-#: 104,857,587 bytes reset the connection (every tab then loses it); over the pipe a message
-#: of 104,857,599 bytes (100 MiB with its NUL) was answered, and one of 104,857,600 bytes made
-#: Chrome stop reading the pipe without closing it, so that every later call would only time
-#: out. 99 MiB is under both, with a margin for other builds.
-MAX_COMMAND_BYTES: Final = 99 * 1024 * 1024
-
 # Commands a crashed tab's session still takes, answered by the browser without the renderer:
 # a reload or navigation brings the tab back. So does the whole Fetch domain, which lives in
 # the browser: a replay must serve the requests of that reload.
@@ -73,28 +61,6 @@ ListenerCallback = Callable[[str, JSON], None]
 
 #: What a refused command raises: ``error(what was not sent)``.
 Refusal = Callable[[str], Exception]
-
-
-class Link:
-    """What a session needs of the connection that carries it, and all it gets: the event
-    loop, the command ids (one count per connection), the write to the channel, the default
-    timeout, and whether the connection is closed. The connection makes one and hands it to
-    each of its sessions.
-
-    Args:
-        write: sends one encoded message; False when the channel no longer takes any.
-        default_timeout: seconds a command may take unless its call says otherwise.
-    """
-
-    __slots__ = ("closed", "default_timeout", "ids", "loop", "write")
-
-    def __init__(self, write: Callable[[bytes], bool], default_timeout: float) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.ids = itertools.count(1)
-        self.write = write
-        self.default_timeout = default_timeout
-        #: Why the connection closed (its error), or None while it is open.
-        self.closed: BrowserClosedError | None = None
 
 
 class SessionState(enum.Enum):
