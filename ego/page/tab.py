@@ -133,7 +133,8 @@ class Tab(TabRecords, OnMainFrame):
     @property
     def session(self) -> Session | None:
         """The tab's :class:`~ego.protocol.session.Session` once attached (:meth:`attach`):
-        it owns what is subscribed on the tab, and is detached once the tab closed."""
+        it owns what is subscribed on the tab. Once the tab closed it is detached (None when
+        Chrome kept it past the closes it dropped)."""
         return self._session
 
     def known_frame(self, frame_id: str) -> Frame | None:
