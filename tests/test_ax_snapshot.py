@@ -244,7 +244,7 @@ async def test_a_ref_resolves_in_shadow_roots_and_frames_and_its_selector_finds_
     cross_ref = ref_of(outline, 'button "Cross button"')
     frame, _ = await resolve_ref(tab, cross_ref.removeprefix("ref="))
     assert frame is cross_frame
-    assert frame.session_id != tab.session_id
+    assert frame.session is not tab.session
     assert await cross_frame.selector_for(cross_ref) == 'role=button[name="Cross button"]'
     with pytest.raises(ElementNotFoundError, match=r"not .* nor inside it"):
         await cross_frame.selector_for(ref_of(outline, 'button "In shadow"'))

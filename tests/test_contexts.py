@@ -142,10 +142,9 @@ async def test_dialog_policy_downloads_and_limits_are_the_contexts(
         assert own.downloads() == []
         # The page's own move to a refused origin ends on Chrome's error page, unsent.
         asked = len(server.requests)
-        blocked = own.connection.expect(
+        blocked = (await tab.attach()).expect(
             "Page.frameNavigated",
-            session_id=tab.session_id,
-            predicate=lambda params: params["frame"]["url"].startswith("chrome-error:"),
+            lambda params: params["frame"]["url"].startswith("chrome-error:"),
         )
         await tab.evaluate(f"location.href = 'http://localhost:{server.port}/ctx/tools'; 1")
         await asyncio.wait_for(blocked, 10)

@@ -371,7 +371,7 @@ class Browser:
                 await asyncio.shield(tab.close())
                 raise
         else:
-            await tab.session()
+            await tab.attach()
         return tab
 
     async def new_context(

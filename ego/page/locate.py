@@ -150,16 +150,14 @@ _FRAME_OR_WORDS: Final = (
 async def element_object(page: Page, selector: str, *, frames_only: bool = False) -> str | None:
     """The remote object id of the first element matching ``selector``, or None; with
     ``frames_only``, :data:`_NOT_A_FRAME` (and nothing held) when that element is no frame."""
-    session_id, context_id = await page._target()
+    session, context_id = await page._target()
     found = f"({page_script('find')})({embed_json(selector)})"
     if frames_only:
         found = _FRAME_OR_WORDS % (embed_json(_NOT_A_FRAME), found)
     params: dict[str, object] = {"expression": found, "returnByValue": False}
     if context_id is not None:
         params["contextId"] = context_id
-    result = await page.connection.send(
-        "Runtime.evaluate", params, session_id=session_id, timeout=page.default_timeout
-    )
+    result = await session.send("Runtime.evaluate", params, timeout=page.default_timeout)
     if "exceptionDetails" in result:
         raise javascript_error(result["exceptionDetails"])
     remote = result["result"]

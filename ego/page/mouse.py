@@ -88,7 +88,7 @@ async def _moves_that_may_drag(
     await _watch_drags(pages, "arm")
     top = _top(page)
     top_session, _ = await top._target()
-    handed = page.connection.expect("Input.dragIntercepted", session_id=top_session)
+    handed = top_session.expect("Input.dragIntercepted")
     try:
         await page.top_send("Input.setInterceptDrags", {"enabled": True})
         try:

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from ..protocol.transport import Connection
     from .hands import InputState
     from .network import NetworkLog
@@ -47,7 +48,7 @@ class Page(Protocol):
         describe: bool = True,
     ) -> Any: ...
 
-    async def _target(self) -> tuple[str, int | None]:
+    async def _target(self) -> tuple[Session, int | None]:
         """The session of the page's document and its execution context id (None: the
         session's main frame, whatever its current context)."""
         ...

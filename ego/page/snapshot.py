@@ -291,11 +291,11 @@ async def _read(
 async def _facts(page: Page, captures: dict[str, _Captures]) -> LayoutFacts:
     """The layout facts of ``page``'s document, from one DOM snapshot per session (a
     session's snapshot holds every document of its process)."""
-    session_id, _ = await page._target()
-    capture = captures.get(session_id)
+    session, _ = await page._target()
+    capture = captures.get(str(session.id))
     if capture is None:
         capture = asyncio.ensure_future(_capture(page))
-        captures[session_id] = capture
+        captures[str(session.id)] = capture
     return (await asyncio.shield(capture)).get(page._frame_id, LayoutFacts())
 
 

@@ -367,7 +367,7 @@ async def apply_state(
 
 async def _page_origins(tab: Tab) -> list[tuple[str, Session]]:
     """The origins ``tab``'s frames show, each with the session that holds the frame."""
-    if tab.closed or tab.cdp_session is None:
+    if tab.closed or tab.session is None:
         return []
     shown: list[tuple[str, Session]] = []
     try:
@@ -376,7 +376,7 @@ async def _page_origins(tab: Tab) -> list[tuple[str, Session]]:
         return []
     for frame in frames:
         origin = origin_of(frame.url)
-        session = frame.session or tab.cdp_session
+        session = frame.session or tab.session
         if origin is not None and session is not None:
             shown.append((origin, session))
     return shown
@@ -418,9 +418,7 @@ async def _origin_pages(scratch: Scratch, timeout: float) -> AsyncIterator[Visit
     itself; its session, or None (and the reason in ``skipped``, when given) when the origin
     cannot be shown."""
     async with scratch() as tab:
-        await tab.session()
-        session = tab.cdp_session
-        assert session is not None
+        session = await tab.attach()
 
         async def fulfil(params: dict[str, Any]) -> None:
             with contextlib.suppress(EgoError):
@@ -446,7 +444,7 @@ async def _origin_pages(scratch: Scratch, timeout: float) -> AsyncIterator[Visit
                     if skipped is not None:
                         skipped.append(f"{origin}: {exc}")
                     return None
-                return tab.cdp_session
+                return tab.session
 
             yield visit
         finally:

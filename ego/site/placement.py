@@ -115,7 +115,7 @@ class Placement:
     async def _embedding(self, tabs: list[Tab], manifest: Manifest) -> list[Tab]:
         """The open tabs that may embed the site: those ego attached to already (their
         frames are known), and those whose cross-site frames Chrome lists on the site."""
-        known = [tab for tab in tabs if tab.session_id is not None]
+        known = [tab for tab in tabs if tab.session is not None]
         targets = await self.browser.connection.send("Target.getTargets")
         parents: dict[str, str] = {}
         wanted: list[str] = []

@@ -9,7 +9,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
-from ..calls import DEFAULTS, CallOptions, ToolCall, ToolRef, prepare
+from ..calls import DEFAULTS, CallOptions, ToolCall, ToolRef, ToolRefs, prepare
 from ..errors import BrowserToolError, EgoError, JavaScriptError, ReturnsMismatchError
 from ..learning.health.recorder import record_failure, record_ok
 from ..runtime.cache import RunStats, cache_key, run_cached
@@ -45,6 +45,9 @@ class Running(Placement):
         #: How a NEEDS_LOGIN message on a throwaway profile says to use a persistent one, in
         #: the caller's words (the command line sets ``--profile NAME``).
         self.profile_hint = "launch with profile=NAME"
+        # The tools this Site called with the default options, found, declared and confirmed:
+        # a repeat call checks only its args (see ego.calls.ToolRefs).
+        self._tool_refs = ToolRefs()
 
     @property
     def last_run(self) -> RunStats | None:
@@ -75,7 +78,15 @@ class Running(Placement):
         Raises:
             Everything :meth:`run_tool` raises before anything is sent.
         """
-        return prepare(self.learnings, site_id, tool, args, options, browser_only=browser_only)
+        return prepare(
+            self.learnings,
+            site_id,
+            tool,
+            args,
+            options,
+            browser_only=browser_only,
+            refs=self._tool_refs,
+        )
 
     async def run_call(self, call: ToolCall, tab: Tab | None = None) -> Any:
         """Run a prepared call (see :meth:`prepare`) and return its result.
@@ -101,29 +112,13 @@ class Running(Placement):
                     if tab is not None and url_on_site(tab.url, self.domains(ref.manifest))
                     else await self._page_for(ref.manifest, tab)
                 )
-                # _run_source, written out: a hot call is one coroutine less (fewer objects
-                # alive per call in flight, so the garbage collector runs less often).
-                stats = RunStats()
-                self._last_run.set(stats)
-                self._latest_run = stats
-                try:
-                    result = await run_cached(
-                        page,
-                        key=cache_key(loaded.site_id, loaded.tool),
-                        version=loaded.version,
-                        expression=loaded.expression,
-                        arguments=call.embedded,
-                        url=loaded.url,
-                        timeout=options.timeout or ref.spec.timeout,
-                        use_cache=options.cache,
-                        stats=stats,
-                    )
-                except JavaScriptError as exc:
-                    raise self._thrown(loaded, exc) from None
-                # Only a result with an "error" can carry a signal: the messages are built
-                # for it.
-                if isinstance(result, dict) and "error" in result:
-                    self._signalled(loaded, result)
+                result = await self._run_source(
+                    page,
+                    loaded,
+                    call.embedded,
+                    timeout=options.timeout or ref.spec.timeout,
+                    cache=options.cache,
+                )
             else:
                 result = await self._run_python(call, tab)
             if options.check_returns and ref.spec.returns is not None:
@@ -182,6 +177,7 @@ class Running(Placement):
             )
         except JavaScriptError as exc:
             raise self._thrown(loaded, exc) from None
+        # Only a result with an "error" can carry a signal: the messages are built for it.
         if isinstance(result, dict) and "error" in result:
             self._signalled(loaded, result)
         return result
