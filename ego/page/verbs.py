@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from . import drag, durable, predicate, screenshots, scrolling, snapshot, waits
 from . import input as actions
@@ -291,13 +291,20 @@ class PageVerbs:
         """The tab's mouse: ``move(x, y, steps=)``, ``down(button=)``, ``up(button=)``,
         ``click(x, y, ...)``, ``dblclick``, ``wheel(dx, dy)``, at points in the tab's CSS
         pixels (on a frame too). The element verbs leave it where they acted."""
-        return Mouse(self)
+        # One per page, so that ``tab.mouse is tab.mouse``: its state is the tab's anyway.
+        mouse = self.__dict__.get("_mouse")
+        if mouse is None:
+            mouse = self.__dict__["_mouse"] = Mouse(self)
+        return cast("Mouse", mouse)
 
     @property
     def keyboard(self: Page) -> Keyboard:
         """The tab's keyboard, acting on whatever has the focus: ``type(text, delay=)``,
         ``press(chords...)``, ``down(key)``, ``up(key)``, ``insert_text(text)``."""
-        return Keyboard(self)
+        keyboard = self.__dict__.get("_keyboard")
+        if keyboard is None:
+            keyboard = self.__dict__["_keyboard"] = Keyboard(self)
+        return cast("Keyboard", keyboard)
 
     async def hover(
         self: Page,
