@@ -5,9 +5,12 @@ Each tab's last snapshot is kept (its lines, document, URL and title): the one
 ``take_snapshot`` returned whole, or the one read after the last action. After an action the
 page is read again and compared with it:
 
-- in the same document, the lines that disappeared (``- ``) and appeared (``+ ``), in page
-  order; a ref names the same element across snapshots, so a changed element is its old line
-  and its new one;
+- in the same document, the lines that appeared (``+ ``) and then those that disappeared
+  (``- ``), each in page order; a ref names the same element across snapshots, so a changed
+  element is its new line and its old one;
+- when a modal dialog opens (or anything else makes the rest of the page inert), its lines,
+  and how many of the page's went out of reach behind it; when it closes, the dialog's lines
+  that went and what changed against the page as it was before the dialog opened;
 - in a new document (a link followed, a form sent), the new page's lines, less the lines at
   its top and bottom that read as on the page before (a site's header and footer): those
   are counted, and their refs are new; the same URL again (a reload) is listed from its top;
@@ -16,14 +19,15 @@ page is read again and compared with it:
 The note is bounded (:data:`MAX_LINES`, :data:`MAX_CHARS`) and says how much it left out. A
 page that cannot be read in :data:`READ_TIMEOUT` seconds, or an action that opened a dialog
 (the page then runs nothing), gets no lines. ``diff=false`` on a tool skips the reading and
-says only what the page's address and title tell.
+says only what the page's address and title tell; the tab's last snapshot is then forgotten,
+so that the next note is against the page as it was just before its own action.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 from weakref import WeakKeyDictionary
 
@@ -43,6 +47,7 @@ __all__ = [
     "Seen",
     "Watch",
     "changes",
+    "forget",
     "note_lines",
     "remember",
     "reply",
@@ -85,6 +90,11 @@ class Seen:
     focused: str | None
     #: Whether the snapshot held every line of the page.
     whole: bool = True
+    #: How many parts of the page were inert (a modal dialog's document, an ``inert``
+    #: element: ``Outline.inert``).
+    inert: int = 0
+    #: While something is inert, the lines of the page as they were before it went inert.
+    behind: tuple[str, ...] | None = None
 
 
 #: Each tab's last snapshot; a tab that goes is forgotten with it.
@@ -95,7 +105,28 @@ def remember(tab: Tab, outline: snapshot.Outline) -> None:
     """Keep ``outline`` as ``tab``'s last snapshot when it holds the whole page (no selector,
     no ``find``, not cut)."""
     if outline.offset == 0 and outline.next_offset is None and outline.matches is None:
-        _SEEN[tab] = _seen(tab.documents, outline)
+        _keep(tab, _seen(tab.documents, outline))
+
+
+def forget(tab: Tab) -> None:
+    """Drop ``tab``'s last snapshot: the page changed in a way no note saw, so the next note
+    reads the page before its action instead of comparing with a page that is gone."""
+    _SEEN.pop(tab, None)
+
+
+def _keep(tab: Tab, seen: Seen) -> Seen:
+    """Keep ``seen`` as ``tab``'s last snapshot, with the page as it was before something
+    went inert (carried from the snapshot before, while anything is)."""
+    before = _SEEN.get(tab)
+    behind = None
+    if seen.inert and before is not None and before.documents == seen.documents:
+        if seen.inert > before.inert:
+            behind = before.behind if before.behind is not None else before.lines
+        else:
+            behind = before.behind
+    kept = replace(seen, behind=behind)
+    _SEEN[tab] = kept
+    return kept
 
 
 def _seen(documents: int, outline: snapshot.Outline) -> Seen:
@@ -107,7 +138,7 @@ def _seen(documents: int, outline: snapshot.Outline) -> Seen:
             focused = line.strip()
         lines.append(line)
     whole = outline.next_offset is None
-    return Seen(documents, outline.url, outline.title, tuple(lines), focused, whole)
+    return Seen(documents, outline.url, outline.title, tuple(lines), focused, whole, outline.inert)
 
 
 async def _read(tab: Tab) -> Seen | None:
@@ -118,9 +149,7 @@ async def _read(tab: Tab) -> Seen | None:
         outline = await snapshot.outline(tab, max_lines=MAX_COMPARED, timeout=READ_TIMEOUT)
     except EgoError:
         return None
-    seen = _seen(documents, outline)
-    _SEEN[tab] = seen
-    return seen
+    return _keep(tab, _seen(documents, outline))
 
 
 async def _address(tab: Tab) -> Seen | None:
@@ -152,6 +181,7 @@ class Watch:
         """Note the page as it is now: its last snapshot when that is of this document,
         else a fresh read."""
         if not self.diff:
+            forget(self.tab)
             self.before = await _address(self.tab)
             return self
         known = _SEEN.get(self.tab)
@@ -203,15 +233,35 @@ def changes(before: Seen | None, after: Seen) -> dict[str, Any]:
     else:
         assert before is not None
         assert before.lines is not None
-        shown = _diff(before.lines, after.lines)
+        shown = _compared(before, after.lines, after.inert, note)
         kept, cut = _bounded(shown, MAX_LINES, MAX_CHARS)
-        if note.get("focused") and f"+ {note['focused']}" in kept:
+        focused = note.get("focused")
+        if focused and any(line[2:].strip() == focused for line in kept if line[0] == "+"):
             del note["focused"]  # its own line says it already
     if kept:
         note["lines"] = kept
     if cut:
         note["more"] = cut
     return note
+
+
+def _compared(before: Seen, lines: tuple[str, ...], inert: int, note: dict[str, Any]) -> list[str]:
+    """The changed lines of a page against ``before`` (its lines now: ``lines``, with
+    ``inert`` parts out of reach): what came, then what went. When more went inert (a modal
+    dialog opened), what came is what holds the page, and the lines that went behind it are
+    counted (``note["behind"]``); when less is (it closed), the page is compared with itself
+    as it was before it went inert, and the dialog's lines went."""
+    assert before.lines is not None
+    came, went = _diff(before.lines, lines)
+    if inert > before.inert:
+        if went:
+            note["behind"] = len(went)
+        return came
+    if inert < before.inert and before.behind is not None:
+        closed = went
+        came, went = _diff(before.behind, lines)
+        return came + closed + [line for line in went if line not in closed]
+    return came + went
 
 
 def _plain(line: str) -> str:
@@ -236,16 +286,25 @@ def _new_lines(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[list[str], i
     return _dedent(middle), top + bottom
 
 
-def _diff(old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
-    """The lines that went (``- ``) and came (``+ ``), in page order."""
-    lines: list[str] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+def _diff(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The lines that came (``+ ``) and went (``- ``), each in page order, a run of them
+    keeping its own indentation."""
+    start, limit = 0, min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    # Past the lines both share at the top and bottom, the rest is matched line by line.
+    first, second = old[start : len(old) - end], new[start : len(new) - end]
+    came: list[str] = []
+    went: list[str] = []
+    matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            continue
-        lines += [f"- {line.strip()}" for line in old[i1:i2]]
-        lines += [f"+ {line.strip()}" for line in new[j1:j2]]
-    return lines
+        if op != "equal":
+            went += [f"- {line}" for line in _dedent(list(first[i1:i2]))]
+            came += [f"+ {line}" for line in _dedent(list(second[j1:j2]))]
+    return came, went
 
 
 def _dedent(lines: list[str]) -> list[str]:
@@ -295,6 +354,8 @@ def note_lines(note: dict[str, Any]) -> list[str]:
     if "focused" in note:
         lines.append(f"focused: {note['focused']}")
     lines += note.get("lines", [])
+    if note.get("behind"):
+        lines.append(f"({note['behind']:,} lines of the page behind it are inert)")
     left = [
         f"{count:,} {what}"
         for count, what in (

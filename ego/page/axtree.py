@@ -20,9 +20,10 @@ per element an agent cares about, indented by nesting, in the page's order:
 
 Refs go to elements an agent can act on: interactive roles (buttons, links, fields, options,
 tabs, menu items, ...), iframes, and anything else the page made clickable, tabbable or
-editable. A line holds :data:`REF` where its ref goes and names the node in ``ref``: the
-snapshot gives the refs once every frame's lines are in order, so that a page's first
-snapshot numbers them as they read.
+editable. A native ``<select>``'s options take none: they are chosen through the select's
+ref, and listed on one line under it (``options: "High", "Low"``). A line holds :data:`REF`
+where its ref goes and names the node in ``ref``: the snapshot gives the refs once every
+frame's lines are in order, so that a page's first snapshot numbers them as they read.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from urllib.parse import urlsplit
 
 from .layout_facts import LayoutFacts
 
-__all__ = ["REF", "AxLine", "ax_lines", "role_name", "root_of"]
+__all__ = ["REF", "AxLine", "ax_lines", "is_modal", "role_name", "root_of"]
 
 #: Where a line's ref goes in its text.
 REF: Final = "\x00"
@@ -70,7 +71,8 @@ TRANSPARENT: Final = frozenset(
         "RootWebArea", "WebArea", "Details", "Summary",
     }
 )  # fmt: skip
-#: Roles whose content is their line (nothing inside is walked, but a native select's options).
+#: Roles whose content is their line (nothing inside is walked; a native select lists its
+#: options on one line under it).
 LEAF: Final = frozenset(
     {
         "textbox", "searchbox", "spinbutton", "slider", "checkbox", "radio", "switch", "image",
@@ -107,8 +109,13 @@ _HIDDEN: Final = frozenset(
 )  # fmt: skip
 #: Why an ignored node is a label: a click on it goes to its field, which has its own line.
 _LABELS: Final = frozenset({"labelContainer", "labelFor"})
-#: Roles whose name, taken from their content, would only repeat the lines under them.
+#: Roles whose name, when it is taken from their content, would only repeat the lines under
+#: them (a name the page gave them, by ``aria-label`` or a ``<caption>``, is shown).
 _UNNAMED: Final = frozenset({"row", "rowgroup", "listitem", "list", "table", "grid", "treegrid"})
+#: A native select's entries, chosen through the select.
+_OPTIONS: Final = frozenset({"option", "MenuListOption"})
+#: Why Chrome left the rest of a document out of its tree: a modal dialog is open.
+_MODAL: Final = "activeModalDialog"
 #: What stands for the content nested deeper than :data:`DEPTH_MAX`.
 _DEEP: Final = "(nested deeper than a snapshot walks: take one of an element inside)"
 #: Node kinds that are neither lines nor text.
@@ -163,6 +170,17 @@ def role_name(role: str) -> str | None:
     if not role[:1].islower() or role in ("generic", "none", "presentation"):
         return None
     return role
+
+
+def is_modal(nodes: Sequence[Node]) -> bool:
+    """Whether a modal dialog holds the document: Chrome then keeps only the dialog in the
+    tree (the rest of the page is inert)."""
+    return any(
+        reason.get("name") == _MODAL
+        for node in nodes
+        if node.get("ignored")
+        for reason in node.get("ignoredReasons", ())
+    )
 
 
 def root_of(nodes: Sequence[Node], backend_node_id: int | None) -> Node | None:
@@ -284,10 +302,9 @@ class _Walk:
         if role in ("Iframe", "IframePresentational") and isinstance(backend, int):
             item.frame = backend
             name = name or self.facts.frames.get(backend, "")
-        item.name = "" if role in _UNNAMED else name
+        item.name = "" if role in _UNNAMED and _named_by_content(node) else name
         item.marks = _states(role, properties)
-        native_option = role in ("option", "MenuListOption") and _in_native_select(node, self)
-        if self.wants_ref(node, role) and isinstance(backend, int) and not native_option:
+        if self.wants_ref(node, role) and isinstance(backend, int):
             item.marks.append(REF)
             item.ref = backend
         value = node.get("value", {}).get("value")
@@ -299,12 +316,41 @@ class _Walk:
         items.append(item)
         if item.frame is not None:
             return
+        if backend in self.facts.selects:
+            listed = self.options(node, multiple=role == "listbox")
+            if listed:
+                item.children.append(_Item(role="options", text=", ".join(listed)))
+            return
         inner: list[str] = []
         for child in self.children(node):
             if role in LEAF and not _is_popup(child):
                 continue
             self.visit(child, item.children, inner, depth + 1)
         self.flush(item.children, inner)
+
+    def options(self, node: Node, *, multiple: bool) -> list[str]:
+        """A native select's options in order (inside its groups too), each its name in
+        quotes and its states: ``[disabled]``, and ``[selected]`` where several can be (the
+        select's value says which one a single choice holds)."""
+        listed: list[str] = []
+        stack = list(reversed(self.children(node)))
+        while stack:
+            child = stack.pop()
+            reasons = {reason.get("name") for reason in child.get("ignoredReasons", ())}
+            if child.get("ignored") and reasons & _HIDDEN:
+                continue
+            if str(child.get("role", {}).get("value", "")) not in _OPTIONS:
+                stack += reversed(self.children(child))
+                continue
+            properties = _properties(child)
+            marks = [
+                f" [{state}]"
+                for state in (("selected", "disabled") if multiple else ("disabled",))
+                if properties.get(state) is True
+            ]
+            name = _text(str(child.get("name", {}).get("value", "") or ""))
+            listed.append(_quoted(name) + "".join(marks))
+        return listed
 
     def relative(self, url: str) -> str:
         parts = urlsplit(url)
@@ -322,9 +368,13 @@ def _is_popup(node: Node) -> bool:
     return bool(node.get("role", {}).get("value") == "MenuListPopup")
 
 
-def _in_native_select(node: Node, walk: _Walk) -> bool:
-    parent = walk.by_id.get(str(node.get("parentId", "")))
-    return parent is not None and _is_popup(parent)
+def _named_by_content(node: Node) -> bool:
+    """Whether Chrome took the node's name from its content (or says nothing of where from):
+    the source it used is the first with a value that is not superseded."""
+    for source in node.get("name", {}).get("sources", ()):
+        if "value" in source and not source.get("superseded"):
+            return bool(source.get("type") == "contents")
+    return True
 
 
 def _origin(url: str) -> str:

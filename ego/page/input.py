@@ -10,13 +10,14 @@ events) for typing. Options are chosen from inside the page and files set with
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ElementNotActionableError, ElementNotFoundError
+from ..errors import ElementNotActionableError, ElementNotFoundError, WrongElementError
 from .actionability import (
     Actionable,
     click_landed,
@@ -269,18 +270,69 @@ async def select(
     once it is visible and enabled; the values selected afterwards.
 
     Raises:
-        ElementNotFoundError: nothing matches within ``wait``, the element is not a
-            ``<select>``, or it has no option with one of ``values``.
+        WrongElementError: the element is not a ``<select>`` (an option of one names its
+            select's ref), at once, before any wait.
+        ElementNotFoundError: nothing matches within ``wait``, or the ``<select>`` has no
+            option with one of ``values``.
         ElementNotActionableError: it stayed hidden or disabled.
         ValueError: several values for a single-choice select.
         InvalidSelectorError: a malformed selector.
     """
     wanted = [values] if isinstance(values, str) else list(values)
-    elements, chosen, _ = await _act(page, selector, "select", wait, force, "select in")
+    deadline = time.monotonic() + wait
+    elements = await resolve(page, selector, wait)
     try:
+        await _a_select(elements)
+        left = max(0.0, deadline - time.monotonic())
+        chosen = await wait_actionable(
+            elements, "select", left, force=force, verb="select in", waited=wait
+        )
         return await _choose(elements, chosen, wanted, "select in")
     finally:
         release_elements(elements)
+
+
+async def _a_select(elements: Elements) -> None:
+    """Fail at once unless ``elements`` hold a ``<select>``: an option (it is chosen through
+    its select, whose ref the error names), or anything else.
+
+    Raises:
+        WrongElementError: none of them is a ``<select>``.
+    """
+    page = elements.page
+    found: dict[str, Any] = await call_on(
+        elements, "select_target", False, timeout=page.default_timeout
+    )
+    if found["kind"] == "select":
+        return
+    if found["kind"] == "option":
+        owner = await call_on(
+            elements, "select_target", True, timeout=page.default_timeout, by_value=False
+        )
+        try:
+            node = (await page.send("DOM.describeNode", {"objectId": owner}))["node"]
+        finally:
+            release(page, str(owner), is_object=True)
+        ref = page.refs.ref_for(page, int(node["backendNodeId"]))
+        label = f" ({json.dumps(found['label'], ensure_ascii=False)})" if found["label"] else ""
+        raise WrongElementError(
+            selector=elements.given, found=f"an option{label}", wanted="a <select>",
+            action="select", owner=f"ref={ref}", choice=str(found["choice"]),
+        )  # fmt: skip
+    raise _wrong_kind(elements.given, found)
+
+
+def _wrong_kind(given: str, found: dict[str, Any]) -> WrongElementError:
+    """The error for a ``<select>``'s action given ``found`` (a ``select_target.js`` answer
+    of another kind)."""
+    tag, kind, role = str(found["tag"]), str(found["type"]), str(found["role"])
+    shown = f"<{tag}{f' type={kind}' if kind else ''}{f' role={role}' if role else ''}>"
+    named = {"a": "a link", "button": "a button"}.get(tag)
+    if named and not role:
+        words = f"{named} ({shown})"
+    else:
+        words = f"{'an' if tag[:1] in 'aeiou' else 'a'} {shown}"
+    return WrongElementError(selector=given, found=words, wanted="a <select>", action="select")
 
 
 async def _choose(
@@ -291,11 +343,7 @@ async def _choose(
     )
     given = elements.given
     if "notSelect" in result:
-        raise ElementNotFoundError(
-            f"{given!r} matches a <{result['notSelect']}>, not a <select>: select() "
-            "chooses options of a <select>; use click() for custom dropdowns",
-            selector=given,
-        )
+        raise _wrong_kind(given, result["notSelect"])
     if "missing" in result:
         choices = ", ".join(repr(value) for value in result["options"])
         raise ElementNotFoundError(

@@ -1,6 +1,7 @@
 """What Chrome's accessibility tree does not say of a document's elements, read from one
-``DOMSnapshot.captureSnapshot``: which take clicks, which a page made tabbable, and which
-are laid out as blocks (so that a sentence's inline elements stay in its line).
+``DOMSnapshot.captureSnapshot``: which take clicks, which a page made tabbable, which are
+laid out as blocks (so that a sentence's inline elements stay in its line), which are native
+``<select>`` elements (whose options are chosen through them) and how many are ``inert``.
 
 Clicks: Chrome's ``isClickable`` (a click, mousedown or mouseup listener on the element
 itself, or a link) and the top of a ``cursor: pointer`` region (an element with a pointer
@@ -34,12 +35,17 @@ class LayoutFacts:
         blocks: elements laid out as blocks (not inline, and with a box).
         frames: each iframe element's ``name`` attribute, else its ``src`` (what names the
             frame when it has no title).
+        selects: native ``<select>`` elements.
+        inert: how many elements carry the ``inert`` attribute (what they hold is out of
+            the accessibility tree, as behind a modal dialog).
     """
 
     clickable: frozenset[int] = frozenset()
     tabbable: frozenset[int] = frozenset()
     blocks: frozenset[int] = frozenset()
     frames: Mapping[int, str] = field(default_factory=dict)
+    selects: frozenset[int] = frozenset()
+    inert: int = 0
 
 
 def layout_facts(capture: Mapping[str, Any]) -> dict[str, LayoutFacts]:
@@ -95,6 +101,8 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
 
     tabbable: set[int] = set()
     frames: dict[int, str] = {}
+    selects: set[int] = set()
+    inert = 0
     for node, attributes in enumerate(nodes.get("attributes", [])):
         named = {
             text(attributes[index]): text(attributes[index + 1])
@@ -102,6 +110,18 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
         }
         if named.get("tabindex", "").strip().isdigit():
             tabbable.add(backend[node])
-        if text(names[node]) in ("IFRAME", "FRAME"):
+        if "inert" in named:
+            inert += 1
+        tag = text(names[node])
+        if tag in ("IFRAME", "FRAME"):
             frames[backend[node]] = named.get("name") or named.get("src") or ""
-    return LayoutFacts(frozenset(clickable), frozenset(tabbable), frozenset(blocks), frames)
+        elif tag == "SELECT":
+            selects.add(backend[node])
+    return LayoutFacts(
+        frozenset(clickable),
+        frozenset(tabbable),
+        frozenset(blocks),
+        frames,
+        frozenset(selects),
+        inert,
+    )

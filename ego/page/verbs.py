@@ -250,8 +250,10 @@ class PageVerbs:
             force: skip the checks.
 
         Raises:
-            ElementNotFoundError: nothing matches, it is not a ``<select>``, or no option
-                has one of ``values`` (the message lists the options).
+            WrongElementError: it is not a ``<select>`` (for an option, the error names its
+                select's ref), at once.
+            ElementNotFoundError: nothing matches, or no option has one of ``values`` (the
+                message lists the options).
             ElementNotActionableError: it stayed hidden or disabled.
             ValueError: several values for a single select.
             InvalidSelectorError: a malformed selector.
