@@ -279,3 +279,22 @@ async def test_an_action_without_a_note_leaves_no_stale_page_to_compare_with(
     assert came.startswith('+ combobox "Priority" [ref=')
     assert came.endswith('value="High"')
     assert went == came.replace("+ ", "- ", 1).replace('value="High"', 'value="Low"')
+
+
+ASKING = """<!doctype html><title>Asking</title>
+<button id="ask" onclick="if (confirm('sure?')) state.textContent = 'yes'">Ask</button>
+<button id="reset" onclick="state.textContent = 'no'">Reset</button>
+<p id="state">no</p>
+"""
+
+
+@pytest.mark.chrome
+async def test_a_dialog_answered_leaves_no_stale_page_to_compare_with(
+    agent: McpClient, server: PageServer
+) -> None:
+    value_of(await agent.call("navigate", {"url": server.route("/changes/asking", ASKING)}))
+    asked = value_of(await agent.call("click", {"selector": "#ask"}))
+    assert "changes" not in asked  # the page waits for the answer
+    await agent.call("handle_dialog", {"accept": True})
+    reset = value_of(await agent.call("click", {"selector": "#reset"}))
+    assert reset["changes"]["lines"] == ["+ text: no", "- text: yes"]

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from .browser_tools import Diff, Force, Ref, Target, act, target_of
+from .changes import forget
 from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call, check
 from .images import MAX_BYTES, MAX_EDGE, bounded_screenshot
@@ -196,6 +197,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
             lambda: asyncio.to_thread(lambda: [holder.files.staged_upload(p) for p in checked])
         )
         await call(lambda: tab.upload(target, staged))
+        forget(tab)  # the page changed with no note: the next one reads it before its action
         return tool_result({"selector": target, "files": [str(file) for file in checked]})
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
@@ -207,6 +209,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         ones."""
         tab = await holder.tab()
         answered = await call(lambda: tab.handle_dialog(accept, prompt_text=prompt_text))
+        forget(tab)  # what the answer did comes with no note
         data = answered.as_dict()
         data["recent"] = [dialog.as_dict() for dialog in tab.dialogs[-10:]]
         return tool_result(data)
