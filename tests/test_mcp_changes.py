@@ -298,3 +298,21 @@ async def test_a_dialog_answered_leaves_no_stale_page_to_compare_with(
     await agent.call("handle_dialog", {"accept": True})
     reset = value_of(await agent.call("click", {"selector": "#reset"}))
     assert reset["changes"]["lines"] == ["+ text: no", "- text: yes"]
+
+
+LATE = """<!doctype html><title>Late</title>
+<button id="late" onclick="setTimeout(() => { msg.textContent = 'later'; }, 80)">Late</button>
+<p id="msg">before</p>
+"""
+
+
+@pytest.mark.chrome
+async def test_a_page_that_changes_while_it_settles_is_read_again(
+    agent: McpClient, server: PageServer
+) -> None:
+    value_of(await agent.call("navigate", {"url": server.route("/changes/late", LATE)}))
+    # The page is read while the click settles; the change 80 ms after the click comes after
+    # that read, and the note is the page as it settled.
+    clicked = value_of(await agent.call("click", {"selector": "#late"}))
+    assert "+ text: later" in clicked["changes"]["lines"]
+    assert "- text: before" in clicked["changes"]["lines"]

@@ -25,6 +25,7 @@ so that the next note is against the page as it was just before its own action.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import re
 from dataclasses import dataclass, replace
@@ -32,8 +33,9 @@ from typing import Any, Final
 from weakref import WeakKeyDictionary
 
 from ..errors import EgoError
-from ..page import snapshot
+from ..page import snapshot, unchanged
 from ..page.tab import Tab
+from ..page.unchanged import DocumentWatch
 from ..protocol.jsontext import json_text
 from .results import tool_result
 from .sdk import CallToolResult
@@ -99,6 +101,9 @@ class Seen:
 
 #: Each tab's last snapshot; a tab that goes is forgotten with it.
 _SEEN: WeakKeyDictionary[Tab, Seen] = WeakKeyDictionary()
+#: Tabs whose page changed while it settled after an action, with the document it was
+#: (``Tab.documents``): their notes read the page once it settled.
+_RESTLESS: WeakKeyDictionary[Tab, int] = WeakKeyDictionary()
 
 
 def remember(tab: Tab, outline: snapshot.Outline) -> None:
@@ -141,15 +146,27 @@ def _seen(documents: int, outline: snapshot.Outline) -> Seen:
     return Seen(documents, outline.url, outline.title, tuple(lines), focused, whole, outline.inert)
 
 
-async def _read(tab: Tab) -> Seen | None:
-    """``tab``'s page now, with its lines; None when it cannot be read (a dialog, a page
-    that does not answer in time)."""
+async def _read(tab: Tab, *, keep: bool = True) -> Seen | None:
+    """``tab``'s page now, with its lines (kept as its last snapshot unless ``keep`` is
+    False); None when it cannot be read (a dialog, a page that does not answer in time)."""
     documents = tab.documents
     try:
         outline = await snapshot.outline(tab, max_lines=MAX_COMPARED, timeout=READ_TIMEOUT)
     except EgoError:
         return None
-    return _keep(tab, _seen(documents, outline))
+    seen = _seen(documents, outline)
+    return _keep(tab, seen) if keep else seen
+
+
+async def _read_while_settling(tab: Tab) -> tuple[Seen | None, DocumentWatch | None]:
+    """``tab``'s page read at once, and a watch of its documents from before the read (the
+    note keeps the read only if nothing changed since)."""
+    try:
+        frames = await tab.frames()
+    except EgoError:
+        return None, None
+    watched = await unchanged.watch(frames, READ_TIMEOUT)
+    return await _read(tab, keep=False), watched
 
 
 async def _address(tab: Tab) -> Seen | None:
@@ -167,6 +184,13 @@ async def _address(tab: Tab) -> Seen | None:
 class Watch:
     """What the page was before an action, to say after it what changed.
 
+    The page after the action is read while the caller waits for it to settle
+    (:meth:`acted`), with a watch of each frame's document from just before that read: when
+    nothing changed the document by the time the note is asked for, that read is the note's,
+    else the page is read again then. A tab whose page changed meanwhile is read after the
+    settling from then on, until it shows another document (a page that keeps changing
+    would be read twice each time).
+
     Args:
         tab: the tab acted on.
         diff: compare the page's lines (else only its URL and title).
@@ -176,6 +200,7 @@ class Watch:
         self.tab = tab
         self.diff = diff
         self.before: Seen | None = None
+        self._early: asyncio.Future[tuple[Seen | None, DocumentWatch | None]] | None = None
 
     async def start(self) -> Watch:
         """Note the page as it is now: its last snapshot when that is of this document,
@@ -191,14 +216,36 @@ class Watch:
             self.before = await _read(self.tab)
         return self
 
+    def acted(self) -> None:
+        """The action is done: start reading the page while the caller lets it settle."""
+        if self.diff and _RESTLESS.get(self.tab) != self.tab.documents:
+            self._early = asyncio.ensure_future(_read_while_settling(self.tab))
+
     async def note(self) -> dict[str, Any] | None:
         """What changed since :meth:`start`: empty when nothing did; None with ``diff``
         off and neither the address nor the title changed (nothing was looked at)."""
-        after = await (_read(self.tab) if self.diff else _address(self.tab))
+        after = await self._settled_read() if self._early is not None else None
+        if after is None:
+            after = await (_read(self.tab) if self.diff else _address(self.tab))
         if after is None:
             return {"unread": "the page could not be read after the action"}
         note = changes(self.before, after)
         return note if note or self.diff else None
+
+    async def _settled_read(self) -> Seen | None:
+        """The page read while it settled, if nothing changed it since (else None, and the
+        tab is read after its settling from now on)."""
+        assert self._early is not None
+        early, watched = await self._early
+        if watched is None:
+            return None
+        still = await watched.unchanged(READ_TIMEOUT)  # ends the watch either way
+        if early is None or early.documents != self.tab.documents:
+            return None  # not read, or read from a document the tab no longer shows
+        if still:
+            return _keep(self.tab, early)
+        _RESTLESS[self.tab] = self.tab.documents
+        return None
 
 
 def changes(before: Seen | None, after: Seen) -> dict[str, Any]:

@@ -36,7 +36,16 @@ from urllib.parse import urlsplit
 
 from .layout_facts import LayoutFacts
 
-__all__ = ["REF", "AxLine", "ax_lines", "is_modal", "role_name", "root_of"]
+__all__ = [
+    "REF",
+    "AxLine",
+    "PartialLines",
+    "ax_lines",
+    "is_modal",
+    "partial_lines",
+    "role_name",
+    "root_of",
+]
 
 #: Where a line's ref goes in its text.
 REF: Final = "\x00"
@@ -118,6 +127,8 @@ _OPTIONS: Final = frozenset({"option", "MenuListOption"})
 _MODAL: Final = "activeModalDialog"
 #: What stands for the content nested deeper than :data:`DEPTH_MAX`.
 _DEEP: Final = "(nested deeper than a snapshot walks: take one of an element inside)"
+#: What stands for content not read yet (a tree read in part): no page text holds it.
+_UNREAD: Final = "\x01"
 #: Node kinds that are neither lines nor text.
 _SKIPPED: Final = frozenset({"InlineTextBox", "ListMarker"})
 
@@ -203,34 +214,83 @@ def ax_lines(nodes: Sequence[Node], root: Node, facts: LayoutFacts, *, url: str)
         facts: what the DOM snapshot says of the document's elements.
         url: the document's URL: links to its own origin are shown by their path.
     """
-    walk = _Walk({str(node["nodeId"]): node for node in nodes}, facts, url)
+    return partial_lines({node["nodeId"]: node for node in nodes}, root, facts, url=url).lines
+
+
+@dataclass(frozen=True, slots=True)
+class PartialLines:
+    """The lines of a tree read in part (:func:`partial_lines`).
+
+    Attributes:
+        lines: the lines that what was read fixes, in order: those before the first node
+            whose content was not read (and the line before it, which the content after it
+            may still change).
+        unread: the ids of the nodes whose content is needed and not read, in reading order
+            (empty: the tree was whole, and ``lines`` are all of its lines).
+    """
+
+    lines: list[AxLine]
+    unread: list[str]
+
+
+def partial_lines(
+    nodes: Mapping[str, Node], root: Node, facts: LayoutFacts, *, url: str
+) -> PartialLines:
+    """The lines of ``root`` as far as ``nodes`` (a part of a document's tree: nodes whose
+    children are not all among them are read no further) fix them.
+
+    Args:
+        nodes: the nodes read, by id (each node's ``childIds`` name its children, read or
+            not).
+        root: where to start.
+        facts: what the DOM snapshot says of the document's elements.
+        url: the document's URL.
+    """
+    walk = _Walk(nodes, facts, url)
     items: list[_Item] = []
     run: list[str] = []
     walk.visit(root, items, run, 0)
     walk.flush(items, run)
     lines: list[AxLine] = []
     _lay_out(_tidy(items), 0, lines)
-    return lines
+    if not walk.unread:
+        return PartialLines(lines, [])
+    first = next(index for index, line in enumerate(lines) if _UNREAD in line.full)
+    return PartialLines(lines[: max(0, first - 1)], walk.unread)
 
 
 class _Walk:
     def __init__(
         self,
-        by_id: dict[str, Node],
+        by_id: Mapping[str, Node],
         facts: LayoutFacts,
         url: str,
     ) -> None:
         self.by_id = by_id
         self.facts = facts
         self.origin = _origin(url)
+        #: Nodes whose content is needed and was not read, in reading order.
+        self.unread: list[str] = []
+        #: Whether the element the walk is under has a pointer cursor.
+        self.pointer_above = False
 
     def children(self, node: Node) -> list[Node]:
-        found = (self.by_id.get(str(child)) for child in node.get("childIds", ()))
-        return [child for child in found if child is not None]
+        by_id = self.by_id
+        return [by_id[child] for child in node.get("childIds", ()) if child in by_id]
+
+    def read(self, node: Node) -> bool:
+        """Whether ``node``'s children were read (else it is noted as unread)."""
+        by_id = self.by_id
+        if all(child in by_id for child in node.get("childIds", ())):
+            return True
+        self.unread.append(node["nodeId"])
+        return False
 
     @staticmethod
     def flush(items: list[_Item], run: list[str]) -> None:
-        text = _text("".join(run))
+        if not run:
+            return
+        text = _text(run[0] if len(run) == 1 else "".join(run))
         run.clear()
         if text:
             items.append(_Item(text=text))
@@ -250,7 +310,7 @@ class _Walk:
             reasons = {reason.get("name") for reason in node.get("ignoredReasons", ())}
             if reasons & _HIDDEN:
                 return
-            if backend in self.facts.clickable and not reasons & _LABELS:
+            if self.takes_clicks(backend) and not reasons & _LABELS:
                 self.element(node, "generic", items, run, depth)
                 return
             self.through(node, items, run, depth)
@@ -261,7 +321,7 @@ class _Walk:
         if role == "LineBreak":
             run.append(" ")
             return
-        if role in TRANSPARENT and not self.wants_ref(node, role):
+        if role in TRANSPARENT and not self.wants_ref(node, role, None):
             self.through(node, items, run, depth)
             return
         self.element(node, role, items, run, depth)
@@ -269,15 +329,35 @@ class _Walk:
     def through(self, node: Node, items: list[_Item], run: list[str], depth: int) -> None:
         """A node without a line: its content joins the lines around it (a block's content
         starts and ends a run of text)."""
-        block = node.get("backendDOMNodeId") in self.facts.blocks
+        backend = node.get("backendDOMNodeId")
+        block = backend in self.facts.blocks
         if block:
             self.flush(items, run)
+        if not self.read(node):
+            run.append(_UNREAD)
+        above = self.enter(backend)
         for child in self.children(node):
             self.visit(child, items, run, depth + 1)
+        self.pointer_above = above
         if block:
             self.flush(items, run)
 
-    def wants_ref(self, node: Node, role: str) -> bool:
+    def enter(self, backend: object) -> bool:
+        """Note that the walk goes under the element ``backend`` (None: a node of no
+        element, which changes nothing); what was noted before, to restore after."""
+        above = self.pointer_above
+        if isinstance(backend, int):
+            self.pointer_above = backend in self.facts.pointer
+        return above
+
+    def takes_clicks(self, backend: object) -> bool:
+        """Whether the element takes clicks: a listener of its own, or the top of a pointer
+        cursor region (under no element with a pointer cursor)."""
+        facts = self.facts
+        return backend in facts.clickable or (backend in facts.pointer and not self.pointer_above)
+
+    def wants_ref(self, node: Node, role: str, properties: Mapping[str, Any] | None) -> bool:
+        """Whether ``node`` takes a ref (``properties``: its own, when already read)."""
         backend = node.get("backendDOMNodeId")
         if not isinstance(backend, int):
             return False
@@ -285,10 +365,12 @@ class _Walk:
             return True
         if role == "LabelText":
             return False  # a click on a label goes to its field, which has its own ref
-        facts = self.facts
-        if backend in facts.clickable or backend in facts.tabbable:
+        if self.takes_clicks(backend) or backend in self.facts.tabbable:
             return True
-        properties = _properties(node)
+        if not node.get("properties"):
+            return False
+        if properties is None:
+            properties = _properties(node)
         return bool(properties.get("focusable")) and properties.get("editable") == "richtext"
 
     def element(
@@ -304,7 +386,7 @@ class _Walk:
             name = name or self.facts.frames.get(backend, "")
         item.name = "" if role in _UNNAMED and _named_by_content(node) else name
         item.marks = _states(role, properties)
-        if self.wants_ref(node, role) and isinstance(backend, int):
+        if self.wants_ref(node, role, properties) and isinstance(backend, int):
             item.marks.append(REF)
             item.ref = backend
         value = node.get("value", {}).get("value")
@@ -318,21 +400,31 @@ class _Walk:
             return
         if backend in self.facts.selects:
             listed = self.options(node, multiple=role == "listbox")
-            if listed:
+            if listed is None:
+                item.children.append(_Item(text=_UNREAD))
+            elif listed:
                 item.children.append(_Item(role="options", text=", ".join(listed)))
             return
+        children = self.children(node)
+        if role in LEAF:
+            children = [child for child in children if _is_popup(child)]
+        elif not self.read(node):
+            item.children.append(_Item(text=_UNREAD))
+            return
         inner: list[str] = []
-        for child in self.children(node):
-            if role in LEAF and not _is_popup(child):
-                continue
+        above = self.enter(backend)
+        for child in children:
             self.visit(child, item.children, inner, depth + 1)
+        self.pointer_above = above
         self.flush(item.children, inner)
 
-    def options(self, node: Node, *, multiple: bool) -> list[str]:
+    def options(self, node: Node, *, multiple: bool) -> list[str] | None:
         """A native select's options in order (inside its groups too), each its name in
         quotes and its states: ``[disabled]``, and ``[selected]`` where several can be (the
-        select's value says which one a single choice holds)."""
+        select's value says which one a single choice holds); None when not all were read."""
         listed: list[str] = []
+        if not self.read(node):
+            return None
         stack = list(reversed(self.children(node)))
         while stack:
             child = stack.pop()
@@ -340,6 +432,8 @@ class _Walk:
             if child.get("ignored") and reasons & _HIDDEN:
                 continue
             if str(child.get("role", {}).get("value", "")) not in _OPTIONS:
+                if not self.read(child):
+                    return None
                 stack += reversed(self.children(child))
                 continue
             properties = _properties(child)
@@ -412,12 +506,13 @@ def _states(role: str, properties: Mapping[str, Any]) -> list[str]:
 
 def _text(raw: str) -> str:
     """Whitespace collapsed; the line breaks of preformatted text shown as ⏎."""
-    parts = (" ".join(part.split()) for part in raw.split("\n"))
-    return " ⏎ ".join(part for part in parts if part)
+    if "\n" not in raw:
+        return " ".join(raw.split())
+    parts = [" ".join(part.split()) for part in raw.split("\n")]
+    return " ⏎ ".join([part for part in parts if part])
 
 
-def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+_quoted: Final = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _cut(text: str, limit: int) -> str:
@@ -453,7 +548,7 @@ def _lay_out(items: list[_Item], depth: int, out: list[AxLine]) -> None:
             out.append(AxLine(depth, f"text: {_cut(item.text, TEXT_MAX)}", f"text: {item.text}"))
             continue
         head = item.role
-        marks = "".join(f" {mark}" for mark in item.marks)
+        marks = " " + " ".join(item.marks) if item.marks else ""
         shown = f" {_quoted(_cut(item.name, NAME_MAX))}" if item.name else ""
         full = f" {_quoted(item.name)}" if item.name else ""
         text = f": {_cut(item.text, TEXT_MAX)}" if item.text else ""

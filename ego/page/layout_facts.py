@@ -1,12 +1,15 @@
 """What Chrome's accessibility tree does not say of a document's elements, read from one
-``DOMSnapshot.captureSnapshot``: which take clicks, which a page made tabbable, which are
-laid out as blocks (so that a sentence's inline elements stay in its line), which are native
-``<select>`` elements (whose options are chosen through them) and how many are ``inert``.
+``DOMSnapshot.captureSnapshot``: which take clicks, which have a pointer cursor, which a page
+made tabbable, which are laid out as blocks (so that a sentence's inline elements stay in its
+line), which are native ``<select>`` elements (whose options are chosen through them) and how
+many are ``inert``.
 
 Clicks: Chrome's ``isClickable`` (a click, mousedown or mouseup listener on the element
-itself, or a link) and the top of a ``cursor: pointer`` region (an element with a pointer
-cursor whose parent has none), which is how a page that delegates its listeners to the root,
-as React does, still shows what it means to be clicked.
+itself, or a link). The top of a ``cursor: pointer`` region (an element with a pointer
+cursor under none, :mod:`.axtree` decides) takes clicks too: that is how a page that
+delegates its listeners to the root, as React does, still shows what it means to be
+clicked. A read of part of a large page asks the same facts of Chrome for the elements it
+reached alone (:mod:`.layout_query`).
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ class LayoutFacts:
     """One document's elements, by backend node id.
 
     Attributes:
-        clickable: elements that take clicks (a listener of their own, or the top of a
-            pointer-cursor region).
+        clickable: elements that take clicks (a listener of their own).
+        pointer: elements with a pointer cursor.
         tabbable: elements with a ``tabindex`` of 0 or more.
         blocks: elements laid out as blocks (not inline, and with a box).
         frames: each iframe element's ``name`` attribute, else its ``src`` (what names the
@@ -41,6 +44,7 @@ class LayoutFacts:
     """
 
     clickable: frozenset[int] = frozenset()
+    pointer: frozenset[int] = frozenset()
     tabbable: frozenset[int] = frozenset()
     blocks: frozenset[int] = frozenset()
     frames: Mapping[int, str] = field(default_factory=dict)
@@ -65,7 +69,6 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
     nodes = document["nodes"]
     layout = document["layout"]
     backend: list[int] = nodes["backendNodeId"]
-    parents: list[int] = nodes["parentIndex"]
     names: list[int] = nodes["nodeName"]
     types: list[int] = nodes["nodeType"]
 
@@ -82,22 +85,15 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
         if display and not display.startswith("inline") and display != "contents":
             blocks.add(backend[node])
 
-    def laid_out_parent(node: int) -> int:
-        parent = parents[node]
-        while parent >= 0 and parent not in cursor:
-            parent = parents[parent]
-        return parent
-
     clickable: set[int] = set()
     for node in nodes.get("isClickable", {}).get("index", []):
         if types[node] == 1 and text(names[node]) not in _NOT_CONTROLS:
             clickable.add(backend[node])
-    for node, value in cursor.items():
-        if value != "pointer" or text(names[node]) in _NOT_CONTROLS:
-            continue
-        parent = laid_out_parent(node)
-        if parent < 0 or cursor.get(parent) != "pointer":
-            clickable.add(backend[node])
+    pointer = {
+        backend[node]
+        for node, value in cursor.items()
+        if value == "pointer" and text(names[node]) not in _NOT_CONTROLS
+    }
 
     tabbable: set[int] = set()
     frames: dict[int, str] = {}
@@ -119,6 +115,7 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
             selects.add(backend[node])
     return LayoutFacts(
         frozenset(clickable),
+        frozenset(pointer),
         frozenset(tabbable),
         frozenset(blocks),
         frames,

@@ -14,12 +14,16 @@ frame-qualified one, or a ref) outlines one subtree.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from ..errors import CommandTimeoutError, EgoError, ElementNotFoundError
-from .axtree import REF, ax_lines, is_modal, root_of
+from ..protocol.gc_pause import gc_paused
+from .ax_read import read_tree
+from .axtree import REF
 from .layout_facts import CAPTURE, LayoutFacts, layout_facts
+from .layout_query import DocumentQuery, SessionQuery
 from .locate import element_object, locate, resolve_ref
 from .page import Page
 from .refs import RefRegistry, parse_ref
@@ -37,7 +41,9 @@ class Outline:
         lines: the lines shown (from ``offset``, at most ``max_lines``), indented by nesting.
         offset: the index of the first line shown.
         total: how many lines the outline has (with ``find``: the matches with their
-            ancestors).
+            ancestors); when not ``whole``, how many were read.
+        whole: whether every line of the page was read (False: a large page read only as
+            far as the lines asked for; ``total`` is then at least one more than shown).
         matches: with ``find``, how many lines hold the text.
         unread: frames that could not be read, each with the reason.
         inert: how many parts of the page are out of reach: each document a modal dialog
@@ -53,6 +59,7 @@ class Outline:
     matches: int | None = None
     unread: list[str] = field(default_factory=list)
     inert: int = 0
+    whole: bool = True
 
     @property
     def next_offset(self) -> int | None:
@@ -67,11 +74,15 @@ _Captures = asyncio.Future[dict[str, LayoutFacts]]
 
 @dataclass(slots=True)
 class _Reading:
-    """What one snapshot's reads share: each session's layout facts, and what was found
-    inert."""
+    """What one snapshot's reads share: the lines wanted (None: all), each session's layout
+    facts (from its DOM snapshot, or the questions a read in part asks), what was found
+    inert, and whether every line was read."""
 
+    need: int | None = None
     captures: dict[str, _Captures] = field(default_factory=dict)
+    queries: dict[str, SessionQuery] = field(default_factory=dict)
     inert: int = 0
+    whole: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +140,7 @@ async def outline(
     """
     if max_lines < 1 or offset < 0:
         raise ValueError(f"snapshot: max_lines={max_lines} must be >= 1, offset={offset} >= 0")
-    reading = _Reading()
+    reading = _Reading(need=None if find else offset + max_lines + 1)
     try:
         title, url, lines = await asyncio.wait_for(
             _read_from(page, selector, reading), timeout=timeout
@@ -145,14 +156,15 @@ async def outline(
         await asyncio.gather(*reading.captures.values(), return_exceptions=True)
     flat: list[_Flat] = []
     unread: list[str] = []
-    _flatten(lines, 0, flat, unread, page.refs)
     matches: int | None = None
-    if find:
-        flat, matches = _found(flat, find)
-    shown = [
-        f"{'  ' * depth}{full if find else text}"
-        for depth, text, full in flat[offset : offset + max_lines]
-    ]
+    with gc_paused():
+        _flatten(lines, 0, flat, unread, page.refs)
+        if find:
+            flat, matches = _found(flat, find)
+        shown = [
+            f"{'  ' * depth}{full if find else text}"
+            for depth, text, full in flat[offset : offset + max_lines]
+        ]
     return Outline(
         title=title,
         url=url,
@@ -162,6 +174,7 @@ async def outline(
         matches=matches,
         unread=unread,
         inert=reading.inert,
+        whole=reading.whole,
     )
 
 
@@ -300,31 +313,17 @@ async def _read(page: Page, root: int | None, reading: _Reading) -> tuple[str, s
     if root is None:
         reads = {i: asyncio.ensure_future(_read(c, None, reading)) for i, c in enumerate(children)}
     try:
-        tree, facts, owners = await asyncio.gather(
-            page.send("Accessibility.getFullAXTree", {"frameId": page._frame_id}),
-            _facts(page, reading.captures),
+        (tree, facts), owners = await asyncio.gather(
+            read_tree(page, root, _DocumentFacts(page, reading), need=reading.need),
             asyncio.gather(*(_owner(page, child) for child in children), return_exceptions=True),
-        )
-        nodes: list[dict[str, Any]] = tree.get("nodes", [])
-        top = nodes[0] if nodes else {}
-        title = str(top.get("name", {}).get("value", ""))
-        url = next(
-            (
-                str(prop.get("value", {}).get("value", ""))
-                for prop in top.get("properties", ())
-                if prop.get("name") == "url"
-            ),
-            page.url,
-        )
-        reading.inert += facts.inert + is_modal(nodes)
-        start = root_of(nodes, root)
-        if start is None:
-            return title, url, []
-        lines = ax_lines(nodes, start, facts, url=url)
+        )  # fmt: skip
+        reading.inert += facts.inert + tree.modal
+        reading.whole = reading.whole and tree.whole
         shown = {owner: i for i, owner in enumerate(owners) if isinstance(owner, int)}
         for owner in owners:
             if isinstance(owner, BaseException) and not isinstance(owner, EgoError):
                 raise owner
+        lines = tree.lines
         own = [_Line(line.depth, line.text, line.full, document, line.ref) for line in lines]
         for line, source in zip(own, lines, strict=True):
             index = shown.get(source.frame) if source.frame is not None else None
@@ -338,11 +337,34 @@ async def _read(page: Page, root: int | None, reading: _Reading) -> tuple[str, s
                 line.note = f"frame not read: {exc}"
                 continue
             line.frame = frame_lines
-        return title, url, own
+        return tree.title, tree.url, own
     finally:
         for read in reads.values():
             read.cancel()
         await asyncio.gather(*reads.values(), return_exceptions=True)
+
+
+class _DocumentFacts:
+    """Where a document's layout facts come from: its session's DOM snapshot (read once a
+    snapshot, for every document of the session), or the questions a read in part asks
+    (:mod:`.layout_query`, the session's asked once a snapshot)."""
+
+    def __init__(self, page: Page, reading: _Reading) -> None:
+        self.page = page
+        self.reading = reading
+        self.query: DocumentQuery | None = None
+
+    async def whole(self) -> LayoutFacts:
+        return await _facts(self.page, self.reading.captures)
+
+    async def of(self, backend_ids: Iterable[int]) -> LayoutFacts:
+        if self.query is None:
+            session_id, _ = await self.page._target()
+            session = self.reading.queries.get(session_id)
+            if session is None:
+                session = self.reading.queries[session_id] = SessionQuery(self.page)
+            self.query = DocumentQuery(self.page, session)
+        return await self.query.facts(backend_ids)
 
 
 async def _facts(page: Page, captures: dict[str, _Captures]) -> LayoutFacts:

@@ -34,9 +34,8 @@ def render_outline(outline: Outline, kind: str, more: Callable[[int], str]) -> s
     following = outline.next_offset
     if following is not None:
         first, last = outline.offset + 1, outline.offset + len(outline.lines)
-        lines.append(
-            f"… lines {first:,}-{last:,} of {outline.total:,}: {more(following)} shows the next"
-        )
+        total = f"{outline.total:,}" if outline.whole else "more"
+        lines.append(f"… lines {first:,}-{last:,} of {total}: {more(following)} shows the next")
     return "\n".join(lines)
 
 

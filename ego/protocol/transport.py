@@ -30,6 +30,7 @@ from ..errors import (
 from ._channel import Channel, Pending
 from ._codec import decode_lenient, encode_lenient
 from ._events import ANY_SESSION, JSON, AnySession, EventHandler, Subscription, Waiter
+from .gc_pause import gc_paused
 from .pipe import PipeWire
 from .session import Session, SessionState, allowed
 from .wire import Wire
@@ -49,6 +50,8 @@ logger = logging.getLogger("ego.transport")
 
 
 _DEFAULT: Final = object()
+#: Bytes from which a message is decoded with the garbage collector paused (``gc_pause``).
+_LARGE: Final = 256 * 1024
 
 #: The largest command (its JSON, in bytes) :meth:`Connection.send` sends; a larger one raises
 #: CommandTooLargeError and nothing is sent. Chrome reads one DevTools message into a buffer of
@@ -453,7 +456,11 @@ class Connection:
         # Runs inside the channel's data_received: responses resolve their futures right
         # here. Anything slow belongs in a Subscription's own task, never in this path.
         try:
-            message = orjson.loads(raw)
+            if len(raw) < _LARGE:
+                message = orjson.loads(raw)
+            else:
+                with gc_paused():  # hundreds of thousands of containers (gc_pause.py)
+                    message = orjson.loads(raw)
         except orjson.JSONDecodeError:
             try:
                 message = decode_lenient(raw)  # a lone surrogate, most likely
