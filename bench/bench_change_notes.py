@@ -8,8 +8,11 @@ in the same server, through the MCP SDK's stdio client as an agent's client call
 The actions: ``select_option`` on the Priority select (a value it does not hold), ``check``
 and ``uncheck`` of the "Only mine" box, and ``navigate`` to the page again. Each round runs
 every action once with its note and once with ``diff: false``, in an order that alternates
-round by round, so a burst of machine noise hits both alike. Target (issue 39): an action
-with its note within 1.5 times the same action with ``diff: false`` (the ratio of medians).
+round by round, so a burst of machine noise hits both alike; an untimed call with a note
+follows each ``diff: false`` one, so that every timed note starts from the snapshot an
+agent's previous call left, as it does when an agent keeps its notes on. Target (issue 39):
+an action with its note within 1.5 times the same action with ``diff: false`` (the ratio of
+medians).
 The machine's load is printed before and after: compare the figures of one run.
 """
 
@@ -70,25 +73,76 @@ async def measure(url: str, rounds: int) -> dict[str, tuple[list[float], list[fl
             await _timed(session, "navigate", {"url": url})
             values = ["Low", "Medium", "High"]
             for index in range(rounds):
-                actions: list[tuple[str, str, dict[str, Any]]] = [
-                    ("select_option", "select_option",
-                     {"selector": "#prio", "values": [values[index % 3]]}),
-                    ("check", "check", {"selector": "#mine"}),
-                    ("uncheck", "uncheck", {"selector": "#mine"}),
-                    ("navigate", "navigate", {"url": url}),
-                ]  # fmt: skip
-                for label, tool, arguments in actions:
+                for label, steps in _steps(url, values, index).items():
                     noted, plain = found.setdefault(label, ([], []))
-                    order = (True, False) if index % 2 == 0 else (False, True)
-                    for diff in order:
-                        if tool == "select_option" and not diff:
-                            arguments = {**arguments, "values": [values[(index + 1) % 3]]}
+                    for tool, arguments, diff, timed in steps:
                         took = await _timed(session, tool, {**arguments, "diff": diff})
-                        (noted if diff else plain).append(took)
-                        if tool in ("check", "uncheck"):  # undo it, untimed, for the next
-                            undo = "uncheck" if tool == "check" else "check"
-                            await _timed(session, undo, {"selector": "#mine", "diff": False})
+                        if timed:
+                            (noted if diff else plain).append(took)
     return found
+
+
+def _steps(
+    url: str, values: list[str], index: int
+) -> dict[str, list[tuple[str, dict[str, Any], bool, bool]]]:
+    """Each action's calls in one round: (tool, arguments, diff, timed). The timed call with
+    its note and the one with ``diff: false`` take turns going first; an untimed call with
+    a note follows a ``diff: false`` one, so that each timed note has the last snapshot an
+    agent's previous call left (``diff: false`` drops it)."""
+    choose = [{"selector": "#prio", "values": [values[(index + n) % 3]]} for n in range(3)]
+    mine = {"selector": "#mine"}
+    page = {"url": url}
+    if index % 2 == 0:  # with its note first, then diff: false, then a note untimed
+        select = [
+            ("select_option", choose[0], True, True),
+            ("select_option", choose[1], False, True),
+            ("select_option", choose[2], True, False),
+        ]
+        navigate = [
+            ("navigate", page, True, True),
+            ("navigate", page, False, True),
+            ("navigate", page, True, False),
+        ]
+        check = [
+            ("check", mine, True, True),
+            ("uncheck", mine, True, False),
+            ("check", mine, False, True),
+            ("uncheck", mine, True, False),
+        ]
+        uncheck = [
+            ("check", mine, True, False),
+            ("uncheck", mine, True, True),
+            ("check", mine, True, False),
+            ("uncheck", mine, False, True),
+            ("check", mine, True, False),
+            ("uncheck", mine, True, False),
+        ]
+    else:  # diff: false first, a note untimed, then with its note
+        select = [
+            ("select_option", choose[0], False, True),
+            ("select_option", choose[1], True, False),
+            ("select_option", choose[2], True, True),
+        ]
+        navigate = [
+            ("navigate", page, False, True),
+            ("navigate", page, True, False),
+            ("navigate", page, True, True),
+        ]
+        check = [
+            ("check", mine, False, True),
+            ("uncheck", mine, True, False),
+            ("check", mine, True, True),
+            ("uncheck", mine, True, False),
+        ]
+        uncheck = [
+            ("check", mine, True, False),
+            ("uncheck", mine, False, True),
+            ("check", mine, True, False),
+            ("uncheck", mine, True, False),
+            ("check", mine, True, False),
+            ("uncheck", mine, True, True),
+        ]
+    return {"select_option": select, "check": check, "uncheck": uncheck, "navigate": navigate}
 
 
 def main() -> None:

@@ -316,3 +316,21 @@ async def test_a_page_that_changes_while_it_settles_is_read_again(
     clicked = value_of(await agent.call("click", {"selector": "#late"}))
     assert "+ text: later" in clicked["changes"]["lines"]
     assert "- text: before" in clicked["changes"]["lines"]
+
+
+@pytest.mark.chrome
+async def test_a_navigation_after_an_action_without_a_note_lists_the_page_it_shows(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_a(agent, server)
+    value_of(await agent.call("click", {"selector": "#count", "diff": False}))
+    # Nothing is read before it (the last snapshot was dropped): the new page is listed.
+    went = value_of(await agent.call("navigate", {"url": server.url("/changes/b")}))
+    assert went["changes"]["new_page"] is True
+    assert 'heading "Page B" [level=1]' in went["changes"]["lines"]
+    value_of(await agent.call("click", {"selector": "h1", "diff": False}))
+    # The same document at another fragment is no new page, though nothing was known.
+    moved = value_of(await agent.call("navigate", {"url": server.url("/changes/b#end")}))
+    assert "new_page" not in moved["changes"]
+    assert moved["changes"]["listed"] is True
+    assert "text: only on B" in moved["changes"]["lines"]

@@ -200,11 +200,16 @@ class Watch:
         self.tab = tab
         self.diff = diff
         self.before: Seen | None = None
+        #: Which of the tab's documents :meth:`start` saw (None: not started).
+        self.documents: int | None = None
         self._early: asyncio.Future[tuple[Seen | None, DocumentWatch | None]] | None = None
 
-    async def start(self) -> Watch:
+    async def start(self, *, read: bool = True) -> Watch:
         """Note the page as it is now: its last snapshot when that is of this document,
-        else a fresh read."""
+        else a fresh read (none with ``read`` False: a navigation, whose note lists the new
+        page, needs the page before only to leave out the lines both share).
+        """
+        self.documents = self.tab.documents
         if not self.diff:
             forget(self.tab)
             self.before = await _address(self.tab)
@@ -212,7 +217,7 @@ class Watch:
         known = _SEEN.get(self.tab)
         if known is not None and known.documents == self.tab.documents:
             self.before = known
-        else:
+        elif read:
             self.before = await _read(self.tab)
         return self
 
@@ -229,7 +234,7 @@ class Watch:
             after = await (_read(self.tab) if self.diff else _address(self.tab))
         if after is None:
             return {"unread": "the page could not be read after the action"}
-        note = changes(self.before, after)
+        note = changes(self.before, after, same_document=after.documents == self.documents)
         return note if note or self.diff else None
 
     async def _settled_read(self) -> Seen | None:
@@ -248,10 +253,11 @@ class Watch:
         return None
 
 
-def changes(before: Seen | None, after: Seen) -> dict[str, Any]:
-    """The note of what differs from ``before`` (None: nothing was known) to ``after``."""
+def changes(before: Seen | None, after: Seen, *, same_document: bool = False) -> dict[str, Any]:
+    """The note of what differs from ``before`` (None: nothing was known; ``same_document``
+    then says the tab shows the document it showed) to ``after``."""
     note: dict[str, Any] = {}
-    new_page = before is None or before.documents != after.documents
+    new_page = not same_document if before is None else before.documents != after.documents
     if new_page:
         note["new_page"] = True
     if before is None or before.url != after.url:
