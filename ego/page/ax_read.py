@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 
 from ..errors import EgoError
 from ..protocol.gc_pause import gc_paused
-from .axtree import AxLine, is_modal, partial_lines, root_of
+from .axtree import AxLine, ax_lines, is_modal, partial_lines, root_of
 from .layout_facts import LayoutFacts
 from .page import Page
 
@@ -110,8 +110,8 @@ async def read_tree(
     if start is None:
         return TreeRead(title, url, [], True, is_modal(nodes)), found
     with gc_paused():  # thousands of lines, none of them in a cycle (gc_pause.py)
-        part = partial_lines({node["nodeId"]: node for node in nodes}, start, found, url=url)
-    return TreeRead(title, url, part.lines, True, is_modal(nodes)), found
+        lines = ax_lines(nodes, start, found, url=url)
+    return TreeRead(title, url, lines, True, is_modal(nodes)), found
 
 
 async def _large(page: Page, need: int) -> bool:

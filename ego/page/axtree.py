@@ -214,7 +214,8 @@ def ax_lines(nodes: Sequence[Node], root: Node, facts: LayoutFacts, *, url: str)
         facts: what the DOM snapshot says of the document's elements.
         url: the document's URL: links to its own origin are shown by their path.
     """
-    return partial_lines({node["nodeId"]: node for node in nodes}, root, facts, url=url).lines
+    walk = _Walk({node["nodeId"]: node for node in nodes}, facts, url, partial=False)
+    return walk.lines(root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,13 +247,8 @@ def partial_lines(
         facts: what the DOM snapshot says of the document's elements.
         url: the document's URL.
     """
-    walk = _Walk(nodes, facts, url)
-    items: list[_Item] = []
-    run: list[str] = []
-    walk.visit(root, items, run, 0)
-    walk.flush(items, run)
-    lines: list[AxLine] = []
-    _lay_out(_tidy(items), 0, lines)
+    walk = _Walk(nodes, facts, url, partial=True)
+    lines = walk.lines(root)
     if not walk.unread:
         return PartialLines(lines, [])
     first = next(index for index, line in enumerate(lines) if _UNREAD in line.full)
@@ -261,14 +257,14 @@ def partial_lines(
 
 class _Walk:
     def __init__(
-        self,
-        by_id: Mapping[str, Node],
-        facts: LayoutFacts,
-        url: str,
+        self, by_id: Mapping[str, Node], facts: LayoutFacts, url: str, *, partial: bool
     ) -> None:
         self.by_id = by_id
         self.facts = facts
         self.origin = _origin(url)
+        #: Whether ``by_id`` is a part of the tree (else a child it lacks is not shown:
+        #: Chrome left it out of the whole tree, as it does one that went meanwhile).
+        self.partial = partial
         #: Nodes whose content is needed and was not read, in reading order.
         self.unread: list[str] = []
         #: Whether the element the walk is under has a pointer cursor.
@@ -278,10 +274,21 @@ class _Walk:
         by_id = self.by_id
         return [by_id[child] for child in node.get("childIds", ()) if child in by_id]
 
+    def lines(self, root: Node) -> list[AxLine]:
+        """The lines of ``root`` and what it holds."""
+        items: list[_Item] = []
+        run: list[str] = []
+        self.visit(root, items, run, 0)
+        self.flush(items, run)
+        lines: list[AxLine] = []
+        _lay_out(_tidy(items), 0, lines)
+        return lines
+
     def read(self, node: Node) -> bool:
-        """Whether ``node``'s children were read (else it is noted as unread)."""
+        """Whether ``node``'s children were read (else, in a part of a tree, it is noted as
+        unread)."""
         by_id = self.by_id
-        if all(child in by_id for child in node.get("childIds", ())):
+        if not self.partial or all(child in by_id for child in node.get("childIds", ())):
             return True
         self.unread.append(node["nodeId"])
         return False

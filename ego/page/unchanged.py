@@ -5,7 +5,8 @@ says whether any came, and whether a frame navigated.
 
 What it does not see: a script setting a property that no attribute reflects (a field's
 ``value``, a box's ``checked``) with no event, and what happens inside a closed shadow root.
-The watchers are held by their remote objects: nothing is left on the page.
+The watchers are held by their remote objects: nothing is left on the page, and a watch
+nobody asks about (its caller cancelled) ends by itself after a minute.
 """
 
 from __future__ import annotations
