@@ -412,7 +412,7 @@ async def test_select_errors_name_the_problem(tab: ego.Tab, server: PageServer) 
     await page(tab, server, "/verbs/select-errors", SELECT_PAGE)
     with pytest.raises(ego.ElementNotFoundError, match=r"no option .* 'xl'.*'s', 'm', 'l'"):
         await tab.select("#size", "xl")
-    with pytest.raises(ego.ElementNotFoundError, match="not a <select>"):
+    with pytest.raises(ego.WrongElementError, match="an <input type=text>, not a <select>"):
         await tab.select("#text", "a")
     with pytest.raises(ego.ElementNotFoundError, match="#nope"):
         await tab.select("#nope", "a", wait=0)

@@ -30,6 +30,8 @@ The tree::
     │   │   ├── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
     │   │   └── ElementNotActionableError ... it matches, but stays hidden, moving, disabled,
     │   │                                 covered or not editable
+    │   ├── WrongElementError         an element of the wrong kind for the action (a link to
+    │   │                             select, an option for its select); nothing was done
     │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
     │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
     │   ├── UnknownTabError           no open tab of this browser or context has that id
@@ -113,6 +115,7 @@ from .browser import (
     TargetCrashedError,
     UnknownTabError,
     WorkerEndedError,
+    WrongElementError,
 )
 from .files import (
     BatchFileError,
@@ -238,4 +241,5 @@ __all__ = [
     "UnsafePathError",
     "WorkerEndedError",
     "WorkspaceRequiredError",
+    "WrongElementError",
 ]

@@ -34,6 +34,7 @@ __all__ = [
     "TargetCrashedError",
     "UnknownTabError",
     "WorkerEndedError",
+    "WrongElementError",
 ]
 
 
@@ -201,6 +202,63 @@ class ElementNotActionableError(ElementNotFoundError):
         super().__init__(message, selector=selector)
         self.check = check
         self.seen = seen
+
+
+class WrongElementError(BrowserError, ValueError):
+    """A selector or ref names an element, but not one the action takes: a link given to
+    ``select``, or a select's option where the select itself is wanted. It fails at once
+    and nothing is done.
+
+    The message words the fix for Python callers; a front end words it its own way with
+    :meth:`worded`.
+
+    Attributes:
+        selector: the selector (or ``ref=e12``) given.
+        found: the element in words (``"a link (<a>)"``, ``"an option ('High')"``).
+        wanted: what the action takes (``"a <select>"``).
+        action: the verb's Python name (``"select"``).
+        owner: for an option, the ``ref=e7`` of its select (what to pass instead), else None.
+        choice: for an option, its value (what to choose it by).
+    """
+
+    def __init__(
+        self,
+        *,
+        selector: str,
+        found: str,
+        wanted: str,
+        action: str,
+        owner: str | None = None,
+        choice: str | None = None,
+    ) -> None:
+        self.selector = selector
+        self.found = found
+        self.wanted = wanted
+        self.action = action
+        self.owner = owner
+        self.choice = choice
+        call = f"tab.{action}"
+        fix = f"{call}({owner!r}, {choice!r})" if owner is not None else f"{call}()"
+        super().__init__(self.worded(repr(selector), f"{call}()", repr(owner), fix))
+
+    def worded(self, given: str, call: str, owner: str, fix: str) -> str:
+        """The message in a front end's words.
+
+        Args:
+            given: the selector or ref as the caller named it (``"'ref=e8'"``, ``"ref e8"``).
+            call: the action as the caller calls it (``"tab.select()"``, ``"select_option"``).
+            owner: :attr:`owner` as the caller names it.
+            fix: for an option, the call that chooses it through its select.
+        """
+        if self.owner is not None:
+            return (
+                f"{given} is {self.found} of the <select> {owner}, not the <select> itself: "
+                f"choose it by calling {fix}"
+            )
+        return (
+            f"{given} is {self.found}, not {self.wanted}: {call} takes {self.wanted} (its ref "
+            "or a selector for it); a dropdown built of other elements is clicked instead"
+        )
 
 
 class InvalidSelectorError(BrowserError, ValueError):

@@ -150,5 +150,6 @@ async def act(
     value = done[0] if done else None
     if opened is not None:  # the page is held by the dialog: nothing more can be read
         return tool_result({**answer(value), **opened})
+    watch.acted()  # the page is read while it settles
     result = {**answer(value), **await settled(tab, started)}
     return reply(result, await watch.note())

@@ -72,7 +72,7 @@ async def went(
     """
     watch = Watch(tab, diff=diff)
     if move is not None:
-        await watch.start()
+        await watch.start(read=False)
         await call(move)
     info = await page_info(tab)
     note = await watch.note()

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from .acting import Diff, Force, Ref, Target, act, target_of, thing_of
+from .changes import forget
 from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call, check
 from .images import MAX_BYTES, MAX_EDGE, bounded_screenshot
@@ -250,6 +251,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
             lambda: asyncio.to_thread(lambda: [holder.files.staged_upload(p) for p in checked])
         )
         await call(lambda: tab.upload(target, staged))
+        forget(tab)  # the page changed with no note: the next one reads it before its action
         return tool_result({"selector": target, "files": [str(file) for file in checked]})
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
@@ -261,6 +263,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         ones."""
         tab = await holder.tab()
         answered = await call(lambda: tab.handle_dialog(accept, prompt_text=prompt_text))
+        forget(tab)  # what the answer did comes with no note
         data = answered.as_dict()
         data["recent"] = [dialog.as_dict() for dialog in tab.dialogs[-10:]]
         return tool_result(data)

@@ -9,6 +9,7 @@ left as it is.
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
 from ..errors import (
@@ -18,7 +19,9 @@ from ..errors import (
     SkillExistsError,
     StorageStateTooLargeError,
     TabLimitError,
+    WrongElementError,
 )
+from ..page.refs import parse_ref
 
 __all__ = ["MAX_ERROR_CHARS", "PYTHON_TO_MCP", "failure_message", "mcp_message", "one_line"]
 
@@ -51,6 +54,11 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
 )
 
 
+#: ego's verbs as Python calls them and the MCP tool of each, with the argument that says
+#: what to do to the element.
+_TOOLS: Final = {"select": ("select_option", "values")}
+
+
 def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
     """``exc`` as an MCP tool error's text: its type name, then its message in MCP words.
 
@@ -74,6 +82,8 @@ def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
         text = exc.worded(
             "close one with close_tab first (the operator sets the bound with ego mcp --max-tabs)"
         )
+    elif isinstance(exc, WrongElementError):
+        text = _wrong_element(exc)
     elif isinstance(exc, SkillExistsError):
         text = str(exc).replace("pass overwrite=True", "call it again with overwrite: true")
     else:
@@ -81,6 +91,20 @@ def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
     for python, mcp in PYTHON_TO_MCP:
         text = text.replace(python, mcp)
     return f"{type(exc).__name__}: {text}"
+
+
+def _wrong_element(exc: WrongElementError) -> str:
+    """``exc`` naming the tool an agent calls and the arguments it passes."""
+    tool, what = _TOOLS.get(exc.action, (exc.action, "values"))
+    owner = parse_ref(exc.owner) if exc.owner is not None else None
+    fix = f"{tool} with ref: {json.dumps(owner)} and {what}: {json.dumps([exc.choice])}"
+    return exc.worded(_target(exc.selector), tool, _target(exc.owner or ""), fix)
+
+
+def _target(selector: str) -> str:
+    """A selector or ref as an MCP caller passes it (``ref e12``, ``selector "#save"``)."""
+    ref = parse_ref(selector)
+    return f"ref {ref}" if ref is not None else f"selector {json.dumps(selector)}"
 
 
 def one_line(text: str, limit: int = MAX_ERROR_CHARS) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .actionability import Actionable, wait_actionable
@@ -36,11 +36,13 @@ async def aim(
     prepare: dict[str, Any] | None = None,
     held: bool = True,
     waited: float | None = None,
+    kind: Callable[[Elements], Awaitable[None]] | None = None,
 ) -> tuple[Elements, Actionable, float]:
     """Resolve ``selector`` and wait until it can take ``action``; the elements, the chosen
     one and the seconds left of ``wait``. ``held`` False: the action needs no object of the
     element after the checks (:func:`.elements.resolve`); ``waited``: the whole wait the
-    verb was given, for messages (``wait`` by default).
+    verb was given, for messages (``wait`` by default); ``kind``: a check of what was found
+    that fails at once, before any wait (an element of the wrong kind never becomes right).
 
     Raises:
         as :func:`.actionability.wait_actionable` and :func:`.elements.resolve`.
@@ -48,6 +50,8 @@ async def aim(
     deadline = time.monotonic() + wait
     elements = await resolve(page, selector, wait, held=held)
     try:
+        if kind is not None:
+            await kind(elements)
         left = max(0.0, deadline - time.monotonic())
         chosen = await wait_actionable(
             elements,

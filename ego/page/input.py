@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import ElementNotActionableError, ElementNotFoundError
+from ..errors import ElementNotActionableError, ElementNotFoundError, WrongElementError
 from .actionability import Actionable, click_landed, deliver_mouse, not_actionable, tab_point
 from .aim import Position, aim, check_position, point_on, tab_xy
 from .elements import Elements, call_on, release, release_elements
@@ -109,10 +110,11 @@ async def _aim(
     position: Position | None = None,
     prepare: dict[str, Any] | None = None,
     held: bool = True,
+    kind: Callable[[Elements], Awaitable[None]] | None = None,
 ) -> tuple[Elements, Actionable, float]:
     """:func:`.aim.aim`, the point then moved to ``position`` on the element."""
     elements, chosen, left = await aim(
-        page, selector, action, wait, force, verb, prepare=prepare, held=held
+        page, selector, action, wait, force, verb, prepare=prepare, held=held, kind=kind
     )
     if position is not None:
         try:
@@ -460,18 +462,65 @@ async def select(
     once it is visible and enabled; the values selected afterwards.
 
     Raises:
-        ElementNotFoundError: nothing matches within ``wait``, the element is not a
-            ``<select>``, or it has no option with one of ``values``.
+        WrongElementError: the element is not a ``<select>`` (an option of one names its
+            select's ref), at once, before any wait.
+        ElementNotFoundError: nothing matches within ``wait``, or the ``<select>`` has no
+            option with one of ``values``.
         ElementNotActionableError: it stayed hidden or disabled.
         ValueError: several values for a single-choice select.
         InvalidSelectorError: a malformed selector.
     """
     wanted = [values] if isinstance(values, str) else list(values)
-    elements, chosen, _ = await _aim(page, selector, "select", wait, force, "select in")
+    elements, chosen, _ = await _aim(
+        page, selector, "select", wait, force, "select in", kind=_a_select
+    )
     try:
         return await _choose(elements, chosen, wanted, "select in")
     finally:
         release_elements(elements)
+
+
+async def _a_select(elements: Elements) -> None:
+    """Fail at once unless ``elements`` hold a ``<select>``: an option (it is chosen through
+    its select, whose ref the error names), or anything else.
+
+    Raises:
+        WrongElementError: none of them is a ``<select>``.
+    """
+    page = elements.page
+    found: dict[str, Any] = await call_on(
+        elements, "select_target", False, timeout=page.default_timeout
+    )
+    if found["kind"] == "select":
+        return
+    if found["kind"] == "option":
+        owner = await call_on(
+            elements, "select_target", True, timeout=page.default_timeout, by_value=False
+        )
+        try:
+            node = (await page.send("DOM.describeNode", {"objectId": owner}))["node"]
+        finally:
+            release(page, str(owner), is_object=True)
+        ref = page.refs.ref_for(page, int(node["backendNodeId"]))
+        label = f" ({json.dumps(found['label'], ensure_ascii=False)})" if found["label"] else ""
+        raise WrongElementError(
+            selector=elements.given, found=f"an option{label}", wanted="a <select>",
+            action="select", owner=f"ref={ref}", choice=str(found["choice"]),
+        )  # fmt: skip
+    raise _wrong_kind(elements.given, found)
+
+
+def _wrong_kind(given: str, found: dict[str, Any]) -> WrongElementError:
+    """The error for a ``<select>``'s action given ``found`` (a ``select_target.js`` answer
+    of another kind)."""
+    tag, kind, role = str(found["tag"]), str(found["type"]), str(found["role"])
+    shown = f"<{tag}{f' type={kind}' if kind else ''}{f' role={role}' if role else ''}>"
+    named = {"a": "a link", "button": "a button"}.get(tag)
+    if named and not role:
+        words = f"{named} ({shown})"
+    else:
+        words = f"{'an' if tag[:1] in 'aeiou' else 'a'} {shown}"
+    return WrongElementError(selector=given, found=words, wanted="a <select>", action="select")
 
 
 async def _choose(
@@ -482,11 +531,7 @@ async def _choose(
     )
     given = elements.given
     if "notSelect" in result:
-        raise ElementNotFoundError(
-            f"{given!r} matches a <{result['notSelect']}>, not a <select>: select() "
-            "chooses options of a <select>; use click() for custom dropdowns",
-            selector=given,
-        )
+        raise _wrong_kind(given, result["notSelect"])
     if "missing" in result:
         choices = ", ".join(repr(value) for value in result["options"])
         raise ElementNotFoundError(

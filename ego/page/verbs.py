@@ -42,9 +42,8 @@ def render_outline(outline: Outline, kind: str, more: Callable[[int], str]) -> s
     following = outline.next_offset
     if following is not None:
         first, last = outline.offset + 1, outline.offset + len(outline.lines)
-        lines.append(
-            f"… lines {first:,}-{last:,} of {outline.total:,}: {more(following)} shows the next"
-        )
+        total = f"{outline.total:,}" if outline.whole else "more"
+        lines.append(f"… lines {first:,}-{last:,} of {total}: {more(following)} shows the next")
     return "\n".join(lines)
 
 
@@ -437,8 +436,10 @@ class PageVerbs:
             force: skip the checks.
 
         Raises:
-            ElementNotFoundError: nothing matches, it is not a ``<select>``, or no option
-                has one of ``values`` (the message lists the options).
+            WrongElementError: it is not a ``<select>`` (for an option, the error names its
+                select's ref), at once.
+            ElementNotFoundError: nothing matches, or no option has one of ``values`` (the
+                message lists the options).
             ElementNotActionableError: it stayed hidden or disabled.
             ValueError: several values for a single select.
             InvalidSelectorError: a malformed selector.

@@ -22,6 +22,7 @@ from ..errors import BrowserClosedError, CommandTimeoutError
 from ._channel import Channel
 from ._codec import decode_lenient
 from ._events import JSON, EventHandler, Subscription, Waiter, count_entries, resolve_waiters
+from .gc_pause import gc_paused
 from .pipe import PipeWire
 from .session import MAX_COMMAND_BYTES, Link, Session, SessionState
 from .wire import Wire
@@ -40,6 +41,8 @@ logger = logging.getLogger("ego.transport")
 
 
 _DEFAULT: Final = object()
+#: Bytes from which a message is decoded with the garbage collector paused (``gc_pause``).
+_LARGE: Final = 256 * 1024
 
 
 class Connection:
@@ -327,7 +330,11 @@ class Connection:
         # Runs inside the channel's data_received: responses resolve their futures right
         # here. Anything slow belongs in a Subscription's own task, never in this path.
         try:
-            message = orjson.loads(raw)
+            if len(raw) < _LARGE:
+                message = orjson.loads(raw)
+            else:
+                with gc_paused():  # hundreds of thousands of containers (gc_pause.py)
+                    message = orjson.loads(raw)
         except orjson.JSONDecodeError:
             try:
                 message = decode_lenient(raw)  # a lone surrogate, most likely
