@@ -15,6 +15,7 @@ The tree::
     │   ├── CommandTimeoutError       a CDP command got no answer in time
     │   ├── ProtocolError             Chrome answered a command with an error
     │   ├── TabClosedError            the tab went away while a call was using it
+    │   ├── OriginLimitsError         the origin limits could not be set up on a page: closed
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   │   ├── OriginBlockedError    ... refused by the browser's origin or scheme limits
     │   │   └── ResendRefusedError    ... a reload that would send a form (a POST) again
@@ -96,6 +97,7 @@ from .browser import (
     NoSelectorError,
     NotRetriedError,
     OriginBlockedError,
+    OriginLimitsError,
     PoolExhaustedError,
     ProfileInUseError,
     ProtocolError,
@@ -175,6 +177,7 @@ __all__ = [
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",
+    "OriginLimitsError",
     "PackBuildError",
     "PackIntegrityError",
     "PoolExhaustedError",

@@ -24,6 +24,7 @@ __all__ = [
     "NoSelectorError",
     "NotRetriedError",
     "OriginBlockedError",
+    "OriginLimitsError",
     "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
@@ -97,6 +98,19 @@ class OriginBlockedError(NavigationError):
     def __init__(self, message: str, *, url: str) -> None:
         super().__init__(message)
         self.url = url
+
+
+class OriginLimitsError(BrowserError):
+    """The origin limits could not be set up on a page (Chrome refused to let ego hold its
+    document requests): ego closed the page rather than let it run without them.
+
+    Attributes:
+        target_id: the page's CDP target id.
+    """
+
+    def __init__(self, message: str, *, target_id: str) -> None:
+        super().__init__(message)
+        self.target_id = target_id
 
 
 class ResendRefusedError(NavigationError):
