@@ -18,6 +18,7 @@ The tree::
     │   ├── OriginLimitsError         the origin limits could not be set up on a page: closed
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   │   ├── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   ├── SiteUnreachableError  ... the site's server did not answer (refused, no DNS)
     │   │   └── ResendRefusedError    ... a reload that would send a form (a POST) again
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
@@ -102,6 +103,7 @@ from .browser import (
     ProfileInUseError,
     ProtocolError,
     ResendRefusedError,
+    SiteUnreachableError,
     StaleRefError,
     TabClosedError,
     TargetCrashedError,
@@ -189,6 +191,7 @@ __all__ = [
     "SaveRefusedError",
     "SiteBusyError",
     "SiteMismatchError",
+    "SiteUnreachableError",
     "SkillBrokenError",
     "SkillExistsError",
     "SnapshotReferenceError",

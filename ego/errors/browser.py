@@ -29,6 +29,7 @@ __all__ = [
     "ProfileInUseError",
     "ProtocolError",
     "ResendRefusedError",
+    "SiteUnreachableError",
     "StaleRefError",
     "TabClosedError",
     "TargetCrashedError",
@@ -111,6 +112,22 @@ class OriginLimitsError(BrowserError):
     def __init__(self, message: str, *, target_id: str) -> None:
         super().__init__(message)
         self.target_id = target_id
+
+
+class SiteUnreachableError(NavigationError):
+    """The site's server could not be reached: a navigation to it, or a request a tool made
+    to it, failed at the network level (connection refused, name not resolved, reset, timed
+    out). It says nothing about the tool, and is recorded as such (``SITE_UNREACHABLE``).
+
+    Attributes:
+        url: the URL that could not be reached.
+        reason: Chrome's error (``net::ERR_CONNECTION_REFUSED``).
+    """
+
+    def __init__(self, message: str, *, url: str, reason: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.reason = reason
 
 
 class ResendRefusedError(NavigationError):

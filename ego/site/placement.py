@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import NavigationError, NoTabError, SiteMismatchError
-from ..learning.matching import domain_of, match_domain
+from ..errors import NavigationError, NoTabError, SiteMismatchError, SiteUnreachableError
+from ..learning.matching import domain_of, match_domain, url_host
 from ..learning.registry import Learnings
+from ..page.network import unreachable
 
 if TYPE_CHECKING:
     from ..learning.manifest import Manifest
@@ -61,12 +62,15 @@ class Placement:
     async def tab_for(self, site_id: str, tab: Tab | None = None) -> Tab:
         """The tab to run ``site_id``'s tools in.
 
-        ``tab`` when given; else the first open tab whose host matches the site's domains;
+        ``tab`` when given; else the first open tab whose host matches the site's domains
+        (but not one on the start URL's host at another port: another program there);
         else a new tab at the site's start URL, loaded.
 
         Raises:
             UnknownSiteError, InvalidManifestError: no such usable site.
             NoTabError: nothing matches and the site has no start URL.
+            SiteUnreachableError: the start URL's server did not answer.
+            NavigationError: the start URL did not load for another reason.
         """
         manifest = self.learnings.site(site_id)
         return await self._tab_for(manifest, tab)
@@ -75,9 +79,20 @@ class Placement:
         if tab is not None:
             return tab
         for candidate in await self.browser.tabs():
-            if match_domain(candidate.url, self.domains(manifest)):
+            if self._takes(candidate.url, manifest):
                 return candidate
         return await self._new_tab(manifest)
+
+    def _takes(self, url: str, manifest: Manifest) -> bool:
+        """Whether an open tab (or frame) at ``url`` may run ``manifest``'s site: on its
+        domains, and not another server on the start URL's host. A domain without a port
+        matches every port, but the start URL names the one the site runs on here: a tab on
+        the same host at another port is another program (a demo shop whose server stopped
+        long ago), and its calls would fail for that program's sake."""
+        if match_domain(url, self.domains(manifest)) is None:
+            return False
+        start = self._start_urls.get(manifest.id) or manifest.start_url
+        return not _other_server(url, start)
 
     async def _page_for(self, manifest: Manifest, tab: Tab | None) -> Tab | Frame:
         """Where a browser tool of ``manifest``'s site runs: ``tab`` when its page is on the
@@ -104,7 +119,7 @@ class Placement:
             return frame
         tabs = await self.browser.tabs()
         for candidate in tabs:
-            if match_domain(candidate.url, domains):
+            if self._takes(candidate.url, manifest):
                 return candidate
         for candidate in await self._embedding(tabs, manifest):
             frame = await _frame_on_site(candidate, domains)
@@ -122,7 +137,7 @@ class Placement:
         for info in targets.get("targetInfos", []):
             if info.get("type") == "iframe":
                 parents[str(info.get("targetId"))] = str(info.get("parentFrameId", ""))
-                if match_domain(str(info.get("url", "")), self.domains(manifest)):
+                if self._takes(str(info.get("url", "")), manifest):
                     wanted.append(str(info.get("targetId")))
         pages = {tab.target_id: tab for tab in tabs}
         for frame_id in wanted:
@@ -136,14 +151,11 @@ class Placement:
         return known
 
     async def _new_tab(self, manifest: Manifest) -> Tab:
+        url = self.start_url(manifest)
         try:
-            return await self.browser.new_tab(self.start_url(manifest))
+            return await self.browser.new_tab(url)
         except NavigationError as exc:
-            # A site served locally (the demo shop) says in its manifest how to start it.
-            hint = (manifest.model_extra or {}).get("startUrlRefused")
-            if isinstance(hint, str) and hint and "ERR_CONNECTION_REFUSED" in str(exc):
-                raise NavigationError(f"{exc}: {hint}") from None
-            raise
+            raise _unreachable(exc, url, manifest) from None
 
     def start_url(self, manifest: Manifest) -> str:
         """Where a tab for ``manifest``'s site opens: :meth:`set_start_url`'s, else ``startUrl``.
@@ -172,10 +184,15 @@ class Placement:
 
         Raises:
             NoTabError: the tab is elsewhere and the site has no start URL.
+            SiteUnreachableError: the start URL's server did not answer.
             NavigationError, CommandTimeoutError: as :meth:`ego.Tab.navigate`.
         """
         if not self.on_site(tab, manifest):
-            await tab.navigate(self.start_url(manifest))
+            url = self.start_url(manifest)
+            try:
+                await tab.navigate(url)
+            except NavigationError as exc:
+                raise _unreachable(exc, url, manifest) from None
 
 
 # Whether a URL is on a site's domains, for the hot call: the same tab and site ask again and
@@ -205,3 +222,29 @@ async def _frame_on_site(tab: Tab, domains: tuple[str, ...]) -> Frame | None:
 
 def _host(url: str) -> str:
     return domain_of(url) or url or "about:blank"
+
+
+def _other_server(url: str, start: str | None) -> bool:
+    """Whether ``url`` is on ``start``'s host but at another port (or scheme)."""
+    if not start:
+        return False
+    here, there = url_host(url), url_host(start)
+    return here is not None and there is not None and here[0] == there[0] and here != there
+
+
+def _unreachable(exc: NavigationError, url: str, manifest: Manifest) -> NavigationError:
+    """What a failed load of ``manifest``'s start URL raises: a SiteUnreachableError when the
+    server did not answer (with the manifest's own hint for a site served locally, such as the
+    demo shop), else ``exc`` itself."""
+    reason = unreachable(str(exc))
+    if reason is None:
+        return exc
+    hint = (manifest.model_extra or {}).get("startUrlRefused")
+    advice = (
+        hint
+        if isinstance(hint, str) and hint and reason == "net::ERR_CONNECTION_REFUSED"
+        else "is its server running, and the network up? Retry once it answers"
+    )
+    return SiteUnreachableError(
+        f"site {manifest.id!r} is unreachable: {exc}: {advice}", url=url, reason=reason
+    )
