@@ -153,11 +153,13 @@ async def test_launch_then_runs_attach_to_it_then_close_ends_it(
         assert first.json()["id"] == 1
         assert first.json()["name"] != MARK
 
-        # The second run is a call in the same browser and tab.
+        # The second run is a call in the same browser and tab (the shop's port is not the
+        # one the manifest's start URL names: --start-url says which copy of the shop to use).
         await mark_the_shop_tab(info["endpoint"], shop)
         code, second, stderr = await ego_on_a_terminal(
-            "run", "demo-shop", "get_product", "--arg", "id=1", env=env, cwd=tmp_path
-        )
+            "run", "demo-shop", "get_product", "--arg", "id=1",
+            "--start-url", f"demo-shop={shop.url}", env=env, cwd=tmp_path,
+        )  # fmt: skip
         assert code == 0, stderr
         assert second["id"] == 1
         assert second["name"] == MARK
