@@ -7,15 +7,18 @@ and read its health back from ``learn_context``, ``ego health`` and the command 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import socket
 import subprocess
 import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -695,19 +698,65 @@ ASKS_THE_SERVER = """async () => {
 """
 
 
+class StoppingServer(ThreadingHTTPServer):
+    """A site's server that stops as a process does: :meth:`stop` also ends every connection
+    it accepted, so a kept-alive one cannot answer after it (``shutdown`` alone leaves them)."""
+
+    daemon_threads = True
+    PAGES: ClassVar[dict[str, tuple[str, bytes]]] = {
+        "/health-page": ("text/html", b"<!doctype html><title>shop</title>"),
+        "/health-api": ("application/json", b'{"items": 2}'),
+    }
+
+    def __init__(self) -> None:
+        pages = self.PAGES
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                kind, body = pages.get(self.path, ("text/plain", b"not found"))
+                self.send_response(200 if self.path in pages else 404)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.accepted: list[socket.socket] = []
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        self.accepted.append(connection)
+        return connection, address
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}{path}"
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+        for connection in self.accepted:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
 async def test_a_site_whose_server_stopped_is_unreachable_never_suspect(
     browser: ego.Browser, tmp_path: Path, store: Path
 ) -> None:
     site_id = f"stopped-{uuid.uuid4().hex[:8]}"
-    own = PageServer()  # the site's own server, stopped halfway
-    close = {"Connection": "close"}  # no kept-alive connection outlives the server
-    start = own.route("/health-page", "<!doctype html><title>shop</title>", headers=close)
-    own.route("/health-api", '{"items": 2}', content_type="application/json", headers=close)
+    own = StoppingServer()  # the site's own server, stopped halfway
+    port = own.server_address[1]
+    start = own.url("/health-page")
     workspace = tmp_path / "ws"
     make_site(
         workspace / "learnings",
         site_id,
-        domains=[f"127.0.0.1:{own.port}"],
+        domains=[f"127.0.0.1:{port}"],
         start_url=start,
         browser_tools={"cart": tool(ASKS_THE_SERVER, description="The cart")},
     )
@@ -715,7 +764,7 @@ async def test_a_site_whose_server_stopped_is_unreachable_never_suspect(
     try:
         assert await site.run_tool(site_id, "cart") == {"items": 2}
     finally:
-        own.close()
+        own.stop()
     # In the tab it opened: the tool's fetch finds no server (TypeError: Failed to fetch).
     with pytest.raises(SiteUnreachableError) as in_tab:
         await site.run_tool(site_id, "cart")
@@ -724,14 +773,14 @@ async def test_a_site_whose_server_stopped_is_unreachable_never_suspect(
     assert f"{site_id}/cart could not reach the site: GET {own.url('/health-api')}" in str(
         in_tab.value
     )
-    await close_tabs(browser, f"127.0.0.1:{own.port}")
+    await close_tabs(browser, f"127.0.0.1:{port}")
     # Without a tab: the start URL does not load.
     for _ in range(2):
         with pytest.raises(SiteUnreachableError) as opening:
             await site.run_tool(site_id, "cart")
         assert opening.value.url == start
         assert "is unreachable: navigation to" in str(opening.value)
-    assert [t for t in await browser.tabs() if f":{own.port}/" in t.url] == []
+    assert [t for t in await browser.tabs() if f":{port}/" in t.url] == []
 
     context = await site.learn_context(start, detail="full")
     [info] = context.tools
