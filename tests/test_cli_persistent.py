@@ -381,6 +381,16 @@ async def test_a_dead_shop_tab_is_passed_over_and_a_stopped_shop_is_unreachable(
             async with ego.connect(info["endpoint"]) as browser:
                 await browser.new_tab(f"http://shop.localhost:{dead_port}/")
             await stop(shops[-1])
+            # Passed over, it is named as the way to use that copy when the start URL fails.
+            refused = await ego_async("run", "demo-shop", "get_cart", env=env, cwd=tmp_path)
+            error = json.loads(refused.error_line())
+            assert error["type"] == "SiteUnreachableError", refused
+            assert error["error"].startswith(
+                f"site 'demo-shop' is unreachable: navigation to {start}"
+            )
+            assert (
+                f"pass --start-url demo-shop=http://shop.localhost:{dead_port}/" in error["error"]
+            )
             shops.append(await serve_shop(live_port, env, tmp_path))
             ran = await ego_async("run", "demo-shop", "get_cart", env=env, cwd=tmp_path)
             assert ran.returncode == 0, ran
@@ -405,7 +415,7 @@ async def test_a_dead_shop_tab_is_passed_over_and_a_stopped_shop_is_unreachable(
             assert current["health"]["suspect"] is False
             assert current["health"]["unreachable"] is True
             # ok: the demo's run and the one on the live shop.
-            assert (current["health"]["ok"], current["health"]["site_failures"]) == (2, 3)
+            assert (current["health"]["ok"], current["health"]["site_failures"]) == (2, 4)
             table = await ego_async(
                 "health", "demo-shop/get_cart", "--no-json", env=env, cwd=tmp_path
             )

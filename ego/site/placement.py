@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
-from ..errors import NavigationError, NoTabError, SiteMismatchError, SiteUnreachableError
+from ..errors import (
+    LearningError,
+    NavigationError,
+    NoTabError,
+    SiteMismatchError,
+    SiteUnreachableError,
+)
 from ..learning.matching import domain_of, match_domain, url_host
 from ..learning.registry import Learnings
 from ..page.network import unreachable
@@ -78,10 +85,11 @@ class Placement:
     async def _tab_for(self, manifest: Manifest, tab: Tab | None) -> Tab:
         if tab is not None:
             return tab
-        for candidate in await self.browser.tabs():
+        tabs = await self.browser.tabs()
+        for candidate in tabs:
             if self._takes(candidate.url, manifest):
                 return candidate
-        return await self._new_tab(manifest)
+        return await self._new_tab(manifest, tabs)
 
     def _takes(self, url: str, manifest: Manifest) -> bool:
         """Whether an open tab (or frame) at ``url`` may run ``manifest``'s site: on its
@@ -125,7 +133,7 @@ class Placement:
             frame = await _frame_on_site(candidate, domains)
             if frame is not None:
                 return frame
-        return await self._new_tab(manifest)
+        return await self._new_tab(manifest, tabs)
 
     async def _embedding(self, tabs: list[Tab], manifest: Manifest) -> list[Tab]:
         """The open tabs that may embed the site: those ego attached to already (their
@@ -150,12 +158,16 @@ class Placement:
                 known.append(page)
         return known
 
-    async def _new_tab(self, manifest: Manifest) -> Tab:
+    async def _new_tab(self, manifest: Manifest, passed: list[Tab]) -> Tab:
+        """A new tab at the start URL; ``passed`` are the open tabs none of which was taken
+        (one on the site's domains shows another copy of it, on the start URL's host)."""
         url = self.start_url(manifest)
         try:
             return await self.browser.new_tab(url)
         except NavigationError as exc:
-            raise _unreachable(exc, url, manifest) from None
+            domains = self.domains(manifest)
+            other = next((tab.url for tab in passed if match_domain(tab.url, domains)), None)
+            raise _unreachable(exc, url, manifest, other) from None
 
     def start_url(self, manifest: Manifest) -> str:
         """Where a tab for ``manifest``'s site opens: :meth:`set_start_url`'s, else ``startUrl``.
@@ -171,6 +183,18 @@ class Placement:
                 f"or call set_start_url({manifest.id!r}, url)"
             )
         return start
+
+    def showing(self, site_id: str, tab: Tab | None) -> Tab | None:
+        """``tab`` when its page is on ``site_id``'s site here (see :meth:`domains`), else
+        None (and for a site that is not usable): a front end offers the tab its user is on,
+        and with None the call finds or opens one itself."""
+        if tab is None or tab.closed:
+            return None
+        try:
+            manifest = self.learnings.site(site_id)
+        except LearningError:
+            return None
+        return tab if self.on_site(tab, manifest) else None
 
     def on_site(self, tab: Tab, manifest: Manifest) -> bool:
         """Whether ``tab``'s page is on ``manifest``'s site here (see :meth:`domains`).
@@ -232,10 +256,13 @@ def _other_server(url: str, start: str | None) -> bool:
     return here is not None and there is not None and here[0] == there[0] and here != there
 
 
-def _unreachable(exc: NavigationError, url: str, manifest: Manifest) -> NavigationError:
+def _unreachable(
+    exc: NavigationError, url: str, manifest: Manifest, other: str | None = None
+) -> NavigationError:
     """What a failed load of ``manifest``'s start URL raises: a SiteUnreachableError when the
     server did not answer (with the manifest's own hint for a site served locally, such as the
-    demo shop), else ``exc`` itself."""
+    demo shop, and the way to use ``other``, an open tab on another copy of the site), else
+    ``exc`` itself."""
     reason = unreachable(str(exc))
     if reason is None:
         return exc
@@ -245,6 +272,13 @@ def _unreachable(exc: NavigationError, url: str, manifest: Manifest) -> Navigati
         if isinstance(hint, str) and hint and reason == "net::ERR_CONNECTION_REFUSED"
         else "is its server running, and the network up? Retry once it answers"
     )
+    if other is not None:
+        parts = urlsplit(other)
+        start = f"{parts.scheme}://{parts.netloc}/"
+        advice += (
+            f" (an open tab shows the site on another port, {other}: to use that copy, pass "
+            f"that tab (tab=) or call set_start_url({manifest.id!r}, {start!r}))"
+        )
     return SiteUnreachableError(
         f"site {manifest.id!r} is unreachable: {exc}: {advice}", url=url, reason=reason
     )
