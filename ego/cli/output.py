@@ -24,6 +24,7 @@ from ..errors import (
     NoTabError,
     PackBuildError,
     ProfileInUseError,
+    SiteUnreachableError,
     SkillExistsError,
     StorageStateTooLargeError,
     WorkspaceRequiredError,
@@ -177,6 +178,11 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
             r"open one \(browser\.new_tab\(url\)\) and pass tab=, or call set_start_url\([^)]*\)"
         ),
         "pass --url with a page of the site",
+    ),
+    (
+        SiteUnreachableError,
+        re.compile(r"pass that tab \(tab=\) or call set_start_url\('([^']*)', '([^']*)'\)"),
+        r"pass --start-url \1=\2",
     ),
 )
 

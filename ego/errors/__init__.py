@@ -15,8 +15,10 @@ The tree::
     │   ├── CommandTimeoutError       a CDP command got no answer in time
     │   ├── ProtocolError             Chrome answered a command with an error
     │   ├── TabClosedError            the tab went away while a call was using it
+    │   ├── OriginLimitsError         the origin limits could not be set up on a page: closed
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   │   ├── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   ├── SiteUnreachableError  ... the site's server did not answer (refused, no DNS)
     │   │   └── ResendRefusedError    ... a reload that would send a form (a POST) again
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
@@ -105,10 +107,12 @@ from .browser import (
     NoSelectorError,
     NotRetriedError,
     OriginBlockedError,
+    OriginLimitsError,
     PoolExhaustedError,
     ProfileInUseError,
     ProtocolError,
     ResendRefusedError,
+    SiteUnreachableError,
     StaleRefError,
     TabClosedError,
     TabLimitError,
@@ -208,6 +212,7 @@ __all__ = [
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",
+    "OriginLimitsError",
     "PackBuildError",
     "PackIntegrityError",
     "PoolExhaustedError",
@@ -219,6 +224,7 @@ __all__ = [
     "SaveRefusedError",
     "SiteBusyError",
     "SiteMismatchError",
+    "SiteUnreachableError",
     "SkillBrokenError",
     "SkillExistsError",
     "SnapshotReferenceError",

@@ -24,10 +24,12 @@ __all__ = [
     "NoSelectorError",
     "NotRetriedError",
     "OriginBlockedError",
+    "OriginLimitsError",
     "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
     "ResendRefusedError",
+    "SiteUnreachableError",
     "StaleRefError",
     "TabClosedError",
     "TabLimitError",
@@ -99,6 +101,35 @@ class OriginBlockedError(NavigationError):
     def __init__(self, message: str, *, url: str) -> None:
         super().__init__(message)
         self.url = url
+
+
+class OriginLimitsError(BrowserError):
+    """The origin limits could not be set up on a page (Chrome refused to let ego hold its
+    document requests): ego closed the page rather than let it run without them.
+
+    Attributes:
+        target_id: the page's CDP target id.
+    """
+
+    def __init__(self, message: str, *, target_id: str) -> None:
+        super().__init__(message)
+        self.target_id = target_id
+
+
+class SiteUnreachableError(NavigationError):
+    """The site's server could not be reached: a navigation to it, or a request a tool made
+    to it, failed at the network level (connection refused, name not resolved, reset, timed
+    out). It says nothing about the tool, and is recorded as such (``SITE_UNREACHABLE``).
+
+    Attributes:
+        url: the URL that could not be reached.
+        reason: Chrome's error (``net::ERR_CONNECTION_REFUSED``).
+    """
+
+    def __init__(self, message: str, *, url: str, reason: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.reason = reason
 
 
 class ResendRefusedError(NavigationError):

@@ -200,6 +200,12 @@ class BrowserHolder:
             self._tab = tabs[0] if tabs else await browser.new_tab()
         return self._tab
 
+    def current(self) -> Tab | None:
+        """The current tab, with no browser started and no tab chosen for it (None when no
+        tab is current, or it closed)."""
+        tab = self._tab
+        return tab if tab is not None and not tab.closed else None
+
     def current_url(self) -> str | None:
         """The current tab's URL, with no browser started and no tab chosen for it (None when
         no tab is current yet)."""

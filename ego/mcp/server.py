@@ -88,8 +88,10 @@ def build_server(holder: BrowserHolder) -> EgoServer:
                     _READ_ONLY.format(what=f"{site_id}/{tool}", effect=spec.side_effect)
                 )
         browser = await holder.browser()
+        # The agent's current tab when it shows the site (a copy on another port it went to).
+        tab = browser.site.showing(site_id, holder.current())
         result = await call(
-            lambda: browser.site.run_tool(site_id, tool, args or {}, confirm=confirm)
+            lambda: browser.site.run_tool(site_id, tool, args or {}, confirm=confirm, tab=tab)
         )
         return tool_result(result)
 

@@ -337,6 +337,8 @@ class Browser:
         Raises:
             NavigationError, CommandTimeoutError: as :meth:`Tab.navigate`; the tab is closed
                 again so that no half-loaded tab is left behind.
+            OriginLimitsError: the browser has origin limits, which could not be set up on
+                the new tab; it was closed before it loaded anything.
             BrowserClosedError: the connection is closed.
         """
         return await self._open_tab(url, wait_until, timeout, {"background": background})
@@ -360,6 +362,12 @@ class Browser:
         )
         if hidden:
             self._contexts.hidden.add(result["targetId"])
+        if (
+            self._guard is not None
+            and self._policy_for(target.get("browserContextId")).limits_origins
+        ):
+            # Nothing runs in the tab until the guard holds it, or closed it (fails closed).
+            await self._guard.ready(result["targetId"])
         info = {"targetId": result["targetId"], "url": "about:blank"}
         if target.get("browserContextId"):
             info["browserContextId"] = target["browserContextId"]

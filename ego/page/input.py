@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import ElementNotActionableError, ElementNotFoundError, WrongElementError
-from .actionability import Actionable, click_landed, deliver_mouse, not_actionable, tab_point
+from .actionability import (
+    SLIPPED,
+    Actionable,
+    click_landed,
+    deliver_mouse,
+    not_actionable,
+    tab_point,
+)
 from .aim import Position, aim, check_position, point_on, tab_xy
 from .elements import Elements, call_on, release, release_elements
 from .hands import BUTTON_BITS, MODIFIER_BITS
@@ -190,23 +197,32 @@ async def _click_until_it_lands(
 
     Raises:
         ElementNotActionableError: every click until the deadline would have landed
-            elsewhere (``receives events``).
+            elsewhere, or the press reached the element and the page then moved another
+            element under the point, which the release or the click reached (``receives
+            events``; the rest of that click was cancelled, and it is not made again since
+            the page saw the press).
     """
     while True:
         left = max(0.0, deadline - time.monotonic())
         await _mouse_click(elements, chosen, left, verb, how)
         if force:
             return elements, chosen
-        other = await click_landed(elements)
-        if other is None:
+        miss = await click_landed(elements)
+        if miss is None:
             return elements, chosen
+        if miss.pressed:
+            raise _refused(
+                elements, chosen, verb, "receives events",
+                f"the {miss.event} went to {miss.target} after the press reached it, so the "
+                "rest of the click was cancelled", words=SLIPPED,
+            )  # fmt: skip
         release_elements(elements)
         left = deadline - time.monotonic()
         if left <= 0:
             raise _refused(
                 elements, chosen, verb, "receives events",
                 f"the page moved under the point before the click arrived: it would have "
-                f"landed on {other}, so it was cancelled",
+                f"landed on {miss.target}, so it was cancelled",
             )  # fmt: skip
         elements, chosen, _ = await _aim(
             page, selector, action, left, force, verb, position=how.position, prepare=prepare,
@@ -324,11 +340,15 @@ async def check(
 
 
 def _refused(
-    elements: Elements, chosen: Actionable, verb: str, check_name: str, seen: str
+    elements: Elements,
+    chosen: Actionable,
+    verb: str,
+    check_name: str,
+    seen: str,
+    words: tuple[str, str] | None = None,
 ) -> ElementNotActionableError:
-    return not_actionable(
-        elements, {"check": check_name, "seen": seen, "what": chosen.what, "final": True}, 0, verb
-    )
+    answer = {"check": check_name, "seen": seen, "what": chosen.what, "final": True}
+    return not_actionable(elements, {**answer, "words": words}, 0, verb)
 
 
 async def type_text(

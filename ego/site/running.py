@@ -6,12 +6,19 @@ from __future__ import annotations
 import inspect
 from contextvars import ContextVar
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, time
 from typing import TYPE_CHECKING, Any
 
 from ..calls import DEFAULTS, CallOptions, ToolCall, ToolRef, ToolRefs, prepare
-from ..errors import BrowserToolError, EgoError, JavaScriptError, ReturnsMismatchError
+from ..errors import (
+    BrowserToolError,
+    EgoError,
+    JavaScriptError,
+    ReturnsMismatchError,
+    SiteUnreachableError,
+)
 from ..learning.health.recorder import record_failure, record_ok
+from ..page.network import Request, unreachable
 from ..runtime.cache import RunStats, cache_key, run_cached
 from ..runtime.contract import signal_in_exception, signal_in_result, tool_error_type
 from .placement import Placement, url_on_site
@@ -163,6 +170,7 @@ class Running(Placement):
             NeedsLoginError, SkillBrokenError, BrowserToolError: as :meth:`run_browser_tool`.
         """
         stats = self._new_run()
+        since = time()
         try:
             result = await run_cached(
                 tab,
@@ -176,7 +184,7 @@ class Running(Placement):
                 stats=stats,
             )
         except JavaScriptError as exc:
-            raise self._thrown(loaded, exc) from None
+            raise await self._failure(tab, loaded, exc, since) from None
         # Only a result with an "error" can carry a signal: the messages are built for it.
         if isinstance(result, dict) and "error" in result:
             self._signalled(loaded, result)
@@ -188,6 +196,29 @@ class Running(Placement):
         self._last_run.set(stats)
         self._latest_run = stats
         return stats
+
+    async def _failure(
+        self, page: Tab | Frame, loaded: LoadedSource, exc: JavaScriptError, since: float
+    ) -> EgoError:
+        """What a run of ``loaded`` that threw ``exc`` raises: the signal it carries, else a
+        SiteUnreachableError when a request the page made since ``since`` (seconds since the
+        epoch) found no server (the tool's ``fetch`` threw for the site's sake, which says
+        nothing about the tool), else a BrowserToolError naming the file and line."""
+        thrown = self._thrown(loaded, exc)
+        if not isinstance(thrown, BrowserToolError):
+            return thrown
+        failed = await _unreachable_request(page, since)
+        if failed is None:
+            return thrown
+        reason = unreachable(failed.failed) or failed.failed
+        return SiteUnreachableError(
+            f"{loaded.site_id}/{loaded.tool} could not reach the site: {failed.method} "
+            f"{failed.url} failed with {reason} (the tool threw {exc.name}: "
+            f"{exc.js_message}); its server is not answering, which says nothing about the "
+            "tool: start the site or check the network, then retry",
+            url=failed.url,
+            reason=reason,
+        )
 
     def _thrown(self, loaded: LoadedSource, exc: JavaScriptError) -> EgoError:
         """What a run of ``loaded`` that threw ``exc`` raises: the signal it carries
@@ -231,6 +262,25 @@ class Running(Placement):
             return None
         name = "NAME" if process.temporary else process.user_data_dir.name
         return f"ego login {site_id} --profile {name}"
+
+
+#: Seconds a request may seem to have been sent before the run began (two clocks of one
+#: machine: Chrome's and Python's).
+_CLOCK_SLACK = 0.1
+
+
+async def _unreachable_request(page: Tab | Frame, since: float) -> Request | None:
+    """The latest request of ``page``'s tab sent since ``since`` that found no server."""
+    try:
+        requests = await page.network_log.requests()
+    except EgoError:
+        return None
+    for request in reversed(requests):
+        if request.sent_at < since - _CLOCK_SLACK:
+            return None
+        if request.failed and unreachable(request.failed) is not None:
+            return request
+    return None
 
 
 def _check_returns(ref: ToolRef, result: Any) -> None:
