@@ -52,7 +52,7 @@ from ego.learning.registry import Learnings
 from ego.pool import BrowserPool
 from ego.replay import Har, build_entry
 from ego.site import Site
-from tests.cli_helpers import ego_async, ego_env
+from tests.cli_helpers import ego_async, ego_env, free_port
 from tests.conftest import PageServer, websocket_url
 from tests.health_fixtures import MOODY, close_tabs, isolated_store, mood_pages
 from tests.learning_fixtures import make_site, tool
@@ -790,3 +790,41 @@ async def test_a_site_whose_server_stopped_is_unreachable_never_suspect(
     assert info.health.unreachable
     compact = (await site.learn_context(start)).text()
     assert "cart() read, site unreachable: The cart" in compact
+
+
+async def test_an_image_that_finds_no_server_leaves_a_throwing_tool_its_own_error(
+    browser: ego.Browser, tmp_path: Path
+) -> None:
+    """Only the tool's own fetch or XHR can say the site is down: an image (or a favicon) the
+    page fails to load meanwhile does not turn the tool's exception into one."""
+    own = StoppingServer()
+    try:
+        site_id = f"image-{uuid.uuid4().hex[:8]}"
+        nowhere = f"http://127.0.0.1:{free_port()}/picture.png"
+        loads_then_throws = f"""async () => {{
+  const seen = new Promise((resolve) => {{
+    const image = new Image();
+    image.onerror = resolve;
+    image.onload = resolve;
+    image.src = {json.dumps(nowhere)};
+  }});
+  await seen;
+  throw new Error('the tool broke on its own');
+}}
+"""
+        workspace = tmp_path / "ws"
+        make_site(
+            workspace / "learnings",
+            site_id,
+            domains=[f"127.0.0.1:{own.server_address[1]}"],
+            start_url=own.url("/health-page"),
+            browser_tools={"broken": tool(loads_then_throws, description="Broken")},
+        )
+        site = Site(browser, Learnings(workspace=workspace, project=tmp_path / "no-project"))
+        with pytest.raises(BrowserToolError) as raised:
+            await site.run_tool(site_id, "broken")
+        assert not isinstance(raised.value, SiteUnreachableError)
+        assert "the tool broke on its own" in str(raised.value)
+        await close_tabs(browser, f"127.0.0.1:{own.server_address[1]}")
+    finally:
+        own.stop()

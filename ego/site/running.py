@@ -7,7 +7,7 @@ import inspect
 from contextvars import ContextVar
 from pathlib import Path
 from time import perf_counter, time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..calls import DEFAULTS, CallOptions, ToolCall, ToolRef, ToolRefs, prepare
 from ..errors import (
@@ -269,8 +269,14 @@ class Running(Placement):
 _CLOCK_SLACK = 0.1
 
 
+_TOOL_REQUEST_TYPES: Final = frozenset({"Fetch", "XHR"})
+
+
 async def _unreachable_request(page: Tab | Frame, since: float) -> Request | None:
-    """The latest request of ``page``'s tab sent since ``since`` that found no server."""
+    """The latest fetch or XHR of ``page``'s tab sent since ``since`` that found no server.
+
+    Only those can be the tool's own: a favicon or an image the page loads meanwhile may fail
+    for reasons of its own while the site answers the tool."""
     try:
         requests = await page.network_log.requests()
     except EgoError:
@@ -278,6 +284,8 @@ async def _unreachable_request(page: Tab | Frame, since: float) -> Request | Non
     for request in reversed(requests):
         if request.sent_at < since - _CLOCK_SLACK:
             return None
+        if request.type not in _TOOL_REQUEST_TYPES:
+            continue
         if request.failed and unreachable(request.failed) is not None:
             return request
     return None
