@@ -68,7 +68,7 @@ def add_trace_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     holder.closing.append(finish)
 
-    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY, files=True)
     async def start_trace(
         path: Annotated[str | None, Field(description="Where stop_trace writes it.")] = None,
     ) -> CallToolResult:
@@ -99,7 +99,7 @@ def add_trace_tools(server: EgoServer, holder: BrowserHolder) -> None:
             text=f"Tracing this session; stop_trace writes it to {resolved}.",
         )
 
-    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY, files=True)
     async def stop_trace() -> CallToolResult:
         """Stop the trace and write it: {trace, steps, failed, bytes, omitted}."""
         if tracing.trace is None:

@@ -19,6 +19,7 @@ from .downloads import Download, DownloadExpectation, Downloads
 from .network import NetworkLog, Request
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from .frames import FrameTree
 
 __all__ = ["HarRecorderFactory", "TabRecords", "TracerFactory", "set_har_recorder", "set_tracer"]
@@ -63,7 +64,7 @@ class TabRecords:
     _action_observers: list[Observation]
     target_id: str
 
-    async def session(self) -> str:
+    async def attach(self) -> Session:
         raise NotImplementedError
 
     def record_har(
@@ -167,7 +168,7 @@ class TabRecords:
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self.session()
+        await self.attach()
         return await self._network.requests()
 
     async def response_body(
@@ -184,7 +185,7 @@ class TabRecords:
                 was evicted), the id is unknown, or the request failed or was a redirect.
             CommandTimeoutError: the request was still loading after ``timeout``.
         """
-        await self.session()
+        await self.attach()
         request_id = request if isinstance(request, str) else request.request_id
         return await self._network.response_body(
             request_id, timeout=self.default_timeout if timeout is None else timeout
@@ -204,7 +205,7 @@ class TabRecords:
         Raises:
             TabClosedError: the tab is closed (and never attached).
         """
-        await self.session()
+        await self.attach()
         return await self._console.messages(clear=clear)
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..calls import CallOptions, case_call, prepare
+from ..calls import CallOptions, case_call
 from .saving import Saving
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ class Loop(Saving):
 
         async def live(tab: Tab, args: dict[str, Any]) -> Any:
             options = CallOptions(confirm=confirm)
-            return await self.run_call(prepare(self.learnings, site_id, tool, args, options), tab)
+            return await self.run_call(self.prepare(site_id, tool, args, options), tab)
 
         return await heal(
             self.learnings,

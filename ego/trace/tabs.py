@@ -94,9 +94,7 @@ class TabTrace:
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self.tab.session()
-        session = self.tab.cdp_session
-        assert session is not None
+        session = await self.tab.attach()
         self.network.attach(session)
         self.console.attach(session)
         self._subscription = session.subscribe_each(
