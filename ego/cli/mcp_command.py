@@ -276,6 +276,12 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     help="With --http: the most tabs one session may have open.",
 )
 @click.option(
+    "--trace-tools",
+    is_flag=True,
+    help="Serve start_trace and stop_trace, with which an agent traces its own session "
+    "into a file within the server's folders (off: a trace holds a screenshot of every step).",
+)
+@click.option(
     "--trace-failures",
     type=click.Path(file_okay=False, path_type=Path),
     metavar="DIR",
@@ -318,6 +324,7 @@ def mcp(
     max_sessions: int,
     max_tabs: int,
     start_urls: tuple[tuple[str, str], ...],
+    trace_tools: bool,
     trace_failures: Path | None,
     trace_options: dict[str, Any],
 ) -> None:
@@ -334,9 +341,9 @@ def mcp(
 
     With --trace-failures DIR, each action or tool run that fails leaves a trace in DIR: it
     and the steps before it on its tab, each with a screenshot, the requests and console,
-    secrets redacted (docs/tracing.md); `ego show-trace FILE` shows one. Agents trace a
-    session themselves with start_trace and stop_trace; --trace-max-size, --trace-scale and
-    --trace-quality bound both.
+    secrets redacted (docs/tracing.md); `ego show-trace FILE` shows one. With --trace-tools,
+    agents trace a session themselves with start_trace and stop_trace; --trace-max-size,
+    --trace-scale and --trace-quality bound both.
     """
     from ..mcp import serve
     from ..mcp.limits import ServerLimits
@@ -375,6 +382,7 @@ def mcp(
         max_tabs=max_tabs,
         max_storage_state_bytes=bounds["max_bytes"],
         max_storage_state_items=bounds["max_items"],
+        trace_tools=trace_tools,
         trace_options=TraceOptions(**trace_options),
     )
     for option, patterns in (("--allowed-origins", allowed), ("--blocked-origins", blocked)):

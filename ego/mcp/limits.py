@@ -63,6 +63,10 @@ class ServerLimits:
         max_tabs: the most tabs an HTTP session may have open at once.
         max_storage_state_bytes, max_storage_state_items: the largest storage-state file
             (``--storage-state``, ``load_storage_state``) read, and the most items it may hold.
+        trace_tools: serve ``start_trace`` and ``stop_trace`` (off by default, as
+            playwright-mcp's tracing tools are: a trace holds a screenshot of every step, and
+            the two definitions stay out of an agent's context unless the operator wants
+            them).
         trace_options: the bounds of the traces its agents start (``start_trace``) and of
             those it keeps of failures.
     """
@@ -82,6 +86,7 @@ class ServerLimits:
     max_tabs: int = MAX_TABS
     max_storage_state_bytes: int = MAX_STATE_BYTES
     max_storage_state_items: int = MAX_STATE_ITEMS
+    trace_tools: bool = False
     trace_options: TraceOptions = field(default_factory=TraceOptions)
 
     def check(self) -> None:
