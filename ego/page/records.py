@@ -106,8 +106,10 @@ class TabRecords:
         self, observer: ActionObserver, *, started: StartObserver | None = None
     ) -> Observation:
         """Call ``observer`` with each action of this tab from now on: every page verb (on
-        the tab or any of its frames: click, type, press, select, wait_for, snapshot, ...)
-        and every navigation (navigate, reload, back, forward), once it ended, as an
+        the tab or any of its frames: click, dblclick, type, press, drag_to, scroll, select,
+        wait_for, snapshot, ...), every call of its mouse and keyboard (``mouse.click``,
+        ``keyboard.type``, ...) and every navigation (navigate, reload, back, forward), once
+        it ended, as an
         :class:`~ego.page.action_log.Action`: the verb, its target as written and the element
         it named (role, name, ref), the other arguments, how long it took, its result or
         error. An observer may be a coroutine function: the action's caller waits for it.
