@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from ego.errors import InvalidManifestError
-from ego.learning import index as index_module
-from ego.learning import registry, watch
-from ego.learning.index import read_domains
-from ego.learning.manifest import MAX_MANIFEST_BYTES, Manifest, load_manifest
-from ego.learning.matching import match_domain
-from ego.learning.registry import Learnings
-from ego.learning.watch import REVALIDATE_SECONDS
+from ego.learning.catalog import index as index_module
+from ego.learning.catalog import registry, watch
+from ego.learning.catalog.index import read_domains
+from ego.learning.catalog.manifest import MAX_MANIFEST_BYTES, Manifest, load_manifest
+from ego.learning.catalog.matching import match_domain
+from ego.learning.catalog.registry import Learnings
+from ego.learning.catalog.watch import REVALIDATE_SECONDS
 from ego.site import context_for
 from ego.skills import catalog as catalog_module
 from ego.skills import catalog_for

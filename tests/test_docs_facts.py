@@ -11,7 +11,7 @@ from pathlib import Path
 
 import ego.cli.output as output
 from ego.batch.lock import hold_output, lock_path
-from ego.learning.locks import LOCK_TIMEOUT
+from ego.learning.plan.locks import LOCK_TIMEOUT
 from ego.pool import BrowserPool
 from tests.cli_helpers import ROOT
 
@@ -42,7 +42,7 @@ def test_fleet_md_gives_the_replacement_attempts_and_waits() -> None:
 
 def test_learning_loop_md_gives_the_site_locks_timeout() -> None:
     text = _flat(LEARNING_LOOP)
-    assert f"longer than {LOCK_TIMEOUT:g} s (`ego.learning.locks.LOCK_TIMEOUT`)" in text
+    assert f"longer than {LOCK_TIMEOUT:g} s (`ego.learning.plan.locks.LOCK_TIMEOUT`)" in text
     assert "`SiteBusyError`" in text
 
 

@@ -18,8 +18,8 @@ import pytest
 
 import ego
 from ego import calls
-from ego.learning import freshness, registry, watch
-from ego.learning.registry import Learnings
+from ego.learning.catalog import freshness, registry, watch
+from ego.learning.catalog.registry import Learnings
 from ego.runtime import cache
 from ego.site import Site
 

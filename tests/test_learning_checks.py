@@ -21,8 +21,8 @@ from ego.errors import (
     UnknownToolError,
     UnsafePathError,
 )
-from ego.learning.paths import check_relative, resolve_inside
-from ego.learning.registry import Learnings
+from ego.learning.catalog.paths import check_relative, resolve_inside
+from ego.learning.catalog.registry import Learnings
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, CdpSpy, make_site, tool, write_manifest

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.runtime.js import embed_json, normalize_source, wrap
 from ego.site import Site
 from tests.conftest import PageServer

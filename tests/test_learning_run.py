@@ -19,7 +19,7 @@ from ego.errors import (
     SiteMismatchError,
     ToolLoadError,
 )
-from ego.learning.registry import WORKSPACE_ENV, Learnings
+from ego.learning.catalog.registry import WORKSPACE_ENV, Learnings
 from ego.runtime.js import normalize_source, source_url, wrap
 from ego.site import Site
 from tests.conftest import PageServer

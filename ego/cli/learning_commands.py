@@ -26,9 +26,9 @@ from .output import EXIT_OK, EXIT_TOOL
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
-    from ..learning.compact import CompactContext
-    from ..learning.context import LearnContext, SiteSummary
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
+    from ..learning.describe.compact import CompactContext
+    from ..learning.describe.context import LearnContext, SiteSummary
     from ..site import Site
     from .output import Output
 
@@ -67,7 +67,7 @@ def tools(settings: Settings, url: str, full: bool) -> None:
 
     URL may be a bare host (``google.com`` means ``https://google.com/``).
     """
-    from ..learning.compact import compact
+    from ..learning.describe.compact import compact
     from ..site import context_for
 
     context = context_for(settings.learnings(), as_url(url))
@@ -202,7 +202,7 @@ def sites(settings: Settings) -> None:
 
     A tool that has run shows its health on a line of its own (see `ego health`).
     """
-    from ..learning.context import summarize_site
+    from ..learning.describe.context import summarize_site
     from ..skills import catalog_for
     from ..skills.catalog import SkillSummary
 

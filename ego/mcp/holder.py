@@ -16,8 +16,8 @@ from typing import Any, Final, TypeVar
 from .. import api
 from ..api import Browser, BrowserContext
 from ..errors import EgoError
+from ..learning.catalog.registry import Learnings
 from ..learning.health.origin import front_end
-from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from ..page.tab import Tab
 from ..places import state_dir

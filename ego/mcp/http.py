@@ -37,7 +37,7 @@ import orjson
 
 from .. import api
 from ..api import SharedBrowser
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from ..places import state_dir
 from .files import FileAccess

@@ -17,7 +17,7 @@ from typing import Final
 
 from ..api import BrowserContext, SharedBrowser
 from ..errors import TabClosedError
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from .files import FileAccess
 from .holder import BrowserHolder

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import NavigationError, NoTabError, SiteMismatchError
-from ..learning.matching import domain_of, match_domain
-from ..learning.registry import Learnings
+from ..learning.catalog.matching import domain_of, match_domain
+from ..learning.catalog.registry import Learnings
 
 if TYPE_CHECKING:
-    from ..learning.manifest import Manifest
+    from ..learning.catalog.manifest import Manifest
     from ..page.browser import TabHost
     from ..page.frame import Frame
     from ..page.tab import Tab

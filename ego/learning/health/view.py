@@ -23,9 +23,9 @@ from typing import Final
 from pydantic import BaseModel, Field
 
 from ...errors import LearningError
-from ..history import ToolVersion, list_versions
-from ..manifest import Manifest, ToolSpec
-from ..registry import Learnings, SiteEntry
+from ..catalog.manifest import Manifest, ToolSpec
+from ..catalog.registry import Learnings, SiteEntry
+from ..plan.history import ToolVersion, list_versions
 from .outcomes import CONFIRMATION_REQUIRED, NEEDS_LOGIN, NOT_RUN, OK, UNCOUNTED
 from .recorder import flush
 from .store import Key, Run, VersionRecord, read_records, store_path

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 
 from ...errors import LearningError
-from ..registry import Learnings
+from ..catalog.registry import Learnings
 from .drafting import CaseDraft, DraftedTool, SuggestReport, suggest_from
 from .drafts import Draft, list_drafts, load_draft, write_drafts
 

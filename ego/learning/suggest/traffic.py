@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ...replay.har import Entry, Har, header_value
 from ...replay.secrets import REDACTED_FIELD
-from ..matching import match_domain
+from ..catalog.matching import match_domain
 
 __all__ = ["STATIC_EXTENSIONS", "Exchange", "Skipped", "is_json_type", "read_exchanges"]
 

@@ -10,7 +10,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InvalidManifestError
+from ...errors import InvalidManifestError
 from .schemas import json_depth, schema_problems, validator, worded
 
 __all__ = [
@@ -210,8 +210,8 @@ def load_manifest(site_dir: Path, *, root: Path | None = None) -> Manifest:
             :data:`MAX_MANIFEST_BYTES` or deeper than :data:`MAX_MANIFEST_DEPTH`, links
             outside ``root``, fails the manifest schema, its ``id`` differs from the folder
             name, or a tool's ``args``/``returns`` is not a usable JSON Schema (see
-            :func:`ego.learning.schemas.schema_problems`). ``problems`` lists every problem found,
-            one line each.
+            :func:`ego.learning.catalog.schemas.schema_problems`). ``problems`` lists every
+            problem found, one line each.
     """
     path = site_dir / "manifest.json"
     try:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import bisect
 import re
 
-from ..errors import SnapshotReferenceError
-from ..runtime.js import normalize_source
+from ...errors import SnapshotReferenceError
+from ...runtime.js import normalize_source
 from .naming import refuse
 
 __all__ = ["NOT_A_FUNCTION", "check_source", "find_snapshot_refs", "function_expression"]

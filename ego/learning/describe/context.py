@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from ..errors import UnknownNoteError
-from .health.view import ToolHealth, site_health, tool_health
-from .manifest import NodeToolSpec, ToolSpec, args_schema
-from .packs import conflict_message
-from .registry import Learnings, SiteEntry
+from ...errors import UnknownNoteError
+from ..catalog.manifest import NodeToolSpec, ToolSpec, args_schema
+from ..catalog.packs import conflict_message
+from ..catalog.registry import Learnings, SiteEntry
+from ..health.view import ToolHealth, site_health, tool_health
 
 __all__ = [
     "FirstSite",

@@ -14,7 +14,7 @@ from time import monotonic
 from types import ModuleType
 from typing import Any
 
-from ..errors import (
+from ...errors import (
     InvalidArgsError,
     InvalidManifestError,
     ToolLoadError,
@@ -22,8 +22,8 @@ from ..errors import (
     UnknownToolError,
     UnsafePathError,
 )
-from ..places import WORKSPACE_ENV, bundled_root, expand
-from ..runtime.js import embed_json, source_url
+from ...places import WORKSPACE_ENV, bundled_root, expand
+from ...runtime.js import embed_json, source_url
 from .freshness import FileStamp, Fresh, file_stamp, nearest_folder, source_watch_paths
 from .index import DomainIndex
 from .jslint import function_expression
