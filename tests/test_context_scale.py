@@ -17,7 +17,7 @@ import pytest
 
 from ego.errors import InvalidManifestError
 from ego.learning.catalog import index as index_module
-from ego.learning.catalog import registry, watch
+from ego.learning.catalog import loading, registry, sites, watch
 from ego.learning.catalog.index import read_domains
 from ego.learning.catalog.manifest import MAX_MANIFEST_BYTES, Manifest, load_manifest
 from ego.learning.catalog.matching import match_domain
@@ -119,7 +119,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(site_dir.name)
         return real(site_dir, root=root)
 
-    monkeypatch.setattr(registry, "load_manifest", counting)
+    monkeypatch.setattr(sites, "load_manifest", counting)
     return seen
 
 
@@ -276,7 +276,8 @@ def test_a_hot_call_stats_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         stats.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(registry, "file_stamp", counting)
+    for module in (sites, loading):
+        monkeypatch.setattr(module, "file_stamp", counting)
     learnings = Learnings(roots=[tmp_path])
     for _ in range(3):  # the first call indexes, the second stats with the watches in place
         matched(learnings, "https://nowhere.test/")
