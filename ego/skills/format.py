@@ -29,7 +29,7 @@ from ..learning.catalog.manifest import args_schema
 from ..learning.catalog.matching import match_domain
 from ..learning.catalog.paths import resolve_inside
 from ..learning.catalog.schemas import schema_problems, worded
-from ..runtime.js import normalize_source
+from ..learning.catalog.tool_source import normalize_source
 
 __all__ = [
     "CAPABILITIES",

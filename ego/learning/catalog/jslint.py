@@ -14,8 +14,8 @@ import bisect
 import re
 
 from ...errors import SnapshotReferenceError
-from ...runtime.js import normalize_source
 from .naming import refuse
+from .tool_source import normalize_source
 
 __all__ = ["NOT_A_FUNCTION", "check_source", "find_snapshot_refs", "function_expression"]
 

@@ -15,13 +15,13 @@ from types import ModuleType
 from typing import Any
 
 from ...errors import ToolLoadError, UnsafePathError
-from ...runtime.js import source_url
 from .freshness import FileStamp, Fresh, file_stamp, source_watch_paths
 from .jslint import function_expression
 from .manifest import BrowserToolSpec, PythonToolSpec, ToolSpec
 from .packs import Pack
 from .paths import check_relative, resolve_inside
 from .sites import SiteEntry, SiteFinder
+from .tool_source import source_url
 from .watch import generation, watch
 
 __all__ = ["LoadedSource", "Note", "ToolLoader", "version_of"]

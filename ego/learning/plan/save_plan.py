@@ -22,13 +22,13 @@ from typing import Any, Literal
 import jsonschema
 
 from ...errors import InvalidManifestError, WorkspaceRequiredError
-from ...runtime.js import source_url
 from ..catalog.jslint import check_source
 from ..catalog.manifest import Manifest, args_schema, load_manifest
 from ..catalog.matching import domain_of, is_too_broad, match_domain, split_domain
 from ..catalog.naming import check_site_id, check_tool_name, refuse
 from ..catalog.registry import Learnings
 from ..catalog.schemas import validator, worded
+from ..catalog.tool_source import source_url
 from .draft import FrontEnd, ToolDraft, merge_entry, words_for
 from .history import changed_fields, content_hash
 
@@ -289,7 +289,7 @@ class ToolPlan:
         site_id, tool: what is saved.
         source: the tool file's text as given.
         expression: the source normalised to one expression (see
-            :func:`ego.runtime.js.normalize_source`).
+            :func:`ego.learning.catalog.tool_source.normalize_source`).
         entry: the manifest entry to write: the tool's current entry with what the draft
             named applied (:func:`merge_entry`).
         manifest: the whole manifest to write (raw JSON data).
