@@ -115,9 +115,9 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = load_manifest
 
-    def counting(site_dir: Path, *, root: Path | None = None) -> Manifest:
+    def counting(site_dir: Path, **options: Any) -> Manifest:
         seen.append(site_dir.name)
-        return real(site_dir, root=root)
+        return real(site_dir, **options)
 
     monkeypatch.setattr(sites, "load_manifest", counting)
     return seen

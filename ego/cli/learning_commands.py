@@ -203,11 +203,13 @@ def sites(settings: Settings) -> None:
     A tool that has run shows its health on a line of its own (see `ego health`).
     """
     from ..learning.describe.context import summarize_site
+    from ..learning.health.view import ran_tools
     from ..skills import catalog_for
     from ..skills.catalog import SkillSummary
 
     learnings = settings.learnings()
-    summaries = [summarize_site(entry, learnings) for entry in learnings.sites()]
+    ran = ran_tools()
+    summaries = [summarize_site(entry, learnings, ran) for entry in learnings.sites()]
     skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
     data = {
         "sites": [s.model_dump(mode="json") for s in summaries],

@@ -75,8 +75,10 @@ class Site(Loop):
         """Every site in the learnings roots, valid or not (invalid ones list their problems),
         each with the health of its tools that have recorded runs."""
         from ..learning.describe.context import summarize_site
+        from ..learning.health.view import ran_tools
 
-        return [summarize_site(entry, self.learnings) for entry in self.learnings.sites()]
+        ran = ran_tools()
+        return [summarize_site(entry, self.learnings, ran) for entry in self.learnings.sites()]
 
     @overload
     async def learn_context(self, url: str, detail: Literal["compact"] = ...) -> CompactContext: ...

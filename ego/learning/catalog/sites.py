@@ -9,10 +9,11 @@ from pathlib import Path
 from time import monotonic
 
 from ...errors import InvalidManifestError, UnknownSiteError, UnknownToolError
-from ...places import WORKSPACE_ENV, bundled_root, expand
+from ...places import WORKSPACE_ENV, bundled_root, expand, state_dir
+from .checked import CHECKED_NAME, CheckedManifests
 from .freshness import FileStamp, Fresh, file_stamp, nearest_folder
 from .index import DomainIndex
-from .manifest import Manifest, ToolSpec, is_site_id, load_manifest
+from .manifest import CHECKS, Manifest, ToolSpec, is_site_id, load_manifest
 from .matching import match_host, url_host
 from .packs import Integrity, Origin, Pack, installed_packs
 from .watch import generation, watch
@@ -106,6 +107,9 @@ class SiteFinder:
         self._found: dict[str, tuple[tuple[str, ...], str, FileStamp, SiteEntry, Fresh]] = {}
         #: Every site folder of the roots, filed by domain (the listing of :meth:`sites`).
         self.index = DomainIndex(file_stamp)
+        #: The manifests that passed their schema checks, in this process or an earlier one:
+        #: a manifest whose bytes passed is read without checking its schemas again.
+        self.checked_manifests = CheckedManifests(state_dir() / CHECKED_NAME, CHECKS)
 
     @property
     def workspace_root(self) -> Path | None:
@@ -127,7 +131,7 @@ class SiteFinder:
         else:
             origin = self.origin(root)
             try:
-                manifest = load_manifest(directory, root=root)
+                manifest = load_manifest(directory, root=root, checked=self.checked_manifests)
                 entry = SiteEntry(directory.name, root, directory, manifest, None, origin)
             except InvalidManifestError as exc:
                 entry = SiteEntry(directory.name, root, directory, None, exc, origin)
