@@ -151,7 +151,7 @@ def test_new_checks_check_every_manifest_again(tmp_path: Path) -> None:
     assert CheckedManifests(store, [schema]).passed(digest)
     schema.write_text('{"required": ["id"]}')
     assert CheckedManifests(store, [schema]).digest(b"{}") != digest
-    # Checks that cannot be read keep nothing and trust nothing.
+    # Checks whose file is missing keep nothing and trust nothing.
     assert CheckedManifests(store, [tmp_path / "gone.json"]).digest(b"{}") is None
 
 

@@ -7,7 +7,9 @@ a tool): listing 10,000 sites would check 10,000 manifests at every ``ego sites`
 checks find depends only on the manifest's bytes and on the checks themselves (the manifest
 schema, the code that checks, the libraries it runs on), so a manifest that passed is known by
 a digest of both and is not checked again, by this process or another, until one of them
-changes. The digests are kept one a line in ``checked-manifests`` in ego's state folder
+changes. The checks are known by the stat of their files (path, modification time, size,
+inode and change time: what an edit or an upgrade moves), so naming them reads nothing. The
+digests are kept one a line in ``checked-manifests`` in ego's state folder
 (:func:`ego.places.state_dir`); a line is 33 bytes, and the file starts over once it holds
 :data:`MAX_REMEMBERED` of them.
 
@@ -19,9 +21,9 @@ not the content's, and are checked every time.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import logging
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -34,8 +36,9 @@ logger = logging.getLogger("ego.learning")
 CHECKED_NAME: Final = "checked-manifests"
 #: The most digests kept; a file that holds more starts over (every manifest is checked again).
 MAX_REMEMBERED: Final = 200_000
-#: The libraries the checks run on: a new version of one may judge a schema otherwise.
-_LIBRARIES: Final = ("jsonschema", "jsonschema-specifications", "referencing", "google-re2")
+#: The libraries the checks run on (their modules): a new version of one may judge a schema
+#: otherwise.
+_LIBRARIES: Final = ("jsonschema", "jsonschema_specifications", "referencing", "re2")
 _DIGEST_BYTES: Final = 16
 
 
@@ -44,8 +47,8 @@ class CheckedManifests:
 
     Args:
         path: the file that keeps them (it and its folder are made on the first pass).
-        checks: the files whose bytes make the checks (the manifest schema and the modules
-            that check): a change to any of them makes every manifest be checked again.
+        checks: the files that make the checks (the manifest schema and the modules that
+            check): a change to any of them makes every manifest be checked again.
     """
 
     def __init__(self, path: Path, checks: Sequence[Path]) -> None:
@@ -57,7 +60,7 @@ class CheckedManifests:
 
     def digest(self, data: bytes) -> str | None:
         """What identifies the checks' verdict on a manifest whose bytes are ``data``; None
-        when the checks cannot be identified (a file of theirs unreadable): nothing is kept."""
+        when the checks cannot be identified (a file of theirs missing): nothing is kept."""
         if self._identity is None:
             self._identity = _identity(self._checks) or b""
         if not self._identity:
@@ -114,19 +117,21 @@ class CheckedManifests:
 
 
 def _identity(checks: Sequence[Path]) -> bytes | None:
-    """A digest of the checks: the bytes of their files and the versions of their libraries;
-    None when a file of theirs cannot be read."""
+    """A digest of the checks: their files and their libraries' modules, each by its path and
+    stat; None when one cannot be found."""
+    files = [str(path) for path in checks]
+    for name in _LIBRARIES:
+        module = sys.modules.get(name)
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            return None
+        files.append(file)
     hasher = hashlib.blake2b(digest_size=_DIGEST_BYTES)
-    for path in checks:
+    for file in files:
         try:
-            hasher.update(path.read_bytes())
+            stat = os.stat(file)
         except OSError:
             return None
-        hasher.update(b"\0")
-    for name in _LIBRARIES:
-        try:
-            version = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            version = "?"
-        hasher.update(f"{name}={version}\0".encode())
+        stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
+        hasher.update(f"{file}\0{stamp}\0".encode())
     return hasher.digest()

@@ -34,8 +34,8 @@ __all__ = [
 
 #: The JSON Schema every manifest.json is validated against (shipped with the package).
 MANIFEST_SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
-#: The files whose bytes make a manifest's checks: the schema, this module and the schema
-#: checks (what :class:`~.checked.CheckedManifests` keys its verdicts by).
+#: The files that make a manifest's checks: the schema, this module and the schema checks
+#: (what :class:`~.checked.CheckedManifests` keys its verdicts by).
 CHECKS: Final = (MANIFEST_SCHEMA_PATH, Path(__file__), Path(__file__).with_name("schemas.py"))
 #: The largest manifest.json read, in bytes (1 MiB); a larger one makes its site invalid.
 MAX_MANIFEST_BYTES = 1 << 20
