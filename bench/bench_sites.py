@@ -69,7 +69,8 @@ def _listing(package_dir: Path, workspace: Path, state: Path) -> tuple[float, fl
         EGO_STATE_DIR=str(state),
     )
     env.pop("EGO_WORKSPACE", None)
-    command = [sys.executable, "-m", "ego", "sites", "--json", "--workspace", str(workspace)]
+    # -P: the working directory (this checkout) must not come before PYTHONPATH's package.
+    command = [sys.executable, "-P", "-m", "ego", "sites", "--json", "--workspace", str(workspace)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
@@ -79,6 +80,14 @@ def _listing(package_dir: Path, workspace: Path, state: Path) -> tuple[float, fl
     if done.returncode != 0:
         raise SystemExit(f"ego sites for {package_dir} failed:\n{done.stderr}")
     return seconds, cpu, len(json.loads(done.stdout)["sites"])
+
+
+def _package_of(package_dir: Path) -> Path:
+    """Where ``import ego`` leads with ``package_dir`` on PYTHONPATH, as _listing runs it."""
+    env = dict(os.environ, PYTHONPATH=str(package_dir))
+    probe = [sys.executable, "-P", "-c", "import ego; print(ego.__file__)"]
+    done = subprocess.run(probe, env=env, capture_output=True, text=True, timeout=120, check=True)
+    return Path(done.stdout.strip()).parent
 
 
 def _spread(values: list[float]) -> str:
@@ -98,6 +107,10 @@ def main() -> None:
         if not (args.before / "ego" / "__init__.py").is_file():
             raise SystemExit(f"--before {args.before}: no ego package there")
         contenders = {"before": args.before.resolve(), **contenders}
+    for name, package_dir in contenders.items():
+        found = _package_of(package_dir)
+        if found != package_dir / "ego":
+            raise SystemExit(f"{name}: ego is imported from {found}, not {package_dir / 'ego'}")
     counts = [int(count) for count in args.sites.split(",")]
     names = list(contenders)
     for count in counts:
