@@ -161,10 +161,12 @@ class SiteFinder:
         tool's source; every manifest is loaded in full.
         """
         found = []
+        # Each root's folders, listed once: a look per site and root would stat them all.
+        folders = {root: _folders(root) for root in self.roots[1:]}
         for site in self.index.sites(self.roots):
             entry = self._entry(site.root, site.directory, site.stamp)
             later = self.roots[self.roots.index(site.root) + 1 :]
-            shadows = tuple(self.origin(root) for root in later if (root / site.site_id).is_dir())
+            shadows = tuple(self.origin(root) for root in later if site.site_id in folders[root])
             found.append(replace(entry, shadows=shadows) if shadows else entry)
         return found
 
@@ -292,3 +294,20 @@ class SiteFinder:
                 f"{', '.join(declared) or 'none'}"
             )
         return entry, spec
+
+
+def _folders(root: Path) -> set[str]:
+    """The names of the folders in ``root`` (links to folders included); none when it cannot
+    be listed."""
+    names = set()
+    try:
+        with os.scandir(root) as listing:
+            for child in listing:
+                try:
+                    if child.is_dir():
+                        names.add(child.name)
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return names
