@@ -16,7 +16,7 @@ import pytest
 
 import ego
 from ego.replay import REDACTED, Har, Matcher, Recorder, build_entry, is_secret_name, replay
-from ego.replay.har import Page, PostData
+from ego.replay.har import Header, Page, PostData
 from ego.replay.redaction import redact_body, redact_url
 from ego.replay.secrets import strip_har
 from tests.conftest import PageServer
@@ -60,6 +60,25 @@ from tests.conftest import PageServer
         ("status_code", False, False),
         ("page", False, False),
         ("q", False, False),
+        # Card and identity numbers, one-time codes, in the usual spellings.
+        ("pin", True, True),
+        ("PIN", True, True),
+        ("userPIN", True, True),
+        ("card_pin", True, True),
+        ("cvv", True, True),
+        ("card_cvv", True, True),
+        ("cardCvv", True, True),
+        ("CVV2", True, True),
+        ("cvc", True, True),
+        ("ssn", True, True),
+        ("customer-ssn", True, True),
+        ("social_security_number", True, True),
+        ("otp", True, True),
+        ("otp_code", True, True),
+        ("totp", True, True),
+        ("pinned", False, False),
+        ("spinner", False, False),
+        ("shipping", False, False),
     ],
 )
 def test_secret_names(name: str, in_request: bool, in_response: bool) -> None:
@@ -164,6 +183,74 @@ def test_strip_har_redacts_urls_headers_bodies_and_page_titles() -> None:
     assert {"name": "session", "value": REDACTED} in dumped
 
 
+def test_a_pin_in_a_json_body_is_redacted_and_so_is_its_value_elsewhere() -> None:
+    entry = build_entry(
+        "https://bank.example/api/pay?confirm=8413",
+        '{"ok": true, "echo": "pin 8413 accepted"}',
+        method="POST",
+        headers={"content-type": "application/json"},
+        post_data='{"amount": 20, "card_cvv": "907", "pin": "8413", "note": "8413"}',
+    )
+    har = strip_har(Har(entries=[entry]))
+    post = har.entries[0].request.post_data
+    assert post is not None
+    assert post.text is not None
+    assert json.loads(post.text) == {
+        "amount": 20,
+        "card_cvv": REDACTED,  # by name: too short to be looked for elsewhere
+        "pin": REDACTED,
+        "note": REDACTED,  # by value: the pin's
+    }
+    assert har.entries[0].request.url == "https://bank.example/api/pay?confirm=REDACTED"
+    assert "8413" not in har.dumps()
+    record = har.entries[0].extra["_redacted"]
+    assert record["values"] == {"requestBody": ["pin"], "responseBody": ["pin"], "url": ["pin"]}
+
+
+def test_a_token_used_as_a_path_segment_is_redacted_wherever_it_appears() -> None:
+    token = "9f8e7d6c5b4a3210"
+    login = build_entry(
+        "https://x.example/api/login",
+        json.dumps({"user": "ada", "id": token}),
+        method="POST",
+        headers=[("content-type", "application/json"), ("Set-Cookie", f"sid={token}; Path=/")],
+    )
+    items = build_entry(
+        f"https://x.example/api/session/{token}/items?view={token}",
+        f"<p>session {token}</p>",
+        request_headers={"Authorization": "Bearer jwt-5e4d3c2b1a", "X-Trace": f"t-{token}"},
+    )
+    echo = build_entry(
+        "https://x.example/api/echo",
+        json.dumps({"auth": "jwt-5e4d3c2b1a"}),
+        headers={"content-type": "application/json"},
+    )
+    har = strip_har(Har(entries=[login, items, echo]))
+    text = har.dumps()
+    assert token not in text
+    assert "jwt-5e4d3c2b1a" not in text
+    request = har.entries[1].request
+    assert request.url == "https://x.example/api/session/REDACTED/items?view=REDACTED"
+    assert [h.value for h in request.headers] == ["t-REDACTED"]
+    assert har.entries[1].response.body() == b"<p>session REDACTED</p>"
+    assert json.loads(har.entries[0].response.body()) == {"user": "ada", "id": REDACTED}
+    # Names only, never the value: where it was found, and the name it was redacted by.
+    record = har.entries[1].extra["_redacted"]
+    assert record["requestHeaders"] == ["Authorization"]
+    assert record["values"] == {
+        "requestHeaders": ["sid"],
+        "responseBody": ["sid"],
+        "url": ["sid"],
+    }
+    assert har.entries[0].extra["_redacted"]["values"] == {"responseBody": ["sid"]}
+    # A redacted path segment matches any segment there, so the recording still replays.
+    matcher = Matcher(har.entries)
+    found = matcher.match("GET", "https://x.example/api/session/other-token/items?view=v")
+    assert found is not None
+    assert found[0] == 1
+    assert matcher.match("GET", "https://x.example/api/session/other/else?view=v") is None
+
+
 # -- matching a redacted entry ---------------------------------------------------------------
 
 
@@ -239,7 +326,10 @@ window.done = (async () => {
     body: new URLSearchParams({user: 'ada', password: given.get('form_password')})}));
   const json = await answer(fetch('/api/json', {method: 'POST',
     headers: {'Content-Type': 'application/json'},
-    body: JSON.stringify({user: 'ada', password: given.get('json_password'), remember: true})}));
+    body: JSON.stringify({user: 'ada', password: given.get('json_password'), remember: true,
+                          pin: given.get('pin')})}));
+  // The session token the answer handed out, used as a path segment.
+  const mine = await answer(fetch('/api/session/' + json.session_token + '/items'));
   const data = new FormData();
   data.append('user', 'ada');
   data.append('password', given.get('file_password'));
@@ -247,7 +337,7 @@ window.done = (async () => {
   const items = await answer(fetch('/api/items?access_token=' + encodeURIComponent(token) +
     '&page=2'));
   return {form: form.answer, json: json.answer, multi: multi.answer, items: items.items,
-          session: json.session_token};
+          session: json.session_token, mine: mine.items};
 })();
 """
 
@@ -259,11 +349,13 @@ async def isolated_tab(browser: ego.Browser) -> AsyncIterator[ego.Tab]:
         yield await context.new_tab()
 
 
-def login_url(server: PageServer, token: str, passwords: tuple[str, str, str]) -> str:
+def login_url(
+    server: PageServer, token: str, passwords: tuple[str, str, str], pin: str = "8413"
+) -> str:
     form, data, multi = passwords
     return server.url(
         f"/login?token={token}&lang=en"
-        f"#form_password={form}&json_password={data}&file_password={multi}"
+        f"#form_password={form}&json_password={data}&file_password={multi}&pin={pin}"
     )
 
 
@@ -285,6 +377,7 @@ async def test_recording_redacts_secrets_and_still_replays(
         )
         live.route("/api/multipart", '{"answer": "multipart ok"}', content_type=reply)
         live.route("/api/items", '{"items": ["kettle", "lamp"]}', content_type=reply)
+        live.route(f"/api/session/{session}/items", '{"items": ["mine"]}', content_type=reply)
         path = tmp_path / "login.har"
         async with isolated_tab(browser) as tab, Recorder(tab, path) as recorder:
             await tab.navigate(login_url(live, token, passwords))
@@ -304,12 +397,13 @@ async def test_recording_redacts_secrets_and_still_replays(
         "multi": "multipart ok",
         "items": ["kettle", "lamp"],
         "session": session,
+        "mine": ["mine"],
     }
-    for secret in (token, *passwords):
+    for secret in (token, *passwords, "8413"):
         assert secret.encode() in sent, secret
 
     text = path.read_text(encoding="utf-8")
-    for secret in (token, *passwords, session):
+    for secret in (token, *passwords, session, "8413"):
         assert secret not in text, secret
     # Names stay, values become REDACTED.
     for kept in (
@@ -326,7 +420,16 @@ async def test_recording_redacts_secrets_and_still_replays(
     json_post = by_path[f"{live.origin}/api/json"].request.post_data
     assert json_post is not None
     assert json_post.text is not None
-    assert json.loads(json_post.text) == {"user": "ada", "password": REDACTED, "remember": True}
+    assert json.loads(json_post.text) == {
+        "user": "ada",
+        "password": REDACTED,
+        "remember": True,
+        "pin": REDACTED,
+    }
+    # The session token's path segment was redacted by value (its name is in _redacted).
+    assert f"{live.origin}/api/session/REDACTED/items" in by_path
+    record = by_path[f"{live.origin}/api/session/REDACTED/items"].extra["_redacted"]
+    assert record["values"] == {"url": ["session_token"]}
 
     # The server is gone and the secrets are new: only the redacted HAR answers.
     other = ("other-1", "other-2", "other-3")
@@ -344,5 +447,27 @@ async def test_recording_redacts_secrets_and_still_replays(
         ("POST", "/api/json"),
         ("POST", "/api/multipart"),
         ("GET", "/api/items"),
+        ("GET", "/api/session/REDACTED/items"),
     ]:
         assert (method, live.url(route)) in answered, route
+
+
+def test_a_path_segment_redacted_by_value_drafts_as_an_arg(tmp_path: Path) -> None:
+    from ego.learning.catalog.registry import Learnings
+    from ego.learning.suggest import suggest
+
+    token = "9f8e7d6c5b4a3210"
+    page = build_entry("https://x.example/", "<html></html>", resource_type="document")
+    page.response.headers.append(Header("Set-Cookie", f"sid={token}; Path=/"))
+    items = build_entry(
+        f"https://x.example/api/session/{token}/items",
+        '{"items": ["lamp"]}',
+        headers={"content-type": "application/json"},
+        resource_type="fetch",
+    )
+    strip_har(Har(entries=[page, items])).save(tmp_path / "s.har")
+    report = suggest("x", [tmp_path / "s.har"], learnings=Learnings(workspace=tmp_path / "ws"))
+    (draft,) = report.drafts
+    assert draft.endpoint == "GET /api/session/{session}/items"
+    assert "examples" not in draft.args["session"]  # a secret: no value to show
+    assert any("redacted when recording" in note for note in draft.notes)

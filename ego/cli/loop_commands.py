@@ -10,6 +10,7 @@ import click
 
 from ..errors import EgoError
 from .common import Settings, common, pass_settings, run_async
+from .har_options import har_bound_options, reading
 from .output import EXIT_OK, EXIT_TOOL
 
 __all__ = ["LOOP_COMMANDS", "heal", "suggest"]
@@ -45,6 +46,7 @@ def _cases_line(results: list[Any]) -> str:
     help="With --save: the side effect (a drafted write is irreversible unless said).",
 )
 @click.option("--description", help="With one --save: a better description than the drafted one.")
+@har_bound_options("reads")
 @common
 @pass_settings
 def suggest(
@@ -55,6 +57,8 @@ def suggest(
     save_tools: tuple[str, ...],
     side_effect: Any,
     description: str | None,
+    max_har_entries: int,
+    max_har_bytes: int,
 ) -> None:
     """Draft a browser tool per JSON endpoint of SITE from recordings (--har), or keep drafts.
 
@@ -63,17 +67,31 @@ def suggest(
     JSON Schema of what came back, the side effect from the method, the CSRF token read where
     the page keeps it, and offline cases from the recorded calls. Drafts wait in the
     workspace's learnings/.drafts/SITE/ and are never live until saved with --save. Without
-    --har or --save, lists the drafts.
+    --har or --save, lists the drafts. A recording over --max-har-entries or --max-har-bytes
+    is refused before it is read whole; a large one shows its progress on stderr.
     """
-    from ..learning.suggest import list_drafts
-    from ..learning.suggest import suggest as draft_tools
-
     if description is not None and len(save_tools) != 1:
         raise click.UsageError("--description goes with exactly one --save TOOL")
     if side_effect is not None and not save_tools:
         raise click.UsageError("--side-effect goes with --save TOOL")
     if hars and save_tools:
         raise click.UsageError("draft (--har) and keep (--save) in two commands")
+    with reading(max_har_entries, max_har_bytes):
+        _suggest(settings, site_id, hars, check, save_tools, side_effect, description)
+
+
+def _suggest(
+    settings: Settings,
+    site_id: str,
+    hars: tuple[Path, ...],
+    check: bool,
+    save_tools: tuple[str, ...],
+    side_effect: Any,
+    description: str | None,
+) -> None:
+    from ..learning.suggest import list_drafts
+    from ..learning.suggest import suggest as draft_tools
+
     learnings = settings.learnings()
     if save_tools:
         _save(settings, site_id, save_tools, side_effect, description)
@@ -172,6 +190,7 @@ def _save(
     help="With --promote: an old case whose expected result the candidate may change "
     "(repeat; its expect becomes the candidate's result).",
 )
+@har_bound_options("reads")
 @common
 @pass_settings
 def heal(
@@ -183,6 +202,8 @@ def heal(
     check: bool,
     promote: bool,
     accepted: tuple[str, ...],
+    max_har_entries: int,
+    max_har_bytes: int,
 ) -> None:
     """Find out why TOOL of SITE fails and open a tested candidate version.
 
@@ -192,6 +213,7 @@ def heal(
     recorded answer. --check runs the old cases plus a new one from the live recording on
     the candidate; --promote saves it through the gate, refusing one that changes an old
     case's expected result unless --accept-changed-cases names it. `ego restore` rolls back.
+    The HAR files of its cases are read within --max-har-entries and --max-har-bytes.
     """
     if check and promote:
         raise click.UsageError("--check and --promote are two steps: run one, then the other")
@@ -222,7 +244,8 @@ def heal(
                 report = await site.heal_tool(site_id, tool, confirm=confirm, url=url)
             return report.as_dict(), report.format(), True
 
-    data, line, ok = run_async(settings, go())
+    with reading(max_har_entries, max_har_bytes):
+        data, line, ok = run_async(settings, go())
     settings.output.result(data, line)
     sys.exit(EXIT_OK if ok else EXIT_TOOL)
 

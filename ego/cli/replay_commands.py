@@ -22,9 +22,10 @@ from ..casetests import (
     write_updates,
 )
 from ..errors import EgoError
-from ..replay import Recorder
+from ..replay import HarBounds, Omitted, Recorder
 from ..replay import record as record_har
 from .common import Settings, args_options, common, pass_settings, run_async
+from .har_options import har_bound_options, har_bounds, reading
 from .learning_commands import CLI_PROFILE_HINT, checked_call
 from .output import EXIT_OK, EXIT_TOOL
 
@@ -92,6 +93,7 @@ CASES_FILE_NAME = Path(CASES_FILE).name
     help="With --session: end after this many seconds.",
 )
 @click.option("--profile", help="Persistent profile to launch with (to record a logged-in page).")
+@har_bound_options("writes")
 @common
 @pass_settings
 def record(
@@ -109,6 +111,8 @@ def record(
     until_url: str | None,
     duration: float | None,
     profile: str | None,
+    max_har_entries: int,
+    max_har_bytes: int,
 ) -> None:
     """Record what URL loads into a HAR 1.2 file (no session secrets unless asked).
 
@@ -122,12 +126,24 @@ def record(
     With --session SITE, the tab stays open for a person (in a browser `ego launch --headed`
     keeps) or a script (attached with --endpoint) to work in, and everything it loads is
     recorded until Ctrl+C, --until-url or --duration.
+
+    The recording keeps at most --max-har-entries requests and --max-har-bytes (as written);
+    what goes over them is left out, and said in the HAR (log._omitted) and on stderr.
     """
+    bounds = har_bounds(max_har_entries, max_har_bytes)
     if session_site is not None:
         if run_tool is not None or args_json or pairs or confirm:
             raise click.UsageError("--session records a session of work: not with --run")
         _record_session(
-            settings, session_site, url, har_path, keep_secrets, until_url, duration, profile
+            settings,
+            session_site,
+            url,
+            har_path,
+            keep_secrets,
+            until_url,
+            duration,
+            profile,
+            bounds,
         )
         return
     if until_url is not None or duration is not None:
@@ -137,7 +153,7 @@ def record(
             raise click.UsageError("give the URL to record, or --run SITE TOOL")
         if args_json or pairs or confirm:
             raise click.UsageError("--args, --arg and --confirm go with --run SITE TOOL")
-        _record_page(settings, url, har_path, keep_secrets, wait_until, settle, profile)
+        _record_page(settings, url, har_path, keep_secrets, wait_until, settle, profile, bounds)
         return
     site_id, tool = run_tool
     call = checked_call(settings, site_id, tool, args_json, pairs, CallOptions(confirm=confirm))
@@ -149,7 +165,7 @@ def record(
         async with settings.browser(profile=profile) as browser:
             browser.site.profile_hint = CLI_PROFILE_HINT
             tab = await browser.new_tab()
-            recorder = Recorder(tab, strip_secrets=not keep_secrets)
+            recorder = Recorder(tab, strip_secrets=not keep_secrets, bounds=bounds)
             failure: EgoError | None = None
             result: Any = None
             try:
@@ -180,6 +196,7 @@ def record(
             "case": _case(call, har_path, start, result, failure),
             "cases_file": None,
             "case_replaced": False,
+            **_omitted(recorder.omitted, bounds),
         }
         return data, failure
 
@@ -209,6 +226,7 @@ def _record_page(
     wait_until: Any,
     settle: float,
     profile: str | None,
+    bounds: HarBounds,
 ) -> None:
     """``ego record URL``: the page load alone."""
 
@@ -222,11 +240,13 @@ def _record_page(
                     strip_secrets=not keep_secrets,
                     wait_until=wait_until,
                     settle=settle,
+                    bounds=bounds,
                 )
         return {
             "har": str(har_path),
             "entries": len(har.entries),
             "secrets_stripped": not keep_secrets,
+            **_omitted(Omitted.of(har), bounds),
         }
 
     result = run_async(settings, go())
@@ -244,6 +264,7 @@ def _record_session(
     until_url: str | None,
     duration: float | None,
     profile: str | None,
+    bounds: HarBounds,
 ) -> None:
     """``ego record --session SITE``: a tab recorded while someone works in it."""
     start = url
@@ -294,6 +315,7 @@ def _record_session(
                     stop=stop,
                     strip_secrets=not keep_secrets,
                     on_start=started,
+                    bounds=bounds,
                 )
             finally:
                 for number in signals:
@@ -310,6 +332,7 @@ def _record_session(
             "url": end.url,
             "seconds": round(end.seconds, 1),
             "next": f"ego suggest {site_id} --har {har_path}",
+            **_omitted(end.omitted, bounds),
         }
 
     data = run_async(settings, go())
@@ -320,6 +343,15 @@ def _record_session(
             f"(ended: {d['ended']}, {d['seconds']} s); draft tools from it with `{d['next']}`"
         ),
     )
+
+
+def _omitted(omitted: Omitted, bounds: HarBounds) -> dict[str, Any]:
+    """What a recording left out past its bounds: said on stderr, and as ``omitted``."""
+    if not omitted:
+        return {"omitted": None}
+    line = omitted.describe(bounds) + " (raise --max-har-entries or --max-har-bytes to keep it)"
+    click.echo(f"ego: {line}", err=True)
+    return {"omitted": omitted.as_dict()}
 
 
 def _case(
@@ -367,14 +399,22 @@ def _recorded_text(data: dict[str, Any]) -> str:
     "(shows the diff first; asks on a terminal unless --yes).",
 )
 @click.option("--yes", "-y", is_flag=True, help="With --update: write without asking.")
+@har_bound_options("reads")
 @common
 @pass_settings
 def test(
-    settings: Settings, site_ids: tuple[str, ...], names: tuple[str, ...], update: bool, yes: bool
+    settings: Settings,
+    site_ids: tuple[str, ...],
+    names: tuple[str, ...],
+    update: bool,
+    yes: bool,
+    max_har_entries: int,
+    max_har_bytes: int,
 ) -> None:
     """Run the learnings' offline test cases (tests/cases.json + HAR) against replayed pages.
 
-    Exits 0 when every case passed (or, with --update, was updated), 3 when any failed.
+    A case whose HAR is over --max-har-entries or --max-har-bytes fails with the reason,
+    unread. Exits 0 when every case passed (or, with --update, was updated), 3 when any failed.
     """
     learnings = settings.learnings()
     try:
@@ -393,7 +433,8 @@ def test(
                     names=set(names) or None,
                 )
 
-    report = run_async(settings, go())
+    with reading(max_har_entries, max_har_bytes):
+        report = run_async(settings, go())
     if not update:
         settings.output.result(report.to_dict(), lambda _: report.format())
         sys.exit(EXIT_OK if report.passed else EXIT_TOOL)

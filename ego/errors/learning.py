@@ -7,6 +7,7 @@ from .base import EgoError
 __all__ = [
     "CaseRegressionError",
     "ConfirmationRequiredError",
+    "ForeignRequestError",
     "InvalidArgsError",
     "InvalidManifestError",
     "InvalidSkillError",
@@ -205,7 +206,7 @@ class SaveRefusedError(LearningError):
         name: the tool's or the note's name.
         reason: which check failed, one of ``"site id"``, ``"name"``, ``"source"``,
             ``"snapshot refs"``, ``"manifest"``, ``"syntax"``, ``"try run"``, ``"domains"``,
-            ``"site"``, ``"cases"``.
+            ``"site"``, ``"cases"``, ``"origin"``.
         problems: every problem found, one line each.
     """
 
@@ -245,6 +246,35 @@ class CaseRegressionError(SaveRefusedError):
         self, message: str, *, site_id: str, name: str, problems: list[str], cases: list[str]
     ) -> None:
         super().__init__(message, site_id=site_id, name=name, reason="cases", problems=problems)
+        self.cases = cases
+
+
+class ForeignRequestError(SaveRefusedError):
+    """A tool's offline cases, run with the new source, sent requests to another origin than
+    the case's page; nothing was written, and no ``force`` saves it.
+
+    A learning runs in the page with the person's session: a request to another origin would
+    carry its args, its body and any token it read there. Reading again what the page itself
+    loaded before the tool ran (a GET of the same URL, such as its script bundle) is no such
+    request.
+
+    Attributes:
+        requests: ``"METHOD URL"`` of each such request, with the case that made it.
+        cases: the names of the cases that made them.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        site_id: str,
+        name: str,
+        problems: list[str],
+        requests: list[str],
+        cases: list[str],
+    ) -> None:
+        super().__init__(message, site_id=site_id, name=name, reason="origin", problems=problems)
+        self.requests = requests
         self.cases = cases
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from .base import EgoError
 
-__all__ = ["HarFormatError", "InvalidCasesError", "ReplayError", "UnmatchedRequestError"]
+__all__ = [
+    "HarFormatError",
+    "HarTooLargeError",
+    "InvalidCasesError",
+    "ReplayError",
+    "UnmatchedRequestError",
+]
 
 
 class ReplayError(EgoError):
@@ -21,6 +27,21 @@ class HarFormatError(ReplayError, ValueError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class HarTooLargeError(HarFormatError):
+    """A HAR file is over a bound (its bytes, or its entries): it was not read whole.
+
+    Attributes:
+        path: the file, when the HAR came from one, else ``None``.
+        bound: ``"bytes"`` or ``"entries"``.
+        limit: the bound in force.
+    """
+
+    def __init__(self, message: str, *, path: str | None, bound: str, limit: int) -> None:
+        super().__init__(message, path=path)
+        self.bound = bound
+        self.limit = limit
 
 
 class UnmatchedRequestError(ReplayError):

@@ -18,11 +18,13 @@ from .downloads import Download, DownloadExpectation, Downloads
 from .network import NetworkLog, Request
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from .frames import FrameTree
 
 __all__ = ["HarRecorderFactory", "TabRecords", "set_har_recorder"]
 
-#: Makes what :meth:`TabRecords.record_har` returns: ``factory(tab, path, strip_secrets=)``.
+#: Makes what :meth:`TabRecords.record_har` returns: ``factory(tab, path, strip_secrets=,
+#: bounds=)``.
 HarRecorderFactory = Callable[..., Any]
 #: The replay layer's recorder, registered by the layer above both (``ego.api``): the page
 #: layer sits below the replay layer and may not import it.
@@ -47,11 +49,15 @@ class TabRecords:
     _frames: FrameTree
     target_id: str
 
-    async def session(self) -> str:
+    async def attach(self) -> Session:
         raise NotImplementedError
 
     def record_har(
-        self, path: str | os.PathLike[str] | None = None, *, strip_secrets: bool = True
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        strip_secrets: bool = True,
+        bounds: Any = None,
     ) -> Any:
         """Record everything this tab loads while the block runs, into a HAR 1.2 file::
 
@@ -67,6 +73,9 @@ class TabRecords:
             path: where the HAR is written when the block ends (None: keep it in memory).
             strip_secrets: drop cookies and credentials and redact secret values (see
                 :mod:`ego.replay.secrets`); keep the default unless the HAR stays here.
+            bounds: the most the recording keeps, an :class:`ego.replay.HarBounds`
+                (50,000 entries and 256 MiB by default); what goes over them is left out,
+                and said in the HAR (``log._omitted``) and in ``recording.omitted``.
 
         Raises:
             RuntimeError: no recorder is registered (``ego.api`` was never imported: use
@@ -76,7 +85,7 @@ class TabRecords:
             raise RuntimeError(
                 "no HAR recorder is registered: get the tab from ego.launch() or ego.connect()"
             )
-        return _har_recorder(self, path, strip_secrets=strip_secrets)
+        return _har_recorder(self, path, strip_secrets=strip_secrets, bounds=bounds)
 
     @property
     def network_log(self) -> NetworkLog:
@@ -95,7 +104,7 @@ class TabRecords:
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self.session()
+        await self.attach()
         return await self._network.requests()
 
     async def response_body(
@@ -112,7 +121,7 @@ class TabRecords:
                 was evicted), the id is unknown, or the request failed or was a redirect.
             CommandTimeoutError: the request was still loading after ``timeout``.
         """
-        await self.session()
+        await self.attach()
         request_id = request if isinstance(request, str) else request.request_id
         return await self._network.response_body(
             request_id, timeout=self.default_timeout if timeout is None else timeout
@@ -132,7 +141,7 @@ class TabRecords:
         Raises:
             TabClosedError: the tab is closed (and never attached).
         """
-        await self.session()
+        await self.attach()
         return await self._console.messages(clear=clear)
 
     @property

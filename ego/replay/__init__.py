@@ -6,6 +6,7 @@
   credentials stripped and secret values in URLs and bodies redacted.
 - :class:`Har` and :func:`build_entry`: the HAR 1.2 model, for loading, saving and building
   HAR files by hand.
+- :class:`HarBounds` and :func:`reading_hars`: how large a HAR ego reads or records.
 
 See ``docs/replay.md``.
 """
@@ -23,8 +24,15 @@ from .har import (
     PostData,
     build_entry,
 )
+from .har_bounds import (
+    MAX_HAR_BYTES,
+    MAX_HAR_ENTRIES,
+    HarBounds,
+    HarProgress,
+    reading_hars,
+)
 from .matching import Matcher, QueryMode
-from .recorder import Recorder, record
+from .recorder import Omitted, Recorder, record
 from .replayer import (
     DEFAULT_IGNORE,
     ERROR_REASONS,
@@ -38,14 +46,19 @@ from .secrets import REDACTED, is_secret_header, is_secret_name, strip_har
 __all__ = [
     "DEFAULT_IGNORE",
     "ERROR_REASONS",
+    "MAX_HAR_BYTES",
+    "MAX_HAR_ENTRIES",
     "REDACTED",
     "Content",
     "Entry",
     "Har",
+    "HarBounds",
+    "HarProgress",
     "HarRequest",
     "HarResponse",
     "Header",
     "Matcher",
+    "Omitted",
     "Page",
     "PostData",
     "QueryMode",
@@ -56,6 +69,7 @@ __all__ = [
     "build_entry",
     "is_secret_header",
     "is_secret_name",
+    "reading_hars",
     "record",
     "replay",
     "strip_har",

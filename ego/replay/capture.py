@@ -47,6 +47,7 @@ class Outcome:
     error: str | None = None
     body: bytes | None = None
     truncated: bool = False
+    omitted: bool = False  # left out to stay within the recording's bounds
     post_data: bytes | None = None
 
 
@@ -150,6 +151,8 @@ class Capture:
             har_response.extra["_error"] = (last and outcome.error) or "not finished"
         if last and outcome.truncated:
             har_response.extra["_bodyTruncated"] = True
+        if last and outcome.omitted:
+            har_response.extra["_bodyOmitted"] = True
         ended = outcome.finished if last else hop.redirected_at
         elapsed = max(0.0, ((ended or hop.timestamp) - hop.timestamp) * 1000)
         return Entry(

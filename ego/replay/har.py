@@ -16,7 +16,8 @@ import base64
 import binascii
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -32,7 +33,18 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import HarFormatError
+from ..errors import HarFormatError, HarTooLargeError
+from .har_bounds import (
+    LARGE_HAR_BYTES,
+    HarBounds,
+    HarProgress,
+    ProgressCallback,
+    current_bounds,
+    current_progress,
+    scan_har_file,
+    too_many_bytes,
+    too_many_entries,
+)
 from .har_fields import (
     DEFAULT_TIMINGS,
     HarModel,
@@ -72,6 +84,30 @@ __all__ = [
 
 #: Written as ``log.creator``.
 CREATOR: dict[str, Any] = {"name": "ego", "version": "0.1.0"}
+#: Entries between two progress reports while a large file's entries are checked.
+_REPORT_EVERY = 2_000
+
+
+@dataclass
+class _Budget:
+    """The bytes a HAR's ``content._file`` bodies may still take (its bound, less the file)."""
+
+    file: Path | None  # the HAR's file, None for text
+    bounds: HarBounds
+    left: int
+
+    def take(self, body: Path) -> None:
+        """Count ``body`` against the budget.
+
+        Raises:
+            HarTooLargeError: it does not fit.
+            OSError: it cannot be read.
+        """
+        size = body.stat().st_size
+        if size > self.left:
+            spent = self.bounds.max_bytes - self.left + size
+            raise too_many_bytes(self.file, spent, self.bounds, " with its content._file bodies")
+        self.left -= size
 
 
 class PostData(HarModel):
@@ -163,7 +199,10 @@ class Content(HarModel):
         file = (base_dir / attached).resolve()
         if base_dir.resolve() not in file.parents:
             raise unusable(f"content._file {attached!r} leaves the HAR folder")
+        budget = (info.context or {}).get("budget")
         try:
+            if isinstance(budget, _Budget):
+                budget.take(file)
             raw = file.read_bytes()
         except OSError as exc:
             raise unusable(f"cannot read content._file {attached!r}: {exc}") from None
@@ -344,63 +383,153 @@ class Har(HarModel):
         return [name for name in ("browser", "comment") if getattr(self, name) is None]
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Har:
-        """Read a HAR file.
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        bounds: HarBounds | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> Har:
+        """Read a HAR file, within bounds checked before it is parsed whole.
 
         Args:
             path: the ``.har`` file. Playwright's ``content._file`` bodies are read from its
                 folder.
+            bounds: the most it may hold (bytes, with its body files; entries); by default
+                the bounds :func:`~ego.replay.har_bounds.reading_hars` set, else
+                :class:`~ego.replay.har_bounds.HarBounds`' defaults.
+            progress: told how the reading goes, for a file over
+                :data:`~ego.replay.har_bounds.LARGE_HAR_BYTES`; by default the callback
+                :func:`~ego.replay.har_bounds.reading_hars` set, if any.
 
         Raises:
+            HarTooLargeError: the file is over a bound; it was not read whole.
             HarFormatError: the file cannot be read, is not JSON, or is not a HAR.
         """
         file = Path(path)
+        bounds = bounds or current_bounds()
+        progress = progress or current_progress()
         try:
+            size, _ = scan_har_file(file, bounds, progress)
             raw = file.read_bytes()
         except OSError as exc:
             raise HarFormatError(f"cannot read HAR {file}: {exc}", path=str(file)) from None
+        report = None
+        if progress is not None and size > LARGE_HAR_BYTES:
+
+            def report(done: int, total: int) -> None:
+                assert progress is not None
+                progress(HarProgress(file, "loading", done, total, size, size))
+
+        budget = _Budget(file, bounds, bounds.max_bytes - size)
         try:
-            har = cls.loads(raw, base_dir=file.parent)
+            har = cls._parse(raw, file.parent, bounds, budget, report)
+        except HarTooLargeError:
+            raise
         except HarFormatError as exc:
             raise HarFormatError(f"{file}: {exc}", path=str(file)) from None
         har.source = file
         return har
 
     @classmethod
-    def loads(cls, text: str | bytes, *, base_dir: str | os.PathLike[str] | None = None) -> Har:
+    def loads(
+        cls,
+        text: str | bytes,
+        *,
+        base_dir: str | os.PathLike[str] | None = None,
+        bounds: HarBounds | None = None,
+    ) -> Har:
         """Parse HAR JSON text.
 
+        Args:
+            text: the JSON.
+            base_dir: where ``content._file`` bodies are; they are not read when None.
+            bounds: the most it may hold (as :meth:`load`).
+
         Raises:
+            HarTooLargeError: the text is over a bound.
             HarFormatError: not JSON, or not a HAR.
         """
+        bounds = bounds or current_bounds()
+        folder = Path(base_dir) if base_dir is not None else None
+        if len(text) > bounds.max_bytes:
+            raise too_many_bytes(None, len(text), bounds)
+        budget = _Budget(None, bounds, bounds.max_bytes - len(text))
+        return cls._parse(text, folder, bounds, budget, None)
+
+    @classmethod
+    def _parse(
+        cls,
+        text: str | bytes,
+        folder: Path | None,
+        bounds: HarBounds,
+        budget: _Budget,
+        report: Callable[[int, int], None] | None,
+    ) -> Har:
         try:
             data = json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
             raise HarFormatError(f"not JSON: {exc}") from None
-        return cls.from_dict(data, base_dir=base_dir)
+        return cls._build(data, folder, bounds, budget, report)
 
     @classmethod
-    def from_dict(cls, data: Any, *, base_dir: str | os.PathLike[str] | None = None) -> Har:
+    def from_dict(
+        cls,
+        data: Any,
+        *,
+        base_dir: str | os.PathLike[str] | None = None,
+        bounds: HarBounds | None = None,
+    ) -> Har:
         """Build from parsed JSON: ``{"log": {...}}``, or a bare log object.
 
         Args:
             data: the parsed JSON.
             base_dir: where ``content._file`` bodies are; they are not read when None.
+            bounds: the most it may hold: entries, and bytes of the body files it names.
 
         Raises:
+            HarTooLargeError: more entries than ``bounds`` allow, or body files larger.
             HarFormatError: there is no ``entries`` list, an entry is not an object or has no
                 request URL, or an attached body cannot be read.
         """
+        bounds = bounds or current_bounds()
+        folder = Path(base_dir) if base_dir is not None else None
+        budget = _Budget(None, bounds, bounds.max_bytes)
+        return cls._build(data, folder, bounds, budget, None)
+
+    @classmethod
+    def _build(
+        cls,
+        data: Any,
+        folder: Path | None,
+        bounds: HarBounds,
+        budget: _Budget,
+        report: Callable[[int, int], None] | None,
+    ) -> Har:
         if not isinstance(data, Mapping):
             raise HarFormatError("a HAR is a JSON object with a log")
         log = data.get("log", data)
         if not isinstance(log, Mapping) or not isinstance(log.get("entries"), list):
             raise HarFormatError('not a HAR: no "log.entries" list')
-        folder = Path(base_dir) if base_dir is not None else None
+        items = log["entries"]
+        if len(items) > bounds.max_entries:
+            raise too_many_entries(budget.file, len(items), bounds)
+        context = {"base_dir": folder, "budget": budget}
         try:
-            return cls.model_validate(dict(log), context={"base_dir": folder})
+            har = cls.model_validate({**log, "entries": []}, context=context)
         except ValidationError as exc:
             raise har_error(exc) from None
+        # One entry at a time: a large file reports its progress, and a problem names its entry.
+        for index, item in enumerate(items):
+            try:
+                har.entries.append(Entry.model_validate(item, context=context))
+            except ValidationError as exc:
+                raise har_error(exc, entry=index) from None
+            if report is not None and (index + 1) % _REPORT_EVERY == 0:
+                report(index + 1, len(items))
+        if report is not None:
+            report(len(items), len(items))
+        return har
 
     def to_dict(self) -> JSONObject:
         """The HAR as JSON-ready data (``{"log": {...}}``).

@@ -26,7 +26,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError, PydanticSerializationError
 
-from ..errors import HarFormatError
+from ..errors import HarFormatError, HarTooLargeError
 
 __all__ = [
     "DEFAULT_TIMINGS",
@@ -243,12 +243,22 @@ def dump(model: BaseModel) -> JSONObject:
         raise HarFormatError(str(exc).rpartition("HarFormatError: ")[2]) from None
 
 
-def har_error(exc: ValidationError) -> HarFormatError:
-    """The first problem of ``exc`` as ego words it: ``log.entries[3]: request.url is missing``."""
+def har_error(exc: ValidationError, *, entry: int | None = None) -> HarFormatError:
+    """The first problem of ``exc`` as ego words it: ``log.entries[3]: request.url is missing``.
+
+    Args:
+        exc: what pydantic found.
+        entry: the index of the entry ``exc`` is about, when one entry was checked alone.
+    """
     error = exc.errors()[0]
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, HarTooLargeError):
+        return cause  # a bound a body file went over: the error of its own type
     loc = list(error["loc"])
     where = "log"
-    if len(loc) >= 2 and loc[0] == "entries" and isinstance(loc[1], int):
+    if entry is not None:
+        where = f"log.entries[{entry}]"
+    elif len(loc) >= 2 and loc[0] == "entries" and isinstance(loc[1], int):
         where, loc = f"log.entries[{loc[1]}]", loc[2:]
     field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
     if error["type"] == _UNUSABLE:

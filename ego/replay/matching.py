@@ -15,8 +15,9 @@ Rules, in order:
    body is equal wins over it.
 4. A recorded value ``REDACTED`` (what recording puts in place of a secret, see
    :mod:`ego.replay.secrets`) matches any value: for a query parameter or form field every
-   value of that name, for a JSON value the value at that place. The names must still be the
-   same, and every other value equal.
+   value of that name, for a JSON value the value at that place, for a URL path segment any
+   segment there. The names must still be the same, and every other value equal; an entry
+   whose path is equal wins over one that matched through a ``REDACTED`` segment.
 5. Among equally good entries the first one not yet served answers, so a page that polls
    the same URL gets the responses in recorded order; once all were served, the last one
    keeps answering.
@@ -171,14 +172,20 @@ class Matcher:
         self.query_mode = query
         self.ignore_params = frozenset(ignore_params)
         self._by_key: dict[tuple[str, str], list[_Candidate]] = {}
+        # Entries whose path holds a REDACTED segment: matched segment by segment.
+        self._masked: list[tuple[str, list[str], _Candidate]] = []
         for index, entry in enumerate(entries):
             base, params = split_url(entry.request.url, self.ignore_params)
             post = entry.request.post_data
             body = None
             if post is not None and (post.text or post.params):
                 body = normalize_body(post.body(), post.mime_type)
-            key = (entry.request.method.upper(), base)
-            self._by_key.setdefault(key, []).append(_Candidate(index, entry, params, body))
+            method = entry.request.method.upper()
+            candidate = _Candidate(index, entry, params, body)
+            self._by_key.setdefault((method, base), []).append(candidate)
+            segments = base.split("/")
+            if REDACTED in segments[3:]:
+                self._masked.append((method, segments, candidate))
 
     def match(
         self, method: str, url: str, body: bytes | None = None, content_type: str | None = None
@@ -192,7 +199,9 @@ class Matcher:
             content_type: the request's Content-Type (tells JSON and forms apart).
         """
         base, params = split_url(url, self.ignore_params)
-        candidates = self._by_key.get((method.upper(), base))
+        candidates = self._by_key.get((method.upper(), base)) or self._masked_candidates(
+            method.upper(), base
+        )
         if not candidates:
             return None
         wanted_body = normalize_body(body, content_type) if body else None
@@ -212,6 +221,18 @@ class Matcher:
         chosen = next((c for c in best if c.uses == 0), best[-1])
         chosen.uses += 1
         return chosen.index, chosen.entry
+
+    def _masked_candidates(self, method: str, base: str) -> list[_Candidate]:
+        """Entries whose recorded path matches ``base`` with ``REDACTED`` segments as any."""
+        segments = base.split("/")
+        return [
+            candidate
+            for recorded_method, recorded, candidate in self._masked
+            if recorded_method == method
+            and len(recorded) == len(segments)
+            and all(r in (s, REDACTED) for r, s in zip(recorded, segments, strict=True))
+            and recorded[:3] == segments[:3]
+        ]
 
     def _score(self, candidate: _Candidate, params: Query, body: Any) -> tuple[int, int] | None:
         params = _masked(params, candidate.query)

@@ -15,7 +15,9 @@ Each event kind is delivered by its own subscription task, so a request's
 per request id in a :class:`~ego.replay.capture.Capture` and put together only when the HAR
 is built, so nothing depends on the order in which handlers run.
 
-By default the recording keeps no session: see :mod:`ego.replay.secrets`.
+By default the recording keeps no session: see :mod:`ego.replay.secrets`. Where the page
+keeps each token it sends in a header is looked up in the page while recording, and named in
+the entry (:mod:`ego.replay.token_places`), never the token.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import logging
 import os
 import time
 from collections.abc import Generator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -34,16 +37,66 @@ from ..errors import BrowserClosedError, EgoError, TabClosedError
 from ..page.browser import Browser
 from .capture import Capture, Outcome, iso_time
 from .har import Har, Page
+from .har_bounds import HarBounds
 from .replayer import DEFAULT_IGNORE
 from .secrets import strip_har
+from .token_places import TokenPlaces
 
 if TYPE_CHECKING:
     from ..page.tab import Tab, WaitUntil
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Session
+    from ..protocol.transport import Subscription
 
-__all__ = ["Recorder", "record"]
+__all__ = ["OMITTED_FIELD", "Omitted", "Recorder", "record"]
 
 logger = logging.getLogger("ego.replay")
+
+#: The ``log`` field of a recording that went over its bounds: what was left out.
+OMITTED_FIELD = "_omitted"
+#: What an entry adds to a HAR file besides its bodies (headers, timings, the JSON around).
+_ENTRY_OVERHEAD = 1024
+
+
+@dataclass(frozen=True)
+class Omitted:
+    """What a recording left out to stay within its bounds.
+
+    Attributes:
+        entries: requests not recorded at all (past ``max_entries``).
+        bodies: response or request bodies not kept (past ``max_bytes``); their entries are.
+        bytes: the size of the bodies not kept.
+    """
+
+    entries: int = 0
+    bodies: int = 0
+    bytes: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.entries or self.bodies)
+
+    @classmethod
+    def of(cls, har: Har) -> Omitted:
+        """What ``har`` says its recording left out (``log._omitted``)."""
+        found = har.extra.get(OMITTED_FIELD)
+        if not isinstance(found, dict):
+            return cls()
+        return cls(*(int(found.get(key, 0)) for key in ("entries", "bodies", "bytes")))
+
+    def as_dict(self) -> dict[str, int]:
+        """JSON-ready form."""
+        return {"entries": self.entries, "bodies": self.bodies, "bytes": self.bytes}
+
+    def describe(self, bounds: HarBounds) -> str:
+        """One line: what was left out, and the bounds that left it out."""
+        parts = []
+        if self.entries:
+            parts.append(f"{self.entries:,} request(s) past {bounds.max_entries:,} entries")
+        if self.bodies:
+            parts.append(
+                f"{self.bodies:,} bod{'y' if self.bodies == 1 else 'ies'} ({self.bytes:,} "
+                f"bytes) past {bounds.max_bytes:,} bytes"
+            )
+        return "left out to stay within the recording's bounds: " + "; ".join(parts)
 
 
 class Recorder:
@@ -67,6 +120,12 @@ class Recorder:
             machine.
         max_body_size: bodies larger than this many bytes are recorded empty (with
             ``_bodyTruncated``) rather than kept in memory.
+        bounds: the most the recording keeps (``HarBounds(max_entries=50_000,
+            max_bytes=256 MiB)`` by default, what :meth:`Har.load` reads back): requests past
+            ``max_entries`` are not recorded, and bodies that would take the recording past
+            ``max_bytes`` (as written, estimated) are left out (``_bodyOmitted``). What was
+            left out is in :attr:`omitted`, in the HAR (``log._omitted`` and its comment) and
+            logged once as a warning on the ``ego.replay`` logger.
         ignore: URL patterns (``fnmatch``, without the query) whose requests do not hold up
             :meth:`wait_idle`: the browser asks for the favicon on its own, and that request
             sometimes never reports its end. They are still recorded when they finish.
@@ -80,19 +139,25 @@ class Recorder:
         *,
         strip_secrets: bool = True,
         max_body_size: int = 50 * 1024 * 1024,
+        bounds: HarBounds | None = None,
         ignore: Sequence[str] = DEFAULT_IGNORE,
         timeout: float = 10.0,
     ) -> None:
         self.tab = tab
+        self.bounds = bounds or HarBounds()
+        self._omitted = Omitted()
+        self._left_out: set[str] = set()  # request ids not recorded (past max_entries)
+        self._kept = 0  # the recording's size as written, estimated
+        self._hops = 0  # entries recorded so far
         self.har_path = Path(har_path) if har_path is not None else None
         self.ignore = tuple(ignore)
         self.strip_secrets = strip_secrets
         self.max_body_size = max_body_size
         self.timeout = timeout
-        self._connection: Connection | None = None
-        self._session_id: str | None = None
+        self._session: Session | None = None
         self._subscriptions: list[Subscription] = []
         self._capture = Capture()
+        self._token_places = TokenPlaces()
         self._tasks: set[asyncio.Task[None]] = set()
         self._activity = asyncio.Event()
         self._running = False
@@ -103,6 +168,11 @@ class Recorder:
     def running(self) -> bool:
         """True between :meth:`start` and :meth:`stop`."""
         return self._running
+
+    @property
+    def omitted(self) -> Omitted:
+        """What was left out so far to stay within :attr:`bounds` (false when nothing)."""
+        return self._omitted
 
     @property
     def in_flight(self) -> int:
@@ -147,7 +217,7 @@ class Recorder:
         """
         if self._running:
             return self
-        await self.tab.session()  # fails early, with the tab's own message, if it is closed
+        await self.tab.attach()  # fails early, with the tab's own message, if it is closed
         connection = self.tab.connection
         # A session of our own: Network.enable/disable and the cache bypass stay ours.
         attached = await connection.send(
@@ -155,7 +225,7 @@ class Recorder:
             {"targetId": self.tab.target_id, "flatten": True},
             timeout=self.timeout,
         )
-        session_id = str(attached["sessionId"])
+        session = connection.session(str(attached["sessionId"]))
         handlers = {
             "Network.requestWillBeSent": self._on_request,
             "Network.requestWillBeSentExtraInfo": self._on_request_extra,
@@ -165,11 +235,9 @@ class Recorder:
             "Network.loadingFailed": self._on_failed,
         }
         self._subscriptions = [
-            connection.subscribe(method, handler, session_id=session_id)
-            for method, handler in handlers.items()
+            session.subscribe(method, handler) for method, handler in handlers.items()
         ]
-        self._connection = connection
-        self._session_id = session_id
+        self._session = session
         try:
             await self._send(
                 "Network.enable",
@@ -261,12 +329,27 @@ class Recorder:
         self._activity.set()
 
     def _on_request(self, params: dict[str, Any]) -> None:
+        request_id = str(params.get("requestId", ""))
+        if request_id in self._left_out or (
+            request_id not in self._capture.hops and self._hops >= self.bounds.max_entries
+        ):
+            self._left_out.add(request_id)
+            if not isinstance(params.get("redirectResponse"), dict):
+                self._leave_out(entries=1)
+            return
         hop = self._capture.add_request(params)
         if hop is None:
             return
+        self._hops += 1
+        url = str(hop.request.get("url", ""))
+        self._kept += _ENTRY_OVERHEAD + len(url) + len(str(hop.request.get("postData", "")))
         if hop.request.get("hasPostData") and "postData" not in hop.request:
             url = hop.request.get("url", "")
             self._spawn(self._read_post_data(hop.request_id), f"post data of {url}")
+        tokens = self._token_places.wanted(hop.request.get("headers"))
+        if tokens:
+            # Where the page keeps them: asked now, while the page that sent them is there.
+            self._spawn(self._token_places.look_up(self._send, tokens), "places of its tokens")
         self._touch()
 
     def _outcome(self, params: dict[str, Any]) -> Outcome:
@@ -287,11 +370,16 @@ class Recorder:
         self._touch()
 
     def _on_finished(self, params: dict[str, Any]) -> None:
+        if str(params.get("requestId", "")) in self._left_out:
+            return
         outcome = self._outcome(params)
         outcome.finished = float(params.get("timestamp", 0.0))
         size = params.get("encodedDataLength")
         if isinstance(size, int | float) and size > self.max_body_size:
             outcome.truncated = True
+        elif isinstance(size, int | float) and self._kept + size > self.bounds.max_bytes:
+            outcome.omitted = True  # not even read: it cannot fit
+            self._leave_out(bodies=1, size=int(size))
         else:
             # Read it now: once the page navigates, Chrome may drop the body.
             request_id = str(params.get("requestId", ""))
@@ -320,10 +408,8 @@ class Recorder:
         task.add_done_callback(done)
 
     async def _send(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        assert self._connection is not None
-        return await self._connection.send(
-            method, params, session_id=self._session_id, timeout=self.timeout
-        )
+        assert self._session is not None
+        return await self._session.send(method, params, timeout=self.timeout)
 
     async def _read_body(self, request_id: str) -> None:
         try:
@@ -334,7 +420,15 @@ class Recorder:
             return
         body = str(result.get("body", ""))
         data = base64.b64decode(body) if result.get("base64Encoded") else body.encode("utf-8")
-        self._capture.outcome(request_id).body = data
+        outcome = self._capture.outcome(request_id)
+        # About as written: a binary body as the base64 Chrome gave, text as its bytes.
+        cost = len(body) if result.get("base64Encoded") else len(data)
+        if self._kept + cost > self.bounds.max_bytes:
+            outcome.omitted = True
+            self._leave_out(bodies=1, size=len(data))
+            return
+        self._kept += cost
+        outcome.body = data
 
     async def _read_post_data(self, request_id: str) -> None:
         try:
@@ -343,7 +437,21 @@ class Recorder:
             logger.debug("record: no post data for request %s: %s", request_id, exc)
             return
         post = str(result.get("postData", "")).encode("utf-8")
+        self._kept += len(post)
         self._capture.outcome(request_id).post_data = post
+
+    def _leave_out(self, *, entries: int = 0, bodies: int = 0, size: int = 0) -> None:
+        if not self._omitted:
+            logger.warning(
+                "record: the recording reached its bounds (%s entries, %s bytes); what goes "
+                "over them is left out and counted in the HAR's log._omitted",
+                f"{self.bounds.max_entries:,}",
+                f"{self.bounds.max_bytes:,}",
+            )
+        old = self._omitted
+        self._omitted = replace(
+            old, entries=old.entries + entries, bodies=old.bodies + bodies, bytes=old.bytes + size
+        )
 
     def _close_subscriptions(self) -> None:
         for subscription in self._subscriptions:
@@ -359,8 +467,17 @@ class Recorder:
             comment="recorded by ego" + (" (secrets stripped)" if self.strip_secrets else ""),
         )
         har.entries.extend(self._capture.entries(page_id))
+        for entry in har.entries:
+            self._token_places.annotate(entry)
         if self.strip_secrets:
             strip_har(har)
+        if self._omitted:
+            har.comment = f"{har.comment}; {self._omitted.describe(self.bounds)}"
+            har.extra[OMITTED_FIELD] = {
+                **self._omitted.as_dict(),
+                "maxEntries": self.bounds.max_entries,
+                "maxBytes": self.bounds.max_bytes,
+            }
         return har
 
 
@@ -373,6 +490,7 @@ async def record(
     wait_until: WaitUntil = "load",
     settle: float = 1.0,
     timeout: float = 30.0,
+    bounds: HarBounds | None = None,
 ) -> Har:
     """Load ``url`` in a live tab, record everything it loads, and write a HAR.
 
@@ -389,6 +507,7 @@ async def record(
         wait_until: the navigation's lifecycle point (as :meth:`ego.Tab.navigate`).
         settle: seconds of network silence after that which end the recording.
         timeout: seconds for the navigation, and again at most for settling.
+        bounds: the most the recording keeps (see :class:`Recorder`).
 
     Returns:
         The recorded HAR (also written to ``har_path`` when given).
@@ -402,7 +521,7 @@ async def record(
     own_tab = isinstance(target, Browser)
     tab = await target.new_tab() if isinstance(target, Browser) else target
     try:
-        recorder = Recorder(tab, strip_secrets=strip_secrets)
+        recorder = Recorder(tab, strip_secrets=strip_secrets, bounds=bounds)
         async with recorder:
             await tab.navigate(url, wait_until=wait_until, timeout=timeout)
             await recorder.wait_idle(quiet=settle, timeout=timeout)

@@ -13,7 +13,8 @@ camelCase humps (``accessToken`` -> access, token; ``X-Session`` -> x, session;
 
 1. its words run together contain one of :data:`SECRET_FRAGMENTS` (``access_token``,
    ``csrfmiddlewaretoken``, ``sessionId``, ``apiKey``, ``X-Amz-Signature``); or
-2. one of its words is one of :data:`SECRET_WORDS` (``auth``, ``x-auth``, ``pwd``, ``sid``); or
+2. one of its words is one of :data:`SECRET_WORDS` (``auth``, ``x-auth``, ``pwd``, ``sid``,
+   ``pin``, ``otp``, ``cvv``, ``ssn``: ``card_cvv``, ``userPIN``, ``cvv2``); or
 3. in a request (URL, request body) only: one of its words is one of :data:`REQUEST_WORDS`
    (``key``, ``keyId``, ``code``, ``verification_code``), unless that word is ``code`` right
    after one of :data:`HARMLESS_CODES` (``country_code``, ``langCode``, ``status_code``).
@@ -61,9 +62,28 @@ SECRET_FRAGMENTS: Final = (
     "authorization",
     "cookie",
     "signature",
+    "socialsecurity",
 )
 #: Matched as a whole word of a name, in requests and responses.
-SECRET_WORDS: Final = frozenset({"auth", "pwd", "pass", "sid", "otp", "sig", "jwt"})
+SECRET_WORDS: Final = frozenset(
+    {
+        "auth",
+        "pwd",
+        "pass",
+        "sid",
+        "otp",
+        "totp",
+        "hotp",
+        "sig",
+        "jwt",
+        "pin",
+        "cvv",
+        "cvc",
+        "cvn",
+        "csc",
+        "ssn",
+    }
+)
 #: Matched as a whole word of a name in requests only (URLs and request bodies).
 REQUEST_WORDS: Final = frozenset({"key", "code"})
 #: Words before ``code`` that make it a harmless code (``country_code``).
@@ -94,7 +114,7 @@ _HEADER_FRAGMENTS: Final = re.compile(
     r"token|secret|csrf|xsrf|api[-_]?key|password|passwd|session|cookie|credential|authorization",
     re.IGNORECASE,
 )
-_HEADER_WORDS: Final = frozenset({"auth"})
+_HEADER_WORDS: Final = frozenset({"auth", "jwt", "otp", "totp", "pin", "cvv", "cvc", "ssn"})
 
 
 def name_words(name: str) -> list[str]:
@@ -133,8 +153,9 @@ def is_secret_header(name: str) -> bool:
 
     ``Cookie``, ``Set-Cookie``, ``Authorization`` and ``Proxy-Authorization``; any header
     containing ``token``, ``secret``, ``csrf``, ``xsrf``, ``api-key``, ``password``,
-    ``session``, ``cookie``, ``credential`` or ``authorization``, or with ``auth`` as a
-    dash-separated word; but never a CORS header (``access-control-*``).
+    ``session``, ``cookie``, ``credential`` or ``authorization``, or with ``auth``, ``jwt``,
+    ``otp``, ``totp``, ``pin``, ``cvv``, ``cvc`` or ``ssn`` as a dash-separated word; but never
+    a CORS header (``access-control-*``).
     """
     lower = name.lower().lstrip(":")
     if lower in _ALWAYS_HEADERS:

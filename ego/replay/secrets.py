@@ -13,13 +13,17 @@ anyone who reads it act as the person. So, by default, recordings lose:
 
 Redacted values keep the request's shape, and the matcher takes a recorded ``REDACTED`` as
 any value, so a redacted recording still replays. HTML, scripts and other bodies are not
-rewritten: a token a page writes into its own markup stays.
+rewritten by name: a token a page writes only into its own markup stays.
+
+Then every value redacted by name is redacted wherever else it appears in the recording, by
+value (:mod:`ego.replay.secret_values`): a session cookie used as a URL path segment, a token
+echoed in another answer or in a page's markup.
 
 What was dropped is named, never its value: an entry that lost headers or cookies carries
 ``_redacted`` (:data:`REDACTED_FIELD`), ``{"requestHeaders": [...], "requestCookies": [...],
-"responseHeaders": [...], "responseCookies": [...]}`` with the names, so that a reader of
-the recording (``ego suggest``) can still tell that a request sent a session cookie or a
-CSRF header, and which one.
+"responseHeaders": [...], "responseCookies": [...], "values": {where: [names]}}`` with the
+names, so that a reader of the recording (``ego suggest``) can still tell that a request sent
+a session cookie or a CSRF header, and which one.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import Any, Final
 from .har import Entry, Har, Header, header_value
 from .redaction import redact_content, redact_pairs, redact_post_data, redact_url
 from .secret_names import REDACTED, is_secret_header, is_secret_name
+from .secret_values import SecretValues, strip_values
 
 __all__ = [
     "REDACTED",
@@ -78,11 +83,21 @@ def _cookie_names(cookies: list[Any], headers: list[Header], header: str) -> lis
 
 
 def strip_entry(entry: Entry) -> Entry:
-    """Remove secret headers and cookies from ``entry`` and redact secret values, in place.
+    """Remove secret headers and cookies from ``entry`` and redact secret values, by name and
+    then by value within the entry, in place (:func:`strip_har` looks for each value in the
+    whole recording).
 
     Returns:
         ``entry``.
     """
+    values = SecretValues()
+    values.collect(entry)
+    _strip_by_name(entry)
+    values.redact(entry)
+    return entry
+
+
+def _strip_by_name(entry: Entry) -> None:
     request, response = entry.request, entry.response
     dropped = {
         "requestHeaders": _dropped(request.headers),
@@ -105,19 +120,26 @@ def strip_entry(entry: Entry) -> Entry:
     content_type = header_value(response.headers, "content-type")
     if redact_content(response.content, content_type) and response.body_size >= 0:
         response.body_size = response.content.size
-    return entry
 
 
 def strip_har(har: Har) -> Har:
-    """:func:`strip_entry` on every entry of ``har``, and page titles that are URLs, in place.
+    """Strip every entry of ``har`` by name (as :func:`strip_entry`), and page titles that are
+    URLs; then redact each value that was redacted by name wherever else it appears in the
+    recording (:mod:`ego.replay.secret_values`), in place.
 
     Returns:
         ``har``.
     """
+    # Every value redacted by name is looked for in the whole recording: a token one answer
+    # set as a cookie may be a later request's path segment.
+    values = SecretValues()
     for entry in har.entries:
-        strip_entry(entry)
+        values.collect(entry)
+    for entry in har.entries:
+        _strip_by_name(entry)
     for page in har.pages:
         # The recorder names a page by its URL, which may hold a token.
         if page.title.startswith(("http://", "https://")):
             page.title = redact_url(page.title)
+    strip_values(har, values)
     return har

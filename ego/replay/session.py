@@ -14,11 +14,12 @@ import fnmatch
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from .har import Har
-from .recorder import Recorder
+from .har_bounds import HarBounds
+from .recorder import Omitted, Recorder
 
 if TYPE_CHECKING:
     from ..page.tab import Tab
@@ -48,12 +49,14 @@ class SessionEnd:
             event: Ctrl+C) or ``"tab closed"``.
         url: the tab's URL at the end.
         seconds: how long it ran.
+        omitted: what the recording left out to stay within its bounds.
     """
 
     har: Har
     reason: str
     url: str
     seconds: float
+    omitted: Omitted = field(default_factory=Omitted)
 
 
 async def record_session(
@@ -67,6 +70,7 @@ async def record_session(
     strip_secrets: bool = True,
     settle: float = 1.0,
     on_start: Callable[[], None] | None = None,
+    bounds: HarBounds | None = None,
 ) -> SessionEnd:
     """Record ``tab`` while someone works in it, until ``until_url``, ``duration`` or ``stop``.
 
@@ -81,6 +85,8 @@ async def record_session(
         settle: seconds of network silence waited for before the recording stops.
         on_start: called once the recording runs and ``start_url`` has loaded (the command
             line says then that the tab is ready to work in).
+        bounds: the most the recording keeps (see :class:`~ego.replay.recorder.Recorder`);
+            what goes over them is left out and said in the HAR and in ``omitted``.
 
     Returns:
         The recording and how it ended.
@@ -93,7 +99,7 @@ async def record_session(
     if until_url is None and duration is None and stop is None:
         raise ValueError("a session needs an end: until_url, duration or a stop event")
     started = time.monotonic()
-    recorder = Recorder(tab, har_path, strip_secrets=strip_secrets)
+    recorder = Recorder(tab, har_path, strip_secrets=strip_secrets, bounds=bounds)
     reason = "stopped"
     async with recorder:
         if start_url is not None:
@@ -121,4 +127,4 @@ async def record_session(
                 pass
         if not tab.closed:
             await recorder.wait_idle(quiet=settle, timeout=max(settle * 5, 5.0))
-    return SessionEnd(recorder.har, reason, tab.url, time.monotonic() - started)
+    return SessionEnd(recorder.har, reason, tab.url, time.monotonic() - started, recorder.omitted)

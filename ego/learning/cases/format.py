@@ -47,6 +47,7 @@ __all__ = [
     "CASES_FILE",
     "CASES_SCHEMA",
     "ERROR_KINDS",
+    "MAX_CASES_BYTES",
     "MISSING",
     "LearningCase",
     "load_cases",
@@ -54,6 +55,10 @@ __all__ = [
 
 #: Where a site keeps its cases, relative to the site folder.
 CASES_FILE: Final = "tests/cases.json"
+
+#: The most bytes a ``cases.json`` may take: more is refused unread (its HARs have bounds of
+#: their own, :class:`ego.replay.HarBounds`).
+MAX_CASES_BYTES: Final = 16 * 1024 * 1024
 
 #: The error kinds ``expect_error`` may name.
 ERROR_KINDS: Final = ("SKILL_BROKEN", "NEEDS_LOGIN", "TOOL_ERROR")
@@ -165,7 +170,18 @@ def load_cases(entry: SiteEntry) -> list[LearningCase]:
         return []
     site_id = entry.site_id
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        with open(file, "rb") as handle:
+            raw = handle.read(MAX_CASES_BYTES + 1)
+        if len(raw) > MAX_CASES_BYTES:
+            raise _invalid(
+                site_id,
+                file,
+                [
+                    f"it is larger than {MAX_CASES_BYTES:,} bytes: split the cases or the values "
+                    "they expect (expect_subset, expect_schema)"
+                ],
+            )
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _invalid(site_id, file, [f"cannot read it as JSON: {exc}"]) from None
     # Every problem, not only the first: a broken file is fixed in one go.

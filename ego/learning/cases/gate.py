@@ -10,14 +10,18 @@ call is the site's, and this layer only orders the runs and judges them.
 None of these runs is recorded in the tool's health: the new version has not run for real
 yet (its record starts at zero once saved), and the current version's replayed runs say
 nothing new about it.
+
+A new source whose case runs send a request to another origin than the case's page is
+refused outright (:func:`check_origins`, :class:`~ego.errors.ForeignRequestError`), forced or
+not: a learning runs with the person's session, and may call only the page's own origin.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ...errors import EgoError, InvalidCasesError
+from ...errors import EgoError, ForeignRequestError, InvalidCasesError
 from ...page.browser import TabHost
 from ...page.tab import Tab
 from ..catalog.registry import Learnings, LoadedSource, version_of
@@ -28,7 +32,7 @@ from .replayed import DEFAULT_TOOL_TIMEOUT, run_replayed
 from .result import CaseResult
 from .verdict import CaseCheck, GateReport
 
-__all__ = ["GateInvoke", "candidate_source", "run_gate"]
+__all__ = ["GateInvoke", "candidate_source", "check_origins", "run_gate"]
 
 #: Runs ``case``'s tool in the tab within the seconds given: ``source`` when given (the new
 #: version, not written yet), else the tool as it is now.
@@ -63,6 +67,8 @@ async def run_gate(
         it: the cases cannot tell anything).
 
     Raises:
+        ForeignRequestError: a case's run with the new source sent a request to another
+            origin than the case's page.
         BrowserClosedError: the browser went away.
     """
     try:
@@ -81,6 +87,7 @@ async def run_gate(
         for case in cases:
             timeout = case.timeout or spec.timeout or DEFAULT_TOOL_TIMEOUT
             now = await _run(browser, case, invoke, timeout, source)
+            check_origins(plan.site_id, plan.tool, [now], _front_end(plan))
             if now.passed:
                 checks.append(CaseCheck(case.name, True))
                 continue
@@ -90,6 +97,41 @@ async def run_gate(
             )
     forced = plan.draft.force if plan.draft is not None else False
     return GateReport(tuple(checks), forced=forced)
+
+
+def check_origins(
+    site_id: str, tool: str, results: Sequence[CaseResult], front_end: str = "python"
+) -> None:
+    """Refuse a tool whose case runs sent requests to another origin than the case's page.
+
+    Args:
+        site_id, tool: the tool being saved.
+        results: its cases, run with the new source.
+        front_end: whose words the refusal uses.
+
+    Raises:
+        ForeignRequestError: a case's run sent one (no ``force`` goes past it).
+    """
+    found = [(r.name, request) for r in results for request in r.foreign_requests]
+    if not found:
+        return
+    listed = "; ".join(f"{request} (case {name!r})" for name, request in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    raise ForeignRequestError(
+        f"not saved {site_id}/{tool}: its offline cases sent {len(found)} request(s) to "
+        f"another origin than the page's: {listed}{more}; a learning runs in the page with the "
+        "person's session and may call only the page's own origin: make the request "
+        "same-origin; nothing was written",
+        site_id=site_id,
+        name=tool,
+        problems=[f"case {name!r} sent {request} to another origin" for name, request in found],
+        requests=[request for _, request in found],
+        cases=list(dict.fromkeys(name for name, _ in found)),
+    )
+
+
+def _front_end(plan: ToolPlan) -> str:
+    return plan.draft.front_end if plan.draft is not None else "python"
 
 
 async def _run(

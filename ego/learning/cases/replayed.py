@@ -19,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from ...errors import (
     BrowserClosedError,
@@ -31,17 +32,27 @@ from ...errors import (
 )
 from ...page.browser import TabHost
 from ...page.tab import Tab
-from ...replay import Har, Replayer
+from ...replay import Har, ReplayedRequest, Replayer
 from .format import LearningCase
 from .judge import error_kind, judge, judge_error
 from .result import CaseResult
 
-__all__ = ["DEFAULT_TOOL_TIMEOUT", "NAVIGATION_TIMEOUT", "Invoke", "run_replayed"]
+__all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
+    "NAVIGATION_TIMEOUT",
+    "Invoke",
+    "foreign_requests",
+    "origin_of",
+    "run_replayed",
+]
 
 #: Seconds a case's page may take to reach its lifecycle point, unless the caller says.
 NAVIGATION_TIMEOUT: Final = 15.0
 #: Seconds a case's tool may run when neither the case nor the manifest says.
 DEFAULT_TOOL_TIMEOUT: Final = 30.0
+
+#: Chrome's resource types of what page code sends on purpose (Fetch.requestPaused).
+_SENT: Final = frozenset({"Fetch", "XHR", "EventSource", "WebSocket", "Ping", "Preflight"})
 
 #: Runs the case's tool in the tab within the seconds given and returns what it returned;
 #: raises what the tool's call raises.
@@ -179,20 +190,54 @@ async def _run_in_tab(
             result.reason = f"setup script failed: {exc}"
             return
     mark = len(replayer.requests)
+    page = tab.url
     try:
         value = await invoke(tab, tool_timeout)
     except BrowserClosedError:
         raise
     except EgoError as exc:
         result.tool_entries = _answered(replayer, mark)
+        result.foreign_requests = foreign_requests(replayer.requests, mark, page)
         result.error = error_kind(exc)
         result.reason = judge_error(case, exc)
         result.passed = not result.reason
         return
     result.tool_entries = _answered(replayer, mark)
+    result.foreign_requests = foreign_requests(replayer.requests, mark, page)
     result.result = value
     result.reason = judge(case, value)
     result.passed = not result.reason
+
+
+def foreign_requests(requests: Sequence[ReplayedRequest], mark: int, page: str) -> list[str]:
+    """The requests a tool sent, from ``requests[mark:]``, to another origin than ``page``'s.
+
+    Counted are what code sends on purpose (``fetch``, XHR, EventSource, WebSocket, beacons),
+    whatever answered them; a GET of a URL the page itself requested before the tool ran
+    (reading its own script bundle again) carries nothing of the tool's and is not counted.
+    """
+    home = origin_of(page)
+    loaded = {r.url for r in requests[:mark] if r.method == "GET"}
+    return [
+        f"{r.method} {r.url}"
+        for r in requests[mark:]
+        if r.resource_type in _SENT
+        and origin_of(r.url) != home
+        and not (r.method == "GET" and r.url in loaded)
+    ]
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, lower case, the scheme's default port left out."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = (parts.hostname or "").lower()
+    default = {"http": 80, "https": 443, "ws": 80, "wss": 443}.get(scheme)
+    return f"{scheme}://{host}" + (f":{port}" if port is not None and port != default else "")
 
 
 def _answered(replayer: Replayer, mark: int) -> list[int]:

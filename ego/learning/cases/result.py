@@ -25,6 +25,9 @@ class CaseResult(BaseModel):
         unmatched: ``"METHOD URL"`` of every request the HAR could not answer.
         tool_entries: the HAR entries that answered the tool's own requests (after the page
             loaded), by index (not in JSON): what ``ego heal`` compares with a live run.
+        foreign_requests: ``"METHOD URL"`` of each request the tool sent to another origin
+            than the page's (not in JSON): what the save gate refuses
+            (:func:`~ego.learning.cases.gate.check_origins`).
     """
 
     site_id: str = Field(serialization_alias="site")
@@ -37,6 +40,7 @@ class CaseResult(BaseModel):
     error: str | None = None
     unmatched: list[str] = Field(default_factory=list)
     tool_entries: list[int] = Field(default_factory=list, exclude=True)
+    foreign_requests: list[str] = Field(default_factory=list, exclude=True)
 
     @field_serializer("passed")
     def _status(self, passed: bool) -> str:

@@ -38,6 +38,8 @@ from ..plan.draft import FrontEnd, ToolDraft
 from ..plan.history import content_hash, keep_provenance
 from ..plan.save_plan import ToolPlan, plan_browser_tool, workspace_root
 from ..suggest.drafts import install_cases
+from ..suggest.safe_paths import REASON as PATH_LEAVES_ORIGIN
+from ..suggest.safe_paths import path_problem
 from ..suggest.source import read_constants, with_constants
 from ..suggest.traffic import STATIC_EXTENSIONS
 from .candidate import CaseOutcome, HealCheck, HealReport, heal_folder, read_json, remove_heal
@@ -161,6 +163,8 @@ def _nearest(old: ExchangeView, live: list[ExchangeView]) -> tuple[float, Exchan
             continue
         if view.path == old.path or _origin(view.url) != _origin(old.url):
             continue
+        if path_problem(view.path) is not None:
+            continue  # never proposed: the tool would leave the page's origin (heal notes it)
         score = shape_score(old.json, view.json)
         if score >= MIN_SHAPE_SCORE and (best is None or score > best[0]):
             best = (score, view)
@@ -189,6 +193,8 @@ def _candidate(
         moved = next(c for c in changes if c.kind == "endpoint moved")
         assert moved.new is not None
         new = _template(moved.new, args if isinstance(args, dict) else {})
+        if path_problem(new) is not None:
+            return None
         # The old path first: the old recordings still answer it, and the site that moved
         # answers it 404, on which the tool moves on to the new one.
         if new not in paths:
@@ -287,6 +293,11 @@ async def heal(
         har.save(folder / "live.har")
         tool_live, all_live = _live_views(har, start)
         info["requests"] = [f"{v.method} {v.url} -> {v.status}" for v in tool_live]
+        report.notes += [
+            f"not proposed as an endpoint: {v.label}: {PATH_LEAVES_ORIGIN}: {problem}"
+            for v in all_live
+            if (problem := path_problem(v.path)) is not None
+        ]
         report.live = info
         if info.get("redirected_to_login") or info.get("error_kind") == "NEEDS_LOGIN":
             changes.append(Change("login asked", page, "the live site asks for a login"))

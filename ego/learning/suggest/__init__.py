@@ -7,9 +7,10 @@ from the recorded calls. Drafts are written beside the site's tools, never live
 (:mod:`.drafts`); ``Site.save_draft`` keeps one through the save gate.
 
 - :mod:`.traffic`: which recorded requests are API calls, and why the others are not;
+- :mod:`.graphql`: a GraphQL request's operation (one endpoint per operation name);
 - :mod:`.endpoints`: calls of one endpoint, and its path as a template;
 - :mod:`.values`: args, constants and the ``returns`` schema;
-- :mod:`.auth`: the session and the CSRF token;
+- :mod:`.auth`: the session, the header tokens the page keeps, and the CSRF token;
 - :mod:`.source`: the tool's JavaScript;
 - :mod:`.drafting`: the drafts and their cases; :mod:`.drafts`: on disk.
 """
@@ -20,6 +21,7 @@ import os
 from pathlib import Path
 
 from ...errors import LearningError
+from ...replay.har_bounds import HarBounds, ProgressCallback, reading_hars
 from ..catalog.registry import Learnings
 from .drafting import CaseDraft, DraftedTool, SuggestReport, suggest_from
 from .drafts import Draft, list_drafts, load_draft, write_drafts
@@ -42,6 +44,8 @@ def suggest(
     learnings: Learnings | None = None,
     workspace: str | os.PathLike[str] | None = None,
     write: bool = True,
+    bounds: HarBounds | None = None,
+    progress: ProgressCallback | None = None,
 ) -> SuggestReport:
     """Draft browser tools for ``site_id`` from recordings of the page at work.
 
@@ -60,11 +64,16 @@ def suggest(
             ``EGO_WORKSPACE``) and the project's.
         workspace: the agent workspace, when ``learnings`` is not given.
         write: write the drafts (the default); False only reports.
+        bounds: the most a recording may hold (``HarBounds(max_entries=50_000,
+            max_bytes=256 MiB)`` by default), checked before it is read whole.
+        progress: told how the reading of a large recording goes
+            (:class:`~ego.replay.har_bounds.HarProgress`).
 
     Returns:
         The drafts, what was skipped and why, and where the drafts were written.
 
     Raises:
+        HarTooLargeError: a recording is over ``bounds``; nothing was drafted.
         HarFormatError: a recording cannot be read.
         WorkspaceRequiredError: ``write`` and no workspace.
         ValueError: no recording given.
@@ -81,7 +90,8 @@ def suggest(
     if manifest is not None:
         domains = list(manifest.domains)
         tools = set(manifest.browser_tools) | set(manifest.python_tools)
-    report = suggest_from(site_id, paths, domains=domains, existing_tools=tools)
+    with reading_hars(bounds, progress):
+        report = suggest_from(site_id, paths, domains=domains, existing_tools=tools)
     if write:
         write_drafts(learnings, report)
     return report
