@@ -251,3 +251,35 @@ def test_a_listing_reads_the_files_of_the_tools_that_ran_only(
     whole = {entry.site_id: summarize_site(entry, fresh) for entry in fresh.sites()}
     assert whole == summaries
     assert len(read) > 1
+
+
+def test_a_listing_over_two_roots_looks_at_the_later_ones_folders_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checks: dict[str, int]
+) -> None:
+    workspace, project = tmp_path / "workspace", tmp_path / "project"
+    write_sites(workspace, 300)
+    write_sites(project, 200)  # s00000 to s00199: each shadowed by the workspace's
+    (project / "s09999").mkdir()  # a project-only site
+    (project / "s09999" / "manifest.json").write_text(
+        json.dumps({"id": "s09999", "name": "Only here", "domains": ["only.test"]})
+    )
+    later = {str(project / name) for name in os.listdir(project)}
+    looked: list[str] = []
+    stat = os.stat
+
+    def counted(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if os.fspath(path) in later:
+            looked.append(os.fspath(path))
+        return stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counted)
+    entries = {entry.site_id: entry for entry in Learnings(roots=[workspace, project]).sites()}
+    assert len(entries) == 301
+    assert [site_id for site_id, entry in entries.items() if entry.shadows] == [
+        f"s{index:05d}" for index in range(200)
+    ]
+    assert entries["s00200"].shadows == ()
+    assert entries["s09999"].root == project
+    # Which workspace site shadows a project one comes from one listing of the project's
+    # folders, not a look at the project for each site.
+    assert looked == []
