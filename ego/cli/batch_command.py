@@ -21,7 +21,7 @@ import orjson
 
 from ..batch import BatchProgress, BatchSummary, run_batch
 from ..errors import EgoError, StorageStateError
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from ..pool import BrowserPool, Endpoint
 from ..trace.options import TraceOptions
 from .common import start_url_option, state_bounds, storage_state_bounds_options

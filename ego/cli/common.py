@@ -23,7 +23,7 @@ from .output import EXIT_INTERRUPTED, Output
 
 if TYPE_CHECKING:
     from ..api import Browser
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
     from . import state
 
 __all__ = [
@@ -81,7 +81,7 @@ class Settings:
         self.new_browser = new_browser
 
     def learnings(self) -> Learnings:
-        from ..learning.registry import Learnings
+        from ..learning.catalog.registry import Learnings
 
         return Learnings(workspace=self.workspace)
 

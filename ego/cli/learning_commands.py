@@ -29,9 +29,9 @@ from .trace_commands import trace_option, traced
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
-    from ..learning.compact import CompactContext
-    from ..learning.context import LearnContext, SiteSummary
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
+    from ..learning.describe.compact import CompactContext
+    from ..learning.describe.context import LearnContext, SiteSummary
     from ..site import Site
     from .output import Output
 
@@ -70,7 +70,7 @@ def tools(settings: Settings, url: str, full: bool) -> None:
 
     URL may be a bare host (``google.com`` means ``https://google.com/``).
     """
-    from ..learning.compact import compact
+    from ..learning.describe.compact import compact
     from ..site import context_for
 
     context = context_for(settings.learnings(), as_url(url))
@@ -205,12 +205,14 @@ def sites(settings: Settings) -> None:
 
     A tool that has run shows its health on a line of its own (see `ego health`).
     """
-    from ..learning.context import summarize_site
+    from ..learning.describe.context import summarize_site
+    from ..learning.health.view import ran_tools
     from ..skills import catalog_for
     from ..skills.catalog import SkillSummary
 
     learnings = settings.learnings()
-    summaries = [summarize_site(entry, learnings) for entry in learnings.sites()]
+    ran = ran_tools()
+    summaries = [summarize_site(entry, learnings, ran) for entry in learnings.sites()]
     skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
     data = {
         "sites": [s.model_dump(mode="json") for s in summaries],

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UnsafePathError
+from ...errors import UnsafePathError
 from .jslint import function_expression
 from .manifest import Manifest
 from .paths import resolve_inside
@@ -52,7 +52,7 @@ def validate_site(entry: SiteEntry) -> list[Problem]:
     """Every problem of one site: its manifest, then each tool and note file.
 
     Browser tool sources must be non-empty and of an accepted shape (the same check as saving
-    and loading: :func:`~ego.learning.jslint.function_expression`); Python tools must parse
+    and loading: :func:`~ego.learning.catalog.jslint.function_expression`); Python tools must parse
     (they are not imported, so nothing runs). Node tools give one warning per site.
     """
     where = str(entry.directory / "manifest.json")
