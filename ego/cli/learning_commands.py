@@ -25,6 +25,7 @@ from .common import (
     storage_state_bounds_options,
 )
 from .output import EXIT_OK, EXIT_TOOL
+from .trace_commands import trace_option, traced
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
@@ -268,6 +269,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
 )
 @storage_state_bounds_options
 @start_url_option
+@trace_option
 @common
 @pass_settings
 def run(
@@ -285,14 +287,20 @@ def run(
     max_state_mb: int,
     max_state_items: int,
     start_urls: tuple[tuple[str, str], ...],
+    trace_path: Path | None,
+    trace_options: dict[str, Any],
 ) -> None:
     """Run TOOL of SITE_ID (a browser or a Python tool) and print its result.
 
     Site, tool, args and --confirm are checked before a browser starts. With
     --storage-state the tool runs in a browser context of its own, loaded with that login
     (and closed after), whichever browser the command uses.
+
+    With --trace FILE the run is traced (the page's steps, a screenshot after each, its
+    requests and console, the tool's result or error), secrets redacted, into FILE (0600,
+    at most --trace-max-size); `ego show-trace FILE` shows it.
     """
-    if storage_state is None:
+    if storage_state is None and trace_path is None:
         # Through the browser `ego launch` keeps, when it serves calls: no imports, no attach.
         from .call_client import run_through_service
 
@@ -305,6 +313,8 @@ def run(
     options = CallOptions(timeout=timeout, confirm=confirm, cache=not no_cache)
     call = checked_call(settings, site_id, tool, args_json, pairs, options)
 
+    subject = f"ego run {site_id} {tool}"
+
     async def go() -> Any:
         state = None
         if storage_state is not None:
@@ -315,8 +325,12 @@ def run(
             state = read_storage_state(storage_state, **bounds)
         async with settings.browser(profile=profile) as browser:
             if state is None:
-                return await run_prepared(browser.site, call, url, start_urls, settings.output)
-            async with await browser.new_context(storage_state=state) as context:
+                async with traced(browser, trace_path, trace_options, subject, settings.output):
+                    return await run_prepared(browser.site, call, url, start_urls, settings.output)
+            async with (
+                await browser.new_context(storage_state=state) as context,
+                traced(context, trace_path, trace_options, subject, settings.output),
+            ):
                 return await run_prepared(context.site, call, url, start_urls, settings.output)
 
     result = run_async(settings, go())

@@ -28,6 +28,7 @@ from .common import Settings, args_options, common, pass_settings, run_async
 from .har_options import har_bound_options, har_bounds, reading
 from .learning_commands import CLI_PROFILE_HINT, checked_call
 from .output import EXIT_OK, EXIT_TOOL
+from .trace_commands import trace_option
 
 __all__ = ["REPLAY_COMMANDS", "record", "test"]
 
@@ -94,6 +95,7 @@ CASES_FILE_NAME = Path(CASES_FILE).name
 )
 @click.option("--profile", help="Persistent profile to launch with (to record a logged-in page).")
 @har_bound_options("writes")
+@trace_option
 @common
 @pass_settings
 def record(
@@ -113,6 +115,8 @@ def record(
     profile: str | None,
     max_har_entries: int,
     max_har_bytes: int,
+    trace_path: Path | None,
+    trace_options: dict[str, Any],
 ) -> None:
     """Record what URL loads into a HAR 1.2 file (no session secrets unless asked).
 
@@ -129,8 +133,13 @@ def record(
 
     The recording keeps at most --max-har-entries requests and --max-har-bytes (as written);
     what goes over them is left out, and said in the HAR (log._omitted) and on stderr.
+
+    With --session, --trace FILE also traces the session: each page the tab loads, with a
+    screenshot, its requests and console, secrets redacted (`ego show-trace FILE`).
     """
     bounds = har_bounds(max_har_entries, max_har_bytes)
+    if trace_path is not None and session_site is None:
+        raise click.UsageError("--trace goes with --session SITE (ego run --trace traces a tool)")
     if session_site is not None:
         if run_tool is not None or args_json or pairs or confirm:
             raise click.UsageError("--session records a session of work: not with --run")
@@ -144,6 +153,8 @@ def record(
             duration,
             profile,
             bounds,
+            trace_path,
+            trace_options,
         )
         return
     if until_url is not None or duration is not None:
@@ -265,8 +276,11 @@ def _record_session(
     duration: float | None,
     profile: str | None,
     bounds: HarBounds,
+    trace_path: Path | None = None,
+    trace_options: dict[str, Any] | None = None,
 ) -> None:
-    """``ego record --session SITE``: a tab recorded while someone works in it."""
+    """``ego record --session SITE``: a tab recorded (and traced, with ``trace_path``) while
+    someone works in it."""
     start = url
     if start is None:
         try:
@@ -287,6 +301,7 @@ def _record_session(
 
         async with settings.browser(profile=profile) as browser:
             tab = await browser.new_tab()
+            trace_summary: Any = None
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             signals = (signal.SIGINT, signal.SIGTERM)
@@ -306,17 +321,33 @@ def _record_session(
                         + " or ".join(ends)
                     )
 
-                end = await record_session(
-                    tab,
-                    har_path,
-                    start_url=start,
-                    until_url=until_url,
-                    duration=duration,
-                    stop=stop,
-                    strip_secrets=not keep_secrets,
-                    on_start=started,
-                    bounds=bounds,
+                traced = (
+                    tab.trace(
+                        trace_path,
+                        subject=f"ego record --session {site_id}",
+                        page_events=True,
+                        **(trace_options or {}),
+                    )
+                    if trace_path is not None
+                    else None
                 )
+                if traced is not None:
+                    await traced.start()
+                try:
+                    end = await record_session(
+                        tab,
+                        har_path,
+                        start_url=start,
+                        until_url=until_url,
+                        duration=duration,
+                        stop=stop,
+                        strip_secrets=not keep_secrets,
+                        on_start=started,
+                        bounds=bounds,
+                    )
+                finally:
+                    if traced is not None:
+                        trace_summary = await traced.stop()
             finally:
                 for number in signals:
                     with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -333,6 +364,7 @@ def _record_session(
             "seconds": round(end.seconds, 1),
             "next": f"ego suggest {site_id} --har {har_path}",
             **_omitted(end.omitted, bounds),
+            **({"trace": trace_summary.as_dict()} if trace_path is not None else {}),
         }
 
     data = run_async(settings, go())
@@ -341,6 +373,12 @@ def _record_session(
         lambda d: (
             f"recorded {d['entries']} request(s) of a session on {d['site']} into {d['har']} "
             f"(ended: {d['ended']}, {d['seconds']} s); draft tools from it with `{d['next']}`"
+            + (
+                f"\ntraced {d['trace']['steps']} page(s) into {d['trace']['trace']}: "
+                f"ego show-trace {d['trace']['trace']} --open"
+                if "trace" in d
+                else ""
+            )
         ),
     )
 
