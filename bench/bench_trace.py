@@ -11,8 +11,9 @@ Sections, each interleaved call by call so that load from other programs lands o
    site, ``add_one``) through ego's ``Site`` (the call path with the run's hook: one truth test
    of an empty list) against the same ``Site`` whose ``run_call`` is the same source with the
    hook's lines taken out (they carry the marker ``the run's hook``; the copy is made from the
-   source at run time, so it follows the code). The verb's hook likewise: ``tab.press`` (the
-   observed verb, nobody observing) against the verb it wraps (``__wrapped__``).
+   source at run time, so it follows the code). The verb's hook likewise: the main frame's
+   ``press`` (the observed verb, nobody observing; a tab's ``press`` hands to it) against
+   the verb it wraps (``__wrapped__``).
 2. **Tracing on, per step.** On the demo shop, ``tab.hover`` of a link in a traced tab against
    the same in an untraced tab of the same page, and the same hot tool call in a traced tab
    against an untraced one: the difference is what a step of a trace costs (a screenshot, the
@@ -97,8 +98,9 @@ async def hot_path(
     entries = [
         Entry("tool", "with-hook", functools.partial(call, hooked)),
         Entry("tool", "without-hook", functools.partial(call, unhooked)),
-        Entry("verb", "observed", lambda: tab.press("Shift")),
-        Entry("verb", "unwrapped", lambda: unwrapped(tab, "Shift")),
+        # The frame's verb, which a tab's hands to: the hook alone differs.
+        Entry("verb", "observed", lambda: tab.main_frame.press("Shift")),
+        Entry("verb", "unwrapped", lambda: unwrapped(tab.main_frame, "Shift")),
     ]
     await run_rounds(entries, args.calls, args.warmup, args.rounds)
     await tab.close()

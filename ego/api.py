@@ -16,14 +16,14 @@ from types import TracebackType
 from typing import Any, cast
 
 from .errors import StorageStateError
-from .learning.registry import Learnings
+from .learning.catalog.registry import Learnings
 from .page import browser as _browser
 from .page import contexts as _contexts
 from .page.dialogs import DialogPolicy, dialog_actions
 from .page.downloads import Downloads
 from .page.policy import OPEN, NavigationPolicy
 from .page.records import set_action_recorder, set_har_recorder, set_tracer
-from .page.storage_state import StorageState, read_state
+from .page.storage_state import StorageState, read_storage_state
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.transport import Connection
 from .site import Site
@@ -188,6 +188,7 @@ class Browser(_Traced, _browser.Browser):
         allowed_origins: Sequence[str] | None = None,
         blocked_origins: Sequence[str] | None = None,
         allow_file_urls: bool = True,
+        max_tabs: int | None = None,
         timeout: float = 10.0,
     ) -> BrowserContext:
         """A browser context of its own with ``site`` on it; see
@@ -199,6 +200,7 @@ class Browser(_Traced, _browser.Browser):
             allowed_origins=allowed_origins,
             blocked_origins=blocked_origins,
             allow_file_urls=allow_file_urls,
+            max_tabs=max_tabs,
             timeout=timeout,
         )
         return cast("BrowserContext", context)
@@ -431,7 +433,7 @@ def launch(
         allow_script_urls=allow_script_urls,
     )
 
-    state = read_state(storage_state) if storage_state is not None else None
+    state = read_storage_state(storage_state) if storage_state is not None else None
 
     async def factory() -> Browser:
         return await Browser.launch_with(

@@ -14,7 +14,7 @@ import pytest
 import ego
 from ego.demo import DemoServer
 from ego.demo.desk import DESK_PASSWORD
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest.flow import load_flow
 from ego.site import Site
 

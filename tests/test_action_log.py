@@ -16,6 +16,8 @@ import ego
 from ego.errors import ElementNotFoundError, SkillBrokenError
 from ego.learning.health.watch import RUN_WATCHERS, ToolRun, watch_runs
 from ego.page.action_log import Action, observed, watch_new_tabs
+from ego.page.keyboard import Keyboard
+from ego.page.mouse import Mouse
 from ego.page.tab import Tab
 from ego.page.verbs import PageVerbs
 from tests.conftest import PageServer
@@ -32,20 +34,43 @@ NAVIGATIONS = ("navigate", "reload", "back", "forward")
 
 
 def test_every_public_verb_and_navigation_is_observed() -> None:
-    # A verb added to PageVerbs later is observed with no more code: the class decorator
-    # wraps every public coroutine method it defines.
+    # A verb added to PageVerbs (the frame's verbs, which a tab hands to its main frame)
+    # later is observed with no more code: the class decorator wraps every public coroutine
+    # method it defines. The mouse and the keyboard are wrapped alike.
     verbs = [
         name
         for name, member in vars(PageVerbs).items()
         if not name.startswith("_") and inspect.isfunction(member)
     ]
-    assert {"click", "type", "check", "press", "hover", "select", "upload", "wait_for"} <= set(
-        verbs
-    )
+    assert {
+        "click",
+        "dblclick",
+        "type",
+        "check",
+        "press",
+        "hover",
+        "drag_to",
+        "scroll",
+        "scroll_into_view",
+        "select",
+        "upload",
+        "wait_for",
+    } <= set(verbs)
     for name in verbs:
         assert hasattr(vars(PageVerbs)[name], "__wrapped__"), f"{name} is not observed"
+        # The tab's verb is the main frame's, with no wrapper of its own (one hook).
+        assert vars(Tab).get(name) is None
     for name in NAVIGATIONS:
         assert hasattr(vars(Tab)[name], "__wrapped__"), f"{name} is not observed"
+    for device in (Mouse, Keyboard):
+        methods = [
+            name
+            for name, member in vars(device).items()
+            if not name.startswith("_") and inspect.isfunction(member)
+        ]
+        assert len(methods) >= 5
+        for name in methods:
+            assert hasattr(vars(device)[name], "__wrapped__"), f"{device}.{name} is not observed"
 
 
 def test_an_unobserved_verb_is_its_own_coroutine() -> None:
@@ -104,10 +129,57 @@ async def test_each_action_is_reported_with_its_target_element_args_and_outcome(
     assert missing.args == {"wait": 0.1}
     assert snapshot.reads
     assert isinstance(snapshot.result, str)
-    # A frame's verb reaches the tab's observers, as the frame's own action.
+    # A tab's verb is its main frame's; a frame's reaches the tab's observers all the same.
+    assert click.page is tab.main_frame
     assert deep.page is frame
     assert deep.element is not None
     assert deep.element.name == "Deep"
+
+
+HANDS = """<!doctype html><title>hands</title>
+<style>#pad { width: 200px; height: 100px } #tall { height: 3000px }</style>
+<div id=pad ondblclick="document.title = 'double'"></div>
+<input id=field>
+<div id=tall></div>
+"""
+
+
+@pytest.mark.chrome
+async def test_the_mouse_the_keyboard_and_each_kind_of_verb_are_reported_once(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/actions/hands", HANDS))
+    x, y = await tab.evaluate(
+        "(r => [r.x + 5, r.y + r.height / 2])(document.querySelector('#field')"
+        ".getBoundingClientRect())"
+    )
+    seen: list[Action] = []
+    with tab.observe_actions(seen.append):
+        await tab.dblclick("#pad")
+        await tab.mouse.click(x, y)
+        await tab.keyboard.type("hi")
+        await tab.main_frame.keyboard.press("Backspace")
+        await tab.scroll(dy=200)
+    # The verbs a verb runs (the mouse under dblclick) are not reported: only what was asked.
+    assert [a.verb for a in seen] == [
+        "dblclick",
+        "mouse.click",
+        "keyboard.type",
+        "keyboard.press",
+        "scroll",
+    ]
+    dblclick, mouse_click, typed, pressed, scrolled = seen
+    assert await tab.evaluate("document.title") == "double"
+    assert dblclick.element is not None
+    assert dblclick.element.tag == "div"
+    assert mouse_click.args == {"x": x, "y": y}
+    assert mouse_click.target is None
+    assert mouse_click.page is tab.main_frame
+    assert typed.args == {"text": "hi"}
+    assert pressed.args == {"keys": ("Backspace",)}
+    assert scrolled.args == {"dy": 200}
+    assert all(action.ok for action in seen)
+    assert await tab.evaluate("document.querySelector('#field').value") == "h"
 
 
 @pytest.mark.chrome

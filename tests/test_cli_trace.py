@@ -1,6 +1,7 @@
 """Traces from the command line and MCP: ``ego run --trace``, ``ego batch --trace-failures``,
 ``ego record --session --trace``, ``ego mcp --trace-failures`` and the MCP tools
-``start_trace`` and ``stop_trace`` (held to the operator's file limits)."""
+``start_trace`` and ``stop_trace`` (served with ``ego mcp --trace-tools``, held to the operator's
+file limits)."""
 
 from __future__ import annotations
 
@@ -149,7 +150,14 @@ async def test_mcp_traces_a_session_and_keeps_the_traces_of_failures(
         ego_env(tmp_path / "profiles"),
         tmp_path,
         tmp_path / "server-stderr.log",
-        ["--output-dir", str(output), "--trace-failures", str(failures), "--allow-file-urls"],
+        [
+            "--output-dir",
+            str(output),
+            "--trace-tools",
+            "--trace-failures",
+            str(failures),
+            "--allow-file-urls",
+        ],
     )
     await client.start()
     try:

@@ -27,7 +27,7 @@ from ego.errors import SkillBrokenError
 from ego.learning.health.recorder import flush
 from ego.learning.health.store import Run, connect, store_path, write_runs
 from ego.learning.health.view import SUSPECT_AFTER, health_table
-from ego.learning.history import archive_file, content_hash, keep_provenance
+from ego.learning.plan.history import archive_file, content_hash, keep_provenance
 from ego.report import report_data, write_report
 from ego.trace.failures import FailureTraces
 from tests.cli_helpers import ROOT

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import types
+import weakref
 from pathlib import Path
 from typing import Any, cast
 
@@ -18,14 +19,21 @@ import pytest
 
 import ego
 from ego import calls
-from ego.learning import freshness, registry, watch
-from ego.learning.registry import Learnings
+from ego.learning.catalog import freshness, loading, registry, sites, watch
+from ego.learning.catalog.registry import Learnings
 from ego.runtime import cache
 from ego.site import Site
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="change notification is inotify (Linux)"
 )
+
+
+def patch_catalog(monkeypatch: pytest.MonkeyPatch, name: str, value: Any) -> None:
+    """Replace ``name`` in both modules of the registry that use it: finding sites (the
+    manifests) and loading tools (their sources)."""
+    for module in (sites, loading):
+        monkeypatch.setattr(module, name, value)
 
 
 def write_site(root: Path, *, source: str = "async (args) => args.n + 1\n") -> Path:
@@ -48,8 +56,19 @@ def write_site(root: Path, *, source: str = "async (args) => args.n + 1\n") -> P
     return site
 
 
+def refs_for(learnings: Learnings) -> calls.ToolRefs:
+    """The refs a Site on ``learnings`` would keep for its calls (one set per learnings)."""
+    return _REFS.setdefault(learnings, calls.ToolRefs())
+
+
+_REFS: weakref.WeakKeyDictionary[Learnings, calls.ToolRefs] = weakref.WeakKeyDictionary()
+
+
 def expression(learnings: Learnings, args: Any = None) -> str:
-    call = calls.prepare(learnings, "hot", "add", {"n": 1} if args is None else args)
+    """The tool's source as a Site's call of it finds it."""
+    call = calls.prepare(
+        learnings, "hot", "add", {"n": 1} if args is None else args, refs=refs_for(learnings)
+    )
     assert call.source is not None
     return call.source.expression
 
@@ -64,7 +83,7 @@ def stats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(registry, "file_stamp", counting)
+    patch_catalog(monkeypatch, "file_stamp", counting)
     return seen
 
 
@@ -95,9 +114,10 @@ def test_a_hot_call_looks_at_the_watcher_once(
         return watch.generation()
 
     # The site and the tool's source, both trusted: one look covers the two.
-    monkeypatch.setattr(registry, "generation", counted)
+    patch_catalog(monkeypatch, "generation", counted)
     for n in range(10):
-        assert calls.prepare(learnings, "hot", "add", {"n": n}).args == {"n": n}
+        call = calls.prepare(learnings, "hot", "add", {"n": n}, refs=refs_for(learnings))
+        assert call.args == {"n": n}
     assert len(looks) == 10
 
 
@@ -156,10 +176,10 @@ def test_a_change_no_watch_sees_is_seen_within_the_bound(
     site = write_site(tmp_path)
     learnings = Learnings(roots=[tmp_path])
     clock = [1000.0]
-    monkeypatch.setattr(registry, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(registry, "generation", lambda: 7)
+    patch_catalog(monkeypatch, "monotonic", lambda: clock[0])
+    patch_catalog(monkeypatch, "generation", lambda: 7)
     monkeypatch.setattr(freshness, "watcher_epoch", lambda: 0)
-    monkeypatch.setattr(registry, "watch", lambda paths: 0)
+    patch_catalog(monkeypatch, "watch", lambda paths: 0)
     for _ in range(3):
         expression(learnings)
     (site / "browser-tools" / "add.js").write_text("async (args) => 'edited unseen'\n")
@@ -173,7 +193,7 @@ def test_without_watches_every_call_stats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stats: list[str]
 ) -> None:
     # Where inotify is missing (or a watch cannot be added), a call stats as it always did.
-    monkeypatch.setattr(registry, "watch", lambda paths: -1)
+    patch_catalog(monkeypatch, "watch", lambda paths: -1)
     site = write_site(tmp_path)
     learnings = Learnings(roots=[tmp_path])
     expression(learnings)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.mcp.ego_server import EgoServer
 from ego.mcp.holder import READ_ONLY, BrowserHolder
 from ego.mcp.limits import GROUPS, ServerLimits, ToolGroup
@@ -134,6 +134,19 @@ async def test_read_only_serves_the_tools_kept_there_of_the_groups_chosen(site_r
     assert {"learn_context", "run_browser_tool", "tool_health", "shop__look"} <= names
     assert "shop__buy" not in names  # a write tool
     assert set(server.tool_groups().values()) == {"learnings"}
+
+
+async def test_the_tools_that_name_a_file_are_held_to_the_operators_file_limits(
+    site_root: Path,
+) -> None:
+    # The client's roots are asked for before these run; each resolves its path through the
+    # server's FileAccess. The trace tools are served when the operator asks for them.
+    assert not {"start_trace", "stop_trace"} & await served(server_on(site_root))
+    server = server_on(site_root, ServerLimits(trace_tools=True))
+    assert {"start_trace", "stop_trace"} <= await served(server)
+    for name in ("take_screenshot", "save_pdf", "upload_file", "start_trace", "stop_trace"):
+        assert server.uses_files(name), name
+    assert not server.uses_files("navigate")
 
 
 def bare_server() -> EgoServer:

@@ -12,17 +12,21 @@ import re
 import stat
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
 import ego
 from ego.demo import DemoServer
 from ego.errors import SkillBrokenError, TraceFileError
+from ego.page.action_log import Action
 from ego.trace import TraceOptions
 from ego.trace.failures import FailureTraces
 from ego.trace.index import kept
 from ego.trace.reading import read_trace
+from ego.trace.secrets import TraceSecrets
+from ego.trace.tabs import TabTrace
 from tests.cli_helpers import ROOT
 from tests.conftest import PageServer
 from tests.health_fixtures import isolated_store
@@ -200,6 +204,31 @@ async def test_a_trace_stays_within_its_bound_and_says_what_it_left_out(
         s["screenshot"] for s in steps
     ]
     assert read_trace(path).end == end
+
+
+def test_a_document_the_page_commits_while_an_action_runs_is_a_step_of_its_own() -> None:
+    # A navigation's own commit is its step; a second commit before its coroutine ended (the
+    # page's load handler going on to another page, heard before the navigation returned)
+    # is the page's doing, and gets a step of its own once it loads.
+    class Sink:
+        def record(self, trace: TabTrace, record: dict[str, Any]) -> None:
+            pass
+
+        async def step(self, trace: TabTrace, step: dict[str, Any], failed: bool) -> None:
+            pass
+
+    traced = TabTrace(
+        cast("ego.Tab", SimpleNamespace(target_id="T")), TraceOptions(), TraceSecrets(), Sink()
+    )
+    navigate = Action(verb="navigate", page=None, target="/hop", args={}, started=0.0, url="")
+    main_frame = {"frame": {"id": "T", "url": "http://127.0.0.1/"}}
+    traced._started(navigate)
+    traced._on_commit("Page.frameNavigated", main_frame)
+    assert not traced._unasked  # the navigation's own document
+    traced._on_commit("Page.frameNavigated", main_frame)
+    assert traced._unasked  # the page went on by itself
+    traced._on_commit("Page.frameNavigated", {"frame": {"id": "F", "parentId": "T"}})
+    assert traced._unasked  # a child frame's commit changes nothing
 
 
 def test_a_trace_cut_short_is_read_to_its_last_whole_line(tmp_path: Path) -> None:

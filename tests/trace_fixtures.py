@@ -85,9 +85,7 @@ async def offline_tab(browser: ego.Browser) -> AsyncIterator[tuple[ego.Tab, list
     tab = await browser.new_tab()
     refused: list[str] = []
     try:
-        await tab.session()
-        session = tab.cdp_session
-        assert session is not None
+        session = await tab.attach()
 
         async def paused(params: dict[str, Any]) -> None:
             url = str(params["request"]["url"])

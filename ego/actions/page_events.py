@@ -32,6 +32,7 @@ from ..page.scripts import page_script
 if TYPE_CHECKING:
     from ..page.tab import Tab
     from ..protocol._events import Subscription
+    from ..protocol.session import Session
 
 __all__ = ["BINDING", "PageEvents"]
 
@@ -65,7 +66,7 @@ class PageEvents:
         self.tab = tab
         self.on_action = on_action
         self.timeout = timeout
-        self._session_id: str | None = None
+        self._session: Session | None = None
         self._subscription: Subscription | None = None
         self._script_id: str | None = None
 
@@ -76,18 +77,15 @@ class PageEvents:
             TabClosedError, BrowserClosedError, CommandTimeoutError, ProtocolError: the tab
                 could not be attached.
         """
-        await self.tab.session()
+        await self.tab.attach()  # fails early, with the tab's own message, if it is closed
         connection = self.tab.connection
         attached = await connection.send(
             "Target.attachToTarget",
             {"targetId": self.tab.target_id, "flatten": True},
             timeout=self.timeout,
         )
-        session_id = str(attached["sessionId"])
-        self._session_id = session_id
-        self._subscription = connection.subscribe(
-            "Runtime.bindingCalled", self._called, session_id=session_id
-        )
+        self._session = connection.session(str(attached["sessionId"]))
+        self._subscription = self._session.subscribe("Runtime.bindingCalled", self._called)
         # A script for new documents runs only where Page is enabled, and bindings are
         # heard where Runtime is: both on this session of our own.
         await self._send("Page.enable", {})
@@ -103,7 +101,8 @@ class PageEvents:
         if self._subscription is not None:
             self._subscription.close()
             self._subscription = None
-        if self._session_id is None:
+        session = self._session
+        if session is None:
             return
         try:
             if self._script_id:
@@ -111,17 +110,17 @@ class PageEvents:
                     "Page.removeScriptToEvaluateOnNewDocument", {"identifier": self._script_id}
                 )
             await self._send("Runtime.removeBinding", {"name": BINDING})
+            # Only this session detaches: the tab's own stays (the tab hears its own detach).
             await self.tab.connection.send(
-                "Target.detachFromTarget", {"sessionId": self._session_id}, timeout=self.timeout
+                "Target.detachFromTarget", {"sessionId": session.id}, timeout=self.timeout
             )
         except EgoError:
             pass  # the tab went: nothing is left to undo
-        self._session_id = None
+        self._session = None
 
     async def _send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        answer: dict[str, Any] = await self.tab.connection.send(
-            method, params, session_id=self._session_id, timeout=self.timeout
-        )
+        assert self._session is not None
+        answer: dict[str, Any] = await self._session.send(method, params, timeout=self.timeout)
         return answer
 
     def _called(self, params: dict[str, Any]) -> None:

@@ -216,8 +216,12 @@ class ActionRecording:
             action.verb not in ACTING_VERBS and action.verb != "snapshot"
         ):
             return
+        # From the tab's main frame, whichever frame ran the verb (a tab's verbs run on its
+        # main frame, a frame's on itself): the tool the flow drafts acts on the tab, so a node
+        # in an iframe gets a frame-qualified selector.
+        found = selector_for(self.tab.main_frame, action.element.ref)
         self._selectors[id(action)] = asyncio.ensure_future(
-            asyncio.wait_for(selector_for(action.page, action.element.ref), SELECTOR_SECONDS)
+            asyncio.wait_for(found, SELECTOR_SECONDS)
         )
 
     async def _ended(self, action: Action) -> None:

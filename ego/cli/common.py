@@ -23,7 +23,7 @@ from .output import EXIT_INTERRUPTED, Output
 
 if TYPE_CHECKING:
     from ..api import Browser
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
     from . import state
 
 __all__ = [
@@ -39,6 +39,8 @@ __all__ = [
     "pass_settings",
     "run_async",
     "start_url_option",
+    "state_bounds",
+    "storage_state_bounds_options",
     "workspace_option",
 ]
 
@@ -79,7 +81,7 @@ class Settings:
         self.new_browser = new_browser
 
     def learnings(self) -> Learnings:
-        from ..learning.registry import Learnings
+        from ..learning.catalog.registry import Learnings
 
         return Learnings(workspace=self.workspace)
 
@@ -433,3 +435,40 @@ start_url_option = click.option(
     help="Open SITE's tools at URL (a local copy on another port, a staging host) instead of "
     "its manifest's startUrl; tabs on URL's host and port count as the site's. Repeatable.",
 )
+
+
+#: What the storage-state bound options say of their defaults (ego.page.storage_state's
+#: MAX_STATE_BYTES and MAX_STATE_ITEMS; importing that module here would load the page layer
+#: for every command: tests/test_storage_state_bounds.py checks they agree).
+STATE_MB_DEFAULT = 64
+STATE_ITEMS_DEFAULT = 20_000
+
+
+def storage_state_bounds_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-storage-state MB`` and ``--max-storage-state-items N``: how large a
+    ``--storage-state`` file (and, for ``ego mcp``, one ``load_storage_state`` reads) may be."""
+    items = click.option(
+        "--max-storage-state-items",
+        "max_state_items",
+        type=click.IntRange(min=1),
+        default=STATE_ITEMS_DEFAULT,
+        show_default=True,
+        metavar="N",
+        help="The most cookies, origins and localStorage entries a storage state file may hold.",
+    )
+    size = click.option(
+        "--max-storage-state",
+        "max_state_mb",
+        type=click.IntRange(min=1),
+        default=STATE_MB_DEFAULT,
+        show_default=True,
+        metavar="MB",
+        help="The largest storage state file read, in MB; a larger one is refused before it "
+        "is read.",
+    )
+    return size(items(function))
+
+
+def state_bounds(max_state_mb: int, max_state_items: int) -> dict[str, int]:
+    """The keywords of ``read_storage_state`` the bound options give."""
+    return {"max_bytes": max_state_mb << 20, "max_items": max_state_items}

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import orjson
 
-from ..learning.compact import CompactContext
+from ..learning.describe.compact import CompactContext
 from .common import (
     Settings,
     common,

@@ -21,15 +21,17 @@ from .common import (
     pass_settings,
     run_async,
     start_url_option,
+    state_bounds,
+    storage_state_bounds_options,
 )
 from .output import EXIT_OK, EXIT_TOOL
 from .trace_commands import trace_option, traced
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
-    from ..learning.compact import CompactContext
-    from ..learning.context import LearnContext, SiteSummary
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
+    from ..learning.describe.compact import CompactContext
+    from ..learning.describe.context import LearnContext, SiteSummary
     from ..site import Site
     from .output import Output
 
@@ -68,7 +70,7 @@ def tools(settings: Settings, url: str, full: bool) -> None:
 
     URL may be a bare host (``google.com`` means ``https://google.com/``).
     """
-    from ..learning.compact import compact
+    from ..learning.describe.compact import compact
     from ..site import context_for
 
     context = context_for(settings.learnings(), as_url(url))
@@ -203,12 +205,14 @@ def sites(settings: Settings) -> None:
 
     A tool that has run shows its health on a line of its own (see `ego health`).
     """
-    from ..learning.context import summarize_site
+    from ..learning.describe.context import summarize_site
+    from ..learning.health.view import ran_tools
     from ..skills import catalog_for
     from ..skills.catalog import SkillSummary
 
     learnings = settings.learnings()
-    summaries = [summarize_site(entry, learnings) for entry in learnings.sites()]
+    ran = ran_tools()
+    summaries = [summarize_site(entry, learnings, ran) for entry in learnings.sites()]
     skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
     data = {
         "sites": [s.model_dump(mode="json") for s in summaries],
@@ -263,6 +267,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
     help="Run logged in with this saved login (ego login SITE --save-state FILE), in a "
     "browser context of its own.",
 )
+@storage_state_bounds_options
 @start_url_option
 @trace_option
 @common
@@ -279,6 +284,8 @@ def run(
     timeout: float | None,
     no_cache: bool,
     storage_state: Path | None,
+    max_state_mb: int,
+    max_state_items: int,
     start_urls: tuple[tuple[str, str], ...],
     trace_path: Path | None,
     trace_options: dict[str, Any],
@@ -309,12 +316,19 @@ def run(
     subject = f"ego run {site_id} {tool}"
 
     async def go() -> Any:
+        state = None
+        if storage_state is not None:
+            from ..page.storage_state import read_storage_state
+
+            # Read within the bounds before a browser starts: a bad file costs nothing.
+            bounds = state_bounds(max_state_mb, max_state_items)
+            state = read_storage_state(storage_state, **bounds)
         async with settings.browser(profile=profile) as browser:
-            if storage_state is None:
+            if state is None:
                 async with traced(browser, trace_path, trace_options, subject, settings.output):
                     return await run_prepared(browser.site, call, url, start_urls, settings.output)
             async with (
-                await browser.new_context(storage_state=storage_state) as context,
+                await browser.new_context(storage_state=state) as context,
                 traced(context, trace_path, trace_options, subject, settings.output),
             ):
                 return await run_prepared(context.site, call, url, start_urls, settings.output)

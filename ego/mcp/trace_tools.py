@@ -1,12 +1,12 @@
 """Tracing an agent's session: ``start_trace`` and ``stop_trace``.
 
-A trace follows every tab of the server's browser (of the session's context, with
-``--http``): each action with a screenshot after it, each tool run, the requests and console
-(see docs/tracing.md). It is written as it goes into a private file of the server's own;
-``stop_trace`` (or the client going away) writes it to the path the agent gave, which the
-operator's file limits hold as they hold a screenshot's (:mod:`.files`). Its bounds are the
-operator's (``ego mcp --trace-max-size``, ``--trace-scale``, ``--trace-quality``:
-``ServerLimits.trace_options``).
+Served when the operator asks for them (``ego mcp --trace-tools``). A trace follows every
+tab of the server's browser (of the session's context, with ``--http``): each action with a
+screenshot after it, each tool run, the requests and console (see docs/tracing.md). It is
+written as it goes into a private file of the server's own; ``stop_trace`` (or the client
+going away) writes it to the path the agent gave, which the operator's file limits hold as
+they hold a screenshot's (:mod:`.files`). Its bounds are the operator's (``ego mcp
+--trace-max-size``, ``--trace-scale``, ``--trace-quality``: ``ServerLimits.trace_options``).
 """
 
 from __future__ import annotations
@@ -58,8 +58,11 @@ class _Tracing:
 
 
 def add_trace_tools(server: EgoServer, holder: BrowserHolder) -> None:
-    """Register ``start_trace`` and ``stop_trace``; a trace still running when the client
-    goes away is written before the browser closes."""
+    """Register ``start_trace`` and ``stop_trace`` when the operator serves them
+    (``ego mcp --trace-tools``: ``ServerLimits.trace_tools``); a trace still running when the
+    client goes away is written before the browser closes."""
+    if not holder.limits.trace_tools:
+        return
     tracing = _Tracing(holder)
 
     async def finish() -> None:
@@ -68,7 +71,7 @@ def add_trace_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     holder.closing.append(finish)
 
-    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY, files=True)
     async def start_trace(
         path: Annotated[str | None, Field(description="Where stop_trace writes it.")] = None,
     ) -> CallToolResult:
@@ -99,7 +102,7 @@ def add_trace_tools(server: EgoServer, holder: BrowserHolder) -> None:
             text=f"Tracing this session; stop_trace writes it to {resolved}.",
         )
 
-    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY, files=True)
     async def stop_trace() -> CallToolResult:
         """Stop the trace and write it: {trace, steps, failed, bytes, omitted}."""
         if tracing.trace is None:

@@ -1,11 +1,14 @@
 """The action log: each verb a page runs, and each navigation, told to whoever observes the tab.
 
 One hook does it. :func:`observed` wraps a verb; :func:`observed_verbs` wraps every public
-coroutine method a class defines (it decorates :class:`~ego.page.verbs.PageVerbs`, so a verb
-added there later is observed with no more code), and the tab's ``navigate``, ``reload``,
-``back`` and ``forward`` carry :func:`observed` each. A tab holds one list of observers, which
-its frames share (``page._action_observers``); :meth:`ego.Tab.observe_actions` adds one
-(an :class:`Observation`).
+coroutine method a class defines (it decorates :class:`~ego.page.verbs.PageVerbs`, whose
+implementation is the frame's and to which a tab hands its verbs, so a verb added there later
+is observed with no more code), and the tab's ``navigate``, ``reload``, ``back`` and
+``forward`` carry :func:`observed` each. :func:`observed_device` does the same for a page's
+mouse and keyboard: ``tab.mouse.click(x, y)`` is the action ``mouse.click`` of the page the
+mouse belongs to. A tab holds one list of observers, which its frames share
+(``page._action_observers``); :meth:`ego.Tab.observe_actions` adds one (an
+:class:`Observation`).
 
 When nobody observes the tab, the wrapper reads that one attribute, finds the list empty and
 returns the verb's own coroutine: no coroutine, record or task of its own. When someone
@@ -57,6 +60,7 @@ __all__ = [
     "TabWatcher",
     "observe",
     "observed",
+    "observed_device",
     "observed_verbs",
     "tab_made",
     "watch_new_tabs",
@@ -120,8 +124,10 @@ class Action:
     """One verb a page ran, as its observers get it.
 
     Attributes:
-        verb: the method's name (``click``, ``type``, ``navigate``, ...).
-        page: the tab or frame it ran on.
+        verb: the method's name (``click``, ``type``, ``navigate``, ...; ``mouse.click``,
+            ``keyboard.type`` for the page's mouse and keyboard).
+        page: the frame it ran on (a tab's page verbs are its main frame's:
+            ``tab.main_frame``), or the tab for a navigation.
         target: the selector or ref as the caller wrote it, the URL of a navigation, or None.
         args: the other arguments, by name, as given (defaults left out).
         started: when it started (seconds since the epoch).
@@ -238,7 +244,7 @@ def observed(verb: F) -> F:
     def run(page: Any, *args: Any, **kwargs: Any) -> Any:
         if not page._action_observers:
             return verb(page, *args, **kwargs)
-        return _observed(verb, name, signature, target_name, page, args, kwargs)
+        return _observed(verb, name, signature, target_name, page, page, args, kwargs)
 
     return cast(F, run)
 
@@ -251,22 +257,53 @@ def observed_verbs(cls: C) -> C:
     return cls
 
 
+def observed_device(device: str) -> Callable[[C], C]:
+    """A class decorator for a page's input device (its mouse, its keyboard): every public
+    coroutine method the class defines reports each call, as the action ``device.method``
+    (``mouse.click``, ``keyboard.type``), to the observers of the page the device belongs
+    to (the instance's ``_page``)."""
+
+    def wrap(verb: Callable[..., Any]) -> Callable[..., Any]:
+        name = f"{device}.{verb.__name__}"
+        signature = inspect.signature(verb)
+
+        @functools.wraps(verb)
+        def run(held: Any, *args: Any, **kwargs: Any) -> Any:
+            page = held._page
+            if not page._action_observers:
+                return verb(held, *args, **kwargs)
+            return _observed(verb, name, signature, None, page, held, args, kwargs)
+
+        return run
+
+    def decorate(cls: C) -> C:
+        for name, member in list(vars(cls).items()):
+            if not name.startswith("_") and inspect.iscoroutinefunction(member):
+                setattr(cls, name, wrap(member))
+        return cls
+
+    return decorate
+
+
 async def _observed(
     verb: Callable[..., Coroutine[Any, Any, Any]],
     name: str,
     signature: inspect.Signature,
     target_name: str | None,
     page: Any,
+    held: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
+    """Run ``verb`` of ``held`` (the page itself, or its mouse or keyboard) as an action of
+    ``page``, told to the page's observers."""
     if _acting.get():
-        return await verb(page, *args, **kwargs)
+        return await verb(held, *args, **kwargs)
     token = _acting.set(True)
     try:
-        bound = signature.bind(page, *args, **kwargs)
+        bound = signature.bind(held, *args, **kwargs)
         given = dict(bound.arguments)
-        given.pop(next(iter(signature.parameters)), None)  # the page itself
+        given.pop(next(iter(signature.parameters)), None)  # the page (or device) itself
         target = given.pop(target_name, None) if target_name is not None else None
         action = Action(
             verb=name,
@@ -283,7 +320,7 @@ async def _observed(
         _starting(page._action_observers, action)
         began = time.perf_counter()
         try:
-            action.result = await verb(page, *args, **kwargs)
+            action.result = await verb(held, *args, **kwargs)
         except Exception as exc:
             action.error = exc
         action.seconds = time.perf_counter() - began

@@ -19,6 +19,7 @@ from .downloads import Download, DownloadExpectation, Downloads
 from .network import NetworkLog, Request
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from .frames import FrameTree
 
 __all__ = [
@@ -84,7 +85,7 @@ class TabRecords:
     _action_observers: list[Observation]
     target_id: str
 
-    async def session(self) -> str:
+    async def attach(self) -> Session:
         raise NotImplementedError
 
     def record_har(
@@ -126,8 +127,10 @@ class TabRecords:
         self, observer: ActionObserver, *, started: StartObserver | None = None
     ) -> Observation:
         """Call ``observer`` with each action of this tab from now on: every page verb (on
-        the tab or any of its frames: click, type, press, select, wait_for, snapshot, ...)
-        and every navigation (navigate, reload, back, forward), once it ended, as an
+        the tab or any of its frames: click, dblclick, type, press, drag_to, scroll, select,
+        wait_for, snapshot, ...), every call of its mouse and keyboard (``mouse.click``,
+        ``keyboard.type``, ...) and every navigation (navigate, reload, back, forward), once
+        it ended, as an
         :class:`~ego.page.action_log.Action`: the verb, its target as written and the element
         it named (role, name, ref), the other arguments, how long it took, its result or
         error. An observer may be a coroutine function: the action's caller waits for it.
@@ -225,7 +228,7 @@ class TabRecords:
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self.session()
+        await self.attach()
         return await self._network.requests()
 
     async def response_body(
@@ -242,7 +245,7 @@ class TabRecords:
                 was evicted), the id is unknown, or the request failed or was a redirect.
             CommandTimeoutError: the request was still loading after ``timeout``.
         """
-        await self.session()
+        await self.attach()
         request_id = request if isinstance(request, str) else request.request_id
         return await self._network.response_body(
             request_id, timeout=self.default_timeout if timeout is None else timeout
@@ -262,7 +265,7 @@ class TabRecords:
         Raises:
             TabClosedError: the tab is closed (and never attached).
         """
-        await self.session()
+        await self.attach()
         return await self._console.messages(clear=clear)
 
     @property

@@ -43,7 +43,8 @@ from .token_places import TokenPlaces
 
 if TYPE_CHECKING:
     from ..page.tab import Tab, WaitUntil
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Session
+    from ..protocol.transport import Subscription
 
 __all__ = ["OMITTED_FIELD", "Omitted", "Recorder", "record"]
 
@@ -152,8 +153,7 @@ class Recorder:
         self.strip_secrets = strip_secrets
         self.max_body_size = max_body_size
         self.timeout = timeout
-        self._connection: Connection | None = None
-        self._session_id: str | None = None
+        self._session: Session | None = None
         self._subscriptions: list[Subscription] = []
         self._capture = Capture()
         self._token_places = TokenPlaces()
@@ -216,7 +216,7 @@ class Recorder:
         """
         if self._running:
             return self
-        await self.tab.session()  # fails early, with the tab's own message, if it is closed
+        await self.tab.attach()  # fails early, with the tab's own message, if it is closed
         connection = self.tab.connection
         # A session of our own: Network.enable/disable and the cache bypass stay ours.
         attached = await connection.send(
@@ -224,7 +224,7 @@ class Recorder:
             {"targetId": self.tab.target_id, "flatten": True},
             timeout=self.timeout,
         )
-        session_id = str(attached["sessionId"])
+        session = connection.session(str(attached["sessionId"]))
         handlers = {
             "Network.requestWillBeSent": self._on_request,
             "Network.requestWillBeSentExtraInfo": self._on_request_extra,
@@ -234,11 +234,9 @@ class Recorder:
             "Network.loadingFailed": self._on_failed,
         }
         self._subscriptions = [
-            connection.subscribe(method, handler, session_id=session_id)
-            for method, handler in handlers.items()
+            session.subscribe(method, handler) for method, handler in handlers.items()
         ]
-        self._connection = connection
-        self._session_id = session_id
+        self._session = session
         try:
             await self._send(
                 "Network.enable",
@@ -399,10 +397,8 @@ class Recorder:
         task.add_done_callback(done)
 
     async def _send(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        assert self._connection is not None
-        return await self._connection.send(
-            method, params, session_id=self._session_id, timeout=self.timeout
-        )
+        assert self._session is not None
+        return await self._session.send(method, params, timeout=self.timeout)
 
     async def _read_body(self, request_id: str) -> None:
         try:

@@ -1,5 +1,5 @@
 """What the health report says, as data: read from the run record (:mod:`ego.learning.health`),
-each tool's history (:mod:`ego.learning.history`) and the index of kept traces
+each tool's history (:mod:`ego.learning.plan.history`) and the index of kept traces
 (:mod:`ego.trace.index`).
 
 For each tool of every valid site, each version ``ego health`` lists: its health (runs, ok,
@@ -18,11 +18,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
+from ..learning.catalog.registry import Learnings
 from ..learning.health.outcomes import NEEDS_LOGIN, OK, counted
 from ..learning.health.store import KEEP_RUNS
 from ..learning.health.view import RunInfo, ToolHealth, VersionHealth, health_table
-from ..learning.history import list_versions
-from ..learning.registry import Learnings
+from ..learning.plan.history import list_versions
 from ..trace.index import MATCH_SECONDS, KeptFailure, kept
 
 __all__ = ["LAST_FAILURES", "DayCounts", "FailureInfo", "HealthReport", "ToolReport",

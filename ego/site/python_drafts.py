@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..calls import CallOptions, ToolCall, ToolRef
 from ..errors import ToolLoadError
-from ..learning.registry import SiteEntry
+from ..learning.catalog.sites import SiteEntry
 
 if TYPE_CHECKING:
-    from ..learning import store as _store
     from ..learning.cases.format import LearningCase
     from ..learning.cases.result import CaseResult
-    from ..learning.draft import FrontEnd
-    from ..learning.save_python import PythonPlan
+    from ..learning.plan.draft import FrontEnd
+    from ..learning.save import store as _store
+    from ..learning.save.python_tool import PythonPlan
     from ..learning.suggest import Draft
     from ..page.tab import Tab
     from .loop import Loop
@@ -38,8 +38,8 @@ def _plan(
     name: str | None,
     front_end: FrontEnd,
 ) -> PythonPlan:
-    from ..learning.draft import ToolDraft
-    from ..learning.save_python import plan_python_tool
+    from ..learning.plan.draft import ToolDraft
+    from ..learning.save.python_tool import plan_python_tool
 
     entry = draft.entry
     new_site = draft.manifest is not None
@@ -147,8 +147,8 @@ async def save_python_draft(
 
     from ..learning.cases.gate import check_origins
     from ..learning.cases.verdict import CaseCheck, GateReport
-    from ..learning.naming import refuse
-    from ..learning.save_python import write_python_tool
+    from ..learning.catalog.naming import refuse
+    from ..learning.save.python_tool import write_python_tool
     from ..learning.suggest.drafts import install_cases, remove_draft
 
     plan = _plan(

@@ -84,7 +84,10 @@ class TabTrace:
         self._downloads: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopped = False
-        self._acting = 0  # actions of the tab running now
+        # Actions of the tab running now that have not committed a document of their own:
+        # the first main-frame commit while one runs is its own (a navigation's, a click's
+        # on a link); any other is the page's doing (a script going on to another page).
+        self._unclaimed: list[Action] = []
         self._unasked = False  # the main frame committed a document no action of ego's asked for
         self._listener: Listener | None = None
 
@@ -94,9 +97,7 @@ class TabTrace:
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self.tab.session()
-        session = self.tab.cdp_session
-        assert session is not None
+        session = await self.tab.attach()
         self.network.attach(session)
         self.console.attach(session)
         self._subscription = session.subscribe_each(
@@ -134,11 +135,11 @@ class TabTrace:
     # -- steps -----------------------------------------------------------------------------
 
     def _started(self, action: Action) -> None:
-        self._acting += 1
+        self._unclaimed.append(action)
 
     async def on_action(self, action: Action) -> None:
         """An action of the tab (or one of its frames) ended: capture it, hand it over."""
-        self._acting = max(0, self._acting - 1)
+        self._unclaimed = [running for running in self._unclaimed if running is not action]
         if self._stopped:
             return
         step = action_step(action, self.secrets, self.options.max_body)
@@ -212,7 +213,10 @@ class TabTrace:
 
     def _on_commit(self, method: str, params: dict[str, Any]) -> None:
         if not (params.get("frame") or {}).get("parentId"):
-            self._unasked = not self._acting
+            # Claimed by the oldest running action that has none yet, else unasked.
+            self._unasked = not self._unclaimed
+            if self._unclaimed:
+                del self._unclaimed[0]
 
     def _on_load(self, params: dict[str, Any]) -> None:
         # A load an action of ego's made is that action's step (its screenshot shows it).

@@ -36,8 +36,8 @@ from urllib.parse import urlsplit
 from ...errors import HarFormatError, LearningError
 from ...replay.har import Har
 from ...replay.secrets import REDACTED
-from ..matching import domain_of
-from ..registry import Learnings
+from ..catalog.matching import domain_of
+from ..catalog.registry import Learnings
 from .action_source import FlowPlan, FlowValue, flow_source
 from .drafting import CaseDraft, DraftedTool, SuggestReport
 from .drafts import write_drafts

@@ -1,9 +1,9 @@
-// Every element matching selector (open shadow roots pierced), in document order, as an array
-// the actions keep by reference; a selector the engine does not take (CSS or role=) answers
-// "invalid: <why>" instead, checked before anything is looked up.
+// Every element matching selector (open shadow roots pierced, engines and >> chains as dom.js
+// takes them), in document order, as an array the actions keep by reference; a malformed
+// selector answers "invalid: <why>" instead, checked before anything is looked up.
 (selector) => {
   const dom = __DOM__;
-  const invalid = dom.problem(selector);
-  if (invalid !== null) return "invalid: " + invalid;
+  const why = dom.problem(selector);
+  if (why !== null) return "invalid: " + why;
   return dom.queryAll(selector);
 }
