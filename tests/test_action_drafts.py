@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ego.errors import HarFormatError
+from ego.learning.heal.steps import recorded_elements
 from ego.learning.suggest.actions import suggest_actions_from
 from ego.learning.suggest.flow import FLOW_FORMAT
 from ego.replay.har import Har, build_entry
@@ -106,6 +107,29 @@ def test_recorded_text_stays_a_literal_in_the_source(tmp_path: Path) -> None:
     assert imported == ["re"]
     strings = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
     assert hostile in strings
+
+
+def test_each_step_comment_names_the_element_recorded_and_heal_reads_it_back(
+    tmp_path: Path,
+) -> None:
+    """The comment keeps the role and name ego heal looks for; what the page named stays on the
+    comment's line (a name JSON-escaped, a role that is no plain word left out)."""
+    hostile = 'Words")\u2028\nimport os; os.system("true")'
+    path = write_flow(tmp_path, "one", "lamp")
+    flow = json.loads(path.read_text(encoding="utf-8"))
+    flow["steps"][1]["element"]["name"] = hostile
+    flow["steps"][2]["element"]["role"] = "combobox\nimport os"
+    path.write_text(json.dumps(flow), encoding="utf-8")
+    (draft,) = suggest_actions_from("shop", [path]).drafts
+    tree = ast.parse(draft.source)
+    imported = [
+        alias.name for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names
+    ]
+    assert imported == ["re"]
+    comments = [line.strip() for line in draft.source.split("\n") if "# step" in line]
+    assert comments[0].startswith("# step 2: type '#q' (textbox \"Words\\\")")
+    assert comments[1] == "# step 3: select '#sort'"
+    assert recorded_elements(draft.source) == {2: ("textbox", hostile)}
 
 
 def test_a_file_that_is_no_flow_is_refused_with_its_name(tmp_path: Path) -> None:

@@ -67,7 +67,9 @@ async def test_record_actions_keeps_steps_selectors_values_and_the_read(
     typed = flow.steps[1]
     assert typed.target == "#customer"
     assert typed.value == "Ada Lovelace"
-    assert typed.selector == 'role=textbox[name="Customer name"]'
+    assert typed.selector == 'testid="desk-customer"'  # its test id, as selector_for names it
+    assert typed.element is not None
+    assert (typed.element["role"], typed.element["name"]) == ("textbox", "Customer name")
     assert flow.steps[3].url.endswith("/desk/order")
     assert flow.steps[4].url.endswith("/desk/order/details")
     password = flow.steps[6]
@@ -105,7 +107,8 @@ async def test_a_search_that_posts_is_drafted_saved_runs_live_and_heals_a_rename
     assert draft.side_effect == "irreversible"  # the form posts: a write unless said
     assert any("POST /desk/results" in note for note in draft.notes)
     assert draft.args["words"]["examples"] == ["desk"]
-    assert 'role=button[name="Look up"]' in draft.source
+    assert "# step 4: click '[data-testid=desk-search-submit]' (button \"Look up\")" in draft.source
+    assert "await tab.click('testid=\"desk-search-submit\"')" in draft.source
     site = Site(browser, learnings)
     (checked,) = await site.check_draft("desk", draft.tool)
     assert checked.passed, checked.reason
@@ -117,14 +120,14 @@ async def test_a_search_that_posts_is_drafted_saved_runs_live_and_heals_a_rename
     assert "1 result(s) for “kettle”" in shown
     assert "Pour-Over Coffee Kettle: 38.90" in shown
 
-    shop.pages_changed = True  # the search button is renamed "Find"
+    shop.pages_changed = True  # the search button is renamed "Find", its test id "desk-find"
     try:
         report = await site.heal_tool("desk", "desk_search")
     finally:
         shop.pages_changed = False
     (gone,) = [c for c in report.changes if c["kind"] == "selector gone"]
-    assert gone["old"] == 'role=button[name="Look up"]'
-    assert gone["new"] == 'role=button[name="Find"]'
+    assert gone["old"] == 'testid="desk-search-submit"'
+    assert gone["new"] == 'testid="desk-find"'  # the button nearest to "Look up"
     assert "step 4 (click)" in gone["detail"]
 
 
@@ -255,3 +258,22 @@ async def test_ego_record_session_keeps_the_actions_a_script_makes_in_its_tab(
     ]
     assert recorded.steps[2].selector == 'role=button[name="Look up"]'
     assert recorded.har_path() == har
+
+
+async def test_a_step_in_an_iframe_keeps_a_selector_the_tab_finds_it_by(
+    tab: ego.Tab, server: PageServer, tmp_path: Path
+) -> None:
+    """A frame's verb is recorded with a frame-qualified selector: the drafted tool acts on
+    the tab."""
+    inner = server.route("/flows/inner", '<button id="deep" data-testid="deep">Deep</button>')
+    url = server.route("/flows/outer", f'<iframe id="inner" src="{inner}"></iframe>')
+    await tab.navigate(url)
+    frame = await tab.frame(selector="#inner")
+    async with tab.record_actions(tmp_path / "frame.actions.json") as recording:
+        await frame.click("#deep")
+    (step,) = recording.flow.steps
+    assert step.target == "#deep"
+    assert step.checked
+    assert step.selector is not None
+    assert " >> " in step.selector
+    await tab.click(step.selector)  # the tab finds the button by it

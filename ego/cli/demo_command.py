@@ -47,7 +47,7 @@ SERVE_PORT = 8765
     "--changed-pages",
     is_flag=True,
     help="Serve the order desk redesigned on purpose (with --serve): its search button is "
-    "renamed and the order's email field moves to the second step.",
+    "renamed (its test id too) and the order's email field moves to the second step.",
 )
 @common
 @pass_settings

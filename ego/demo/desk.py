@@ -56,14 +56,15 @@ def desk_search(handler: ShopHandler, query: dict[str, str]) -> None:
         f'<option value="{escape(c["name"])}">{escape(c["name"])}</option>'
         for c in handler.state.categories()
     )
-    button = "Find" if changed else "Look up"
+    # A redesign renames the button and its test id both: the tool's selector breaks.
+    button, testid = ("Find", "desk-find") if changed else ("Look up", "desk-search-submit")
     body = Html(
         '<h1>Order desk: search</h1><form method="post" action="/desk/results" '
         'data-testid="desk-search-form">'
         + _field("Words", "words")
         + '<p><label for="category">Category</label> <select id="category" name="category" '
         f'data-testid="desk-category"><option value="">any</option>{options}</select></p>'
-        + f'<p><button type="submit" data-testid="desk-search-submit">{button}</button></p>'
+        + f'<p><button type="submit" data-testid="{testid}">{button}</button></p>'
         "</form>"
     )
     handler._html(200, "Desk search", body, page="desk-search", user=handler._user())

@@ -212,7 +212,7 @@ async def _live_run(
     live: LiveRun,
     run_tool: bool,
     source: str,
-    steps: bool = False,
+    steps: str | None = None,
 ) -> tuple[dict[str, Any], Har, int, list[Change]]:
     tab = await browser.new_tab()
     info: dict[str, Any] = {"url": url, "ran": run_tool, "ok": False}
@@ -228,7 +228,7 @@ async def _live_run(
             selectors = await check_selectors(tab, source)
             if run_tool:
                 # A tool drafted from page actions: which of its steps fails (.steps).
-                watch = StepWatch(tab) if steps else None
+                watch = StepWatch(tab, steps) if steps is not None else None
                 try:
                     info["result"] = await live(tab, args)
                     info["ok"] = True
@@ -303,8 +303,14 @@ async def heal(
     if page is None:
         report.notes.append("no page to run it on live: give --url")
     else:
+        # A Python tool's steps are watched, their comments naming the elements recorded.
+        steps = (
+            (entry.directory / spec.path).read_text(encoding="utf-8")
+            if tool in manifest.python_tools
+            else None
+        )
         info, har, start, selectors = await _live_run(
-            browser, page, args, live, run_tool, source, steps=tool in manifest.python_tools
+            browser, page, args, live, run_tool, source, steps=steps
         )
         har.save(folder / "live.har")
         tool_live, all_live = _live_views(har, start)

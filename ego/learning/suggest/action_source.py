@@ -9,6 +9,8 @@ page shows there, as a flow keeps a read (:func:`.flow.outline_text`). Every rec
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -18,6 +20,8 @@ __all__ = ["PAGE_SECONDS", "FlowPlan", "FlowValue", "flow_source"]
 
 #: Seconds the drafted tool waits for each next page.
 PAGE_SECONDS: Final = 15.0
+#: A role as a step's comment names it.
+_ROLE: Final = re.compile(r"[a-z][a-z-]{0,39}")
 
 
 @dataclass
@@ -93,7 +97,7 @@ def flow_source(plan: FlowPlan, flow: RecordedFlow) -> str:
     for index, step in enumerate(plan.steps):
         if index == 0 and step.verb == "navigate" and step.target == plan.start:
             continue
-        lines.append(f"    # step {index + 1}: {step.verb} {_literal(step.target)}")
+        lines.append(f"    # step {index + 1}: {step.verb} {_literal(step.target)}{_named(step)}")
         lines += _step_lines(plan, index, step)
         wait = plan.waits.get(index)
         if wait is not None:
@@ -121,6 +125,20 @@ def flow_source(plan: FlowPlan, flow: RecordedFlow) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _named(step: FlowStep) -> str:
+    """`` (button "Look up")``: the element a step acted on as the recording saw it, which
+    ``ego heal`` looks for when the step's selector matches nothing."""
+    element = step.element or {}
+    role, name = element.get("role"), element.get("name")
+    # The page named them: a role that is no plain word, or a name as anything but escaped
+    # ASCII, could break the comment's line.
+    if not isinstance(role, str) or not _ROLE.fullmatch(role) or not isinstance(name, str):
+        return ""
+    if step.verb == "navigate":
+        return ""
+    return f" ({role} {json.dumps(name)})"
 
 
 def _find(plan: FlowPlan, find: str) -> str:
