@@ -172,6 +172,18 @@ class _Group(click.Group):
             self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint} `ego --help` lists the commands.")
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # As click lists commands, from the summaries: no command module is imported.
         names = self.list_commands(ctx)
@@ -228,7 +240,7 @@ def cli(
 ) -> None:
     """ego: run site learnings in a real Chrome over the DevTools Protocol.
 
-    The options above work before or after a command's name. Commands that need a browser
+    The options below work before or after a command's name. Commands that need a browser
     attach to --endpoint, else to the one `ego launch` keeps, else start a fresh Chrome.
     """
     settings = Settings(endpoint, json_mode, workspace, new_browser)

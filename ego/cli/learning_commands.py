@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import click
+import orjson
 
 from ..errors import EgoError
 from ..learning.health.origin import front_end
@@ -27,7 +28,7 @@ from .output import EXIT_OK, EXIT_TOOL
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
     from ..learning.compact import CompactContext
-    from ..learning.context import LearnContext, SiteSummary
+    from ..learning.context import LearnContext, SiteSummary, ToolInfo
     from ..learning.registry import Learnings
     from ..site import Site
     from .output import Output
@@ -170,28 +171,71 @@ def compact_text(context: CompactContext) -> str:
         tools_header=lambda site_id: (
             f"tools (ego run {site_id} NAME --args JSON; * required, =example):"
         ),
-        skills_header=lambda domain: (
-            f"{domain} skills (ego skill run {domain}/NAME --params JSON):"
-        ),
+        skills_header=lambda domain: f"{domain} skills (ego skill run {domain}/NAME --args JSON):",
         notes_header="notes (ego tools URL --full prints them whole):",
     )
 
 
 def context_text(context: LearnContext) -> str:
-    """The full learn_context as ``ego tools --full`` prints it."""
+    """The full learn_context as ``ego tools --full`` prints it: per site its description,
+    every tool with its whole description, args and returns schemas, a command line to
+    paste and its health record, then its notes in full; then the skills alike."""
     if not context.matched:
         return f"no learnings match {context.url}"
-    lines = []
+    lines: list[str] = []
     for site in context.sites:
-        lines.append(f"{site.name} ({site.site_id}, matched {site.matched_domain})")
-        for note in site.notes:
-            lines.append(f"  note  {note.path}: {note.title}")
+        start = f" {site.start_url}" if site.start_url else ""
+        lines += [f"{site.name} ({site.site_id}){start}, matched {site.matched_domain}"]
+        lines += _indented(site.description, 2)
         for tool in site.tools:
-            lines.append(f"  {tool.kind:7} {tool.tool_name}: {tool.description}")
-            lines.append(f"          {tool.example}")
-            if tool.health is not None:
-                lines.append(f"          health: {tool.health.line()}")
-    return "\n".join(lines)
+            lines += ["", *_tool_text(tool)]
+        for note in site.notes:
+            lines += ["", f"note {note.path}: {note.title}", *_indented(note.text.strip(), 2)]
+        lines.append("")
+    for skill in context.skills:
+        lines += [*_tool_text(skill), ""]
+    return "\n".join(lines).rstrip()
+
+
+def _tool_text(tool: ToolInfo) -> list[str]:
+    kind = "skill" if tool.kind == "skill" else f"{tool.kind} tool"
+    lines = [f"{kind} {tool.tool_name} ({tool.side_effect}, auth {tool.auth})"]
+    lines += _indented(tool.description, 2)
+    if not tool.runnable:
+        return [*lines, f"  not runnable here: {tool.reason}"]
+    lines += ["  args:", *_indented(_schema_text(tool.args), 4)]
+    if tool.returns is not None:
+        lines += ["  returns:", *_indented(_schema_text(tool.returns), 4)]
+    lines.append(f"  example: {cli_example(tool)}")
+    if tool.health is not None:
+        lines.append(f"  health: {tool.health.line()}")
+    return lines
+
+
+def cli_example(tool: ToolInfo) -> str:
+    """The command line that runs ``tool`` with example args."""
+    import shlex
+
+    from ..learning.context import example_args
+
+    args = example_args(tool.args) if isinstance(tool.args, dict) else {}
+    if tool.kind == "skill":
+        words = ["ego", "skill", "run", f"{tool.site_id}/{tool.tool_name}"]
+    else:
+        words = ["ego", "run", tool.site_id, tool.tool_name]
+    if args:
+        words += ["--args", orjson.dumps(args).decode()]
+    if tool.side_effect == "irreversible":
+        words.append("--confirm")
+    return shlex.join(words)
+
+
+def _schema_text(schema: Any) -> str:
+    return orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode()
+
+
+def _indented(text: str, width: int) -> list[str]:
+    return [" " * width + line if line else "" for line in text.splitlines()]
 
 
 @click.command()
@@ -249,7 +293,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
 
 @click.command()
 @click.argument("site_id")
-@click.argument("tool")
+@click.argument("tool", required=False)
 @args_options("Tool args", "arg", "the tool's")
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
 @click.option("--url", help="Open this page first (else a matching tab or the site's start URL).")
@@ -268,7 +312,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
 def run(
     settings: Settings,
     site_id: str,
-    tool: str,
+    tool: str | None,
     args_json: str | None,
     pairs: tuple[str, ...],
     confirm: bool,
@@ -283,8 +327,11 @@ def run(
 
     Site, tool, args and --confirm are checked before a browser starts. With
     --storage-state the tool runs in a browser context of its own, loaded with that login
-    (and closed after), whichever browser the command uses.
+    (and closed after), whichever browser the command uses. Without TOOL, lists the site's
+    tools.
     """
+    if tool is None:
+        sys.exit(_missing_tool(settings, site_id))
     if storage_state is None:
         # Through the browser `ego launch` keeps, when it serves calls: no imports, no attach.
         from .call_client import run_through_service
@@ -307,6 +354,21 @@ def run(
 
     result = run_async(settings, go())
     settings.output.result(result)
+
+
+def _missing_tool(settings: Settings, site_id: str) -> int:
+    """Say which tools SITE_ID has when a command line names none; the exit code."""
+    try:
+        manifest = settings.learnings().site(site_id)
+    except EgoError as exc:
+        return settings.output.error(exc)
+    names = [*manifest.browser_tools, *manifest.python_tools]
+    return settings.output.error(
+        click.UsageError(
+            f"missing argument TOOL: {site_id}'s tools are {', '.join(names) or 'none'} "
+            f"(`ego catalog show {site_id}` describes each)"
+        )
+    )
 
 
 @click.command()

@@ -17,12 +17,13 @@ from typing import Any, TypeVar, cast
 import click
 import orjson
 
-from ..errors import EgoError
+from ..errors import EgoError, UnknownToolError
 from ..learning import notes
 from ..learning.draft import CLEARABLE, Auth, SideEffect, ToolDraft
 from ..learning.health.view import ToolHealth, current_health
 from ..learning.history import list_versions
 from ..learning.manifest import args_schema
+from ..learning.registry import Learnings
 from ..learning.save_plan import check_domains, workspace_root
 from ..learning.store import restore_tool
 from .common import Settings, common, json_option, pass_settings, run_async
@@ -289,7 +290,11 @@ def history(settings: Settings, site_id: str, tool: str) -> None:
     """
 
     def go() -> list[dict[str, Any]]:
-        return [v.as_dict() for v in list_versions(settings.learnings(), site_id, tool)]
+        learnings = settings.learnings()
+        versions = list_versions(learnings, site_id, tool)
+        if not versions:
+            _require_tool(learnings, site_id, tool)
+        return [v.as_dict() for v in versions]
 
     rows = _run(settings, go)
 
@@ -304,6 +309,26 @@ def history(settings: Settings, site_id: str, tool: str) -> None:
         return "\n".join(lines)
 
     settings.output.result(rows, text)
+
+
+def _require_tool(learnings: Learnings, site_id: str, tool: str) -> None:
+    """Raise when ``site_id`` or its ``tool`` does not exist (a history with no versions).
+
+    Raises:
+        UnknownSiteError, InvalidManifestError: no such site, or its manifest is broken.
+        UnknownToolError: the site declares no such browser tool (the message lists them).
+    """
+    manifest = learnings.site(site_id)
+    if tool in manifest.python_tools:
+        raise UnknownToolError(
+            f"{site_id}/{tool} is a Python tool: only browser tools are saved in versions"
+        )
+    if tool not in manifest.browser_tools:
+        declared = ", ".join(sorted(manifest.browser_tools)) or "none"
+        raise UnknownToolError(
+            f"site {site_id!r} has no browser tool {tool!r:.200}, so no versions of it; its "
+            f"browser tools: {declared}"
+        )
 
 
 @click.command("restore")
