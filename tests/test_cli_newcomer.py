@@ -35,7 +35,8 @@ def test_the_skill_hint_of_ego_tools_pastes_as_a_command(env: dict[str, str], cw
     pasted = ego_sync(*words[1:], env=env, cwd=cwd)
     assert "No such option" not in pasted.stderr, pasted
     assert pasted.returncode == 3, pasted
-    assert "InvalidArgsError" in pasted.stderr and "query" in pasted.stderr, pasted
+    assert "InvalidArgsError" in pasted.stderr, pasted
+    assert "query" in pasted.stderr, pasted
 
 
 def test_ego_help_says_where_its_options_are(env: dict[str, str], cwd: Path) -> None:
@@ -62,7 +63,8 @@ def test_history_of_a_site_or_tool_that_does_not_exist_fails(
     tool = ego_sync("history", "demo-shop", "nope", env=env, cwd=cwd)
     assert tool.returncode == 3, tool
     line = tool.error_line()
-    assert "UnknownToolError" in line and "get_cart" in line, tool
+    assert "UnknownToolError" in line, tool
+    assert "get_cart" in line, tool
     kept = ego_sync("history", "demo-shop", "get_cart", env=env, cwd=cwd)
     assert kept.returncode == 0, kept
     assert [row["version"] for row in kept.json()] == ["current"]
@@ -73,7 +75,8 @@ def test_run_without_a_tool_lists_the_sites_tools(env: dict[str, str], cwd: Path
     assert bare.returncode == 2, bare
     line = bare.error_line()
     assert "missing argument TOOL" in line, bare
-    assert "get_cart" in line and "cheapest_in_category" in line, bare
+    assert "get_cart" in line, bare
+    assert "cheapest_in_category" in line, bare
 
 
 def test_tools_full_prints_schemas_notes_and_commands_to_paste(
