@@ -1,4 +1,5 @@
-"""The global options (``--workspace``, ``--endpoint``, ``--new-browser``, ``--json``) work
+"""The global options (``--workspace``, ``--endpoint``, ``--new-browser``, ``--json``,
+``--start-url``) work
 before or after every command's name; ``--endpoint`` is used or refused with a reason by each
 command that touches a browser; errors word their fixes as a command-line user types them.
 
@@ -65,7 +66,7 @@ NO_BROWSER_COMMANDS = {
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     """A runner whose environment has no workspace or endpoint of the developer's."""
-    for name in ("EGO_WORKSPACE", "EGO_ENDPOINT", "EGO_NEW_BROWSER"):
+    for name in ("EGO_WORKSPACE", "EGO_ENDPOINT", "EGO_NEW_BROWSER", "EGO_START_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("EGO_STATE_DIR", str(tmp_path / "state"))
     return CliRunner()
@@ -109,6 +110,7 @@ def test_every_command_takes_every_global_option_after_its_name(
         "--endpoint": ["http://127.0.0.1:9"],
         "--new-browser": [],
         "--json": [],
+        "--start-url": ["demo-shop=http://127.0.0.1:9/"],
     }
     for option in GLOBAL_OPTIONS:
         after = invoke(runner, *path, option, *values[option], "--help")

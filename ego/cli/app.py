@@ -13,7 +13,7 @@ import click
 from click.core import ParameterSource
 
 from .. import __version__
-from .common import Settings, accept_global_options
+from .common import START_URL_HELP, Settings, accept_global_options
 
 __all__ = ["COMMANDS", "Settings", "cli", "main"]
 
@@ -228,6 +228,14 @@ class _Group(click.Group):
     type=click.Path(file_okay=False),
     help="Agent workspace whose learnings/ and skills/ come first.",
 )
+@click.option(
+    "--start-url",
+    "start_urls",
+    multiple=True,
+    envvar="EGO_START_URL",
+    metavar="[SITE=]URL",
+    help=START_URL_HELP,
+)
 # The version as ego writes it, not looked up in the installed metadata (slow to scan).
 @click.version_option(version=__version__, prog_name="ego")
 @click.pass_context
@@ -237,13 +245,14 @@ def cli(
     new_browser: bool,
     json_mode: bool | None,
     workspace: str | None,
+    start_urls: tuple[str, ...],
 ) -> None:
     """ego: run site learnings in a real Chrome over the DevTools Protocol.
 
     The options below work before or after a command's name. Commands that need a browser
     attach to --endpoint, else to the one `ego launch` keeps, else start a fresh Chrome.
     """
-    settings = Settings(endpoint, json_mode, workspace, new_browser)
+    settings = Settings(endpoint, json_mode, workspace, new_browser, start_urls)
     if endpoint and ctx.get_parameter_source("endpoint") == ParameterSource.ENVIRONMENT:
         settings.endpoint_source = "EGO_ENDPOINT"
     ctx.obj = settings

@@ -23,7 +23,7 @@ from ..batch import BatchProgress, BatchSummary, run_batch
 from ..errors import EgoError
 from ..learning.registry import Learnings
 from ..pool import BrowserPool, Endpoint
-from .common import start_url_option
+from .common import parse_start_urls
 from .output import EXIT_INTERRUPTED, EXIT_OTHER, EXIT_TERMINATED, Output
 
 __all__ = ["batch"]
@@ -194,8 +194,8 @@ def _root_settings() -> Any:
     help="With --contexts: a saved login (ego login --save-state) every context starts "
     "from; repeat it once per context for several accounts side by side.",
 )
-@click.option("--url", help="Open this page for the site instead of its startUrl.")
-@start_url_option
+# The spelling before --start-url, kept for scripts: a bare --start-url for SITE_ID.
+@click.option("--url", hidden=True)
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
 @click.option("--timeout", type=float, help="Seconds each call may run.")
 @click.option(
@@ -235,7 +235,6 @@ def batch(
     contexts: bool,
     storage_states: tuple[Path, ...],
     url: str | None,
-    start_urls: tuple[tuple[str, str], ...],
     confirm: bool,
     timeout: float | None,
     retries: int,
@@ -289,10 +288,11 @@ def batch(
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    start_urls = parse_start_urls(
+        [*getattr(settings, "start_url_values", ()), *([url] if url else [])], site_id
+    )
     for start_site, start_url in start_urls:
         browser_pool.set_start_url(start_site, start_url)
-    if url:
-        browser_pool.set_start_url(site_id, url)
     progress = _Progress()
 
     async def go() -> BatchSummary:

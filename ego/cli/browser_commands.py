@@ -23,7 +23,8 @@ import psutil
 
 from .. import api
 from ..api import Browser
-from ..errors import BrowserError, EgoError
+from ..errors import BrowserError, ChromeLaunchError, EgoError
+from ..page.policy import as_url
 from ..page.tab import Tab
 from ..protocol._proctree import kill_tree
 from . import state
@@ -34,12 +35,15 @@ from .common import (
     pass_settings,
     run_async,
 )
+from .display import check_display, no_display_error
 from .login_state import LoginSaver
 
 __all__ = ["close", "launch", "login", "tabs"]
 
 #: Seconds ``ego launch --detach`` waits for the background Chrome to be up.
 _DETACH_TIMEOUT = 90.0
+#: Seconds a background ``ego launch`` that closed its stdout gets to exit with its error.
+_EXIT_GRACE = 10.0
 #: Seconds ``ego close`` gives Chrome, then its ``ego launch``, to end by themselves.
 _CLOSE_GRACE = 10.0
 
@@ -79,6 +83,11 @@ def launch(settings: Settings, profile: str, headed: bool, detach: bool, child: 
     (Ctrl+C, `ego close`, or its window closed); with --detach it returns once Chrome is up.
     """
     _refuse_endpoint(settings, "launch", "starts a browser of its own and takes no endpoint")
+    if headed:
+        try:
+            check_display("ego launch")
+        except ChromeLaunchError as exc:
+            sys.exit(settings.output.error(exc))
     existing = state.kept()
     if existing is not None:
         if detach and (existing.profile, existing.headless) == (profile, not headed):
@@ -100,7 +109,10 @@ async def _keep(settings: Settings, profile: str, headed: bool, child: bool) -> 
     with settings.output.progress("starting Chrome"):
         # The one browser ego opens a port for by itself: later commands attach to it. Any
         # local process can, too (docs/install.md says what that exposes).
-        browser = await api.launch(profile=profile, headless=not headed, port=0)
+        try:
+            browser = await api.launch(profile=profile, headless=not headed, port=0)
+        except ChromeLaunchError as exc:
+            raise (no_display_error(exc, "ego launch") if headed else exc) from None
     kept: state.KeptBrowser | None = None
     service: CallService | None = None
     try:
@@ -190,8 +202,12 @@ def _detach(settings: Settings, profile: str, headed: bool) -> None:
             stderr=subprocess.PIPE,
             start_new_session=True,  # no Ctrl+C or hang-up of this terminal reaches it
         )
-        line = _first_json_line(child, _DETACH_TIMEOUT)
+        line, ended = _first_json_line(child, _DETACH_TIMEOUT)
     if line is None:
+        if ended:
+            # Its stdout closed without the line: it is exiting, and its stderr says why.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=_EXIT_GRACE)
         if child.poll() is None:
             child.kill()
             child.wait()
@@ -202,9 +218,9 @@ def _detach(settings: Settings, profile: str, headed: bool) -> None:
     settings.output.result(orjson.loads(line), _detached_text)
 
 
-def _first_json_line(child: subprocess.Popen[bytes], timeout: float) -> str | None:
-    """The first line of ``child``'s stdout that is a JSON object; None at end of stream or
-    after ``timeout`` seconds."""
+def _first_json_line(child: subprocess.Popen[bytes], timeout: float) -> tuple[str | None, bool]:
+    """The first line of ``child``'s stdout that is a JSON object (None when there was none)
+    and whether its stdout ended (False: ``timeout`` seconds passed first)."""
     found: list[str] = []
 
     def read() -> None:
@@ -218,7 +234,7 @@ def _first_json_line(child: subprocess.Popen[bytes], timeout: float) -> str | No
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     reader.join(timeout)
-    return found[0] if found else None
+    return (found[0] if found else None), not reader.is_alive()
 
 
 def _relay_error(settings: Settings, stderr: str, child: subprocess.Popen[bytes]) -> int:
@@ -295,7 +311,7 @@ def _still_running(process: psutil.Process, timeout: float) -> bool:
 @click.command()
 @click.argument("site_id")
 @click.option("--profile", default="default", show_default=True, help="Profile to log in with.")
-@click.option("--url", help="Page to open instead of the site's start URL.")
+@click.option("--url", help="The page to open (default: the site's start URL).")
 @click.option("--headless", is_flag=True, help="No window (for machines without a display).")
 @click.option(
     "--save-state",
@@ -323,10 +339,10 @@ def login(
 
     async def go() -> None:
         manifest = settings.learnings().site(site_id)
-        start = url or manifest.start_url
+        start = as_url(url) if url else settings.start_url(site_id, manifest.start_url)
         if not start:
             raise click.UsageError(f"site {site_id!r} has no startUrl: pass --url")
-        async with settings.browser(profile=profile, headless=headless) as browser:
+        async with settings.browser(profile=profile, headless=headless, site_id=site_id) as browser:
             tab = await browser.new_tab(start, wait_until="domcontentloaded")
             attached = browser.process is None
             done = "close that tab" if attached else "close it"

@@ -6,13 +6,13 @@ import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import click
 import orjson
 
 from ..errors import EgoError
 from ..learning.health.origin import front_end
+from ..page.policy import as_url
 from .common import (
     Settings,
     args_options,
@@ -21,7 +21,6 @@ from .common import (
     parse_args,
     pass_settings,
     run_async,
-    start_url_option,
 )
 from .output import EXIT_OK, EXIT_TOOL
 
@@ -77,22 +76,6 @@ def tools(settings: Settings, url: str, full: bool) -> None:
         return
     short = compact(context)
     settings.output.result(short.model_dump(mode="json"), lambda _: compact_text(short))
-
-
-def as_url(text: str) -> str:
-    """``text`` as a URL: a bare host or ``host/path`` gets a scheme (``http`` for a local
-    host, else ``https``) and a path.
-
-    ``google.com`` becomes ``https://google.com/``, ``shop.localhost:8765`` becomes
-    ``http://shop.localhost:8765/``; a text with a scheme is returned as it is.
-    """
-    text = text.strip()
-    if "://" in text or text.startswith(("about:", "data:", "file:")):
-        return text
-    host = urlsplit(f"//{text}").hostname or ""
-    local = host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
-    url = f"{'http' if local else 'https'}://{text}"
-    return url if urlsplit(url).path else url + "/"
 
 
 def checked_call(
@@ -298,6 +281,16 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
 @click.option("--url", help="Open this page first (else a matching tab or the site's start URL).")
 @click.option("--profile", help="Persistent profile to launch with.")
+@click.option(
+    "--headed", is_flag=True, help="Run in a Chrome with a window, to watch (with --slow-mo)."
+)
+@click.option(
+    "--slow-mo",
+    type=click.FloatRange(min=0),
+    default=0,
+    metavar="MS",
+    help="Pause this many milliseconds before each input and navigation, to follow the run.",
+)
 @click.option("--timeout", type=float, help="Seconds the tool may run.")
 @click.option("--no-cache", is_flag=True, help="Do not use the localStorage cache.")
 @click.option(
@@ -306,7 +299,6 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
     help="Run logged in with this saved login (ego login SITE --save-state FILE), in a "
     "browser context of its own.",
 )
-@start_url_option
 @common
 @pass_settings
 def run(
@@ -318,21 +310,25 @@ def run(
     confirm: bool,
     url: str | None,
     profile: str | None,
+    headed: bool,
+    slow_mo: float,
     timeout: float | None,
     no_cache: bool,
     storage_state: Path | None,
-    start_urls: tuple[tuple[str, str], ...],
 ) -> None:
     """Run TOOL of SITE_ID (a browser or a Python tool) and print its result.
 
     Site, tool, args and --confirm are checked before a browser starts. With
     --storage-state the tool runs in a browser context of its own, loaded with that login
-    (and closed after), whichever browser the command uses. Without TOOL, lists the site's
-    tools.
+    (and closed after), whichever browser the command uses. --headed runs it in a Chrome
+    with a window (the kept browser when it has one) and --slow-mo MS pauses before each
+    input and navigation, so that a person can watch. Without TOOL, lists the site's tools.
     """
     if tool is None:
         sys.exit(_missing_tool(settings, site_id))
-    if storage_state is None:
+    start_urls = settings.start_urls(site_id)
+    url = as_url(url) if url else None
+    if storage_state is None and not (headed or slow_mo):
         # Through the browser `ego launch` keeps, when it serves calls: no imports, no attach.
         from .call_client import run_through_service
 
@@ -346,7 +342,9 @@ def run(
     call = checked_call(settings, site_id, tool, args_json, pairs, options)
 
     async def go() -> Any:
-        async with settings.browser(profile=profile) as browser:
+        async with settings.browser(
+            profile=profile, headless=not headed, site_id=site_id, slow_mo=slow_mo
+        ) as browser:
             if storage_state is None:
                 return await run_prepared(browser.site, call, url, start_urls, settings.output)
             async with await browser.new_context(storage_state=storage_state) as context:

@@ -13,8 +13,8 @@ from .common import (
     endpoint_option,
     pass_settings,
     run_async,
-    start_url_option,
 )
+from .display import check_display
 
 if TYPE_CHECKING:
     from ..mcp.limits import SiteTools, ToolGroup
@@ -173,7 +173,6 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     help="With --http: close a session (and its browser context) after this long without a "
     "request.",
 )
-@start_url_option
 @endpoint_option
 @pass_settings
 def mcp(
@@ -196,7 +195,6 @@ def mcp(
     port: int,
     token: str | None,
     session_idle: float | None,
-    start_urls: tuple[tuple[str, str], ...],
 ) -> None:
     """Serve ego's tools to MCP clients, over stdio (or HTTP with --http).
 
@@ -221,7 +219,7 @@ def mcp(
         unrestricted_files=unrestricted,
         read_only=read_only,
         groups=frozenset(cast("tuple[ToolGroup, ...]", groups)),
-        start_urls=start_urls,
+        start_urls=settings.start_urls(),
         site_tools=cast("SiteTools", site_tools),
         max_js_heap_mb=max_js_heap,
     )
@@ -244,6 +242,8 @@ def mcp(
     async def go() -> None:
         kept = settings.kept_browser(profile=profile, headless=not headed)
         endpoint = settings.endpoint or (kept.websocket if kept is not None else None)
+        if headed and endpoint is None:
+            check_display("ego mcp")  # refused now, not at the agent's first call
         if endpoint is not None and max_js_heap is not None:
             raise click.UsageError(
                 "--max-js-heap applies to a Chrome this server starts, and it would attach to "

@@ -22,6 +22,7 @@ from ..casetests import (
     write_updates,
 )
 from ..errors import EgoError
+from ..page.policy import as_url
 from ..replay import HarBounds, Omitted, Recorder
 from ..replay import record as record_har
 from .common import Settings, args_options, common, pass_settings, run_async
@@ -153,16 +154,18 @@ def record(
             raise click.UsageError("give the URL to record, or --run SITE TOOL")
         if args_json or pairs or confirm:
             raise click.UsageError("--args, --arg and --confirm go with --run SITE TOOL")
-        _record_page(settings, url, har_path, keep_secrets, wait_until, settle, profile, bounds)
+        _record_page(
+            settings, as_url(url), har_path, keep_secrets, wait_until, settle, profile, bounds
+        )
         return
     site_id, tool = run_tool
     call = checked_call(settings, site_id, tool, args_json, pairs, CallOptions(confirm=confirm))
-    start = url or call.ref.manifest.start_url
+    start = as_url(url) if url else settings.start_url(site_id, call.ref.manifest.start_url)
     if not start:
         raise click.UsageError(f"site {site_id!r} has no startUrl: give the URL to load first")
 
     async def go() -> tuple[dict[str, Any], EgoError | None]:
-        async with settings.browser(profile=profile) as browser:
+        async with settings.browser(profile=profile, site_id=site_id) as browser:
             browser.site.profile_hint = CLI_PROFILE_HINT
             tab = await browser.new_tab()
             recorder = Recorder(tab, strip_secrets=not keep_secrets, bounds=bounds)
@@ -267,12 +270,13 @@ def _record_session(
     bounds: HarBounds,
 ) -> None:
     """``ego record --session SITE``: a tab recorded while someone works in it."""
-    start = url
+    start = as_url(url) if url else None
     if start is None:
         try:
-            start = settings.learnings().site(site_id).start_url
+            default = settings.learnings().site(site_id).start_url
         except EgoError:
-            start = None
+            default = None  # a site with no learning yet: the URL must be given
+        start = settings.start_url(site_id, default)
     if not start:
         raise click.UsageError(
             f"give the URL to start the session on: site {site_id!r} has no learning with a "
@@ -285,7 +289,7 @@ def _record_session(
 
         from ..replay.session import record_session
 
-        async with settings.browser(profile=profile) as browser:
+        async with settings.browser(profile=profile, site_id=site_id) as browser:
             tab = await browser.new_tab()
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()

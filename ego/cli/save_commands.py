@@ -26,6 +26,7 @@ from ..learning.manifest import args_schema
 from ..learning.registry import Learnings
 from ..learning.save_plan import check_domains, workspace_root
 from ..learning.store import restore_tool
+from ..page.policy import as_url
 from .common import Settings, common, json_option, pass_settings, run_async
 
 __all__ = ["SAVE_COMMANDS", "history", "restore", "save_note", "save_tool"]
@@ -192,11 +193,11 @@ def save_tool(
         # The checks that need no browser fail before Chrome starts.
         workspace_root(settings.learnings())
         check_domains(site_id, tool, domains, front_end="cli")
-        async with settings.browser(profile=profile) as browser:
+        async with settings.browser(profile=profile, site_id=site_id) as browser:
             tab = None
             if url:
                 with settings.output.progress(f"loading {url}"):
-                    tab = await browser.new_tab(url)
+                    tab = await browser.new_tab(as_url(url))
             with settings.output.progress(f"checking {site_id}/{tool}"):
                 saved = await browser.site.save_tool(draft, tab=tab)
             return saved.as_dict()
@@ -234,7 +235,7 @@ def save_note(
             name,
             text,
             domains=list(domains) or None,
-            page_url=url,
+            page_url=as_url(url) if url else None,
             site_name=site_name,
         )
         return saved.as_dict()

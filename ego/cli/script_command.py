@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
+from ..page.policy import as_url
 from .common import (
     Settings,
     endpoint_option,
@@ -53,7 +54,7 @@ def script(settings: Settings, file: Path, url: str | None, profile: str | None)
     async def go() -> BaseException | None:
         async with settings.browser(profile=profile) as browser:
             browser.site.profile_hint = CLI_PROFILE_HINT
-            tab = await browser.new_tab(url) if url else await browser.new_tab()
+            tab = await browser.new_tab(as_url(url)) if url else await browser.new_tab()
             try:
                 await run_script(code, file, browser=browser, tab=tab, site=browser.site)
             except Exception as exc:

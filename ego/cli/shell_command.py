@@ -29,6 +29,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
+from ..page.policy import as_url
 from .common import Settings, endpoint_option, pass_settings
 from .learning_commands import CLI_PROFILE_HINT
 from .script_command import ScriptError, script_traceback
@@ -148,7 +149,8 @@ def shell(settings: Settings, url: str | None, profile: str | None) -> None:
                 stack.enter_async_context(settings.browser(profile=profile))
             )
             browser.site.profile_hint = CLI_PROFILE_HINT
-            tab = loop.run_until_complete(browser.new_tab(url) if url else browser.new_tab())
+            opening = browser.new_tab(as_url(url)) if url else browser.new_tab()
+            tab = loop.run_until_complete(opening)
         except EgoError as exc:
             loop.run_until_complete(stack.aclose())
             sys.exit(settings.output.error(exc))

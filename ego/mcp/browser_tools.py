@@ -21,6 +21,7 @@ from ..errors import ContextDestroyedError, DialogOpenError, EgoError
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
+from ..page.policy import as_url
 from ..page.refs import parse_ref
 from ..page.tab import Tab
 from ..page.verbs import render_outline
@@ -244,6 +245,7 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     ) -> CallToolResult:
         """Open a URL in the current tab and wait for it to load. Returns {id, url, title}
         and the page's first lines with refs."""
+        url = as_url(url)  # a bare host, as a person types it, is a URL
         browser = await holder.browser()
         if new_tab:
             opened = await call(lambda: browser.new_tab(url))

@@ -32,6 +32,7 @@ from ._codec import decode_lenient, encode_lenient
 from ._events import ANY_SESSION, JSON, AnySession, EventHandler, Subscription, Waiter
 from .pipe import PipeWire
 from .session import Session, SessionState, allowed
+from .slow_motion import SlowMotion
 from .wire import Wire
 
 __all__ = [
@@ -118,6 +119,8 @@ class Connection:
         self._any_waiters: dict[str, list[Waiter]] = {}
         self._closed_error: BrowserClosedError | None = None
         self._close_callbacks: list[Callable[[], None]] = []
+        #: A pause before each input and navigation sent (``ego.launch(slow_mo=)``), or None.
+        self.slow_motion: SlowMotion | None = None
         wire.attach(self._on_message, self._on_wire_closed)
 
     @classmethod
@@ -248,6 +251,8 @@ class Connection:
         Cancelling the caller abandons the command: Chrome still runs it, and its answer is
         dropped when it arrives.
         """
+        if self.slow_motion is not None:
+            await self.slow_motion.before(method)
         if session_id is not None:
             session = self._sessions.get(session_id)
             if session is not None and session._refusal is not None:
