@@ -521,6 +521,11 @@ async def test_demo_runs_the_tour(env: dict[str, str], cwd: Path) -> None:
     context = data["learn_context"]
     assert context["matched"] is True
     assert [site["site_id"] for site in context["sites"]] == ["demo-shop"]
+    # The start URL shown is where the tour's shop runs (a free port), not the manifest's.
+    [shown] = re.findall(r"demo shop at (\S+)", result.stderr) or [None]
+    start = context["sites"][0]["start_url"]
+    assert start != "http://shop.localhost:8765/", start
+    assert shown in (None, start)
     steps = data["steps"]
     by_tool: dict[str, list[dict[str, Any]]] = {}
     for step in steps:

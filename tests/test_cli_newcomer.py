@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 import shlex
+import socket
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import ROOT, ego_env, ego_sync
+from tests.cli_helpers import ROOT, background, ego_env, ego_sync, free_port, read_json_line
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +99,41 @@ def test_tools_full_prints_schemas_notes_and_commands_to_paste(
     last = [line for line in api_note.splitlines() if line.strip()][-1]
     assert last.strip() in text
     assert "example: ego skill run shop.localhost/search-products --args" in text
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("ego", "demo", "--serve"), ("ego", "demo"), ("python", "-m", "ego.demo")],
+    ids=" ".join,
+)
+def test_a_taken_port_is_one_line_naming_port(
+    env: dict[str, str], cwd: Path, command: tuple[str, ...]
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = [sys.executable, "-m", "ego.demo"] if command[0] == "python" else None
+        words = [] if argv else list(command[1:])
+        result = ego_sync(*words, "--port", str(port), env=env, cwd=cwd, command=argv)
+    assert result.returncode != 0, result
+    line = result.error_line()
+    assert f"port {port} is taken" in line, result
+    assert "--port N" in line
+
+
+async def test_the_demo_shop_on_another_port_says_how_commands_find_it(
+    env: dict[str, str], cwd: Path
+) -> None:
+    port = free_port()
+    async with background("demo", "--serve", "--port", str(port), env=env, cwd=cwd) as served:
+        assert served.stdout is not None
+        shown = await read_json_line(served.stdout, timeout=60)
+    url = f"http://shop.localhost:{port}/"
+    assert shown["url"] == url
+    assert shown["start_url"] == f"demo-shop={url}"
+    # What it says to pass is what ego tools shows as the shop's start URL.
+    listed = ego_sync(
+        "tools", "shop.localhost", "--start-url", shown["start_url"], env=env, cwd=cwd
+    )
+    assert listed.json()["sites"][0]["start_url"] == url

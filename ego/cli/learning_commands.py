@@ -70,7 +70,7 @@ def tools(settings: Settings, url: str, full: bool) -> None:
     from ..learning.compact import compact
     from ..site import context_for
 
-    context = context_for(settings.learnings(), as_url(url))
+    context = context_for(settings.learnings(), as_url(url), dict(settings.start_urls()))
     if full:
         settings.output.result(context.model_dump(mode="json"), lambda _: context_text(context))
         return

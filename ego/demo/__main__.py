@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 
-from .server import DemoServer
+from .server import DemoServer, port_problem
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,12 +18,15 @@ def main(argv: list[str] | None = None) -> int:
         "--changed-api", action="store_true", help="serve the shop with its API changed"
     )
     options = parser.parse_args(argv)
-    with DemoServer(
-        options.port,
-        host=options.host,
-        verbose=not options.quiet,
-        api_changed=options.changed_api,
-    ) as server:
+    server = DemoServer(
+        options.port, host=options.host, verbose=not options.quiet, api_changed=options.changed_api
+    )
+    try:
+        server.start()
+    except OSError as exc:
+        print(f"python -m ego.demo: {port_problem(options.port, exc)}", file=sys.stderr)
+        return 1
+    with server:
         print(f"demo shop at {server.url} (also {server.local_url}); log in with demo / demo")
         try:
             threading.Event().wait()

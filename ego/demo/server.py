@@ -16,6 +16,7 @@ without any DNS; Python never needs to resolve that name (:attr:`DemoServer.loca
 from __future__ import annotations
 
 import asyncio
+import errno
 import threading
 from pathlib import Path
 from string import Template
@@ -27,7 +28,19 @@ from .state import SITE_DIR, DemoState
 
 # The cookie names, CSP, site folder and state type are re-exported: ``ego.demo.server.<name>``
 # was their home before the shop was split by job.
-__all__ = ["CART_COOKIE", "CSP", "SESSION_COOKIE", "SITE_DIR", "DemoServer", "DemoState"]
+__all__ = [
+    "CART_COOKIE",
+    "CSP",
+    "DEFAULT_PORT",
+    "SESSION_COOKIE",
+    "SITE_DIR",
+    "DemoServer",
+    "DemoState",
+    "port_problem",
+]
+
+#: The port the demo-shop learning's ``startUrl`` names (``ego demo --serve`` serves there).
+DEFAULT_PORT = 8765
 
 # The old name of the request handler class: bench/bench_pool.py toggles its
 # ``disable_nagle_algorithm`` through ``ego.demo.server._Handler``.
@@ -157,3 +170,16 @@ class DemoServer:
         traceback: TracebackType | None,
     ) -> None:
         await asyncio.to_thread(self.close)
+
+
+def port_problem(port: int, exc: OSError) -> str:
+    """The one line a person reads when the shop cannot listen on ``port``: what happened,
+    and the option that serves it elsewhere."""
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} is taken (another program listens on it): serve the shop on another "
+            "port with --port N (--port 0 takes a free one)"
+        )
+    if exc.errno == errno.EACCES:
+        return f"port {port} needs privileges to listen on: pass --port N with N over 1023"
+    return f"cannot serve the demo shop on port {port}: {exc.strerror or exc}"
