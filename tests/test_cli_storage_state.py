@@ -115,7 +115,7 @@ async def test_ego_mcp_storage_state_leaves_no_login_in_an_attached_browser(
         await tab.type('[data-testid="login-username"]', "demo")
         await tab.type('[data-testid="login-password"]', "demo")
         await tab.click('[data-testid="login-submit"]')
-        await tab.wait_for(url="/account", timeout=30)
+        await tab.wait_for(url=shop.url_for("/account"), timeout=30)
         await person.storage_state(path=state)
 
     def shop_cookies(saved: dict[str, object]) -> list[object]:

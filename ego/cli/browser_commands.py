@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import psutil
 
 from .. import api
 from ..api import Browser
-from ..errors import BrowserError, ChromeLaunchError, EgoError
+from ..errors import BrowserError, ChromeLaunchError, EgoError, StorageStateError
 from ..page.policy import as_url
 from ..page.tab import Tab
 from ..protocol._proctree import kill_tree
@@ -37,6 +38,7 @@ from .common import (
 )
 from .display import check_display, no_display_error
 from .login_state import LoginSaver
+from .output import EXIT_OK
 
 __all__ = ["close", "launch", "login", "tabs"]
 
@@ -333,48 +335,116 @@ def login(
 
     The session is kept in the profile; close the window (or press Ctrl+C) when done. With
     the browser `ego launch --headed` keeps on that profile (or --endpoint), the page opens
-    in a tab of it: close that tab when done. With --save-state FILE the login is also kept
-    in FILE, saved at each page the login tab shows.
+    in a tab of it: close that tab when done. With --headless, Chrome has no window and
+    listens on a local port: the command prints how to reach its tab (chrome://inspect on a
+    machine with a screen, over an ssh tunnel) or drive it from a script; close the tab or
+    press Ctrl+C when done. With --save-state FILE the login is also kept in FILE, saved at
+    each page the login tab shows; a FILE that ends up holding no cookie is an error.
     """
 
-    async def go() -> None:
+    async def go() -> int:
         manifest = settings.learnings().site(site_id)
         start = as_url(url) if url else settings.start_url(site_id, manifest.start_url)
         if not start:
             raise click.UsageError(f"site {site_id!r} has no startUrl: pass --url")
-        async with settings.browser(profile=profile, headless=headless, site_id=site_id) as browser:
+        # Without a window, a Chrome of its own listens on a port: the way to reach its tab.
+        async with settings.browser(
+            profile=profile, headless=headless, site_id=site_id, port=0 if headless else None
+        ) as browser:
             tab = await browser.new_tab(start, wait_until="domcontentloaded")
-            attached = browser.process is None
-            done = "close that tab" if attached else "close it"
+            endpoint = settings.endpoint or _http_endpoint(browser)
+            window = browser.process is not None and not headless
             saver = LoginSaver(browser, tab, save_state) if save_state is not None else None
             if saver is not None:
                 await saver.start()
-            # Listening before the line is printed: whoever reads it may close the tab at once.
-            closing = _tab_closed(browser, tab) if attached else None
-            settings.output.result(
-                {
-                    "site": site_id,
-                    "url": start,
-                    "profile": profile,
-                    "tab": tab.target_id,
-                    "endpoint": settings.endpoint or _http_endpoint(browser),
-                    "save_state": str(save_state) if save_state is not None else None,
-                },
-                f"Log in to {manifest.name} in the window, then {done} (profile {profile}).",
-                one_line=True,
-            )
-            sys.stdout.flush()
-            try:
-                if closing is not None:
-                    with contextlib.suppress(EgoError):
-                        await closing
-                else:
-                    await _closed(browser)
-            finally:
-                if saver is not None:
-                    await saver.finish()
+            # Listening before the line is printed: whoever reads it may close the tab, or
+            # press Ctrl+C, at once.
+            closing = _closed(browser) if window else _tab_closed(browser, tab)
+            text = _login_text(manifest.name, profile, tab, endpoint, window, headless)
+            with _stop_on_signals() as stop:
+                settings.output.result(
+                    {
+                        "site": site_id,
+                        "url": start,
+                        "profile": profile,
+                        "tab": tab.target_id,
+                        "endpoint": endpoint,
+                        "save_state": str(save_state) if save_state is not None else None,
+                    },
+                    text,
+                    one_line=True,
+                )
+                sys.stdout.flush()
+                try:
+                    await _first_of([closing, stop.wait()])
+                finally:
+                    if saver is not None:
+                        await saver.finish()
+            if saver is not None and save_state is not None and saver.empty:
+                # A file with no login would load as a logged-out browser, without a word.
+                with contextlib.suppress(OSError):
+                    save_state.unlink()
+                error = StorageStateError(
+                    f"no login was saved: the browser held no cookie when the login ended (was "
+                    f"it finished in tab {tab.target_id[:8]}?), so {save_state} was not kept; "
+                    "run the command again and log in before closing the tab"
+                )
+                return settings.output.error(error)
+        return EXIT_OK
 
-    run_async(settings, go())
+    sys.exit(run_async(settings, go()))
+
+
+def _login_text(
+    name: str, profile: str, tab: Tab, endpoint: str | None, window: bool, headless: bool
+) -> str:
+    """What ``ego login`` tells the person: where to log in, and how to say it is done."""
+    if window:
+        return f"Log in to {name} in the window, then close it (profile {profile})."
+    if not headless or endpoint is None:
+        return f"Log in to {name} in the tab it opened, then close that tab (profile {profile})."
+    port = endpoint.rsplit(":", 1)[-1]
+    return (
+        f"Chrome has no window here: log in to {name} in its tab {tab.target_id[:8]} from a "
+        f"machine with a screen (`ssh -L {port}:127.0.0.1:{port}` to this one, then "
+        f"chrome://inspect there with 127.0.0.1:{port} under Configure, and inspect the tab), "
+        f"or from a script (--endpoint {endpoint}); then close the tab or press Ctrl+C "
+        f"(profile {profile})."
+    )
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[asyncio.Event]:
+    """An event Ctrl+C or SIGTERM sets while the block runs (the person says the login is
+    done), in place of stopping the command."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    caught = (signal.SIGINT, signal.SIGTERM)
+    for number in caught:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(number, stop.set)
+    try:
+        yield stop
+    finally:
+        for number in caught:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(number)
+
+
+async def _first_of(waits: list[Any]) -> None:
+    """Wait until the first of ``waits`` ends (an ego error ends it too); cancel the rest."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(
+            result, (asyncio.CancelledError, EgoError)
+        ):
+            raise result
 
 
 def _http_endpoint(browser: Browser) -> str | None:

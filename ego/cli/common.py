@@ -152,6 +152,7 @@ class Settings:
         headless: bool = True,
         site_id: str | None = None,
         slow_mo: float = 0,
+        port: int | None = None,
     ) -> AsyncIterator[Browser]:
         """The browser to use: ``--endpoint``'s, else the kept one, else a launched Chrome,
         with every ``--start-url`` set on its ``site`` (a bare URL for ``site_id``).
@@ -165,6 +166,8 @@ class Settings:
                 launched Chrome opens one (refused at once where there is no display).
             site_id: the command's own site, which a bare ``--start-url URL`` is for.
             slow_mo: milliseconds to pause before each input and navigation (``--slow-mo``).
+            port: a debugging port for a launched Chrome (0: Chrome's choice), so that
+                another process can reach it; none by default.
 
         Raises:
             click.UsageError: a ``--start-url`` is malformed (before any browser starts).
@@ -185,7 +188,7 @@ class Settings:
                 browser = await self._attach(kept, learnings, slow_mo)
             if browser is None:
                 with self.output.progress("starting Chrome"):
-                    browser = await self._launch(profile, headless, learnings, slow_mo)
+                    browser = await self._launch(profile, headless, learnings, slow_mo, port)
         for start_site, start_url in start_urls:
             browser.site.set_start_url(start_site, start_url)
         try:
@@ -222,7 +225,12 @@ class Settings:
             )
 
     async def _launch(
-        self, profile: str | None, headless: bool, learnings: Learnings, slow_mo: float = 0
+        self,
+        profile: str | None,
+        headless: bool,
+        learnings: Learnings,
+        slow_mo: float = 0,
+        port: int | None = None,
     ) -> Browser:
         if not headless:
             from .display import check_display
@@ -232,7 +240,7 @@ class Settings:
             from ..api import launch
 
             return await launch(
-                profile=profile, headless=headless, learnings=learnings, slow_mo=slow_mo
+                profile=profile, headless=headless, learnings=learnings, slow_mo=slow_mo, port=port
             )
         except ProfileInUseError as exc:
             from . import state

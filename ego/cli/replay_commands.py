@@ -6,7 +6,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,6 +29,9 @@ from .common import Settings, args_options, common, pass_settings, run_async
 from .har_options import har_bound_options, har_bounds, reading
 from .learning_commands import CLI_PROFILE_HINT, checked_call
 from .output import EXIT_OK, EXIT_TOOL
+
+if TYPE_CHECKING:
+    from ..api import Browser
 
 __all__ = ["REPLAY_COMMANDS", "record", "test"]
 
@@ -289,9 +292,18 @@ def _record_session(
 
         from ..replay.session import record_session
 
-        async with settings.browser(profile=profile, site_id=site_id) as browser:
+        # With no browser to attach to, a Chrome of its own listens on a port: the only way
+        # for anyone to reach the tab it records.
+        async with settings.browser(profile=profile, site_id=site_id, port=0) as browser:
             tab = await browser.new_tab()
             stop = asyncio.Event()
+            endpoint = settings.endpoint or _http_endpoint(browser)
+            reach = (
+                f"; it has no window: a script reaches it with --endpoint {endpoint} (to work in "
+                "it by hand, keep a browser with a window first: `ego launch --headed`)"
+                if browser.process is not None
+                else ""
+            )
             loop = asyncio.get_running_loop()
             signals = (signal.SIGINT, signal.SIGTERM)
             for number in signals:
@@ -308,6 +320,7 @@ def _record_session(
                     settings.output.info(
                         f"recording a session on {start} in tab {tab.target_id}; it ends on "
                         + " or ".join(ends)
+                        + reach
                     )
 
                 end = await record_session(
@@ -336,6 +349,7 @@ def _record_session(
             "url": end.url,
             "seconds": round(end.seconds, 1),
             "next": f"ego suggest {site_id} --har {har_path}",
+            "endpoint": endpoint,
             **_omitted(end.omitted, bounds),
         }
 
@@ -347,6 +361,13 @@ def _record_session(
             f"(ended: {d['ended']}, {d['seconds']} s); draft tools from it with `{d['next']}`"
         ),
     )
+
+
+def _http_endpoint(browser: Browser) -> str | None:
+    """``http://127.0.0.1:PORT`` of a browser with a debugging port (what --endpoint takes)."""
+    if browser.endpoint is None:
+        return None
+    return "http://" + browser.endpoint.split("://", 1)[1].split("/", 1)[0]
 
 
 def _omitted(omitted: Omitted, bounds: HarBounds) -> dict[str, Any]:
