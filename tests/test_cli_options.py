@@ -27,9 +27,12 @@ from ego.errors import (
     ConfirmationRequiredError,
     NoTabError,
     ProfileInUseError,
+    SkillBrokenError,
     SkillExistsError,
     WorkspaceRequiredError,
 )
+from ego.mcp.wording import mcp_message
+from ego.runtime.contract import signal_error
 from tests.cli_helpers import ROOT, ego_env, ego_sync, free_port
 
 
@@ -259,7 +262,19 @@ def test_errors_word_their_fixes_as_flags() -> None:
         "no open tab on a.example for site 'a', and its manifest has no startUrl: open one "
         "(browser.new_tab(url)) and pass tab=, or call set_start_url('a', url)"
     )
-    assert cli_words(no_tab).endswith("startUrl: pass --url with a page of the site")
+    assert cli_words(no_tab).endswith("startUrl: pass --start-url with a page of the site")
+
+    broken = signal_error(
+        "SKILL_BROKEN: /api/products answered 404", site_id="shop", tool="get_products", profile="p"
+    )
+    assert isinstance(broken, SkillBrokenError)
+    assert "site.heal_tool('shop', 'get_products')" in str(broken)
+    assert cli_words(broken).endswith(
+        "`ego heal shop get_products` finds what changed and drafts one"
+    )
+    assert mcp_message(broken).endswith(
+        "`heal_tool('shop', 'get_products')` finds what changed and drafts one"
+    )
 
 
 def test_a_shipped_python_worded_error_reaches_the_shell_in_flag_words(

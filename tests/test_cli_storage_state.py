@@ -104,6 +104,15 @@ async def test_a_login_saved_by_ego_login_is_used_by_ego_run(
     )
     assert anonymous.returncode == 0, anonymous
     assert anonymous.json()["logged_in"] is False
+    # A session tool run without a login names both ways to bring one.
+    refused = await ego_async(
+        "run", "demo-shop", "get_orders", "--new-browser", "--url", shop.url, env=env, cwd=tmp_path
+    )
+    assert refused.returncode == 3, refused
+    line = refused.error_line()
+    assert "NEEDS_LOGIN" in line
+    assert "--profile NAME" in line
+    assert "--storage-state FILE, a login saved by `ego login SITE --save-state FILE`" in line
 
 
 async def test_ego_mcp_storage_state_leaves_no_login_in_an_attached_browser(

@@ -22,7 +22,7 @@ from .common import (
     pass_settings,
     run_async,
 )
-from .output import EXIT_OK, EXIT_TOOL
+from .output import EXIT_OK, EXIT_TOOL, heal_hint
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLI_PROFILE_HINT",
+    "RUN_PROFILE_HINT",
     "as_url",
     "checked_call",
     "compact_text",
@@ -48,6 +49,11 @@ __all__ = [
 
 #: How a NEEDS_LOGIN message tells a command-line user to use a persistent profile.
 CLI_PROFILE_HINT = "run the command again with --profile NAME"
+#: The same for ``ego run``, which also takes a login saved in a file.
+RUN_PROFILE_HINT = (
+    "run the command again with --profile NAME, or with --storage-state FILE, a login saved "
+    "by `ego login SITE --save-state FILE`"
+)
 
 
 @click.command()
@@ -133,7 +139,7 @@ async def run_prepared(
     Raises:
         EgoError: everything :meth:`ego.site.Site.run_call` and ``Browser.new_tab`` raise.
     """
-    site.profile_hint = CLI_PROFILE_HINT
+    site.profile_hint = RUN_PROFILE_HINT
     for start_site, start_url in start_urls:
         site.set_start_url(start_site, start_url)
     tab = None
@@ -191,7 +197,8 @@ def _tool_text(tool: ToolInfo) -> list[str]:
         lines += ["  returns:", *_indented(_schema_text(tool.returns), 4)]
     lines.append(f"  example: {cli_example(tool)}")
     if tool.health is not None:
-        lines.append(f"  health: {tool.health.line()}")
+        hint = f"; {heal_hint(tool.site_id, tool.tool_name)}" if tool.health.suspect else ""
+        lines.append(f"  health: {tool.health.line()}{hint}")
     return lines
 
 
@@ -268,7 +275,11 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
             if summary.node_tools:
                 line += f"  (not runnable here: {', '.join(summary.node_tools)})"
             lines.append(line)
-            lines += [f"  {name}: {health.line()}" for name, health in summary.health.items()]
+            lines += [
+                f"  {name}: {health.line()}"
+                + (f"; {heal_hint(summary.site_id, name)}" if health.suspect else "")
+                for name, health in summary.health.items()
+            ]
         else:
             lines.append(f"{summary.site_id:16} INVALID: {'; '.join(summary.problems)}")
     return "\n".join(lines) or "no sites"

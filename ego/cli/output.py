@@ -23,6 +23,7 @@ from ..errors import (
     NoTabError,
     PackBuildError,
     ProfileInUseError,
+    SkillBrokenError,
     SkillExistsError,
     WorkspaceRequiredError,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "Output",
     "cli_words",
     "exit_code_for",
+    "heal_hint",
 ]
 
 EXIT_OK = 0
@@ -158,6 +160,11 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
     ),
     (ProfileInUseError, re.compile(r"use another profile"), "pass another --profile"),
     (SkillExistsError, re.compile(r"pass overwrite=True"), "pass --overwrite"),
+    (
+        SkillBrokenError,
+        re.compile(r"`site\.heal_tool\('([^']*)', '([^']*)'\)`"),
+        r"`ego heal \1 \2`",
+    ),
     (HarTooLargeError, re.compile(r"HarBounds\(max_entries=N\)"), "--max-har-entries N"),
     (HarTooLargeError, re.compile(r"HarBounds\(max_bytes=N\)"), "--max-har-bytes SIZE"),
     (PackBuildError, re.compile(r"pass (name|version)="), r"pass --\1"),
@@ -172,9 +179,14 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
         re.compile(
             r"open one \(browser\.new_tab\(url\)\) and pass tab=, or call set_start_url\([^)]*\)"
         ),
-        "pass --url with a page of the site",
+        "pass --start-url with a page of the site",
     ),
 )
+
+
+def heal_hint(site_id: str, tool: str) -> str:
+    """What to run about a tool whose health says SUSPECT."""
+    return f"`ego heal {site_id} {tool}` finds why"
 
 
 def cli_words(exc: BaseException) -> str:

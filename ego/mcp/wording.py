@@ -40,6 +40,7 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("reload with resend=True", "call reload with resend: true"),
     ("site.save_browser_tool(", "save_browser_tool("),
     ("site.run_browser_tool(", "run_browser_tool("),
+    ("`site.heal_tool(", "`heal_tool("),
     ("list the tabs again (tabs())", "list_tabs lists them"),
 )
 
