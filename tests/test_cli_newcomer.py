@@ -1,7 +1,8 @@
 """What a newcomer meets on the command line first: hints that paste, help that reads right,
 typos answered, and no command that says nothing when it found nothing.
 
-Every command runs as a real ``python -m ego`` subprocess; none of these needs a browser.
+Every command runs as a real ``python -m ego`` subprocess; the few that need a browser attach
+to the session's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import ROOT, background, ego_env, ego_sync, free_port, read_json_line
+import ego
+from tests.cli_helpers import (
+    ROOT,
+    background,
+    ego_async,
+    ego_env,
+    ego_sync,
+    free_port,
+    http_endpoint,
+    read_json_line,
+)
+from tests.conftest import PageServer, websocket_url
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +149,44 @@ async def test_the_demo_shop_on_another_port_says_how_commands_find_it(
         "tools", "shop.localhost", "--start-url", shown["start_url"], env=env, cwd=cwd
     )
     assert listed.json()["sites"][0]["start_url"] == url
+
+
+def _syntax_error_site(root: Path) -> Path:
+    """A workspace whose one tool does not parse (line 3 has `(x + )`)."""
+    site = root / "learnings" / "syn"
+    (site / "browser-tools").mkdir(parents=True)
+    (site / "browser-tools" / "bad.js").write_text(
+        "async () => {\n  const x = 1;\n  return (x + );\n}\n"
+    )
+    (site / "manifest.json").write_text(
+        '{"id": "syn", "name": "Syn", "domains": ["127.0.0.1"], "browserTools": {"bad": '
+        '{"description": "does not parse", "path": "browser-tools/bad.js"}}}'
+    )
+    return root
+
+
+def test_validate_finds_a_javascript_syntax_error_and_its_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    workspace = _syntax_error_site(tmp_path / "ws")
+    found = ego_sync("validate", str(workspace), "--no-json", env=env, cwd=tmp_path)
+    assert found.returncode == 3, found
+    assert found.stdout.strip().endswith(
+        "bad.js: browser tool bad does not parse: a syntax error at line 3, column 14, near ');'"
+    ), found
+
+
+@pytest.mark.chrome
+async def test_a_tool_that_does_not_compile_is_reported_at_its_line(
+    env: dict[str, str], tmp_path: Path, server: PageServer, ported_browser: ego.Browser
+) -> None:
+    workspace = _syntax_error_site(tmp_path / "ws")
+    ran = await ego_async(
+        "run", "syn", "bad", "--url", server.route("/syntax", "<title>s</title>"),
+        "--workspace", str(workspace), "--endpoint", http_endpoint(websocket_url(ported_browser)),
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 3, ran
+    line = ran.error_line()
+    assert "threw SyntaxError: Unexpected token ')'" in line, line
+    assert line.endswith('bad.js:3)","type":"BrowserToolError"}'), line
