@@ -68,6 +68,8 @@ class AsyncConsole(code.InteractiveConsole):
         self.running: asyncio.Task[Any] | None = None
         #: The exception of the piped statement that failed (None: none did).
         self.failure: BaseException | None = None
+        # Lines read from a pipe so far: a statement's frames name its lines in the input.
+        self._read = 0
 
     def raw_input(self, prompt: str = "") -> str:
         if not self.piped:
@@ -76,7 +78,19 @@ class AsyncConsole(code.InteractiveConsole):
         line = sys.stdin.readline()
         if not line:
             raise EOFError
+        self._read += 1
         return line.rstrip("\n")
+
+    @property
+    def lines_read(self) -> int:
+        """How many lines were read from the pipe so far."""
+        return self._read
+
+    def runsource(self, source: str, filename: str = "<input>", symbol: str = "single") -> bool:
+        if self.piped:
+            # Compiled where it stands in the input: its first line is the buffer's first.
+            source = "\n" * (self._read - len(self.buffer)) + source
+        return super().runsource(source, filename, symbol)
 
     def showsyntaxerror(self, filename: str | None = None, **kwargs: Any) -> None:
         if not self.piped:
@@ -195,6 +209,12 @@ def _interact(console: AsyncConsole, loop: asyncio.AbstractEventLoop) -> None:
     def read() -> None:
         try:
             console.interact(banner="" if console.piped else BANNER, exitmsg="")
+            if console.piped and console.buffer and console.failure is None:
+                # The input ended inside a statement: it never ran, and that is said.
+                start = console.lines_read - len(console.buffer) + 1
+                console.failure = SyntaxError(
+                    "the input ended inside a statement", (STDIN, start, 0, console.buffer[0])
+                )
         except SystemExit:
             pass  # exit() or quit(): leave like Ctrl+D
         finally:
