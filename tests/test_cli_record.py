@@ -32,7 +32,11 @@ def endpoint(ported_browser: ego.Browser) -> str:
 def workspace(tmp_path: Path) -> Path:
     """A workspace whose learnings hold a copy of demo-shop (with a tests/ folder)."""
     root = tmp_path / "workspace"
-    shutil.copytree(ROOT / "learnings" / "demo-shop", root / "learnings" / "demo-shop")
+    shutil.copytree(
+        ROOT / "learnings" / "demo-shop",
+        root / "learnings" / "demo-shop",
+        ignore=shutil.ignore_patterns("tests"),  # its own cases: these tests record theirs
+    )
     (root / "learnings" / "demo-shop" / "tests").mkdir()
     return root
 
