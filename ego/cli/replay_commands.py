@@ -23,6 +23,7 @@ from ..casetests import (
 )
 from ..errors import EgoError
 from ..page.policy import as_url
+from ..protocol.jsontext import json_text
 from ..replay import HarBounds, Omitted, Recorder
 from ..replay import record as record_har
 from .common import Settings, args_options, common, pass_settings, run_async
@@ -317,6 +318,11 @@ def _record_session(
                     ends.append(f"{duration:g} s")
 
                 def started() -> None:
+                    if settings.output.json:
+                        # What a script needs to work in the tab, as one JSON line.
+                        line = {"recording": start, "tab": tab.target_id, "endpoint": endpoint}
+                        click.echo(json_text(line), err=True)
+                        return
                     settings.output.info(
                         f"recording a session on {start} in tab {tab.target_id}; it ends on "
                         + " or ".join(ends)

@@ -40,7 +40,7 @@ class ScriptError(Exception):
 def script(settings: Settings, file: Path, url: str | None, profile: str | None) -> None:
     """Run an agent script with `browser`, `tab` and `site` ready.
 
-    The script is plain Python and may use `await` at the top level
+    `ego` is imported for it too. The script is plain Python and may use `await` at the top level
     (`print(await site.run_tool("demo-shop", "get_product", {"id": 1}))`). It may also
     define `async def main(browser, tab, site)`, which is awaited after the top level ran.
     An exception prints the script's own frames and one error line.
@@ -95,10 +95,13 @@ async def run_script(code: Any, file: Path, **names: Any) -> dict[str, Any]:
     Returns:
         The script's globals once it ran.
     """
+    import ego  # the package itself, as an agent script imports it
+
     namespace: dict[str, Any] = {
         "__name__": "__ego_script__",
         "__file__": str(file),
         "__builtins__": builtins,
+        "ego": ego,
         **names,
     }
     result = eval(code, namespace)  # the user's own script, compiled above

@@ -172,6 +172,7 @@ def shell(settings: Settings, url: str | None, profile: str | None) -> None:
             "__name__": "__console__",
             "__doc__": None,
             "asyncio": asyncio,
+            "ego": sys.modules["ego"],
             "browser": browser,
             "tab": tab,
             "site": browser.site,
