@@ -39,6 +39,7 @@ import os
 import re
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,6 +141,8 @@ class Walk:
     jobs: dict[int, asyncio.subprocess.Process] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    #: How long each step took (seconds, where), for a report of the slowest.
+    took: list[tuple[float, str]] = field(default_factory=list)
 
     @property
     def cwd(self) -> Path:
@@ -198,12 +201,14 @@ class Walk:
             await self.run(part, where, EXPECTED_ERROR.search(f"# {comment}") if comment else None)
 
     async def run(self, command: str, where: str, expected: re.Match[str] | None) -> None:
+        started = time.monotonic()
         process = await asyncio.create_subprocess_exec(
             "bash", "-c", command, env=self.env, cwd=self.cwd,
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
         out, err = await _communicate(process, where)
+        self.took.append((time.monotonic() - started, where))
         said = (
             f"{where}\nexit {process.returncode}\n--- stdout\n{out[-3000:]}\n"
             f"--- stderr\n{err[-3000:]}"
@@ -287,6 +292,7 @@ class Walk:
         compile(text, str(script), "exec", flags=0x2000)  # PyCF_ALLOW_TOP_LEVEL_AWAIT
         if _defines_only(text):
             return  # the code of a tool or a helper: it parses, and nothing runs
+        started = time.monotonic()
         if "asyncio.run(" in text:
             argv = [sys.executable, str(script)]
         else:
@@ -297,6 +303,7 @@ class Walk:
             start_new_session=True,
         )  # fmt: skip
         out, err = await _communicate(process, block.where)
+        self.took.append((time.monotonic() - started, block.where))
         assert process.returncode == 0, (
             f"{block.where} ({' '.join(argv[1:])})\n--- stdout\n{out[-3000:]}\n--- stderr\n"
             f"{err[-3000:]}"
@@ -361,6 +368,8 @@ async def walk(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Walk]:
         yield state
     finally:
         await state.close()
+        slowest = sorted(state.took, reverse=True)[:12]
+        print("\nthe walk's slowest steps:", *(f"{t:5.1f} s  {w}" for t, w in slowest), sep="\n")
 
 
 def test_the_walk_reads_every_page() -> None:
