@@ -510,7 +510,7 @@ def parse_start_urls(values: Iterable[str], site_id: str | None) -> tuple[tuple[
     Raises:
         click.UsageError: a value is neither.
     """
-    from ..page.policy import as_url
+    from ..learning.matching import as_url
 
     pairs = []
     for value in values:

@@ -12,7 +12,7 @@ import orjson
 
 from ..errors import EgoError
 from ..learning.health.origin import front_end
-from ..page.policy import as_url
+from ..learning.matching import as_url
 from .common import (
     Settings,
     args_options,

@@ -23,10 +23,10 @@ from ..learning.draft import CLEARABLE, Auth, SideEffect, ToolDraft
 from ..learning.health.view import ToolHealth, current_health
 from ..learning.history import list_versions
 from ..learning.manifest import args_schema
+from ..learning.matching import as_url
 from ..learning.registry import Learnings
 from ..learning.save_plan import check_domains, workspace_root
 from ..learning.store import restore_tool
-from ..page.policy import as_url
 from .common import Settings, common, json_option, pass_settings, run_async
 
 __all__ = ["SAVE_COMMANDS", "history", "restore", "save_note", "save_tool"]

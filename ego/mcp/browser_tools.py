@@ -18,10 +18,10 @@ from typing import Annotated, Any, TypeVar
 from pydantic import Field
 
 from ..errors import ContextDestroyedError, DialogOpenError, EgoError
+from ..learning.matching import as_url
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
-from ..page.policy import as_url
 from ..page.refs import parse_ref
 from ..page.tab import Tab
 from ..page.verbs import render_outline

@@ -39,7 +39,6 @@ __all__ = [
     "SCRIPT_SCHEMES",
     "NavigationPolicy",
     "OriginPattern",
-    "as_url",
     "canonical_host",
 ]
 
@@ -375,25 +374,3 @@ class NavigationPolicy:
 
 #: The policy of a browser that was given no limits.
 OPEN: Final = NavigationPolicy()
-
-
-# A scheme at the start of a text (``https:``, ``about:``), unless what follows the colon is
-# a port (``shop.localhost:8765``, ``localhost:8765/cart``).
-_SCHEME: Final = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:(?!\d+(?:[/?#]|$))")
-
-
-def as_url(text: str) -> str:
-    """``text`` as a person types a URL, made one: a bare host or ``host/path`` gets a scheme
-    (``http`` for a local host, else ``https``) and a path.
-
-    ``google.com`` becomes ``https://google.com/``, ``shop.localhost:8765`` becomes
-    ``http://shop.localhost:8765/``; a text with a scheme (``about:blank``, ``data:...``)
-    is returned as it is, stripped.
-    """
-    text = text.strip()
-    if not text or _SCHEME.match(text):
-        return text
-    host = urlsplit(f"//{text}").hostname or ""
-    local = host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
-    url = f"{'http' if local else 'https'}://{text}"
-    return url if urlsplit(url).path else url + "/"
