@@ -34,13 +34,7 @@ from urllib.parse import urlsplit
 
 from ..errors import OriginBlockedError
 
-__all__ = [
-    "LOCAL_SCHEMES",
-    "SCRIPT_SCHEMES",
-    "NavigationPolicy",
-    "OriginPattern",
-    "canonical_host",
-]
+__all__ = ["LOCAL_SCHEMES", "SCRIPT_SCHEMES", "NavigationPolicy", "OriginPattern", "canonical_host"]
 
 #: Schemes that show the machine rather than the web: its files, Chrome's own pages (its
 #: command line, its profile), page sources.
