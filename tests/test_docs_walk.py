@@ -141,6 +141,8 @@ class Walk:
     jobs: dict[int, asyncio.subprocess.Process] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    #: What reads the rest of each background job's output.
+    drains: list[asyncio.Future[bytes]] = field(default_factory=list)
     #: How long each step took (seconds, where), for a report of the slowest.
     took: list[tuple[float, str]] = field(default_factory=list)
 
@@ -221,25 +223,24 @@ class Walk:
 
     async def start_job(self, command: str, where: str) -> None:
         number = max(self.jobs, default=0) + 1
-        log = self.root / f"job-{number}.log"
-        with log.open("wb") as handle:
-            process = await asyncio.create_subprocess_exec(
-                "bash", "-c", f"exec {command}", env=self.env, cwd=self.cwd,
-                stdin=asyncio.subprocess.DEVNULL, stdout=handle, stderr=handle,
-                start_new_session=True,
-            )  # fmt: skip
+        process = await asyncio.create_subprocess_exec(
+            "bash", "-c", f"exec {command}", env=self.env, cwd=self.cwd,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
         self.jobs[number] = process
+        assert process.stdout is not None
         # A person waits for the job's first line ("demo shop at ...") before going on.
-        for _ in range(int(STEP_SECONDS * 10)):
-            if log.stat().st_size or process.returncode is not None:
-                break
-            await asyncio.sleep(0.1)  # polling a file the job writes: no event to wait on
-        said = log.read_text(errors="replace")
-        assert process.returncode is None, f"{where}: ended at once:\n{said}"
-        assert said, f"{where}: said nothing within {STEP_SECONDS:g} s"
-        first = said.splitlines()[0]
-        assert '"error"' not in first, f"{where}: {said}"
-        assert not first.startswith("ego: "), f"{where}: {said}"
+        try:
+            first = await asyncio.wait_for(process.stdout.readline(), STEP_SECONDS)
+        except TimeoutError:
+            raise AssertionError(f"{where}: said nothing within {STEP_SECONDS:g} s") from None
+        said = first.decode(errors="replace")
+        assert said, f"{where}: ended at once"
+        assert '"error"' not in said, f"{where}: {said}"
+        assert not said.startswith("ego: "), f"{where}: {said}"
+        # The rest of what it says is read as it comes, so that it never waits on the pipe.
+        self.drains.append(asyncio.ensure_future(process.stdout.read()))
 
     async def end_job(self, number: int, where: str) -> None:
         assert number in self.jobs, f"{where}: there is no job %{number} (jobs: {self.jobs})"
@@ -315,6 +316,7 @@ class Walk:
             await self.run("ego close", "cleanup", None)
         for number in list(self.jobs):
             await self.end_job(number, "cleanup")
+        await asyncio.gather(*self.drains, return_exceptions=True)
 
 
 def _with_port(command: str, port: int) -> str:

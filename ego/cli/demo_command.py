@@ -111,8 +111,9 @@ def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
                 "demo."
                 + (" Its API is changed (search moved, name is title)." if changed_api else "")
                 + (
-                    f" ego commands open it at :{SERVE_PORT}: give them --start-url {moved} "
-                    f"(or export EGO_START_URL={moved})."
+                    f" ego commands open it at :{SERVE_PORT}: give them --start-url {moved}, "
+                    f'or export EGO_START_URL="{moved} shop.localhost={server.url}" (its '
+                    "skills too)."
                     if moved
                     else ""
                 )
