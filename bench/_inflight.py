@@ -33,7 +33,7 @@ def commands_sent(browser: ego.Browser) -> int:
     timed; used to check that every in-flight hot call sent exactly one command (a cached
     Call) without reading ``site.last_run`` in each call's task, which the timing would pay.
     """
-    match = re.fullmatch(r"count\((\d+)\)", repr(browser.connection._ids))
+    match = re.fullmatch(r"count\((\d+)\)", repr(browser.connection._link.ids))
     if match is None:
         raise RuntimeError("cannot read ego's command counter")
     return int(match.group(1)) - 1

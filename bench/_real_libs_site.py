@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from _real_libs_gesture_pages import GESTURE_PACKAGES, GESTURE_PAGES
 from real_pages_workers import PHRASE, SOURCE, VIEWER
 
 #: What is installed, each at one version, so that a run today and a run next year differ only
@@ -39,6 +40,7 @@ PACKAGES = {
     "@codemirror/lang-javascript": "6.2.5",
     "swagger-ui-dist": "5.35.0",
     "pdfjs-dist": "6.5.438",
+    **GESTURE_PACKAGES,
 }
 
 #: The second page of the two-page PDF, which the paging task looks for.
@@ -410,8 +412,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 class Site:
     """The pages on 127.0.0.1, from a daemon thread: ``/shoelace``, ``/ionic``,
     ``/codemirror``, ``/swagger``, ``/pdf`` (pdf.js rendering one page, as
-    ``real_pages_workers.py`` does) and ``/pdf-pager`` (pdf.js's viewer on two pages);
-    ``api_calls`` records what reached the Pet API."""
+    ``real_pages_workers.py`` does), ``/pdf-pager`` (pdf.js's viewer on two pages) and the
+    gesture pages (``/sortable``, ``/grid``, ``/tinymce``, ``/leaflet``); ``api_calls``
+    records what reached the Pet API."""
 
     def __init__(self, npm_dir: Path) -> None:
         self.modules = npm_dir / "node_modules"
@@ -425,6 +428,7 @@ class Site:
             "/pdf-pager": PDF_PAGER,
             "/source": SOURCE,
             "/two-pages": TWO_PAGES,
+            **GESTURE_PAGES,
         }
         self.pdfs: dict[str, bytes] = {}
         self.api_calls: list[tuple[str, str, str]] = []

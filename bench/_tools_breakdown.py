@@ -37,10 +37,9 @@ class StubTab:
         self.answer = 0
         # On the site's domains, as the tool's tab must be.
         self.url = url
-
-    # A tab whose document never changes: after the first call, run_browser_tool sends the
-    # hot Call, as it does to a real tab that already ran the tool.
-    documents = 0
+        # A tab whose document never changes: after the first call, run_browser_tool sends
+        # the hot Call, as it does to a real tab that already ran the tool.
+        self.document_memo: dict[str, Any] = {}
 
     async def evaluate(
         self, expression: str, *, timeout: float | None = None, describe: bool = True

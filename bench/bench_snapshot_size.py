@@ -8,11 +8,13 @@ tests serve (frames, shadow roots, components, states, a long list). Each is loa
 network idle), then snapshotted by each. ego's count includes its header line (``page "Title"
 URL``); "ego whole" is the snapshot with no line budget (``max_lines=100000``), which is what
 an agent gets of a page under 400 lines.
-Then each takes its whole snapshot ``--rounds`` times, interleaved, and the medians are
-printed: a machine's load changes them, so compare the two of one run.
+Then each takes its snapshot ``--rounds`` times, interleaved (ego its default one, the
+400 lines an agent gets, and its whole one; Playwright its one, always whole), and the
+medians are printed: a machine's load changes them, so compare the figures of one run.
 
     .venv/bin/python bench/bench_snapshot_size.py
     .venv/bin/python bench/bench_snapshot_size.py --show "demo: product"   # print both texts
+    .venv/bin/python bench/bench_snapshot_size.py --only "tests: 1,500 rows" --rounds 21
 
 Needs Playwright (``.venv/bin/pip install -e '.[bench]'``; no browser download: it runs the
 same Chromium as ego) and the test extras (the tests' pages come from ``tests/``).
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -70,6 +73,7 @@ class Measured:
     whole: str = ""
     playwright: str = ""
     ego_ms: list[float] = field(default_factory=list)
+    default_ms: list[float] = field(default_factory=list)
     playwright_ms: list[float] = field(default_factory=list)
 
 
@@ -104,12 +108,18 @@ async def measure(urls: dict[str, str], chrome: str, rounds: int) -> dict[str, M
                     await tab.snapshot(max_lines=100_000),
                     await page.aria_snapshot(mode="ai"),
                 )
-                for index in range(rounds):  # interleaved, whole against whole
-                    for who in ("ego", "pw") if index % 2 == 0 else ("pw", "ego"):
+                for index in range(rounds):  # interleaved, the order turning each round
+                    order = ("ego", "default", "pw")[index % 3 :] + ("ego", "default", "pw")[
+                        : index % 3
+                    ]
+                    for who in order:
                         started = time.perf_counter()
                         if who == "ego":
                             await tab.snapshot(max_lines=100_000)
                             one.ego_ms.append((time.perf_counter() - started) * 1000)
+                        elif who == "default":
+                            await tab.snapshot()
+                            one.default_ms.append((time.perf_counter() - started) * 1000)
                         else:
                             await page.aria_snapshot(mode="ai")
                             one.playwright_ms.append((time.perf_counter() - started) * 1000)
@@ -120,14 +130,18 @@ async def measure(urls: dict[str, str], chrome: str, rounds: int) -> dict[str, M
     return found
 
 
-async def main(show: str | None, chrome: str, rounds: int) -> None:
+async def main(show: str | None, chrome: str, rounds: int, only: str | None) -> None:
     server = PageServer()
+    load = os.getloadavg()[0]
     try:
         with DemoServer(port=0) as shop:
             urls = pages(shop, server)
+            if only is not None:
+                urls = {only: urls[only]}
             found = await measure(urls, chrome, rounds)
     finally:
         server.close()
+    print(f"1-minute load: {load:.2f} before, {os.getloadavg()[0]:.2f} after")
     print(f"snapshot size in characters (Chromium at {chrome})")
     header = (
         f"{'page':32} {'ego':>8} {'ego whole':>10} {'playwright ai':>14} {'ego/pw':>7} "
@@ -151,11 +165,18 @@ async def main(show: str | None, chrome: str, rounds: int) -> None:
         f"{total_ego / total_pw:7.2f} {total_whole / total_pw:9.2f}"
     )
     if rounds:
-        print(f"\ntime to take it (whole), medians of {rounds} interleaved rounds, in ms")
-        print(f"{'page':32} {'ego':>8} {'playwright':>11} {'ego/pw':>7}")
+        print(f"\ntime to take it, medians of {rounds} interleaved rounds, in ms")
+        print(
+            f"{'page':32} {'ego':>8} {'ego whole':>10} {'playwright':>11} {'ego/pw':>7} "
+            f"{'whole/pw':>9}"
+        )
         for name, one in found.items():
-            mine, other = statistics.median(one.ego_ms), statistics.median(one.playwright_ms)
-            print(f"{name:32} {mine:8.1f} {other:11.1f} {mine / other:7.2f}")
+            mine, whole = statistics.median(one.default_ms), statistics.median(one.ego_ms)
+            other = statistics.median(one.playwright_ms)
+            print(
+                f"{name:32} {mine:8.1f} {whole:10.1f} {other:11.1f} {mine / other:7.2f} "
+                f"{whole / other:9.2f}"
+            )
     if show is not None:
         one = found[show]
         print(f"\n--- ego: {show}\n{one.default}\n\n--- playwright ai: {show}\n{one.playwright}")
@@ -168,5 +189,8 @@ if __name__ == "__main__":
     parser.add_argument(
         "--rounds", type=int, default=5, help="timed snapshots per page and contender (0: none)"
     )
+    parser.add_argument("--only", help="measure this page only (its name above)")
     options = parser.parse_args()
-    asyncio.run(main(options.show, options.chrome or ego.find_chrome(), options.rounds))
+    asyncio.run(
+        main(options.show, options.chrome or ego.find_chrome(), options.rounds, options.only)
+    )

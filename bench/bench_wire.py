@@ -133,13 +133,12 @@ async def contender(connection: Connection, target_id: str) -> Call:
     attached = await connection.send(
         "Target.attachToTarget", {"targetId": target_id, "flatten": True}
     )
-    session_id = attached["sessionId"]
+    session = connection.session(attached["sessionId"])
 
     async def call(n: int) -> Any:
-        result = await connection.send(
+        result = await session.send(
             "Runtime.evaluate",
             {"expression": EXPRESSION % n, "awaitPromise": True, "returnByValue": True},
-            session_id=session_id,
         )
         return result["result"]["value"]
 

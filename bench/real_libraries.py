@@ -8,7 +8,13 @@ everyday tasks on them (``_real_libs_tasks.py``): open a menu and choose an item
 switch, check a checkbox in a shadow root, select a tab by its name, fill a field inside a
 component and submit, confirm in a dialog, pick a radio, type into the code editor and read
 it back, press a key combination in it, try an API operation and read its answer, render a
-PDF and read its first line, page through pdf.js's viewer.
+PDF and read its first line, page through pdf.js's viewer. Then 8 gestures
+(``_real_libs_gesture_tasks.py`` on ``_real_libs_gesture_pages.py``): drag an item of a
+SortableJS list below another and a card to another list (HTML5 drag and drop), reach row
+750 of AG Grid Community's virtualized 1,000 and click it, double-click a grid cell and
+rename it, replace the text of TinyMCE's iframe editor and make it bold by a chord and the
+toolbar, pan a Leaflet map by dragging and zoom it with the wheel (``--gestures`` runs only
+these).
 
 Each task runs twice, with the code a newcomer writes from ego's README.md and docs
 (``tab.click``, ``tab.type``, ``tab.check``, ``tab.press``, ``tab.wait_for``, CSS selectors
@@ -28,6 +34,7 @@ Run from the project root (npm and the npm registry the first time; Playwright f
 
     .venv/bin/python bench/real_libraries.py
     .venv/bin/python bench/real_libraries.py --runs 3 --only shoelace --json /tmp/real-libs.json
+    .venv/bin/python bench/real_libraries.py --gestures --runs 3
 
 Exits 0 when ego completed every task, 1 when it did not, 2 when the packages cannot be
 installed.
@@ -48,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import ChromeTracker, chrome_args_for_playwright, environment
+from _real_libs_gesture_tasks import GESTURE_TASKS
 from _real_libs_site import Site, install
 from _real_libs_tasks import TASKS, Task
 
@@ -203,7 +211,8 @@ async def run(options: argparse.Namespace, tracker: ChromeTracker) -> list[Row]:
         from playwright.async_api import async_playwright
     except ImportError:
         raise SystemExit("playwright is missing: .venv/bin/pip install -e '.[bench]'") from None
-    tasks = [task for task in TASKS if not options.only or options.only in task.name]
+    chosen = GESTURE_TASKS if options.gestures else [*TASKS, *GESTURE_TASKS]
+    tasks = [task for task in chosen if not options.only or options.only in task.name]
     rows = [Row(task) for task in tasks]
     with Site(options.npm_dir) as site:
         async with contextlib.AsyncExitStack() as stack:
@@ -246,9 +255,13 @@ def report(rows: list[Row], runs: int) -> str:
         *(_line(row) for row in rows),
         "",
     ]
+    gestures = [row for row in rows if row.task in GESTURE_TASKS]
     for name in ("ego", "playwright"):
         done = sum(1 for row in rows if row.done(name))
-        lines.append(f"{name}: {done}/{len(rows)} tasks completed{each}")
+        line = f"{name}: {done}/{len(rows)} tasks completed{each}"
+        if gestures and len(gestures) < len(rows):
+            line += f"; gestures {sum(1 for row in gestures if row.done(name))}/{len(gestures)}"
+        lines.append(line)
     ratios = [
         row.seconds("playwright") / row.seconds("ego")
         for row in rows
@@ -277,6 +290,7 @@ def main() -> int:
     parser.add_argument("--chrome", default=None, help="the binary both use (ego's choice)")
     parser.add_argument("--runs", type=int, default=1, help="runs of each task per contender")
     parser.add_argument("--only", default="", help="run the tasks whose name holds this")
+    parser.add_argument("--gestures", action="store_true", help="run only the gesture tasks")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     options = parser.parse_args()
     options.chrome = options.chrome or ego.find_chrome()

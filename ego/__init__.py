@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .learning.context import LearnContext, ToolInfo
     from .learning.registry import Learnings
     from .learning.suggest import suggest
+    from .page.scripts import set_test_id_attribute
+    from .page.storage_state import read_storage_state
     from .page.tab import Tab
     from .pool import BrowserPool, Endpoint, PoolResult
     from .protocol.chrome import find_chrome
@@ -42,6 +44,8 @@ _LAZY: dict[str, str] = {
     "ToolInfo": ".learning.context",
     "Learnings": ".learning.registry",
     "Tab": ".page.tab",
+    "read_storage_state": ".page.storage_state",
+    "set_test_id_attribute": ".page.scripts",
     "BrowserPool": ".pool",
     "Endpoint": ".pool",
     "PoolResult": ".pool",
@@ -68,6 +72,8 @@ __all__ = [
     "connect",
     "find_chrome",
     "launch",
+    "read_storage_state",
+    "set_test_id_attribute",
     "suggest",
     *_error_names,
 ]

@@ -23,7 +23,7 @@ from .page.dialogs import DialogPolicy, dialog_actions
 from .page.downloads import Downloads
 from .page.policy import OPEN, NavigationPolicy
 from .page.records import set_har_recorder
-from .page.storage_state import StorageState, read_state
+from .page.storage_state import StorageState, read_storage_state
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.slow_motion import SlowMotion
 from .protocol.transport import Connection
@@ -139,6 +139,7 @@ class Browser(_browser.Browser):
         allowed_origins: Sequence[str] | None = None,
         blocked_origins: Sequence[str] | None = None,
         allow_file_urls: bool = True,
+        max_tabs: int | None = None,
         timeout: float = 10.0,
     ) -> BrowserContext:
         """A browser context of its own with ``site`` on it; see
@@ -150,6 +151,7 @@ class Browser(_browser.Browser):
             allowed_origins=allowed_origins,
             blocked_origins=blocked_origins,
             allow_file_urls=allow_file_urls,
+            max_tabs=max_tabs,
             timeout=timeout,
         )
         return cast("BrowserContext", context)
@@ -390,7 +392,7 @@ def launch(
         allow_script_urls=allow_script_urls,
     )
 
-    state = read_state(storage_state) if storage_state is not None else None
+    state = read_storage_state(storage_state) if storage_state is not None else None
     slow_motion = SlowMotion(slow_mo) if slow_mo else None
 
     async def factory() -> Browser:

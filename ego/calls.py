@@ -23,7 +23,16 @@ if TYPE_CHECKING:
     from .learning.cases.format import LearningCase
     from .learning.save_plan import ToolPlan
 
-__all__ = ["CallOptions", "ToolCall", "ToolRef", "bind", "case_call", "prepare", "resolve"]
+__all__ = [
+    "CallOptions",
+    "ToolCall",
+    "ToolRef",
+    "ToolRefs",
+    "bind",
+    "case_call",
+    "prepare",
+    "resolve",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +92,32 @@ class ToolCall:
     embedded: str
 
 
+class ToolRefs:
+    """The :class:`ToolRef` of each tool called with the default options, kept by what makes
+    the calls of one learnings (a :class:`ego.Site` keeps one): a repeat call whose site entry
+    and tool spec are the very objects the learnings answer now (the registry keeps them while
+    nothing changed; another learnings answers others) takes its ref as it is, its checks
+    passed. Emptied when it outgrows its bound."""
+
+    __slots__ = ("_refs",)
+
+    #: How many refs it keeps before it starts afresh.
+    LIMIT: Final = 4096
+
+    def __init__(self) -> None:
+        self._refs: dict[tuple[str, str, bool], ToolRef] = {}
+
+    def get(self, site_id: str, tool: str, browser_only: bool) -> ToolRef | None:
+        """The ref kept for this tool, if any (not checked against the learnings)."""
+        return self._refs.get((site_id, tool, browser_only))
+
+    def keep(self, ref: ToolRef, browser_only: bool) -> None:
+        """Keep ``ref``, resolved with the default options."""
+        if len(self._refs) >= self.LIMIT:
+            self._refs.clear()
+        self._refs[(ref.site_id, ref.tool, browser_only)] = ref
+
+
 def resolve(
     learnings: Learnings,
     site_id: str,
@@ -90,6 +125,7 @@ def resolve(
     options: CallOptions = DEFAULTS,
     *,
     browser_only: bool = False,
+    refs: ToolRefs | None = None,
 ) -> ToolRef:
     """Find ``site_id``/``tool`` and check that it may run with ``options``. Reads no tool file.
 
@@ -99,6 +135,8 @@ def resolve(
         tool: a tool the manifest declares.
         options: how the call runs.
         browser_only: refuse a Python tool (for ``run_browser_tool``).
+        refs: the refs kept for ``learnings``' calls: a call with the default options takes
+            its ref from there when nothing changed, and keeps it there.
 
     Raises:
         UnknownSiteError, InvalidManifestError, UnknownToolError: no such usable tool.
@@ -106,9 +144,8 @@ def resolve(
         ConfirmationRequiredError: an irreversible tool without ``confirm``.
     """
     entry, spec = learnings.tool(site_id, tool)
-    key = (id(learnings), site_id, tool, browser_only)
-    if options is DEFAULTS:
-        ref = _REFS.get(key)
+    if refs is not None and options is DEFAULTS:
+        ref = refs.get(site_id, tool, browser_only)
         if ref is not None and ref.entry is entry and ref.spec is spec:
             return ref
     if browser_only and not isinstance(spec, BrowserToolSpec):
@@ -120,19 +157,9 @@ def resolve(
         # Recorded apart in the tool's health: it says nothing about whether the tool works.
         record_refusal(learnings, entry, spec, exc)
         raise
-    if options is DEFAULTS:
-        if len(_REFS) >= _MAX_REFS:
-            _REFS.clear()
-        _REFS[key] = ref
+    if refs is not None and options is DEFAULTS:
+        refs.keep(ref, browser_only)
     return ref
-
-
-# The ToolRef resolve made last for a call with the default options, by learnings, site, tool
-# and browser_only: a repeat call whose site entry and tool spec are the very objects the
-# learnings answer now (the registry keeps them while nothing changed; a learnings at a reused
-# id answers others) takes it as it is, its checks passed. Emptied when it outgrows the bound.
-_REFS: dict[tuple[int, str, str, bool], ToolRef] = {}
-_MAX_REFS: Final = 4096
 
 
 def bind(learnings: Learnings, ref: ToolRef, args: Any) -> ToolCall:
@@ -165,24 +192,27 @@ def prepare(
     options: CallOptions = DEFAULTS,
     *,
     browser_only: bool = False,
+    refs: ToolRefs | None = None,
 ) -> ToolCall:
     """:func:`resolve` then :func:`bind`: one call, every browser-free check done.
+
+    Args:
+        refs: as :func:`resolve`'s.
 
     Raises:
         Everything :func:`resolve` and :func:`bind` raise.
     """
-    if options is DEFAULTS:
+    if refs is not None and options is DEFAULTS:
         # A browser tool called before, its site and source unchanged (one look at the
         # watcher), and resolved then: only the args are left to check.
         hot = learnings.hot_tool(site_id, tool)
         # Only names are in the table (hot_tool answered): another key may not hash.
-        ref = _REFS.get((id(learnings), site_id, tool, browser_only)) if hot is not None else None
+        ref = refs.get(site_id, tool, browser_only) if hot is not None else None
         if hot is not None and ref is not None and ref.entry is hot[0] and ref.spec is hot[1]:
             checked, embedded = learnings.checked_args(site_id, ref.spec, args)
             return ToolCall(ref, checked, hot[2], None, embedded)
-    return bind(
-        learnings, resolve(learnings, site_id, tool, options, browser_only=browser_only), args
-    )
+    ref = resolve(learnings, site_id, tool, options, browser_only=browser_only, refs=refs)
+    return bind(learnings, ref, args)
 
 
 def case_call(

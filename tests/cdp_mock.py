@@ -133,6 +133,8 @@ _WRAP = re.compile(
     re.DOTALL,
 )
 _CLOSED = "the connection to the browser closed"
+#: CDP's code for "Session with given id not found".
+_NO_SESSION = -32001
 
 #: Commands answered with an empty result.
 _EMPTY = frozenset(
@@ -185,6 +187,8 @@ class MockChannel:
         self._on_message: Callable[[bytes], None] | None = None
         self._on_close: Callable[[str], None] | None = None
         self._early: list[bytes] = []
+        # What hold() keeps for one read, or None while messages go one by one.
+        self._held: list[bytes] | None = None
         # Handlers still working (an evaluation held by the test), with their target.
         self._tasks: dict[asyncio.Task[None], str | None] = {}
         self._loop = asyncio.get_running_loop()
@@ -256,6 +260,40 @@ class MockChannel:
             self.emit("Target.detachedFromTarget", {"sessionId": session_id, "targetId": target_id})
         self.emit("Target.targetDestroyed", {"targetId": target_id})
 
+    def open_session(self, target_id: str) -> str:
+        """Attach a new flattened session to the page and report it
+        (``Target.attachedToTarget``); its id."""
+        target = self._target(target_id)
+        session = f"{self.name}-S{next(self._ids):04d}".upper()
+        target.sessions.add(session)
+        self._sessions[session] = target.target_id
+        self.emit(
+            "Target.attachedToTarget",
+            {"sessionId": session, "targetInfo": self._info(target), "waitingForDebugger": False},
+        )
+        return session
+
+    def detach_session(self, session_id: str) -> None:
+        """Detach one session as Chrome does when it drops it: its page stays open."""
+        target_id = self._sessions.pop(session_id)
+        self.targets[target_id].sessions.discard(session_id)
+        self.emit("Target.detachedFromTarget", {"sessionId": session_id, "targetId": target_id})
+
+    def hold(self) -> None:
+        """Keep every message the mock sends from now on until :meth:`release`."""
+        self._held = []
+
+    def release(self) -> None:
+        """Hand what :meth:`hold` kept to the client in one turn of the event loop, as one
+        read of a socket or pipe that carries several messages."""
+        held, self._held = self._held or [], None
+
+        def deliver() -> None:
+            for data in held:
+                self._hand_over(data)
+
+        self._loop.call_soon(deliver)
+
     def running(self) -> int:
         """Handlers still working (held evaluations, say)."""
         return sum(1 for task in self._tasks if not task.done())
@@ -264,22 +302,29 @@ class MockChannel:
 
     def _deliver(self, message: JSON) -> None:
         data = orjson.dumps(message)
+        if self._held is not None:
+            self._held.append(data)
+        else:
+            self._loop.call_soon(self._hand_over, data)
 
-        def deliver() -> None:
-            if self.closed:
-                return  # a socket that died takes its unread messages with it
-            if self._on_message is None:
-                self._early.append(data)
-            else:
-                self._on_message(data)
-
-        self._loop.call_soon(deliver)
+    def _hand_over(self, data: bytes) -> None:
+        if self.closed:
+            return  # a socket that died takes its unread messages with it
+        if self._on_message is None:
+            self._early.append(data)
+        else:
+            self._on_message(data)
 
     def _reply(self, command: JSON, result: Any) -> None:
-        self._deliver({"id": command["id"], "result": result if result is not None else {}})
+        answer: JSON = {"id": command["id"], "result": result if result is not None else {}}
+        self._deliver(_named(answer, command))
 
     def _reply_error(self, command: JSON, code: int, message: str) -> None:
-        self._deliver({"id": command["id"], "error": {"code": code, "message": message}})
+        answer: JSON = {"id": command["id"], "error": {"code": code, "message": message}}
+        if code == _NO_SESSION:
+            self._deliver(answer)  # Chrome does not name a session it does not have
+        else:
+            self._deliver(_named(answer, command))
 
     def _handle(self, command: JSON) -> None:
         if self.closed:
@@ -289,7 +334,7 @@ class MockChannel:
         session_id: str | None = command.get("sessionId")
         try:
             if session_id is not None and session_id not in self._sessions:
-                raise CommandError("Session with given id not found.", -32001)
+                raise CommandError("Session with given id not found.", _NO_SESSION)
             custom = self.handlers.get(method)
             if custom is not None:
                 self._answer(command, lambda: custom(self, params, session_id), session_id)
@@ -359,14 +404,8 @@ class MockChannel:
         target = self._target(params.get("targetId"))
         if not params.get("flatten"):
             raise CommandError("the mock speaks flattened sessions only (flatten: true)")
-        session = f"{self.name}-S{next(self._ids):04d}".upper()
-        target.sessions.add(session)
-        self._sessions[session] = target.target_id
-        self._reply(command, {"sessionId": session})
-        self.emit(
-            "Target.attachedToTarget",
-            {"sessionId": session, "targetInfo": self._info(target), "waitingForDebugger": False},
-        )
+        # As Chrome does: the event first, then the answer that names the session.
+        self._reply(command, {"sessionId": self.open_session(target.target_id)})
 
     def _cmd_Target_getTargets(self, command: JSON, params: JSON, session_id: str | None) -> None:
         self._reply(command, {"targetInfos": [self._info(t) for t in self.targets.values()]})
@@ -463,6 +502,14 @@ def mock_browser(
     return Browser(
         connection, endpoint=endpoint or f"mock://{channel.name}", default_timeout=default_timeout
     )
+
+
+def _named(answer: JSON, command: JSON) -> JSON:
+    """``answer`` naming the session of ``command``, as Chrome names it in every answer to a
+    command sent on a session."""
+    if "sessionId" in command:
+        answer["sessionId"] = command["sessionId"]
+    return answer
 
 
 def _tool_call(expression: str) -> tuple[Any, str | None]:

@@ -63,6 +63,8 @@ class PageServer:
         self.routes: dict[str, Route] = {}
         self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
         self.hanging: set[str] = set()
+        self._arrivals: dict[str, threading.Event] = {}
+        self._holds: dict[str, threading.Event] = {}
         self._stop = threading.Event()
         server = self
 
@@ -78,6 +80,12 @@ class PageServer:
                 path = self.path
                 server.requests.append((self.command, path, dict(self.headers), body))
                 key = path.split("?", 1)[0]
+                arrived = server._arrivals.pop(key, None)
+                if arrived is not None:
+                    arrived.set()
+                held = server._holds.pop(key, None)
+                if held is not None:
+                    held.wait(60)
                 if key in server.hanging:
                     server._stop.wait(60)
                     return
@@ -121,7 +129,21 @@ class PageServer:
         self.routes[path] = Route(data, status, all_headers)
         return self.url(path)
 
+    def arrival(self, path: str) -> threading.Event:
+        """An event set when the next request for ``path`` arrives (wait for it with
+        ``await asyncio.to_thread(event.wait, timeout)``)."""
+        event = self._arrivals[path] = threading.Event()
+        return event
+
+    def hold(self, path: str) -> threading.Event:
+        """Hold the next request for ``path`` until the event returned is set (60 s at most),
+        then serve it."""
+        event = self._holds[path] = threading.Event()
+        return event
+
     def close(self) -> None:
+        for held in self._holds.values():
+            held.set()
         self._stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()
@@ -138,6 +160,21 @@ def server() -> Iterator[PageServer]:
     page_server = PageServer()
     yield page_server
     page_server.close()
+
+
+@pytest.fixture(scope="session")
+def huge_storage_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A storage state file of 250 MB: 250,000 localStorage items of 1 kB on one origin, as a
+    red team made one (written in pieces: the test process never holds it whole)."""
+    path = tmp_path_factory.mktemp("huge-state") / "huge.json"
+    item = b'{"name":"k%d","value":"' + b"v" * 1000 + b'"}'
+    with path.open("wb") as out:
+        out.write(b'{"cookies":[],"origins":[{"origin":"http://127.0.0.1:9","localStorage":[')
+        for start in range(0, 250_000, 1000):
+            out.write(b",".join(item % n for n in range(start, start + 1000)))
+            out.write(b"," if start + 1000 < 250_000 else b"")
+        out.write(b"]}]}")
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -9,9 +9,12 @@ Anything about how a browser *behaves* is tested against the real Chromium inste
         connection = await Connection.open(fake.ws_url)
 
 ``on_command(websocket, message)`` decides what happens to each command the client sends; the
-default answers ``{"id": ..., "result": {}}``. Every HTTP request (the websocket handshake and
-``GET /json/version``) is recorded in :attr:`FakeCDP.requests` with its headers, and every
-command in :attr:`FakeCDP.commands`; :attr:`FakeCDP.command_seen` is set on the first one.
+default answers ``{"id": ..., "result": {}}``. :class:`Forwarder` is one that passes everything
+to a real Chrome and back, failing only the commands a test picks (a fault a real browser does
+not produce on demand, such as ``Fetch.enable`` refused on a live page). Every HTTP request
+(the websocket handshake and ``GET /json/version``) is recorded in :attr:`FakeCDP.requests`
+with its headers, and every command in :attr:`FakeCDP.commands`; :attr:`FakeCDP.command_seen`
+is set on the first one.
 """
 
 from __future__ import annotations
@@ -24,12 +27,22 @@ from types import TracebackType
 from typing import Any
 
 import orjson
+from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-__all__ = ["BROWSER_PATH", "FakeCDP", "Recorded", "drop", "garble", "reply", "silent"]
+__all__ = [
+    "BROWSER_PATH",
+    "FakeCDP",
+    "Forwarder",
+    "Recorded",
+    "drop",
+    "garble",
+    "reply",
+    "silent",
+]
 
 BROWSER_PATH = "/devtools/browser/fake-0000"
 
@@ -59,6 +72,76 @@ async def garble(websocket: ServerConnection, message: dict[str, Any]) -> None:
 async def drop(websocket: ServerConnection, message: dict[str, Any]) -> None:
     """Cut the TCP connection without a closing handshake, as a crashed peer would."""
     websocket.transport.abort()
+
+
+class Forwarder:
+    """An ``on_command`` that forwards each command to a real Chrome (``upstream``, its
+    browser websocket URL) and everything Chrome sends back to the client, but answers the
+    commands ``fails(method, target_id)`` picks with a CDP error instead (``target_id``: the
+    target of the command's session, None for the browser's own).
+
+    Attributes:
+        created: the targets created through it (``Target.createTarget``).
+        failed: the commands it failed, as the client sent them.
+    """
+
+    def __init__(self, upstream: str, fails: Callable[[str, str | None], bool]) -> None:
+        self.upstream = upstream
+        self.fails = fails
+        self.created: set[str] = set()
+        self.failed: list[dict[str, Any]] = []
+        self._targets: dict[str, str] = {}
+        self._sent: dict[int, tuple[str, dict[str, Any]]] = {}
+        self._links: dict[ServerConnection, ClientConnection] = {}
+        self._relays: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, websocket: ServerConnection, message: dict[str, Any]) -> None:
+        link = self._links.get(websocket)
+        if link is None:
+            link = await connect(self.upstream, max_size=None, ping_interval=None)
+            self._links[websocket] = link
+            self._relays.add(asyncio.create_task(self._relay(link, websocket)))
+        method = str(message.get("method", ""))
+        session = message.get("sessionId")
+        if self.fails(method, self._targets.get(session) if session else None):
+            self.failed.append(message)
+            error = {"code": -32000, "message": f"{method} refused by the test's proxy"}
+            answer = {"id": message["id"], "error": error}
+            if session:
+                answer["sessionId"] = session
+            await websocket.send(orjson.dumps(answer).decode())
+            return
+        self._sent[message["id"]] = (method, message.get("params") or {})
+        await link.send(orjson.dumps(message).decode())
+
+    async def _relay(self, link: ClientConnection, websocket: ServerConnection) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            async for raw in link:
+                message = orjson.loads(raw)
+                self._note(message)
+                await websocket.send(raw)
+
+    def _note(self, message: dict[str, Any]) -> None:
+        """Which session is which target's, and which targets the client created."""
+        if message.get("method") == "Target.attachedToTarget":
+            params = message["params"]
+            self._targets[params["sessionId"]] = params["targetInfo"]["targetId"]
+        sent = self._sent.pop(message.get("id", -1), None)
+        result = message.get("result")
+        if sent is None or result is None:
+            return
+        method, params = sent
+        if method == "Target.createTarget":
+            self.created.add(result["targetId"])
+        elif method == "Target.attachToTarget":
+            self._targets[result["sessionId"]] = params["targetId"]
+
+    async def aclose(self) -> None:
+        for link in self._links.values():
+            await link.close()
+        for relay in self._relays:
+            relay.cancel()
+        await asyncio.gather(*self._relays, return_exceptions=True)
 
 
 class FakeCDP:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ego.protocol.transport import Connection
+from ego.protocol.session import Session
 
 __all__ = [
     "ECHO",
@@ -109,22 +109,23 @@ def make_site(
 
 
 class CdpSpy:
-    """Records every CDP command sent on any connection while installed (via monkeypatch).
+    """Records every CDP command sent on any session while installed (via monkeypatch): the
+    one place a session writes a command, whichever way it was sent.
 
     Used to prove that a refused call sent nothing at all to the browser.
     """
 
     def __init__(self) -> None:
         self.methods: list[str] = []
-        self._original = Connection.send
+        self._original = Session._post
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> CdpSpy:
         original = self._original
         methods = self.methods
 
-        async def send(self: Connection, method: str, *args: Any, **kwargs: Any) -> Any:
+        def post(self: Session, method: str, *args: Any) -> Any:
             methods.append(method)
-            return await original(self, method, *args, **kwargs)
+            return original(self, method, *args)
 
-        monkeypatch.setattr(Connection, "send", send)
+        monkeypatch.setattr(Session, "_post", post)
         return self

@@ -61,6 +61,7 @@ async function start() {
       const r = await fetch('/v1/notes/' + id + '/pin', {method: 'POST',
         headers: {'Content-Type': 'application/json', 'X-CSRF-Token': csrf()},
         body: JSON.stringify({pinned: true})});
+      await r.json();
       document.querySelector('#pin').dataset.state = String(r.status);
     };
   }
@@ -69,6 +70,7 @@ async function start() {
       const r = await fetch('/v1/tags', {method: 'POST',
         headers: {'Content-Type': 'application/json', 'X-CSRFToken': cookie('csrftoken')},
         body: JSON.stringify({name: document.querySelector('#tag').value})});
+      await r.json();
       document.querySelector('#add').dataset.state = String(r.status);
     };
   }

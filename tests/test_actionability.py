@@ -1,6 +1,7 @@
 """Actions as a user makes them, on small pages the test server serves: a click reaches a
 listener inside a shadow root and waits for a late-defined element to show, never acts on a
-hidden twin, names what covers an element or keeps it moving; typing goes where the focus
+hidden twin, names what covers an element or keeps it moving, and fails naming what took the
+release when the page slid something under the point at the press; typing goes where the focus
 went (contenteditable, ``role=textbox``, an EditContext editor) and is refused on read-only
 and disabled fields; check and uncheck verify the state; ``force`` skips the checks; a ref
 acts on its node; a click in a cross-site frame lands; a malformed selector fails before
@@ -128,6 +129,64 @@ async def test_a_click_the_page_moved_away_from_is_cancelled_and_made_again(
     # The press that would have reached the decoy never reached the page's handlers; the
     # click made again, where the button is now, did.
     assert await tab.evaluate("[window.moved, log]") == [True, [["go", True]]]
+
+
+SLIDING_VEIL = """
+<button id="cancel" style="position:absolute;left:20px;top:20px;width:120px;height:40px"
+  onclick="log.push(['cancel', event.isTrusted])">Cancel</button>
+<script>
+// The page answers the press by sliding an invisible element over the button: the release
+// and the click that follows land on it (the click on what holds both, <body>).
+cancel.addEventListener('pointerdown', () => {
+  const veil = document.createElement('div');
+  veil.id = 'veil';
+  veil.style.cssText = 'position:fixed;inset:0;opacity:0';
+  veil.addEventListener('mouseup', record('veil'));
+  document.body.append(veil);
+});
+document.body.addEventListener('click', (e) => log.push(['body click', e.target.localName]));
+</script>
+"""
+
+
+async def test_a_click_whose_release_a_sliding_veil_takes_fails_naming_it(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/sliding-veil", SLIDING_VEIL)
+    with pytest.raises(ElementNotActionableError) as caught:
+        await asyncio.wait_for(tab.click("#cancel"), HANG)
+    error = caught.value
+    assert error.check == "receives events"
+    assert "went to <div id=veil>" in error.seen, error.seen
+    assert "after the press reached it" in error.seen
+    # The release and the click never reached the page's handlers; the veil is there.
+    assert await tab.evaluate("[log, !!document.getElementById('veil')]") == [[], True]
+
+
+REPLACED_ON_PRESS = """
+<div id="box"><button id="send" style="position:absolute;left:20px;top:20px;width:120px;
+  height:40px">Send</button></div>
+<script>
+// The page swaps the button for a copy as it goes down: no click reaches either.
+send.addEventListener('mousedown', () => {
+  const copy = send.cloneNode(true);
+  copy.id = 'copy';
+  copy.addEventListener('mouseup', record('copy'));
+  send.replaceWith(copy);
+});
+</script>
+"""
+
+
+async def test_a_button_replaced_as_it_goes_down_is_no_click(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/act/replaced", REPLACED_ON_PRESS)
+    with pytest.raises(ElementNotActionableError) as caught:
+        await asyncio.wait_for(tab.click("#send"), HANG)
+    assert caught.value.check == "receives events"
+    assert "went to <button id=copy" in caught.value.seen, caught.value.seen
+    assert await tab.evaluate("log") == []
 
 
 PASS_THROUGH = """

@@ -40,6 +40,11 @@ def test_page_verbs_takes_a_screenshot_reads_the_console_and_answers_a_dialog() 
     assert out == ["True", "['clicked']", "Sure?", "yes"]
 
 
+def test_hands_double_clicks_opens_a_menu_drags_scrolls_and_types() -> None:
+    out = run_script("hands.py").stdout.splitlines()
+    assert out == ["Buy bread", "['rename', 'Row 750']", "Card A", "me@example.com"]
+
+
 def test_discover_lists_the_shop_tools_and_runs_one() -> None:
     out = run_script("demo_discover.py").stdout
     for tool in ("list_products", "search_products", "get_orders", "cheapest_in_category"):

@@ -6,6 +6,7 @@ durable selectors for them, and the ``role=`` selectors the engine takes.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from ego.errors import (
     InvalidSelectorError,
     NoSelectorError,
     StaleRefError,
+    WrongElementError,
 )
 from ego.page.locate import element_object, locate, resolve_ref
 from tests.conftest import PageServer
@@ -114,8 +116,7 @@ STATE_LINES = [
     'button "Pay" [disabled] [ref=e5]',
     'textbox "Email" [required] [ref=e6] value="ada@example.com"',
     'combobox "Size" [ref=e7] value="M"',
-    '  option "S"',
-    '  option "M" [selected]',
+    '  options: "S", "M"',
     'slider "Volume" [ref=e8] value="30"',
     'link "Help" [ref=e9] -> /help',
     "text: or",
@@ -244,7 +245,7 @@ async def test_a_ref_resolves_in_shadow_roots_and_frames_and_its_selector_finds_
     cross_ref = ref_of(outline, 'button "Cross button"')
     frame, _ = await resolve_ref(tab, cross_ref.removeprefix("ref="))
     assert frame is cross_frame
-    assert frame.session_id != tab.session_id
+    assert frame.session is not tab.session
     assert await cross_frame.selector_for(cross_ref) == 'role=button[name="Cross button"]'
     with pytest.raises(ElementNotFoundError, match=r"not .* nor inside it"):
         await cross_frame.selector_for(ref_of(outline, 'button "In shadow"'))
@@ -381,3 +382,162 @@ async def test_role_selectors_find_visible_elements_by_role_and_name(
     with pytest.raises(InvalidSelectorError, match="not a valid role= selector"):
         await tab.click("role=button[name=Save]")
     await tab.click("body > button")  # CSS works as before
+
+
+# -- forms, tables and landmarks, as an agent reads them ---------------------------------------
+
+#: A small issue tracker: named landmarks, a list, a form with two selects, a named table.
+TRACKER = (
+    """<!doctype html><title>Tracker</title>
+<header aria-label="Site"><nav aria-label="Main"><a href="/">Issues</a></nav></header>
+<main aria-label="Work">
+<ul aria-label="Labels"><li>bug <button>Drop bug</button></li>
+<li>feature <button>Drop feature</button></li></ul>
+<form aria-label="Filter"><label>Status <select><option>Open</option><option>Closed</option>
+<optgroup label="More"><option disabled>Stale</option></optgroup></select></label>
+<label>Tags <select multiple><option selected>ui</option><option>api</option></select></label>
+<label><input type="checkbox"> Only mine</label><button type="button">Apply</button></form>
+<search aria-label="Find"><input aria-label="Query"></search>
+<table aria-label="Issues"><thead><tr><th>Id</th><th>Title</th></tr></thead><tbody>"""
+    + "".join(
+        f'<tr><td><a href="/issue/{n}">#{n}</a></td><td>Issue {n}</td></tr>' for n in range(1, 31)
+    )
+    + """</tbody></table>
+<section aria-label="Help"><p>Ask us</p></section></main>
+<aside aria-label="Tips"><p>Use labels</p></aside>
+<dialog open aria-label="Notice"><p>Saved</p></dialog>
+<footer aria-label="Legal"><p>No rights</p></footer>
+"""
+)
+
+
+async def test_options_are_listed_under_their_select_and_tables_and_landmarks_named(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/ax/tracker", TRACKER))
+    outline = await tab.snapshot(max_lines=5000)
+    lines = outline.splitlines()
+    at = lines.index('  form "Filter"')
+    assert [re.sub(r"e\d+", "e", line) for line in lines[at : at + 7]] == [
+        '  form "Filter"',
+        '    combobox "Status" [ref=e] value="Open"',
+        '      options: "Open", "Closed", "Stale" [disabled]',
+        '    listbox "Tags" [ref=e]',
+        '      options: "ui" [selected], "api"',
+        '    checkbox "Only mine" [ref=e]',
+        '    button "Apply" [ref=e]',
+    ]
+    assert "option " not in outline  # no line, nor ref, of an option's own
+    for named in (
+        'banner "Site"',
+        'navigation "Main"',
+        'main "Work"',
+        'list "Labels"',
+        'search "Find"',
+        'table "Issues"',
+        'region "Help"',
+        'complementary "Tips"',
+        'dialog "Notice"',
+        'contentinfo "Legal"',
+    ):
+        assert any(line.strip() == named for line in lines), f"{named!r} not in\n{outline}"
+    # A row's name is its cells' text, which its lines say: not repeated.
+    assert "    row\n" in outline
+
+
+async def test_find_shows_the_row_or_list_item_of_a_match_with_what_acts_on_it(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/ax/tracker-find", TRACKER))
+    found = (await tab.snapshot(find="#23")).splitlines()[1:]
+    link = ref_of("\n".join(found), 'link "#23"')
+    assert found == [
+        'main "Work"',
+        '  table "Issues"',
+        "    row",
+        '      cell "#23"',
+        f'        link "#23" [{link}] -> /issue/23',
+        '      cell "Issue 23"',
+    ]
+    await tab.click(link)
+    assert tab.url.endswith("/issue/23")
+    await tab.back()
+    item = (await tab.snapshot(find="feature")).splitlines()[1:]
+    assert [re.sub(r"e\d+", "e", line) for line in item] == [
+        'main "Work"',
+        '  list "Labels"',
+        "    listitem: feature",
+        '      button "Drop feature" [ref=e]',
+    ]
+
+
+async def test_a_ref_of_the_wrong_kind_fails_at_once_naming_the_call_to_make(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/ax/wrong-kind", TRACKER))
+    outline = await tab.snapshot(max_lines=5000)
+    link = ref_of(outline, 'link "#2"')
+    with pytest.raises(WrongElementError) as caught:
+        await tab.select(link, "Open")
+    assert str(caught.value) == (
+        f"'{link}' is a link (<a>), not a <select>: tab.select() takes a <select> (its ref or "
+        "a selector for it); a dropdown built of other elements is clicked instead"
+    )
+    # An option (by a selector, or by a ref of its node) is chosen through its select, whose
+    # ref the error names: before any wait for the option, which never shows, to be visible.
+    status = ref_of(outline, 'combobox "Status"')
+    option = "form select option:nth-of-type(2)"
+    with pytest.raises(WrongElementError) as caught:
+        await tab.select(option, "Closed")
+    assert caught.value.owner == status
+    assert str(caught.value) == (
+        f"'{option}' is an option (\"Closed\") of the <select> '{status}', not the <select> "
+        f"itself: choose it by calling tab.select('{status}', 'Closed')"
+    )
+    held = await tab.send("Runtime.evaluate", {"expression": f"document.querySelector({option!r})"})
+    node = await tab.send("DOM.describeNode", {"objectId": held["result"]["objectId"]})
+    option_ref = f"ref={tab.refs.ref_for(tab, node['node']['backendNodeId'])}"
+    with pytest.raises(WrongElementError, match=f"of the <select> '{status}'"):
+        await tab.select(option_ref, "Closed")
+    assert await tab.select(status, "Closed") == ["Closed"]
+
+
+#: A page of many rows, each with what the snapshot reads beyond the tree: text and inline
+#: elements in a block, a listener, a pointer cursor, a tabindex, a select and a frame.
+LARGE = "<!doctype html><title>Large</title>" + "".join(
+    f"<div><span>Row {n}</span> <b>bold</b> words <button>Buy {n}</button>"
+    f'<select aria-label="Size {n}"><option>S</option><option>M</option></select>'
+    f'<span tabindex="0">Tab {n}</span><div style="cursor: pointer"><span>Card {n}</span>'
+    f"</div><div onclick=\"this.textContent = 'done'\">Click {n}</div>"
+    + ('<iframe name="inner" srcdoc="<button>In frame</button>"></iframe>' if n == 3 else "")
+    + "</div>"
+    for n in range(300)
+)
+
+
+async def test_a_large_page_is_read_only_as_far_as_the_lines_shown(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/ax/large", LARGE))
+    await tab.frame(name="inner", timeout=10)
+    whole = (await tab.snapshot(max_lines=100_000)).splitlines()
+    assert len(whole) == 1 + 300 * 7 + 2  # the header, 7 lines a row, the frame's two
+    first = (await tab.snapshot()).splitlines()
+    # The first 400 lines, as the whole page's, and no count of the rest (never read).
+    assert first[1:401] == whole[1:401]
+    assert first[401] == "… lines 1-400 of more: snapshot(offset=400) shows the next"
+    assert first[22:31] == [
+        "text: Row 3 bold words",
+        'button "Buy 3" [ref=e16]',
+        'combobox "Size 3" [ref=e17] value="S"',
+        '  options: "S", "M"',
+        "generic [ref=e18]: Tab 3",
+        "generic [ref=e19]: Card 3",
+        "generic [ref=e20]: Click 3",
+        'iframe "inner" [ref=e21]',
+        '  button "In frame" [ref=e22]',
+    ]
+    later = (await tab.snapshot(offset=1200, max_lines=300)).splitlines()
+    assert later[1:301] == whole[1201:1501]
+    await tab.click("ref=e20")
+    assert (await tab.snapshot(max_lines=30)).splitlines()[28] == "generic [ref=e20]: done"

@@ -29,7 +29,7 @@ async def test_open_list_and_close_tabs(browser: ego.Browser, server: PageServer
         assert listed[tab.target_id].title == "one"
         blank = await browser.new_tab()
         assert blank.url == "about:blank"
-        assert blank.session_id is not None
+        assert blank.session is not None
         ids = [t.target_id for t in await browser.tabs()]
         assert tab.target_id in ids
         assert blank.target_id in ids
@@ -47,7 +47,8 @@ async def test_open_list_and_close_tabs(browser: ego.Browser, server: PageServer
 
 async def test_tab_closed_elsewhere_is_dropped_from_the_list(browser: ego.Browser) -> None:
     tab = await browser.new_tab()
-    session_id = tab.session_id
+    assert tab.session is not None
+    session_id = tab.session.id
     detached = browser.connection.expect(
         "Target.detachedFromTarget", predicate=lambda params: params["sessionId"] == session_id
     )

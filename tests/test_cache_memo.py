@@ -10,15 +10,14 @@ the memo serves calls where eval is blocked; the hot Call stays short.
 from __future__ import annotations
 
 import asyncio
-import gc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import ego
-from ego.runtime import cache
 from ego.runtime.cache import (
+    LOADER_NOTE,
     SIGNAL_KEY,
     RunStats,
     cache_key,
@@ -79,12 +78,11 @@ async def page(tab: ego.Tab, server: PageServer) -> ego.Tab:
 
 
 class Unaware:
-    """A tab whose document count never changes: a navigation it did not see."""
-
-    documents = 0
+    """A tab whose document memo never changes: a navigation it did not see."""
 
     def __init__(self, tab: ego.Tab) -> None:
         self.tab = tab
+        self.document_memo: dict[str, Any] = {}
 
     async def evaluate(
         self, expression: str, *, timeout: float | None = None, describe: bool = True
@@ -183,14 +181,13 @@ def test_the_hot_call_is_short() -> None:
 # --- versions ------------------------------------------------------------------------------------
 
 
-async def test_which_document_holds_the_loader_is_kept_per_page_and_goes_with_it() -> None:
+async def test_which_document_holds_the_loader_is_kept_in_that_documents_memo() -> None:
     class Page:
-        """Answers every evaluate with 7; counts its documents as a tab does."""
-
-        documents = 1
+        """Answers every evaluate with 7; keeps a memo per document as a frame does."""
 
         def __init__(self) -> None:
             self.sent: list[str] = []
+            self.document_memo: dict[str, Any] = {}
 
         async def evaluate(
             self, expression: str, *, timeout: float | None = None, describe: bool = True
@@ -211,13 +208,11 @@ async def test_which_document_holds_the_loader_is_kept_per_page_and_goes_with_it
     full, hot = call_snippet("ego:s:t", "v1", ""), hot_snippet("ego:s:t", "v1", "")
     assert first.sent == [full, hot]  # the first call installed the loader there
     assert second.sent == [full]  # another page has its own
-    first.documents = 2  # a navigation: a new document, without the loader
+    assert LOADER_NOTE in first.document_memo
+    assert LOADER_NOTE in second.document_memo
+    first.document_memo = {}  # a navigation: a new document, without the loader
     await run_cached(first, key="ego:s:t", version="v1", expression="", arguments="")  # type: ignore[arg-type]
     assert first.sent[-1] == full
-    gone = id(second)
-    del second, page
-    gc.collect()
-    assert gone not in cache._LOADED
 
 
 async def test_a_new_version_replaces_the_memo_entry(
@@ -329,7 +324,7 @@ async def test_a_navigation_the_tab_did_not_count_costs_one_round_trip(
     assert (result, stats.mode, stats.evaluations) == (PURE_EXPECTED, "stored", 3)
     result, stats = await run()
     assert (result, stats.mode, stats.evaluations) == (PURE_EXPECTED, "cached", 1)
-    await page.reload()  # unaware.documents stays 0
+    await page.reload()  # unaware.document_memo stays as it was
     result, stats = await run()  # hot Call: NO_LOADER; then the full Call
     assert (result, stats.mode, stats.evaluations, stats.fallback) == (
         PURE_EXPECTED,

@@ -75,10 +75,17 @@ def test_prepare_checks_everything_before_a_browser(learnings: Learnings) -> Non
 def test_a_repeat_call_takes_its_checked_tool_and_sees_a_changed_manifest(
     learnings: Learnings, tmp_path: Path
 ) -> None:
-    first = calls.prepare(learnings, "counted", "echo", {"q": "a"})
-    again = calls.prepare(learnings, "counted", "echo", {"q": "b"})
+    refs = calls.ToolRefs()  # what a Site keeps for its calls
+    first = calls.prepare(learnings, "counted", "echo", {"q": "a"}, refs=refs)
+    again = calls.prepare(learnings, "counted", "echo", {"q": "b"}, refs=refs)
     assert again.ref is first.ref  # found, declared and confirmed once
     assert again.args == {"q": "b"}
+    # Calls made without them, or with another caller's, resolve on their own.
+    assert calls.prepare(learnings, "counted", "echo", {"q": "a"}).ref is not first.ref
+    assert (
+        calls.prepare(learnings, "counted", "echo", {"q": "a"}, refs=calls.ToolRefs()).ref
+        is not first.ref
+    )
     # The tool turns irreversible: the next call is checked again and refused.
     manifest = tmp_path / "counted" / "manifest.json"
     manifest.write_text(
@@ -88,9 +95,11 @@ def test_a_repeat_call_takes_its_checked_tool_and_sees_a_changed_manifest(
         )
     )
     with pytest.raises(ConfirmationRequiredError):
-        calls.prepare(learnings, "counted", "echo", {"q": "c"})
+        calls.prepare(learnings, "counted", "echo", {"q": "c"}, refs=refs)
     # Other options are checked on their own, never taken from the default options' call.
-    confirmed = calls.prepare(learnings, "counted", "echo", {"q": "d"}, CallOptions(confirm=True))
+    confirmed = calls.prepare(
+        learnings, "counted", "echo", {"q": "d"}, CallOptions(confirm=True), refs=refs
+    )
     assert confirmed.ref.options.confirm
 
 

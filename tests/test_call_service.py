@@ -192,7 +192,9 @@ async def test_what_the_service_does_not_take_runs_in_the_command(kept: Kept) ->
     assert how == "in-process"
     # Another import path could find other learning packs: not the service's to answer.
     elsewhere = {**kept.env, "PYTHONPATH": str(kept.cwd)}
-    other, how = await kept.run("run", "demo-shop", "get_product", "--arg", "id=1", env=elsewhere)
+    other, how = await kept.run(
+        "run", "demo-shop", "get_product", "--arg", "id=1", "--url", kept.shop.url, env=elsewhere
+    )
     assert other.returncode == 0, other
     assert other.json()["id"] == 1
     assert how == "in-process"

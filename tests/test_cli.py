@@ -704,11 +704,10 @@ async def test_login_keeps_the_session_in_the_profile(
             # A person logs in by hand: here the test plays the person, through CDP.
             async with ego.connect(info["endpoint"]) as attached:
                 tab = next(t for t in await attached.tabs() if t.target_id == info["tab"])
-                session = await tab.session()
-                left_login = attached.connection.expect(
+                session = await tab.attach()
+                left_login = session.expect(
                     "Page.frameNavigated",
-                    session_id=session,
-                    predicate=lambda params: (
+                    lambda params: (
                         not params["frame"].get("parentId")
                         and urlsplit(params["frame"]["url"]).path != "/login"
                     ),

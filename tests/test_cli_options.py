@@ -330,3 +330,10 @@ def test_readme_lists_the_global_options() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for option in GLOBAL_OPTIONS:
         assert f"`{option}" in readme, option
+
+
+def test_mcp_refuses_a_test_id_attribute_that_is_no_attribute(runner: CliRunner) -> None:
+    refused = invoke(runner, "mcp", "--test-id-attribute", "not an attribute")
+    assert refused.exit_code == 2, refused.output
+    assert "--test-id-attribute" in refused.output
+    assert "give an attribute name" in refused.output

@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import pty
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from ego.demo import DemoServer
 from ego.errors import ProfileInUseError
 from tests.cli_helpers import (
     PYTHON_EGO,
+    ROOT,
     alive,
     background,
     ego_async,
@@ -151,11 +153,13 @@ async def test_launch_then_runs_attach_to_it_then_close_ends_it(
         assert first.json()["id"] == 1
         assert first.json()["name"] != MARK
 
-        # The second run is a call in the same browser and tab.
+        # The second run is a call in the same browser and tab (the shop's port is not the
+        # one the manifest's start URL names: --start-url says which copy of the shop to use).
         await mark_the_shop_tab(info["endpoint"], shop)
         code, second, stderr = await ego_on_a_terminal(
-            "run", "demo-shop", "get_product", "--arg", "id=1", env=env, cwd=tmp_path
-        )
+            "run", "demo-shop", "get_product", "--arg", "id=1",
+            "--start-url", f"demo-shop={shop.url}", env=env, cwd=tmp_path,
+        )  # fmt: skip
         assert code == 0, stderr
         assert second["id"] == 1
         assert second["name"] == MARK
@@ -324,3 +328,102 @@ def test_which_commands_attach_to_the_kept_browser(
     state.record(dataclasses.replace(kept, started=kept.started - 100))
     assert state.kept() is None
     assert not state.state_path().exists()
+
+
+async def serve_shop(port: int, env: dict[str, str], cwd: Path) -> Any:
+    """``ego demo --serve --port PORT`` in the background, once it serves; stopping the
+    process ends every connection to it (a shop whose server stopped)."""
+    process = await asyncio.create_subprocess_exec(
+        *PYTHON_EGO, "demo", "--serve", "--port", str(port),
+        env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert process.stdout is not None
+    await read_json_line(process.stdout, timeout=60)
+    return process
+
+
+async def stop(process: Any) -> None:
+    if process.returncode is None:
+        process.kill()
+        await process.wait()
+
+
+@pytest.mark.chrome
+async def test_a_dead_shop_tab_is_passed_over_and_a_stopped_shop_is_unreachable(
+    tmp_path: Path,
+) -> None:
+    """``ego launch &``, ``ego demo``, then runs: the demo leaves no tab on its shop, a tab on
+    the shop's host at another port (a shop that stopped) is not taken, and three runs with
+    the shop stopped leave the tool ok, the site said to be unreachable."""
+    workspace = tmp_path / "ws"
+    env = ego_env(tmp_path, workspace=workspace)
+    live_port, dead_port = free_port(), free_port()
+    start = f"http://shop.localhost:{live_port}/"
+    # The demo shop's learning, started at a port of the test's.
+    site = workspace / "learnings" / "demo-shop"
+    shutil.copytree(ROOT / "learnings" / "demo-shop", site)
+    manifest = json.loads((site / "manifest.json").read_text())
+    manifest["startUrl"] = start
+    (site / "manifest.json").write_text(json.dumps(manifest))
+    shops: list[Any] = []
+    async with background("launch", env=env, cwd=tmp_path) as launcher:
+        assert launcher.stdout is not None
+        info = await read_json_line(launcher.stdout, timeout=60)
+        try:
+            demo = await ego_async("demo", env=env, cwd=tmp_path)
+            assert demo.returncode == 0, demo
+            listed = await ego_async("tabs", env=env, cwd=tmp_path)
+            assert not [row for row in listed.json() if "shop.localhost" in row["url"]], listed
+
+            # A tab left on a shop whose server stopped, on the shop's host, another port.
+            shops.append(await serve_shop(dead_port, env, tmp_path))
+            async with ego.connect(info["endpoint"]) as browser:
+                await browser.new_tab(f"http://shop.localhost:{dead_port}/")
+            await stop(shops[-1])
+            # Passed over, it is named as the way to use that copy when the start URL fails.
+            refused = await ego_async("run", "demo-shop", "get_cart", env=env, cwd=tmp_path)
+            error = json.loads(refused.error_line())
+            assert error["type"] == "SiteUnreachableError", refused
+            assert error["error"].startswith(
+                f"site 'demo-shop' is unreachable: navigation to {start}"
+            )
+            assert (
+                f"pass --start-url demo-shop=http://shop.localhost:{dead_port}/" in error["error"]
+            )
+            shops.append(await serve_shop(live_port, env, tmp_path))
+            ran = await ego_async("run", "demo-shop", "get_cart", env=env, cwd=tmp_path)
+            assert ran.returncode == 0, ran
+            assert ran.json()["items"] == []
+            await stop(shops[-1])
+
+            # The shop stopped: three runs fail for the site's sake, not the tool's.
+            for _ in range(3):
+                failed = await ego_async("run", "demo-shop", "get_cart", env=env, cwd=tmp_path)
+                assert failed.returncode != 0, failed
+                error = json.loads(failed.error_line())
+                assert error["type"] == "SiteUnreachableError"
+                assert error["error"].startswith("demo-shop/get_cart could not reach the site")
+                assert "net::ERR_CONNECTION_REFUSED" in error["error"]
+            tools = await ego_async("tools", start, "--no-json", env=env, cwd=tmp_path)
+            assert tools.returncode == 0, tools
+            assert "get_cart() read, site unreachable: " in tools.stdout
+            health = await ego_async(
+                "health", "demo-shop/get_cart", "--json", env=env, cwd=tmp_path
+            )
+            [current] = [row for row in health.json() if row["version"] == "current"]
+            assert current["health"]["suspect"] is False
+            assert current["health"]["unreachable"] is True
+            # ok: the demo's run and the one on the live shop.
+            assert (current["health"]["ok"], current["health"]["site_failures"]) == (2, 4)
+            table = await ego_async(
+                "health", "demo-shop/get_cart", "--no-json", env=env, cwd=tmp_path
+            )
+            assert "site unreachable at" in table.stdout
+            assert "SUSPECT" not in table.stdout
+        finally:
+            for shop in shops:
+                await stop(shop)
+            closed = await ego_async("close", env=env, cwd=tmp_path)
+            assert closed.returncode == 0, closed
+            await asyncio.wait_for(launcher.wait(), 30)

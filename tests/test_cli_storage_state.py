@@ -59,11 +59,10 @@ async def test_a_login_saved_by_ego_login_is_used_by_ego_run(
             assert SESSION_COOKIE not in {cookie["name"] for cookie in saved["cookies"]}
 
             tab = await person.tab(info["tab"])
-            session = await tab.session()
-            left_login = person.connection.expect(
+            session = await tab.attach()
+            left_login = session.expect(
                 "Page.frameNavigated",
-                session_id=session,
-                predicate=lambda params: (
+                lambda params: (
                     not params["frame"].get("parentId")
                     and urlsplit(params["frame"]["url"]).path != "/login"
                 ),

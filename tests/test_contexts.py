@@ -12,7 +12,7 @@ import pytest
 
 import ego
 from ego.learning.registry import Learnings
-from ego.page.storage_state import read_state
+from ego.page.storage_state import read_storage_state
 
 from .conftest import PageServer
 from .learning_fixtures import make_site, tool
@@ -142,10 +142,9 @@ async def test_dialog_policy_downloads_and_limits_are_the_contexts(
         assert own.downloads() == []
         # The page's own move to a refused origin ends on Chrome's error page, unsent.
         asked = len(server.requests)
-        blocked = own.connection.expect(
+        blocked = (await tab.attach()).expect(
             "Page.frameNavigated",
-            session_id=tab.session_id,
-            predicate=lambda params: params["frame"]["url"].startswith("chrome-error:"),
+            lambda params: params["frame"]["url"].startswith("chrome-error:"),
         )
         await tab.evaluate(f"location.href = 'http://localhost:{server.port}/ctx/tools'; 1")
         await asyncio.wait_for(blocked, 10)
@@ -248,7 +247,7 @@ async def test_a_storage_state_never_goes_into_a_learning_nor_prints_its_secrets
     broken = tmp_path / "broken.json"
     broken.write_text('{"cookies": [{"name": "sid", "value": "s3cr3t-value"}], "origins": 7}')
     with pytest.raises(ego.StorageStateError) as error:
-        read_state(broken)
+        read_storage_state(broken)
     assert "s3cr3t" not in str(error.value)
     broken.write_text("s3cr3t-value not json")
     with pytest.raises(ego.StorageStateError, match="not JSON") as error:

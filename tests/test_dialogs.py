@@ -27,7 +27,7 @@ from ego.errors import (
 )
 from ego.learning.registry import Learnings
 from ego.page.dialogs import MAX_RECORDED_DIALOGS, dialog_actions
-from ego.protocol.session import SessionState
+from ego.protocol.session import Session, SessionState
 from ego.protocol.transport import Connection
 from ego.site import Site
 from tests.cdp_mock import MockChannel
@@ -284,10 +284,8 @@ async def test_manual_beforeunload_fails_the_navigation_at_once_then_accepting_l
     with pytest.raises(DialogOpenError) as caught:
         await asyncio.wait_for(manual.navigate(server.url("/dialogs/other")), HANG)
     assert caught.value.dialog_type == "beforeunload"
-    loaded = manual.connection.expect(
-        "Page.lifecycleEvent",
-        session_id=manual.session_id,
-        predicate=lambda params: params.get("name") == "load",
+    loaded = (await manual.attach()).expect(
+        "Page.lifecycleEvent", lambda params: params.get("name") == "load"
     )
     await manual.handle_dialog(accept=True)
     await asyncio.wait_for(loaded, HANG)
@@ -384,7 +382,7 @@ async def test_connect_with_a_manual_policy_gives_it_to_every_tab(
 # --- the connection: suspending a session (no browser) ----------------------------------------
 
 
-async def _held_session(channel: MockChannel) -> tuple[Connection, str, asyncio.Event]:
+async def _held_session(channel: MockChannel) -> tuple[Connection, Session, asyncio.Event]:
     """A connection to the mock with one session whose Runtime.evaluate and Fetch commands
     wait until the event returned is set."""
     release = asyncio.Event()
@@ -400,7 +398,7 @@ async def _held_session(channel: MockChannel) -> tuple[Connection, str, asyncio.
     attached = await connection.send(
         "Target.attachToTarget", {"targetId": result["targetId"], "flatten": True}
     )
-    return connection, attached["sessionId"], release
+    return connection, connection.session(attached["sessionId"]), release
 
 
 def _error(what: str) -> DialogOpenError:
@@ -414,30 +412,30 @@ def _sent(channel: MockChannel) -> list[str]:
 async def test_suspend_fails_pending_and_new_commands_but_the_allowed_ones() -> None:
     channel = MockChannel()
     connection, session, release = await _held_session(channel)
-    pending = asyncio.ensure_future(connection.send("Runtime.evaluate", session_id=session))
-    allowed = asyncio.ensure_future(connection.send("Fetch.continueRequest", session_id=session))
-    waiter = connection.expect("Page.lifecycleEvent", session_id=session)
+    pending = asyncio.ensure_future(session.send("Runtime.evaluate"))
+    allowed = asyncio.ensure_future(session.send("Fetch.continueRequest"))
+    waiter = session.expect("Page.lifecycleEvent")
     await connection.send("Browser.getVersion")  # answered after both were sent
-    connection.session(session).suspend(_error, allow={"Fetch.", "Page.handleJavaScriptDialog"})
-    assert connection.session(session).state is SessionState.SUSPENDED
+    session.suspend(_error, allow={"Fetch.", "Page.handleJavaScriptDialog"})
+    assert session.state is SessionState.SUSPENDED
     with pytest.raises(DialogOpenError, match=r"Runtime\.evaluate was cut short: blocked"):
         await pending
     with pytest.raises(DialogOpenError, match=r"stopped waiting for Page\.lifecycleEvent"):
         await waiter
     with pytest.raises(DialogOpenError, match=r"DOM\.getDocument was not sent: blocked"):
-        await connection.send("DOM.getDocument", session_id=session)
+        await session.send("DOM.getDocument")
     assert "DOM.getDocument" not in _sent(channel)
     # Allowed, by domain and by name; the browser's own session is not suspended.
     assert not allowed.done()
     release.set()
     assert await asyncio.wait_for(allowed, HANG) == {}
     with pytest.raises(ProtocolError, match="wasn't found"):  # the mock's answer: it was sent
-        await connection.send("Page.handleJavaScriptDialog", session_id=session)
+        await session.send("Page.handleJavaScriptDialog")
     assert "Page.handleJavaScriptDialog" in _sent(channel)
     await connection.send("Browser.getVersion")
-    connection.session(session).resume()
-    assert connection.session(session).state is SessionState.ATTACHED
-    assert await connection.send("Runtime.evaluate", session_id=session) == {}
+    session.resume()
+    assert session.state is SessionState.ATTACHED
+    assert await session.send("Runtime.evaluate") == {}
     await connection.close()
 
 
@@ -445,11 +443,11 @@ async def test_a_crash_ends_a_suspension_with_its_own_error() -> None:
     channel = MockChannel()
     connection, session, release = await _held_session(channel)
     release.set()
-    connection.session(session).suspend(_error)
-    crashed = connection.expect("Inspector.targetCrashed", session_id=session)
-    channel.emit("Inspector.targetCrashed", {}, session_id=session)
+    session.suspend(_error)
+    crashed = session.expect("Inspector.targetCrashed")
+    channel.emit("Inspector.targetCrashed", {}, session_id=session.id)
     await asyncio.wait_for(crashed, HANG)
-    assert connection.session(session).state is SessionState.CRASHED
+    assert session.state is SessionState.CRASHED
     with pytest.raises(TargetCrashedError):
-        await connection.send("Runtime.evaluate", session_id=session)
+        await session.send("Runtime.evaluate")
     await connection.close()

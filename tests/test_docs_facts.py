@@ -74,3 +74,22 @@ def test_architecture_md_names_every_module_of_the_layer_contracts() -> None:
     ]
     missing = [module for module in modules if module not in named]
     assert missing == [], f"docs/architecture.md does not name {missing}"
+
+
+def test_the_readmes_sample_of_a_users_hands_is_the_agent_script_the_tests_run() -> None:
+    """README.md's block "from `agent_scripts/hands.py`" shows lines of that script (their
+    code; comments may differ), which tests/test_agent_scripts.py runs: the sample of the
+    double click, the context menu, the drag, the scroll, the keyboard and the locators
+    cannot drift from what runs."""
+
+    def code(line: str) -> str:
+        return line.split("  #")[0].strip()
+
+    pattern = r"\(from\s+`agent_scripts/hands\.py`\):\s*(?:<!--.*?-->\s*)?```python\n(.*?)```"
+    block = re.search(pattern, README, re.DOTALL)
+    assert block, "README.md shows no sample from agent_scripts/hands.py"
+    script = {code(line) for line in (ROOT / "agent_scripts/hands.py").read_text().splitlines()}
+    shown = [line for line in map(code, block.group(1).splitlines()) if line]
+    assert len(shown) >= 8
+    for line in shown:
+        assert line in script, f"README.md shows {line!r}, not a line of agent_scripts/hands.py"

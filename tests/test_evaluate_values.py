@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.protocol.transport import Connection
+from ego.protocol.session import Session
 from ego.runtime.cache import run_cached
 from ego.runtime.js import embed_json, normalize_source
 from tests.conftest import PageServer
@@ -241,14 +241,14 @@ async def test_tool_calls_take_the_raw_path(
     page: ego.Tab, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     calls: list[dict[str, Any]] = []
-    original = Connection.send
+    original = Session.send
 
-    async def send(self: Connection, method: str, params: Any = None, **kwargs: Any) -> Any:
+    async def send(self: Session, method: str, params: Any = None, **kwargs: Any) -> Any:
         if method.startswith("Runtime."):
             calls.append({"method": method, **(params or {})})
         return await original(self, method, params, **kwargs)
 
-    monkeypatch.setattr(Connection, "send", send)
+    monkeypatch.setattr(Session, "send", send)
     expression = normalize_source("async (args) => ({when: args.n, page: document.title})")
     for _ in range(2):  # a store, then a hot call
         calls.clear()

@@ -54,7 +54,7 @@ def browser(request: pytest.FixtureRequest, browser: ego.Browser) -> ego.Browser
 
 
 def assert_nothing_pending(browser: ego.Browser) -> None:
-    assert browser.connection._pending == {}
+    assert browser.connection.resources()["pending"] == 0
 
 
 # --- lone surrogates from Chrome --------------------------------------------------------------
@@ -119,10 +119,9 @@ async def test_an_event_with_a_lone_surrogate_reaches_its_subscriber(
     browser: ego.Browser, tab: ego.Tab
 ) -> None:
     await tab.send("Runtime.enable")
-    heard = browser.connection.expect(
+    heard = (await tab.attach()).expect(
         "Runtime.consoleAPICalled",
-        session_id=tab.session_id,
-        predicate=lambda params: params["args"][0].get("value", "").startswith("said"),
+        lambda params: params["args"][0].get("value", "").startswith("said"),
     )
     await tab.evaluate("console.log('said \\ud800', {['k\\udc00']: 'v\\ud800'})", timeout=HANG)
     params = await asyncio.wait_for(heard, HANG)
@@ -244,7 +243,7 @@ async def test_a_crash_fails_pending_calls_at_once_and_later_ones_until_reloaded
     try:
         # Its own timeout is far beyond HANG: ending within HANG, it did not wait for it.
         pending = await evaluate_pending(tab, timeout=120)
-        loaded = browser.connection.expect("Page.loadEventFired", session_id=tab.session_id)
+        loaded = (await tab.attach()).expect("Page.loadEventFired")
         crash(tab)
         with pytest.raises(ego.TargetCrashedError, match=r"crashed.*tab\.reload\(\)"):
             await asyncio.wait_for(pending, HANG)
@@ -271,7 +270,7 @@ async def test_a_crashed_tab_comes_back_by_navigating(
     browser: ego.Browser, tab: ego.Tab, server: PageServer
 ) -> None:
     await tab.evaluate("1", timeout=HANG)
-    crashed = browser.connection.expect("Inspector.targetCrashed", session_id=tab.session_id)
+    crashed = (await tab.attach()).expect("Inspector.targetCrashed")
     crash(tab)
     await asyncio.wait_for(crashed, HANG)
     with pytest.raises(ego.TargetCrashedError, match="reload"):
@@ -287,7 +286,7 @@ async def test_a_crashed_tab_comes_back_by_navigating(
 
 async def test_a_crashed_tab_can_still_be_closed(browser: ego.Browser) -> None:
     tab = await browser.new_tab()
-    crashed = browser.connection.expect("Inspector.targetCrashed", session_id=tab.session_id)
+    crashed = (await tab.attach()).expect("Inspector.targetCrashed")
     crash(tab)
     await asyncio.wait_for(crashed, HANG)
     await asyncio.wait_for(tab.close(), HANG)

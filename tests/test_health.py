@@ -7,15 +7,18 @@ and read its health back from ``learn_context``, ``ego health`` and the command 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import socket
 import subprocess
 import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -30,11 +33,14 @@ from ego.errors import (
     ConfirmationRequiredError,
     ContextDestroyedError,
     JavaScriptError,
+    NavigationError,
     NeedsLoginError,
     NoTabError,
     ReturnsMismatchError,
     SiteMismatchError,
+    SiteUnreachableError,
     SkillBrokenError,
+    TabClosedError,
     TargetCrashedError,
 )
 from ego.learning.health.origin import current_front_end, front_end, unrecorded
@@ -46,7 +52,7 @@ from ego.learning.registry import Learnings
 from ego.pool import BrowserPool
 from ego.replay import Har, build_entry
 from ego.site import Site
-from tests.cli_helpers import ego_async, ego_env
+from tests.cli_helpers import ego_async, ego_env, free_port
 from tests.conftest import PageServer, websocket_url
 from tests.health_fixtures import MOODY, close_tabs, isolated_store, mood_pages
 from tests.learning_fixtures import make_site, tool
@@ -93,6 +99,14 @@ def test_a_failure_is_classified_by_its_exception_type() -> None:
     assert kind(ContextDestroyedError("navigated")) == "CONTEXT_DESTROYED"
     assert kind(BrowserClosedError("gone")) == "BROWSER_GONE"
     assert kind(TargetCrashedError("crashed")) == "BROWSER_GONE"
+    # What the site, the network or the tab did is recorded as such.
+    refused = "net::ERR_CONNECTION_REFUSED"
+    gone = SiteUnreachableError(f"no server: {refused}", url="http://a:1/", reason=refused)
+    assert kind(gone) == "SITE_UNREACHABLE"
+    assert kind(NavigationError("navigation to http://a:1/ failed: net::ERR_ABORTED")) == (
+        "NAVIGATION"
+    )
+    assert kind(TabClosedError("the tab closed")) == "TAB_CLOSED"
     assert kind(RuntimeError("odd")) == "ERROR"
     # A JavaScript error keeps the page's own message, not ego's wrapping of it.
     thrown = BrowserToolError(
@@ -196,6 +210,35 @@ def test_needs_login_and_refusals_never_count_against_the_tool(tmp_path: Path) -
     assert mixed.reason == "the last 3 runs failed (JS_ERROR, SKILL_BROKEN)"
     assert (mixed.runs, mixed.needs_login, mixed.confirmation_required) == (3, 6, 1)
     assert mixed.not_run == 5
+
+
+def test_the_site_the_network_or_the_tab_failing_never_makes_a_tool_suspect(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "health.sqlite3"
+    refused = "no server at http://shop.localhost:8765/: net::ERR_CONNECTION_REFUSED"
+    around = [
+        run("NAVIGATION", 2.0, "net::ERR_ABORTED"),
+        run("TAB_CLOSED", 3.0, "the tab closed"),
+        *(run("SITE_UNREACHABLE", 4.0 + at, refused) for at in range(3)),
+    ]
+    health = health_after(path, [run(OK, 1.0), *around])
+    assert (health.runs, health.ok, health.failures, health.site_failures) == (1, 1, 0, 5)
+    assert not health.suspect
+    assert health.unreachable
+    assert health.last_failure is None
+    assert health.last_site_failure is not None
+    assert health.last_site_failure.kind == "SITE_UNREACHABLE"
+    assert health.last_site_failure.message == refused
+    assert health.line().startswith("site unreachable at 1970-01-01T00:00:06Z; 1 run: 1 ok")
+    assert "5 failed for the site, not counted" in health.line()
+    # Two broken runs around them are still only two in a row.
+    mixed = health_after(path, [run("SKILL_BROKEN", 0.5), run("SKILL_BROKEN", 7.0)])
+    assert not mixed.suspect
+    # Once the site answers again (any run that reached it), it is no longer unreachable.
+    back = health_after(path, [run("NEEDS_LOGIN", 8.0)])
+    assert not back.unreachable
+    assert back.line().startswith("3 runs: 1 ok, 2 failed; 1 NEEDS_LOGIN; 5 failed for the site")
 
 
 def test_the_front_end_is_a_context_each_front_end_sets() -> None:
@@ -649,3 +692,143 @@ async def test_tools_sites_and_health_commands_show_health(
     unknown = await ego_async("health", f"{site_id}/nope", env=env)
     assert unknown.returncode == 3
     assert "declares no tool 'nope'" in unknown.error_line()
+
+
+#: A tool that asks its site's server, as the demo shop's tools do.
+ASKS_THE_SERVER = """async () => {
+  const response = await fetch('/health-api');
+  return await response.json();
+}
+"""
+
+
+class StoppingServer(ThreadingHTTPServer):
+    """A site's server that stops as a process does: :meth:`stop` also ends every connection
+    it accepted, so a kept-alive one cannot answer after it (``shutdown`` alone leaves them)."""
+
+    daemon_threads = True
+    PAGES: ClassVar[dict[str, tuple[str, bytes]]] = {
+        "/health-page": ("text/html", b"<!doctype html><title>shop</title>"),
+        "/health-api": ("application/json", b'{"items": 2}'),
+    }
+
+    def __init__(self) -> None:
+        pages = self.PAGES
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                kind, body = pages.get(self.path, ("text/plain", b"not found"))
+                self.send_response(200 if self.path in pages else 404)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.accepted: list[socket.socket] = []
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        self.accepted.append(connection)
+        return connection, address
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}{path}"
+
+    def stop(self) -> None:
+        self.shutdown()
+        self.server_close()
+        for connection in self.accepted:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+async def test_a_site_whose_server_stopped_is_unreachable_never_suspect(
+    browser: ego.Browser, tmp_path: Path, store: Path
+) -> None:
+    site_id = f"stopped-{uuid.uuid4().hex[:8]}"
+    own = StoppingServer()  # the site's own server, stopped halfway
+    port = own.server_address[1]
+    start = own.url("/health-page")
+    workspace = tmp_path / "ws"
+    make_site(
+        workspace / "learnings",
+        site_id,
+        domains=[f"127.0.0.1:{port}"],
+        start_url=start,
+        browser_tools={"cart": tool(ASKS_THE_SERVER, description="The cart")},
+    )
+    site = Site(browser, Learnings(workspace=workspace, project=tmp_path / "no-project"))
+    try:
+        assert await site.run_tool(site_id, "cart") == {"items": 2}
+    finally:
+        own.stop()
+    # In the tab it opened: the tool's fetch finds no server (TypeError: Failed to fetch).
+    with pytest.raises(SiteUnreachableError) as in_tab:
+        await site.run_tool(site_id, "cart")
+    assert in_tab.value.reason == "net::ERR_CONNECTION_REFUSED"
+    assert in_tab.value.url == own.url("/health-api")
+    assert f"{site_id}/cart could not reach the site: GET {own.url('/health-api')}" in str(
+        in_tab.value
+    )
+    await close_tabs(browser, f"127.0.0.1:{port}")
+    # Without a tab: the start URL does not load.
+    for _ in range(2):
+        with pytest.raises(SiteUnreachableError) as opening:
+            await site.run_tool(site_id, "cart")
+        assert opening.value.url == start
+        assert "is unreachable: navigation to" in str(opening.value)
+    assert [t for t in await browser.tabs() if f":{port}/" in t.url] == []
+
+    context = await site.learn_context(start, detail="full")
+    [info] = context.tools
+    assert info.health is not None
+    assert (info.health.runs, info.health.ok, info.health.site_failures) == (1, 1, 3)
+    assert not info.health.suspect
+    assert info.health.unreachable
+    compact = (await site.learn_context(start)).text()
+    assert "cart() read, site unreachable: The cart" in compact
+
+
+async def test_an_image_that_finds_no_server_leaves_a_throwing_tool_its_own_error(
+    browser: ego.Browser, tmp_path: Path
+) -> None:
+    """Only the tool's own fetch or XHR can say the site is down: an image (or a favicon) the
+    page fails to load meanwhile does not turn the tool's exception into one."""
+    own = StoppingServer()
+    try:
+        site_id = f"image-{uuid.uuid4().hex[:8]}"
+        nowhere = f"http://127.0.0.1:{free_port()}/picture.png"
+        loads_then_throws = f"""async () => {{
+  const seen = new Promise((resolve) => {{
+    const image = new Image();
+    image.onerror = resolve;
+    image.onload = resolve;
+    image.src = {json.dumps(nowhere)};
+  }});
+  await seen;
+  throw new Error('the tool broke on its own');
+}}
+"""
+        workspace = tmp_path / "ws"
+        make_site(
+            workspace / "learnings",
+            site_id,
+            domains=[f"127.0.0.1:{own.server_address[1]}"],
+            start_url=own.url("/health-page"),
+            browser_tools={"broken": tool(loads_then_throws, description="Broken")},
+        )
+        site = Site(browser, Learnings(workspace=workspace, project=tmp_path / "no-project"))
+        with pytest.raises(BrowserToolError) as raised:
+            await site.run_tool(site_id, "broken")
+        assert not isinstance(raised.value, SiteUnreachableError)
+        assert "the tool broke on its own" in str(raised.value)
+        await close_tabs(browser, f"127.0.0.1:{own.server_address[1]}")
+    finally:
+        own.stop()

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import types
+import weakref
 from pathlib import Path
 from typing import Any, cast
 
@@ -48,8 +49,19 @@ def write_site(root: Path, *, source: str = "async (args) => args.n + 1\n") -> P
     return site
 
 
+def refs_for(learnings: Learnings) -> calls.ToolRefs:
+    """The refs a Site on ``learnings`` would keep for its calls (one set per learnings)."""
+    return _REFS.setdefault(learnings, calls.ToolRefs())
+
+
+_REFS: weakref.WeakKeyDictionary[Learnings, calls.ToolRefs] = weakref.WeakKeyDictionary()
+
+
 def expression(learnings: Learnings, args: Any = None) -> str:
-    call = calls.prepare(learnings, "hot", "add", {"n": 1} if args is None else args)
+    """The tool's source as a Site's call of it finds it."""
+    call = calls.prepare(
+        learnings, "hot", "add", {"n": 1} if args is None else args, refs=refs_for(learnings)
+    )
     assert call.source is not None
     return call.source.expression
 
@@ -97,7 +109,8 @@ def test_a_hot_call_looks_at_the_watcher_once(
     # The site and the tool's source, both trusted: one look covers the two.
     monkeypatch.setattr(registry, "generation", counted)
     for n in range(10):
-        assert calls.prepare(learnings, "hot", "add", {"n": n}).args == {"n": n}
+        call = calls.prepare(learnings, "hot", "add", {"n": n}, refs=refs_for(learnings))
+        assert call.args == {"n": n}
     assert len(looks) == 10
 
 

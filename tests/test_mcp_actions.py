@@ -1,9 +1,10 @@
 """``ego mcp``'s action tools act as a user does, through the MCP SDK's stdio client: a click
 reaches a listener inside a shadow root with real input, a covered element is refused naming
-what covers it (and ``force: true`` in MCP words), typing reaches a ``role=textbox`` and a
-contenteditable and refuses a read-only field, ``check``/``uncheck`` verify the state, and a
-malformed selector, a ref never given or neither argument are typed errors.
-"""
+what covers it (and ``force: true`` in MCP words), a click whose release the page slid an
+invisible element under is an error naming it, never ``clicked``, typing reaches a
+``role=textbox`` and a contenteditable and refuses a read-only field, ``check``/``uncheck``
+verify the state, and a malformed selector, a ref never given or neither argument are typed
+errors."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from tests.cli_helpers import ego_env
 from tests.conftest import PageServer
-from tests.test_actionability import CHECKS, COVERED, FIELDS, RECORD, SHADOW_ITEM
+from tests.test_actionability import CHECKS, COVERED, FIELDS, RECORD, SHADOW_ITEM, SLIDING_VEIL
 from tests.test_mcp import McpClient, text_of, value_of
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
@@ -57,6 +58,19 @@ async def test_click_reaches_a_shadow_listener_and_a_cover_is_named(
     assert 'covered by <div class=overlay> "Loading…"' in message
     assert "force: true" in message
     assert "force=True" not in message
+    assert await page_value(agent, "log") == []
+
+
+async def test_a_click_the_page_slid_a_veil_under_is_an_error_naming_it(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_page(agent, server, "/mcp-act/sliding-veil", SLIDING_VEIL)
+    refused = await agent.call("click", {"selector": "#cancel"})
+    assert refused.is_error, refused
+    message = text_of(refused)
+    assert "ElementNotActionableError: cannot click <button id=cancel>" in message
+    assert "the pointerup went to <div id=veil> after the press reached it" in message
+    assert "clicked" not in message
     assert await page_value(agent, "log") == []
 
 

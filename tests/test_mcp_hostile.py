@@ -189,7 +189,7 @@ async def test_speculation_rules_bring_in_no_document_of_a_refused_origin(
     client, _ = allowing if limit == "allowed" else blocking
     host = "localhost" if site == "cross-site" else "127.0.0.1"
     target = f"http://{host}:{hostile.port}/{kind}-{site}-{limit}.html"
-    before = len(hostile.documents())
+    before = len(hostile.requests)
     page = _speculating_page(server, f"{kind}-{site}-{limit}", kind, target)
     value_of(await client.call("navigate", {"url": page}))
     # Any preloading started when the rules were read; the navigation to the URL would now
@@ -203,7 +203,8 @@ async def test_speculation_rules_bring_in_no_document_of_a_refused_origin(
     assert "evil document" not in body
     title = value_of(await client.call("evaluate", {"expression": "document.title"}))
     assert title != "EVIL"
-    assert hostile.documents()[before:] == []
+    # No request at all: neither a document nor the subresource <link rel=prefetch> asks for.
+    assert hostile.requests[before:] == []
 
 
 @chrome

@@ -413,6 +413,7 @@ async def test_read_only_serves_reading_and_read_tools_only(
         tools = await client.tools()
         for kept in (
             "navigate",
+            "scroll",
             "take_snapshot",
             "take_screenshot",
             "learn_context",
@@ -423,6 +424,7 @@ async def test_read_only_serves_reading_and_read_tools_only(
             assert kept in tools, kept
         for gone in (
             "click",
+            "drag",
             "type",
             "evaluate",
             "save_browser_tool",

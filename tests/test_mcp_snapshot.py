@@ -1,6 +1,7 @@
 """``take_snapshot`` and ``selector_for`` through the MCP SDK's client, as an agent uses them:
-the accessibility tree with refs, a subtree by ref, a durable selector that acts, and a
-stale ref refused in MCP words.
+the accessibility tree with refs, a subtree by ref, a durable selector that acts, options
+under their select, named tables, ``find`` showing a match's row, and a stale ref or a ref
+of the wrong kind refused in MCP words.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 from mcp.types import CallToolResult
 
 from tests.conftest import PageServer
-from tests.test_ax_snapshot import COMPONENT_LINES, COMPONENTS
+from tests.test_ax_snapshot import COMPONENT_LINES, COMPONENTS, TRACKER
 from tests.test_mcp import McpClient, serving, text_of, value_of
 from tests.test_real_pages import real_page, ref_of
 
@@ -99,3 +100,51 @@ async def test_refs_reach_cross_site_frames_and_go_stale_with_their_page(
         "take a new snapshot (take_snapshot)",
     )
     refused(await agent.call("take_snapshot", {"ref": cross}), "StaleRefError")
+
+
+async def test_a_form_a_named_table_and_a_row_found_as_an_agent_reads_them(
+    agent: McpClient, server: PageServer
+) -> None:
+    value_of(await agent.call("navigate", {"url": server.route("/mcp-ax/tracker", TRACKER)}))
+    outline = text_of(await agent.call("take_snapshot"))
+    assert '      options: "Open", "Closed", "Stale" [disabled]' in outline.splitlines()
+    assert "option " not in outline
+    assert '  table "Issues"' in outline.splitlines()
+    found = text_of(await agent.call("take_snapshot", {"find": "#23"})).splitlines()[1:]
+    link = ref_of("\n".join(found), 'link "#23"')
+    assert [re.sub(r"\[ref=e\d+\]", "[ref]", line) for line in found] == [
+        'main "Work"',
+        '  table "Issues"',
+        "    row",
+        '      cell "#23"',
+        '        link "#23" [ref] -> /issue/23',
+        '      cell "Issue 23"',
+    ]
+    clicked = value_of(await agent.call("click", {"ref": link.removeprefix("ref=")}))
+    assert clicked["changes"]["url"].endswith("/issue/23")
+
+
+async def test_a_ref_of_the_wrong_kind_is_refused_at_once_in_mcp_words(
+    agent: McpClient, server: PageServer
+) -> None:
+    value_of(await agent.call("navigate", {"url": server.route("/mcp-ax/wrong-kind", TRACKER)}))
+    outline = text_of(await agent.call("take_snapshot"))
+    link = ref_of(outline, 'link "#2"').removeprefix("ref=")
+    text = refused(await agent.call("select_option", {"ref": link, "values": ["Open"]}))
+    assert text == (
+        "Error executing tool select_option: "
+        f"WrongElementError: ref {link} is a link (<a>), not a <select>: select_option takes "
+        "a <select> (its ref or a selector for it); a dropdown built of other elements is "
+        "clicked instead"
+    )
+    status = ref_of(outline, 'combobox "Status"').removeprefix("ref=")
+    option = "form select option:nth-of-type(2)"
+    text = refused(await agent.call("select_option", {"selector": option, "values": ["Closed"]}))
+    assert text == (
+        "Error executing tool select_option: "
+        f'WrongElementError: selector "{option}" is an option ("Closed") of the <select> ref '
+        f"{status}, not the <select> itself: choose it by calling select_option with ref: "
+        f'"{status}" and values: ["Closed"]'
+    )
+    chosen = value_of(await agent.call("select_option", {"ref": status, "values": ["Closed"]}))
+    assert chosen["selected"] == ["Closed"]

@@ -1,5 +1,6 @@
 """Where a browser's pages may go: origin patterns, local schemes, and the guard that holds
-every frame (and every popup) to them."""
+every frame (and every popup) to them, prefetches included, and closes a page it cannot hold
+rather than let it run without the limits."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 import ego
 from ego.page.policy import NavigationPolicy, OriginPattern
 from tests.conftest import PageServer
+from tests.fake_cdp import FakeCDP, Forwarder
+from tests.test_mcp_hostile import Site
 from tests.test_real_pages import real_page
 
 
@@ -189,3 +192,87 @@ async def test_an_attached_browser_is_held_to_the_limits_while_connected(
         # Disconnected, the limits go with the connection: the owner's tab loads anything.
         tab = await owner.new_tab(refused)
         assert "Cross-site text" in await tab.evaluate("document.body.innerText")
+
+
+# -- failing closed, and what else a page asks for --------------------------------------------
+
+
+async def test_a_page_the_limits_cannot_be_set_up_on_is_closed_never_run(
+    ported_browser: ego.Browser, server: PageServer
+) -> None:
+    """Chrome refuses ``Fetch.enable`` (a proxy in front of the real browser fails it, for a
+    live tab and for a new one): each page is closed, none runs without the limits."""
+    assert ported_browser.endpoint is not None
+    allowed = f"127.0.0.1:{server.port}"
+    before = {tab.target_id for tab in await ported_browser.tabs()}
+    live = await ported_browser.new_tab(server.route("/guard/live", "<title>Live</title>"))
+    new_url = server.route("/guard/new", "<title>New</title>")
+    failing = True
+
+    def fails(method: str, target: str | None) -> bool:
+        # The live tab's, and while failing, any new page's (Chrome attaches a new page
+        # before it answers Target.createTarget): never another test's.
+        doomed = target == live.target_id or (failing and target not in before)
+        return method == "Fetch.enable" and target is not None and doomed
+
+    fault = Forwarder(ported_browser.endpoint, fails)
+    try:
+        async with (
+            FakeCDP(on_command=fault) as proxy,
+            ego.connect(proxy.ws_url, allowed_origins=[allowed]) as attached,
+        ):
+            # The tab open before: closed while the limits were set up.
+            open_now = {tab.target_id for tab in await ported_browser.tabs()}
+            assert live.target_id not in open_now
+            with pytest.raises(ego.OriginLimitsError) as caught:
+                await asyncio.wait_for(attached.new_tab(new_url), 30)
+            assert "Fetch.enable" in str(caught.value)
+            assert "was closed before it loaded anything" in str(caught.value)
+            open_now = {tab.target_id for tab in await ported_browser.tabs()}
+            assert caught.value.target_id not in open_now
+            assert not [r for r in server.requests if r[1] == "/guard/new"]
+            assert {m["method"] for m in fault.failed} == {"Fetch.enable"}
+            # A tab the limits hold opens as before.
+            failing = False
+            held = await attached.new_tab(new_url)
+            assert await held.evaluate("document.title") == "New"
+            await held.close()
+    finally:
+        await fault.aclose()
+        if not live.closed:
+            await live.close()
+
+
+HINTS = """<!doctype html><title>Hints</title>
+<link rel="prefetch" href="{evil}/prefetched">
+<link rel="preload" as="image" href="{evil}/preloaded">
+<script>
+window.settled = Promise.all([...document.querySelectorAll('link[href]')].map((link) =>
+  new Promise((resolve) => {{
+    link.onload = () => resolve([link.rel, 'load']);
+    link.onerror = () => resolve([link.rel, 'error']);
+  }})));
+</script>"""
+
+
+async def test_a_prefetch_to_a_refused_origin_sends_no_request(
+    ported_browser: ego.Browser, server: PageServer
+) -> None:
+    """``<link rel=prefetch>`` to a refused origin is failed before it leaves the browser;
+    ``<link rel=preload>`` is requested as the image it preloads, which the limits do not hold
+    (docs/mcp.md says so)."""
+    assert ported_browser.endpoint is not None
+    evil = Site()
+    try:
+        page = server.route("/guard/hints", HINTS.format(evil=evil.origin))
+        allowed = [f"127.0.0.1:{server.port}"]
+        async with ego.connect(ported_browser.endpoint, allowed_origins=allowed) as attached:
+            tab = await attached.new_tab(page)
+            settled = await asyncio.wait_for(tab.evaluate("settled"), 30)
+            await tab.close()
+        # Settled either way (the image is no image): sent is what counts.
+        assert [link for link, _ in settled] == ["prefetch", "preload"]
+        assert settled[0] == ["prefetch", "error"]
+        assert [path for _, path, _ in evil.requests] == ["/preloaded"]
+    finally:
+        evil.close()

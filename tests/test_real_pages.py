@@ -284,8 +284,8 @@ async def test_frames_lists_every_frame_with_url_name_and_parent(page: ego.Tab) 
     assert by_name["cross"].url.startswith("http://localhost:")
     assert all(frame.parent is main for frame in children)
     # The cross-site frame runs in a session of its own; the same-origin one in the tab's.
-    assert by_name["cross"].session_id not in (None, page.session_id)
-    assert by_name["same"].session_id == page.session_id
+    assert by_name["cross"].session not in (None, page.session)
+    assert by_name["same"].session is page.session
 
 
 async def test_each_frame_offers_the_page_verbs(page: ego.Tab, tmp_path: Path) -> None:

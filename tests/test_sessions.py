@@ -25,7 +25,7 @@ HANG = 20.0
 
 async def test_a_closed_tabs_session_ends_everything_it_owns(browser: ego.Browser) -> None:
     tab = await browser.new_tab()
-    session = tab.cdp_session
+    session = tab.session
     assert session is not None
     assert session.state is SessionState.ATTACHED
     assert session in browser.connection.sessions
@@ -40,8 +40,7 @@ async def test_a_closed_tabs_session_ends_everything_it_owns(browser: ego.Browse
     with pytest.raises(TabClosedError):
         await asyncio.wait_for(waiter, HANG)
     await asyncio.wait_for(subscription._task, HANG)
-    assert session._count(session._subscriptions) == 0
-    assert session._count(session._listeners) == 0
+    assert session.resources() == {"subscriptions": 0, "listeners": 0, "waiters": 0, "pending": 0}
     listener.close()  # idempotent on a detached session
     # A command to it is refused without being sent.
     with pytest.raises(TabClosedError):

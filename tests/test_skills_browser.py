@@ -70,7 +70,7 @@ async def log_in(browser: ego.Browser, tab: ego.Tab, shop: DemoServer) -> None:
     """Log in as demo/demo through the shop's own form, in the page, and wait for /account."""
     if await tab.evaluate("location.pathname") != "/login":
         await tab.navigate(shop.url_for("/login?next=/account"))
-    loaded = browser.connection.expect("Page.loadEventFired", session_id=await tab.session())
+    loaded = (await tab.attach()).expect("Page.loadEventFired")
     with contextlib.suppress(ContextDestroyedError):
         await tab.evaluate(
             """(() => {

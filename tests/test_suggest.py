@@ -54,6 +54,7 @@ async def visit(
             if act:
                 await tab.click("#pin")
                 await tab.wait_for(selector="#pin[data-state]")
+                await recording.wait_idle()  # its answer read whole before the page moves on
                 await tab.navigate(notes.url("/tags"))
                 await tab.wait_for(selector="body[data-ready]")
                 await tab.click("#add")

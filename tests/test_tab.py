@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 import ego
-from ego.protocol.transport import ANY_SESSION
 from tests.conftest import PageServer
 
 #: Turns a hang into a failure. Never a timing assertion: healthy calls end far sooner.
@@ -33,11 +32,10 @@ async def evaluate_pending(tab: ego.Tab, *, timeout: float | None = None) -> asy
     """
     await tab.send("Runtime.enable")
     marker = f"pending-{id(tab)}-{asyncio.get_running_loop().time()}"
-    connection = tab._connection
-    started = connection.expect(
+    session = await tab.attach()
+    started = session.expect(
         "Runtime.consoleAPICalled",
-        session_id=tab.session_id or ANY_SESSION,
-        predicate=lambda params: any(arg.get("value") == marker for arg in params["args"]),
+        lambda params: any(arg.get("value") == marker for arg in params["args"]),
     )
     task = asyncio.create_task(tab.evaluate(f"console.log({marker!r}); {NEVER}", timeout=timeout))
     await asyncio.wait_for(started, HANG)

@@ -137,8 +137,7 @@ async def test_console_lists_messages_with_level_source_and_line_and_uncaught_er
         "setTimeout(() => { throw new Error('boom'); }, 0);\n"
         "</script>"
     )
-    await tab.session()
-    thrown = tab.connection.expect("Runtime.exceptionThrown", session_id=tab.session_id)
+    thrown = (await tab.attach()).expect("Runtime.exceptionThrown")
     url = await page(tab, server, "/verbs/console", body)
     await asyncio.wait_for(thrown, HANG)
     messages = [m for m in await tab.console() if m.url == url]
@@ -161,7 +160,7 @@ async def test_console_spans_navigations_and_clear_empties_it(
     await page(tab, server, "/verbs/log1", "<script>console.log('first page')</script>")
     await page(tab, server, "/verbs/log2", "<script>console.info('second page')</script>")
     # Chrome reports an unhandled rejection after the task that left it: wait for it.
-    rejected = tab.connection.expect("Runtime.exceptionThrown", session_id=tab.session_id)
+    rejected = (await tab.attach()).expect("Runtime.exceptionThrown")
     await tab.evaluate("Promise.reject(new Error('nobody catches me')); 1")
     await asyncio.wait_for(rejected, HANG)
     texts = [m.text for m in await tab.console(clear=True)]
@@ -413,7 +412,7 @@ async def test_select_errors_name_the_problem(tab: ego.Tab, server: PageServer) 
     await page(tab, server, "/verbs/select-errors", SELECT_PAGE)
     with pytest.raises(ego.ElementNotFoundError, match=r"no option .* 'xl'.*'s', 'm', 'l'"):
         await tab.select("#size", "xl")
-    with pytest.raises(ego.ElementNotFoundError, match="not a <select>"):
+    with pytest.raises(ego.WrongElementError, match="an <input type=text>, not a <select>"):
         await tab.select("#text", "a")
     with pytest.raises(ego.ElementNotFoundError, match="#nope"):
         await tab.select("#nope", "a", wait=0)

@@ -17,7 +17,8 @@ from websockets.asyncio.server import ServerConnection
 
 import ego
 from ego.protocol.pipe import PipeWire
-from ego.protocol.transport import ANY_SESSION, Connection, Subscription
+from ego.protocol.session import Session
+from ego.protocol.transport import Connection, Subscription
 from tests.conftest import PageServer, fresh_tab, websocket_url
 from tests.fake_cdp import FakeCDP, drop, garble, silent
 from tests.test_tab import HANG, NEVER, evaluate_pending
@@ -62,12 +63,11 @@ class Heard:
         return self.values
 
 
-async def attach(connection: Connection, target_id: str) -> str:
+async def attach(connection: Connection, target_id: str) -> Session:
     result = await connection.send(
         "Target.attachToTarget", {"targetId": target_id, "flatten": True}, timeout=HANG
     )
-    session_id: str = result["sessionId"]
-    return session_id
+    return connection.session(result["sessionId"])
 
 
 def evaluate_params(expression: str) -> dict[str, Any]:
@@ -107,9 +107,9 @@ async def test_two_tabs_share_one_socket_without_mixing_results_or_events(
     second = await browser.new_tab(server.route("/flat/b", "<title>B</title>"))
     subscriptions: list[Subscription] = []
     try:
-        assert first.session_id is not None
-        assert second.session_id is not None
-        assert first.session_id != second.session_id
+        assert first.session is not None
+        assert second.session is not None
+        assert first.session is not second.session
 
         expected_page = {id(first): ["/flat/a", "A"], id(second): ["/flat/b", "B"]}
         calls = [(tab, index) for index in range(40) for tab in (first, second)]
@@ -122,12 +122,8 @@ async def test_two_tabs_share_one_socket_without_mixing_results_or_events(
         await asyncio.gather(first.send("Runtime.enable"), second.send("Runtime.enable"))
         heard_first, heard_second = Heard(), Heard()
         subscriptions += [
-            browser.connection.subscribe(
-                "Runtime.consoleAPICalled", heard_first, session_id=first.session_id
-            ),
-            browser.connection.subscribe(
-                "Runtime.consoleAPICalled", heard_second, session_id=second.session_id
-            ),
+            first.session.subscribe("Runtime.consoleAPICalled", heard_first),
+            second.session.subscribe("Runtime.consoleAPICalled", heard_second),
         ]
         await first.evaluate("console.log('from-a')")
         await heard_first.until(1)
@@ -159,11 +155,12 @@ async def test_events_fan_out_to_every_subscriber(browser: ego.Browser, tab: ego
             async_done.set()
 
     connection = browser.connection
+    session = await tab.attach()
     subscriptions = [
-        connection.subscribe("Runtime.consoleAPICalled", plain, session_id=tab.session_id),
-        connection.subscribe("Runtime.consoleAPICalled", asynchronous, session_id=tab.session_id),
-        connection.subscribe("Runtime.consoleAPICalled", for_any_session, session_id=ANY_SESSION),
-        connection.subscribe("Runtime.consoleAPICalled", later_closed, session_id=tab.session_id),
+        session.subscribe("Runtime.consoleAPICalled", plain),
+        session.subscribe("Runtime.consoleAPICalled", asynchronous),
+        connection.subscribe("Runtime.consoleAPICalled", for_any_session, every_session=True),
+        session.subscribe("Runtime.consoleAPICalled", later_closed),
     ]
     try:
         await tab.evaluate("console.log('one'); console.log('two')")
@@ -206,12 +203,12 @@ async def test_slow_and_failing_subscribers_delay_neither_responses_nor_others(
         raise RuntimeError("subscriber bug on purpose")
 
     fast = Heard()
-    connection = browser.connection
+    session = await tab.attach()
     method = "Runtime.consoleAPICalled"
     subscriptions = [
-        connection.subscribe(method, slow, session_id=tab.session_id),
-        connection.subscribe(method, failing, session_id=tab.session_id),
-        connection.subscribe(method, fast, session_id=tab.session_id),
+        session.subscribe(method, slow),
+        session.subscribe(method, failing),
+        session.subscribe(method, fast),
     ]
     caplog.set_level(logging.ERROR, logger="ego.transport")
     try:
@@ -244,17 +241,16 @@ async def test_default_timeout_bounds_every_command(
 ) -> None:
     connection = await Connection.open(websocket_url(ported_browser), default_timeout=0.3)
     try:
-        session_id = await attach(connection, ported_tab.target_id)
+        session = await attach(connection, ported_tab.target_id)
         with pytest.raises(ego.CommandTimeoutError) as caught:
-            await connection.send("Runtime.evaluate", evaluate_params(NEVER), session_id=session_id)
+            await session.send("Runtime.evaluate", evaluate_params(NEVER))
         assert isinstance(caught.value, TimeoutError)
         assert not connection.closed
 
         # A per-call timeout overrides the default: this answer takes longer than 0.3 s.
-        result = await connection.send(
+        result = await session.send(
             "Runtime.evaluate",
             evaluate_params("new Promise(r => setTimeout(() => r('slow but allowed'), 600))"),
-            session_id=session_id,
             timeout=HANG,
         )
         assert result["result"]["value"] == "slow but allowed"
@@ -291,20 +287,12 @@ async def test_mixed_timeouts_each_expire_on_their_own_deadline(
     # sent later, and the short one expiring must leave the long ones pending.
     connection = await Connection.open(websocket_url(ported_browser), default_timeout=HANG)
     try:
-        session_id = await attach(connection, ported_tab.target_id)
+        session = await attach(connection, ported_tab.target_id)
         never = evaluate_params(NEVER)
-        long_wait = asyncio.create_task(
-            connection.send("Runtime.evaluate", never, session_id=session_id)
-        )
-        unbounded = asyncio.create_task(
-            connection.send("Runtime.evaluate", never, session_id=session_id, timeout=None)
-        )
-        shorter = asyncio.create_task(
-            connection.send("Runtime.evaluate", never, session_id=session_id, timeout=0.4)
-        )
-        short = asyncio.create_task(
-            connection.send("Runtime.evaluate", never, session_id=session_id, timeout=0.2)
-        )
+        long_wait = asyncio.create_task(session.send("Runtime.evaluate", never))
+        unbounded = asyncio.create_task(session.send("Runtime.evaluate", never, timeout=None))
+        shorter = asyncio.create_task(session.send("Runtime.evaluate", never, timeout=0.4))
+        short = asyncio.create_task(session.send("Runtime.evaluate", never, timeout=0.2))
         done, _ = await asyncio.wait(
             [short, shorter, long_wait, unbounded],
             timeout=HANG,
@@ -327,10 +315,9 @@ async def test_mixed_timeouts_each_expire_on_their_own_deadline(
 
 
 async def test_wait_for_times_out_without_closing(browser: ego.Browser, tab: ego.Tab) -> None:
+    session = await tab.attach()
     with pytest.raises(ego.CommandTimeoutError, match=r"Page\.frameNavigated"):
-        await browser.connection.wait_for(
-            "Page.frameNavigated", session_id=tab.session_id, timeout=0.2
-        )
+        await session.wait_for("Page.frameNavigated", timeout=0.2)
     assert await tab.evaluate("1") == 1
 
 
@@ -383,21 +370,15 @@ async def test_closing_the_connection_fails_pending_calls_and_waiters(
     ported_browser: ego.Browser, ported_tab: ego.Tab
 ) -> None:
     connection = await Connection.open(websocket_url(ported_browser))
-    session_id = await attach(connection, ported_tab.target_id)
+    session = await attach(connection, ported_tab.target_id)
     pending = [
-        asyncio.create_task(
-            connection.send(
-                "Runtime.evaluate", evaluate_params(NEVER), session_id=session_id, timeout=None
-            )
-        )
+        asyncio.create_task(session.send("Runtime.evaluate", evaluate_params(NEVER), timeout=None))
         for _ in range(5)
     ]
-    expected = connection.expect("Page.frameNavigated", session_id=session_id)
-    waiting = asyncio.create_task(
-        connection.wait_for("Page.frameNavigated", session_id=session_id, timeout=3600)
-    )
+    expected = session.expect("Page.frameNavigated")
+    waiting = asyncio.create_task(session.wait_for("Page.frameNavigated", timeout=3600))
     # Commands on a session run in order: this answer means the five are already in Chrome.
-    one = await connection.send("Runtime.evaluate", evaluate_params("1"), session_id=session_id)
+    one = await session.send("Runtime.evaluate", evaluate_params("1"))
     assert one["result"]["value"] == 1
     assert not any(task.done() for task in pending)
 
@@ -428,7 +409,7 @@ async def test_chrome_dying_fails_every_pending_call_and_later_sends() -> None:
         )
         expected = connection.expect("Target.targetCreated")
         waiting = asyncio.create_task(
-            connection.wait_for("Page.frameNavigated", session_id=ANY_SESSION, timeout=3600)
+            connection.wait_for("Page.frameNavigated", every_session=True, timeout=3600)
         )
         closed_callbacks: list[str] = []
         connection.on_close(lambda: closed_callbacks.append("closed"))
@@ -494,7 +475,7 @@ async def test_socket_dropped_mid_call_fails_pending_calls_and_waiters() -> None
 
     async with FakeCDP(on_command=drop_second) as fake:
         connection = await Connection.open(fake.ws_url)
-        expected = connection.expect("Page.loadEventFired", session_id=ANY_SESSION)
+        expected = connection.expect("Page.loadEventFired", every_session=True)
         first = asyncio.create_task(connection.send("Runtime.evaluate", timeout=None))
         await asyncio.wait_for(fake.command_seen.wait(), HANG)
         second = asyncio.create_task(connection.send("Browser.getVersion", timeout=None))

@@ -244,12 +244,11 @@ async def test_a_fifty_megabyte_command_does_not_buffer_while_a_slow_reader_drai
         _,
         connection,
     ):
-        session_id = await attach(connection, ported_tab.target_id)
+        session = await attach(connection, ported_tab.target_id)
         sizes = record_write_buffer(connection)
-        result = await connection.send(
+        result = await session.send(
             "Runtime.evaluate",
             {"expression": "'" + "a" * size + "'.length", "returnByValue": True},
-            session_id=session_id,
             timeout=120,
         )
         assert result["result"]["value"] == size
@@ -257,9 +256,7 @@ async def test_a_fifty_megabyte_command_does_not_buffer_while_a_slow_reader_drai
         assert max(sizes) >= WRITE_LIMIT
         # ... and the buffer never held more than the limit plus one slice.
         assert max(sizes) <= WRITE_LIMIT + WRITE_CHUNK
-        assert await connection.send(
-            "Runtime.evaluate", {"expression": "6 * 7"}, session_id=session_id
-        )
+        assert await session.send("Runtime.evaluate", {"expression": "6 * 7"})
 
 
 async def test_commands_sent_while_the_socket_is_full_wait_and_keep_their_order() -> None:

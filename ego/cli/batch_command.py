@@ -14,17 +14,20 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from ..batch import BatchProgress, BatchSummary, run_batch
-from ..errors import EgoError
+from ..errors import EgoError, StorageStateError
 from ..learning.registry import Learnings
 from ..pool import BrowserPool, Endpoint
-from .common import parse_start_urls
-from .output import EXIT_INTERRUPTED, EXIT_OTHER, EXIT_TERMINATED, Output
+from .common import parse_start_urls, state_bounds, storage_state_bounds_options
+from .output import EXIT_INTERRUPTED, EXIT_OTHER, EXIT_TERMINATED, Output, cli_words
+
+if TYPE_CHECKING:
+    from ..page.storage_state import StorageState
 
 __all__ = ["batch"]
 
@@ -194,6 +197,7 @@ def _root_settings() -> Any:
     help="With --contexts: a saved login (ego login --save-state) every context starts "
     "from; repeat it once per context for several accounts side by side.",
 )
+@storage_state_bounds_options
 # The spelling before --start-url, kept for scripts: a bare --start-url for SITE_ID.
 @click.option("--url", hidden=True)
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
@@ -234,6 +238,8 @@ def batch(
     per_tab: int,
     contexts: bool,
     storage_states: tuple[Path, ...],
+    max_state_mb: int,
+    max_state_items: int,
     url: str | None,
     confirm: bool,
     timeout: float | None,
@@ -267,6 +273,7 @@ def batch(
         per_browser = max(1, -(-concurrency // (total * per_tab)))
     if storage_states and not contexts:
         raise click.UsageError("--storage-state needs --contexts (a context per login)")
+    states = _read_states(storage_states, state_bounds(max_state_mb, max_state_items))
     try:
         browser_pool = BrowserPool(
             launch=0 if endpoints else count,
@@ -278,13 +285,7 @@ def batch(
             replace_attempts=replace_attempts,
             learnings=learnings,
             contexts=contexts,
-            storage_state=(
-                None
-                if not storage_states
-                else storage_states[0]
-                if len(storage_states) == 1
-                else list(storage_states)
-            ),
+            storage_state=(None if not states else states[0] if len(states) == 1 else list(states)),
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
@@ -339,3 +340,17 @@ def batch(
 
 if __name__ == "__main__":  # python -m ego.cli.batch_command, before `ego batch` is registered
     batch(prog_name="ego batch")
+
+
+def _read_states(paths: tuple[Path, ...], bounds: dict[str, int]) -> list[StorageState]:
+    """Each ``--storage-state`` file, read within the bounds before any browser starts.
+
+    Raises:
+        click.BadParameter: one cannot be read, is not a storage state, or is over a bound.
+    """
+    from ..page.storage_state import read_storage_state
+
+    try:
+        return [read_storage_state(path, **bounds) for path in paths]
+    except StorageStateError as exc:
+        raise click.BadParameter(cli_words(exc), param_hint="--storage-state") from None

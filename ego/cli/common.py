@@ -40,6 +40,8 @@ __all__ = [
     "parse_start_urls",
     "pass_settings",
     "run_async",
+    "state_bounds",
+    "storage_state_bounds_options",
     "workspace_option",
 ]
 
@@ -529,3 +531,40 @@ def parse_start_urls(values: Iterable[str], site_id: str | None) -> tuple[tuple[
             site = site_id
         pairs.append((site, as_url(url)))
     return tuple(pairs)
+
+
+#: What the storage-state bound options say of their defaults (ego.page.storage_state's
+#: MAX_STATE_BYTES and MAX_STATE_ITEMS; importing that module here would load the page layer
+#: for every command: tests/test_storage_state_bounds.py checks they agree).
+STATE_MB_DEFAULT = 64
+STATE_ITEMS_DEFAULT = 20_000
+
+
+def storage_state_bounds_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--max-storage-state MB`` and ``--max-storage-state-items N``: how large a
+    ``--storage-state`` file (and, for ``ego mcp``, one ``load_storage_state`` reads) may be."""
+    items = click.option(
+        "--max-storage-state-items",
+        "max_state_items",
+        type=click.IntRange(min=1),
+        default=STATE_ITEMS_DEFAULT,
+        show_default=True,
+        metavar="N",
+        help="The most cookies, origins and localStorage entries a storage state file may hold.",
+    )
+    size = click.option(
+        "--max-storage-state",
+        "max_state_mb",
+        type=click.IntRange(min=1),
+        default=STATE_MB_DEFAULT,
+        show_default=True,
+        metavar="MB",
+        help="The largest storage state file read, in MB; a larger one is refused before it "
+        "is read.",
+    )
+    return size(items(function))
+
+
+def state_bounds(max_state_mb: int, max_state_items: int) -> dict[str, int]:
+    """The keywords of ``read_storage_state`` the bound options give."""
+    return {"max_bytes": max_state_mb << 20, "max_items": max_state_items}

@@ -29,9 +29,10 @@ def health(settings: Settings, target: str | None) -> None:
 
     Every version a tool's history keeps gets a line (the current one first); a new version
     starts at zero and the older ones keep their record. SITE lists one site's tools,
-    SITE/TOOL one tool. A version is SUSPECT when its last 3 counted runs failed (NEEDS_LOGIN
-    and calls refused for want of --confirm do not count); an ok run clears it. --json adds
-    each version's latest runs.
+    SITE/TOOL one tool. A version is SUSPECT when its last 3 counted runs failed (NEEDS_LOGIN,
+    calls refused for want of --confirm, and runs the site, the network or the tab failed do
+    not count); an ok run clears it. A tool whose latest run found the site's server not
+    answering says "site unreachable". --json adds each version's latest runs.
     """
     site_id, _, tool = (target or "").partition("/")
     try:
@@ -62,6 +63,9 @@ def health_text(rows: list[VersionHealth]) -> str:
 
 
 def _status(health: ToolHealth, site_id: str, tool: str) -> str:
+    unreachable = health.last_site_failure if health.unreachable else None
+    if unreachable is not None:
+        return f"site unreachable at {unreachable.at}: {unreachable.message[:80]}"
     if health.suspect:
         restore = f"; version {health.last_passed} last passed" if health.last_passed else ""
         return f"SUSPECT: {health.reason}{restore}; {heal_hint(site_id, tool)}"

@@ -21,6 +21,8 @@ from .common import (
     parse_args,
     pass_settings,
     run_async,
+    state_bounds,
+    storage_state_bounds_options,
 )
 from .output import EXIT_OK, EXIT_TOOL, heal_hint
 
@@ -310,6 +312,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
     help="Run logged in with this saved login (ego login SITE --save-state FILE), in a "
     "browser context of its own.",
 )
+@storage_state_bounds_options
 @common
 @pass_settings
 def run(
@@ -326,6 +329,8 @@ def run(
     timeout: float | None,
     no_cache: bool,
     storage_state: Path | None,
+    max_state_mb: int,
+    max_state_items: int,
 ) -> None:
     """Run TOOL of SITE_ID (a browser or a Python tool) and print its result.
 
@@ -353,12 +358,19 @@ def run(
     call = checked_call(settings, site_id, tool, args_json, pairs, options)
 
     async def go() -> Any:
+        state = None
+        if storage_state is not None:
+            from ..page.storage_state import read_storage_state
+
+            # Read within the bounds before a browser starts: a bad file costs nothing.
+            bounds = state_bounds(max_state_mb, max_state_items)
+            state = read_storage_state(storage_state, **bounds)
         async with settings.browser(
             profile=profile, headless=not headed, site_id=site_id, slow_mo=slow_mo
         ) as browser:
-            if storage_state is None:
+            if state is None:
                 return await run_prepared(browser.site, call, url, start_urls, settings.output)
-            async with await browser.new_context(storage_state=storage_state) as context:
+            async with await browser.new_context(storage_state=state) as context:
                 return await run_prepared(context.site, call, url, start_urls, settings.output)
 
     result = run_async(settings, go())

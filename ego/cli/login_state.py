@@ -57,7 +57,7 @@ class LoginSaver:
             OSError: the file cannot be written.
         """
         self.saved = await self.browser.storage_state(path=self.path)
-        session = self.tab.cdp_session
+        session = self.tab.session
         if session is not None:
             self._subscription = session.subscribe_all(_MOVES, self._moved)
 

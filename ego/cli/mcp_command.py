@@ -7,12 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import click
+from click.core import ParameterSource
 
 from .common import (
     Settings,
     endpoint_option,
     pass_settings,
     run_async,
+    state_bounds,
+    storage_state_bounds_options,
 )
 from .display import check_display
 
@@ -23,6 +26,26 @@ if TYPE_CHECKING:
 __all__ = ["mcp"]
 
 _GROUPS = ("learnings", "pages", "input", "network", "saving")
+
+#: What the help says of ego.mcp's defaults (importing ego.mcp here would load the MCP SDK
+#: for every command: tests/test_mcp_http.py checks they agree).
+_PORT = 8790
+_SESSIONS = 16
+_IDLE = 1800
+_TABS = 20
+
+#: The options that mean something only over HTTP.
+_HTTP_ONLY = (
+    "host",
+    "port",
+    "token",
+    "session_idle",
+    "max_sessions",
+    "max_tabs",
+    "allowed_hosts",
+    "allowed_origins_http",
+    "client_roots_are_server_paths",
+)
 
 
 def _patterns(values: tuple[str, ...], option: str) -> tuple[str, ...]:
@@ -45,6 +68,23 @@ def _patterns(values: tuple[str, ...], option: str) -> tuple[str, ...]:
             param_hint=option,
         )
     return patterns
+
+
+def _checked_entries(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``--allowed-host`` and ``--allowed-origin`` entries, each checked before anything
+    starts."""
+    if not values:
+        return values
+    from ..mcp.hosts import check_entries
+
+    hosts = values if param.name == "allowed_hosts" else ()
+    try:
+        check_entries(hosts, values if not hosts else ())
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return values
 
 
 def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...]:
@@ -94,8 +134,25 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
 @click.option(
     "--output-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The folder tools write into and read from besides the client's roots (default: a "
-    "folder of this server's own in ego's state folder).",
+    help="The folder tools write into and read from (default: a folder of this server's own "
+    "in ego's state folder); with --http each session gets a folder of its own inside it.",
+)
+@click.option(
+    "--file-root",
+    "file_roots",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    metavar="DIR",
+    help="Another folder tools may read and write, for every session (repeatable). Over "
+    "stdio the client's MCP roots are allowed too; over HTTP they are not (see "
+    "--client-roots-are-server-paths).",
+)
+@click.option(
+    "--client-roots-are-server-paths",
+    is_flag=True,
+    help="With --http: take the folders a client declares as its MCP roots as folders of "
+    "this machine, as stdio does. Only for clients on this machine: a remote client's roots "
+    "name its own folders, and this lets it read and write those paths here.",
 )
 @click.option(
     "--allow-unrestricted-file-access",
@@ -135,11 +192,17 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     "taking the machine's memory. Only for a Chrome this server starts.",
 )
 @click.option(
+    "--test-id-attribute",
+    metavar="NAME",
+    help="The attribute testid= selectors read (default: data-testid), such as data-qa.",
+)
+@click.option(
     "--storage-state",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="A saved login (ego login --save-state FILE) the browser starts with; with --http, "
     "every new session's context.",
 )
+@storage_state_bounds_options
 @click.option(
     "--http",
     "http",
@@ -151,12 +214,13 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="With --http: the address to listen on.",
+    help="With --http: the address to listen on; one other than loopback prints what "
+    "protects the server.",
 )
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
-    default=8765,
+    default=_PORT,
     show_default=True,
     help="With --http: the port (0: a free one, said on stderr).",
 )
@@ -167,15 +231,54 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     "printed to stderr and written to the state folder, readable by you only).",
 )
 @click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME[:PORT]",
+    callback=_checked_entries,
+    help="With --http: another Host a request may name (the server's own address is "
+    "allowed; without a port, any port). Repeatable.",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins_http",
+    multiple=True,
+    metavar="ORIGIN",
+    callback=_checked_entries,
+    help="With --http: a web page's origin (http(s)://HOST[:PORT]) whose requests are "
+    "answered; a request with another Origin is refused. Repeatable. (Which origins the "
+    "agent's pages may open is --allowed-origins.)",
+)
+@click.option(
     "--session-idle",
     type=click.FloatRange(min=0, min_open=True),
+    default=_IDLE,
+    show_default=True,
     metavar="SECONDS",
     help="With --http: close a session (and its browser context) after this long without a "
-    "request.",
+    "request; an open notification stream counts as one.",
+)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=_SESSIONS,
+    show_default=True,
+    metavar="N",
+    help="With --http: the most sessions open at once; one more is answered 503.",
+)
+@click.option(
+    "--max-tabs",
+    type=click.IntRange(min=1),
+    default=_TABS,
+    show_default=True,
+    metavar="N",
+    help="With --http: the most tabs one session may have open.",
 )
 @endpoint_option
 @pass_settings
+@click.pass_context
 def mcp(
+    ctx: click.Context,
     settings: Settings,
     profile: str | None,
     headed: bool,
@@ -184,17 +287,26 @@ def mcp(
     blocked: tuple[str, ...],
     allow_file_urls: bool,
     output_dir: Path | None,
+    file_roots: tuple[Path, ...],
+    client_roots_are_server_paths: bool,
     unrestricted: bool,
     read_only: bool,
     groups: tuple[str, ...],
     site_tools: str,
     max_js_heap: int | None,
+    test_id_attribute: str | None,
     storage_state: Path | None,
+    max_state_mb: int,
+    max_state_items: int,
     http: bool,
     host: str,
     port: int,
     token: str | None,
-    session_idle: float | None,
+    allowed_hosts: tuple[str, ...],
+    allowed_origins_http: tuple[str, ...],
+    session_idle: float,
+    max_sessions: int,
+    max_tabs: int,
 ) -> None:
     """Serve ego's tools to MCP clients, over stdio (or HTTP with --http).
 
@@ -210,18 +322,39 @@ def mcp(
     from ..mcp import serve
     from ..mcp.limits import ServerLimits
     from ..page.policy import OriginPattern
+    from ..page.scripts import set_test_id_attribute
 
+    if test_id_attribute is not None:
+        try:
+            set_test_id_attribute(test_id_attribute)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--test-id-attribute") from None
+
+    flags = {param.name: param.opts[0] for param in ctx.command.params}
+    given = [
+        flags[name]
+        for name in _HTTP_ONLY
+        if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+    ]
+    if given and not http:
+        raise click.UsageError(f"{', '.join(given)} only work with --http")
+    bounds = state_bounds(max_state_mb, max_state_items)
     limits = ServerLimits(
         allowed_origins=_patterns(allowed, "--allowed-origins"),
         blocked_origins=_patterns(blocked, "--blocked-origins"),
         allow_file_urls=allow_file_urls,
         output_dir=output_dir,
+        file_roots=file_roots,
+        client_roots_are_server_paths=client_roots_are_server_paths,
         unrestricted_files=unrestricted,
         read_only=read_only,
         groups=frozenset(cast("tuple[ToolGroup, ...]", groups)),
         start_urls=settings.start_urls(),
         site_tools=cast("SiteTools", site_tools),
         max_js_heap_mb=max_js_heap,
+        max_tabs=max_tabs,
+        max_storage_state_bytes=bounds["max_bytes"],
+        max_storage_state_items=bounds["max_items"],
     )
     for option, patterns in (("--allowed-origins", allowed), ("--blocked-origins", blocked)):
         for pattern in _patterns(patterns, option):
@@ -231,13 +364,6 @@ def mcp(
                 # A pattern that would never match is refused before anything starts.
                 raise click.BadParameter(str(exc), param_hint=option) from None
     policy = dialogs or ("auto" if read_only else "manual")
-
-    http_only = {"--host": host != "127.0.0.1", "--port": port != 8765, "--token": token}
-    given = [name for name, value in http_only.items() if value] + (
-        ["--session-idle"] if session_idle is not None else []
-    )
-    if given and not http:
-        raise click.UsageError(f"{', '.join(given)} only work with --http")
 
     async def go() -> None:
         kept = settings.kept_browser(profile=profile, headless=not headed)
@@ -265,7 +391,10 @@ def mcp(
                 host=host,
                 port=port,
                 token=token,
+                allowed_hosts=allowed_hosts,
+                allowed_origins=allowed_origins_http,
                 session_idle=session_idle,
+                max_sessions=max_sessions,
             )
             return
         await serve(

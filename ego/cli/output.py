@@ -20,11 +20,14 @@ from ..errors import (
     HarTooLargeError,
     JavaScriptError,
     LearningError,
+    ListenError,
     NoTabError,
     PackBuildError,
     ProfileInUseError,
+    SiteUnreachableError,
     SkillBrokenError,
     SkillExistsError,
+    StorageStateTooLargeError,
     WorkspaceRequiredError,
 )
 from ..protocol.jsontext import json_text
@@ -168,6 +171,8 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
     (HarTooLargeError, re.compile(r"HarBounds\(max_entries=N\)"), "--max-har-entries N"),
     (HarTooLargeError, re.compile(r"HarBounds\(max_bytes=N\)"), "--max-har-bytes SIZE"),
     (PackBuildError, re.compile(r"pass (name|version)="), r"pass --\1"),
+    (ListenError, re.compile(r"\bport=0\b"), "--port 0"),
+    (ListenError, re.compile(r"\b(port|host)="), r"--\1"),
     (
         WorkspaceRequiredError,
         re.compile(r", or pass workspace= to ego\.launch\(\)/Learnings\(\)"),
@@ -180,6 +185,11 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
             r"open one \(browser\.new_tab\(url\)\) and pass tab=, or call set_start_url\([^)]*\)"
         ),
         "pass --start-url with a page of the site",
+    ),
+    (
+        SiteUnreachableError,
+        re.compile(r"pass that tab \(tab=\) or call set_start_url\('([^']*)', '([^']*)'\)"),
+        r"pass --start-url \1=\2",
     ),
 )
 
@@ -194,6 +204,8 @@ def cli_words(exc: BaseException) -> str:
     ``ego.connect()``, ``overwrite=True``) worded as the command-line user types it."""
     if isinstance(exc, ConfirmationRequiredError):
         return exc.worded("run it again with --confirm")
+    if isinstance(exc, StorageStateTooLargeError):
+        return exc.worded(f"to load it all the same, raise the bound with {exc.flag}")
     message = str(exc).replace("\n", " ") or type(exc).__name__
     for kind, pattern, fix in _CLI_FIXES:
         if isinstance(exc, kind):

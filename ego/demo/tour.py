@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,8 @@ from ..learning.compact import CompactContext
 
 if TYPE_CHECKING:
     from ..api import Browser
+    from ..page.tab import Tab
+    from ..site import Site
 
 __all__ = ["SITE_ID", "Step", "tour"]
 
@@ -38,7 +41,7 @@ class Step:
 
 
 async def tour(browser: Browser, shop_url: str) -> tuple[CompactContext, list[Step]]:
-    """Run the demo shop's tools the way an agent would, in one tab.
+    """Run the demo shop's tools the way an agent would, in one tab, closed at the end.
 
     Reads the catalogue, searches it, reads a product, fills the cart, shows that a session
     tool asks for a login (NEEDS_LOGIN) and that an irreversible tool waits for
@@ -53,6 +56,16 @@ async def tour(browser: Browser, shop_url: str) -> tuple[CompactContext, list[St
     site.set_start_url(SITE_ID, shop_url)
     context = await site.learn_context(shop_url)
     tab = await browser.new_tab(shop_url)
+    try:
+        return context, await _steps(site, tab)
+    finally:
+        # The shop stops with the demo: a tab left on it would outlive it in a kept browser.
+        with contextlib.suppress(EgoError):
+            await tab.close()
+
+
+async def _steps(site: Site, tab: Tab) -> list[Step]:
+    """The tour's calls, in ``tab``; each step's outcome."""
     steps: list[Step] = []
 
     async def step(
@@ -103,7 +116,7 @@ async def tour(browser: Browser, shop_url: str) -> tuple[CompactContext, list[St
         note="irreversible: runs only with confirm=True",
     )
     await step("cheapest_in_category", {"category": "kitchen"}, note="a Python tool")
-    return context, steps
+    return steps
 
 
 def _ms(started: float) -> float:

@@ -15,8 +15,10 @@ The tree::
     │   ├── CommandTimeoutError       a CDP command got no answer in time
     │   ├── ProtocolError             Chrome answered a command with an error
     │   ├── TabClosedError            the tab went away while a call was using it
+    │   ├── OriginLimitsError         the origin limits could not be set up on a page: closed
     │   ├── NavigationError           a navigation failed or did not reach its lifecycle point
     │   │   ├── OriginBlockedError    ... refused by the browser's origin or scheme limits
+    │   │   ├── SiteUnreachableError  ... the site's server did not answer (refused, no DNS)
     │   │   └── ResendRefusedError    ... a reload that would send a form (a POST) again
     │   ├── ContextDestroyedError     the page navigated away during an evaluate
     │   ├── FrameDetachedError        a frame was removed from its page while a call used it
@@ -30,13 +32,18 @@ The tree::
     │   │   ├── StaleRefError         ... a snapshot's ref whose node is gone: take a new one
     │   │   └── ElementNotActionableError ... it matches, but stays hidden, moving, disabled,
     │   │                                 covered or not editable
+    │   ├── WrongElementError         an element of the wrong kind for the action (a link to
+    │   │                             select, an option for its select); nothing was done
     │   ├── InvalidSelectorError      a malformed selector (also a ValueError); nothing ran
     │   ├── NoSelectorError           no selector finds a ref's node alone (a closed shadow root)
     │   ├── UnknownTabError           no open tab of this browser or context has that id
+    │   ├── TabLimitError             a context has as many tabs open as it may (max_tabs)
     │   ├── NotRetriedError           a write/irreversible call was cut short; not run again
     │   └── PoolExhaustedError        every browser of a pool is gone and none could be replaced
     ├── JavaScriptError               code in the page threw
     │   └── BrowserToolError          ... inside a learning's browser tool (names site, tool, file)
+    │       ├── TokenRejectedError    ... the site refused the token the page keeps (401, 403)
+    │       └── CrossOriginRequestError ... it built a URL off the page's origin; nothing sent
     ├── ReplayError                   recording, replaying or testing against a HAR went wrong
     │   ├── HarFormatError            a HAR file is not HAR 1.2 (not JSON, no log.entries, ...)
     │   │   └── HarTooLargeError      ... over a bound (bytes, entries); not read whole
@@ -44,7 +51,9 @@ The tree::
     │   └── InvalidCasesError         a learning's tests/cases.json is broken
     ├── BatchFileError                a batch's input or output file cannot be used (a ValueError)
     ├── FileAccessError               a path outside the folders a server may use
+    ├── ListenError                   a server cannot listen where asked (a taken port)
     ├── StorageStateError             a saved login (cookies, storage) cannot be read or written
+    │   └── StorageStateTooLargeError ... its file is over the size or item bound (not read)
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -98,18 +107,32 @@ from .browser import (
     NoSelectorError,
     NotRetriedError,
     OriginBlockedError,
+    OriginLimitsError,
     PoolExhaustedError,
     ProfileInUseError,
     ProtocolError,
     ResendRefusedError,
+    SiteUnreachableError,
     StaleRefError,
     TabClosedError,
+    TabLimitError,
     TargetCrashedError,
     UnknownTabError,
     WorkerEndedError,
+    WrongElementError,
 )
-from .files import BatchFileError, FileAccessError, StorageStateError
-from .javascript import BrowserToolError, JavaScriptError
+from .files import (
+    BatchFileError,
+    FileAccessError,
+    StorageStateError,
+    StorageStateTooLargeError,
+)
+from .javascript import (
+    BrowserToolError,
+    CrossOriginRequestError,
+    JavaScriptError,
+    TokenRejectedError,
+)
 from .learning import (
     CaseRegressionError,
     ConfirmationRequiredError,
@@ -147,6 +170,7 @@ from .replay import (
     ReplayError,
     UnmatchedRequestError,
 )
+from .serving import ListenError
 
 __all__ = [
     "BatchFileError",
@@ -161,6 +185,7 @@ __all__ = [
     "ConfirmationRequiredError",
     "ConnectionFailedError",
     "ContextDestroyedError",
+    "CrossOriginRequestError",
     "DialogOpenError",
     "DownloadFailedError",
     "EgoError",
@@ -179,6 +204,7 @@ __all__ = [
     "InvalidSkillError",
     "JavaScriptError",
     "LearningError",
+    "ListenError",
     "MissingCapabilityError",
     "NavigationError",
     "NeedsLoginError",
@@ -186,6 +212,7 @@ __all__ = [
     "NoTabError",
     "NotRetriedError",
     "OriginBlockedError",
+    "OriginLimitsError",
     "PackBuildError",
     "PackIntegrityError",
     "PoolExhaustedError",
@@ -197,13 +224,17 @@ __all__ = [
     "SaveRefusedError",
     "SiteBusyError",
     "SiteMismatchError",
+    "SiteUnreachableError",
     "SkillBrokenError",
     "SkillExistsError",
     "SnapshotReferenceError",
     "StaleRefError",
     "StorageStateError",
+    "StorageStateTooLargeError",
     "TabClosedError",
+    "TabLimitError",
     "TargetCrashedError",
+    "TokenRejectedError",
     "ToolLoadError",
     "UnknownNoteError",
     "UnknownPackError",
@@ -216,4 +247,5 @@ __all__ = [
     "UnsafePathError",
     "WorkerEndedError",
     "WorkspaceRequiredError",
+    "WrongElementError",
 ]

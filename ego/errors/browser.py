@@ -24,15 +24,19 @@ __all__ = [
     "NoSelectorError",
     "NotRetriedError",
     "OriginBlockedError",
+    "OriginLimitsError",
     "PoolExhaustedError",
     "ProfileInUseError",
     "ProtocolError",
     "ResendRefusedError",
+    "SiteUnreachableError",
     "StaleRefError",
     "TabClosedError",
+    "TabLimitError",
     "TargetCrashedError",
     "UnknownTabError",
     "WorkerEndedError",
+    "WrongElementError",
 ]
 
 
@@ -97,6 +101,35 @@ class OriginBlockedError(NavigationError):
     def __init__(self, message: str, *, url: str) -> None:
         super().__init__(message)
         self.url = url
+
+
+class OriginLimitsError(BrowserError):
+    """The origin limits could not be set up on a page (Chrome refused to let ego hold its
+    document requests): ego closed the page rather than let it run without them.
+
+    Attributes:
+        target_id: the page's CDP target id.
+    """
+
+    def __init__(self, message: str, *, target_id: str) -> None:
+        super().__init__(message)
+        self.target_id = target_id
+
+
+class SiteUnreachableError(NavigationError):
+    """The site's server could not be reached: a navigation to it, or a request a tool made
+    to it, failed at the network level (connection refused, name not resolved, reset, timed
+    out). It says nothing about the tool, and is recorded as such (``SITE_UNREACHABLE``).
+
+    Attributes:
+        url: the URL that could not be reached.
+        reason: Chrome's error (``net::ERR_CONNECTION_REFUSED``).
+    """
+
+    def __init__(self, message: str, *, url: str, reason: str) -> None:
+        super().__init__(message)
+        self.url = url
+        self.reason = reason
 
 
 class ResendRefusedError(NavigationError):
@@ -202,6 +235,63 @@ class ElementNotActionableError(ElementNotFoundError):
         self.seen = seen
 
 
+class WrongElementError(BrowserError, ValueError):
+    """A selector or ref names an element, but not one the action takes: a link given to
+    ``select``, or a select's option where the select itself is wanted. It fails at once
+    and nothing is done.
+
+    The message words the fix for Python callers; a front end words it its own way with
+    :meth:`worded`.
+
+    Attributes:
+        selector: the selector (or ``ref=e12``) given.
+        found: the element in words (``"a link (<a>)"``, ``"an option ('High')"``).
+        wanted: what the action takes (``"a <select>"``).
+        action: the verb's Python name (``"select"``).
+        owner: for an option, the ``ref=e7`` of its select (what to pass instead), else None.
+        choice: for an option, its value (what to choose it by).
+    """
+
+    def __init__(
+        self,
+        *,
+        selector: str,
+        found: str,
+        wanted: str,
+        action: str,
+        owner: str | None = None,
+        choice: str | None = None,
+    ) -> None:
+        self.selector = selector
+        self.found = found
+        self.wanted = wanted
+        self.action = action
+        self.owner = owner
+        self.choice = choice
+        call = f"tab.{action}"
+        fix = f"{call}({owner!r}, {choice!r})" if owner is not None else f"{call}()"
+        super().__init__(self.worded(repr(selector), f"{call}()", repr(owner), fix))
+
+    def worded(self, given: str, call: str, owner: str, fix: str) -> str:
+        """The message in a front end's words.
+
+        Args:
+            given: the selector or ref as the caller named it (``"'ref=e8'"``, ``"ref e8"``).
+            call: the action as the caller calls it (``"tab.select()"``, ``"select_option"``).
+            owner: :attr:`owner` as the caller names it.
+            fix: for an option, the call that chooses it through its select.
+        """
+        if self.owner is not None:
+            return (
+                f"{given} is {self.found} of the <select> {owner}, not the <select> itself: "
+                f"choose it by calling {fix}"
+            )
+        return (
+            f"{given} is {self.found}, not {self.wanted}: {call} takes {self.wanted} (its ref "
+            "or a selector for it); a dropdown built of other elements is clicked instead"
+        )
+
+
 class InvalidSelectorError(BrowserError, ValueError):
     """A selector is malformed (not CSS, an empty ``>>`` part, a ``ref=`` of the wrong
     shape); nothing was done in the page.
@@ -254,6 +344,27 @@ class UnknownTabError(BrowserError):
     def __init__(self, message: str, *, tab_id: str) -> None:
         super().__init__(message)
         self.tab_id = tab_id
+
+
+class TabLimitError(BrowserError):
+    """A browser context already has as many tabs open as it may (``max_tabs``): no tab was
+    opened. The message words the fix in Python; front ends word it with :meth:`worded`.
+
+    Attributes:
+        most: the bound.
+    """
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        super().__init__(
+            self.worded(
+                "close one first (tab.close()), or make the context with a larger max_tabs="
+            )
+        )
+
+    def worded(self, fix: str) -> str:
+        """The message with ``fix`` in the caller's words."""
+        return f"{self.most} tabs are open, the most this browser context may have: {fix}"
 
 
 class NoSelectorError(BrowserError):

@@ -6,7 +6,12 @@ from typing import Any
 
 from .base import EgoError
 
-__all__ = ["BrowserToolError", "JavaScriptError"]
+__all__ = [
+    "BrowserToolError",
+    "CrossOriginRequestError",
+    "JavaScriptError",
+    "TokenRejectedError",
+]
 
 
 class JavaScriptError(EgoError):
@@ -56,3 +61,23 @@ class BrowserToolError(JavaScriptError):
         self.site_id = site_id
         self.tool = tool
         self.file = file
+
+
+class TokenRejectedError(BrowserToolError):
+    """A tool sent the token the page keeps (a bearer token read from its storage) and the
+    site answered 401 or 403.
+
+    The tab has a token, so logging in by hand is not what this asks: the message names the
+    header and where the token was read; it may have expired, been revoked, or lack a
+    permission. The tool threw an Error of this class name (see :mod:`ego.runtime.contract`).
+    """
+
+
+class CrossOriginRequestError(BrowserToolError):
+    """A tool built a URL that is not on the page's origin, and sent nothing.
+
+    A drafted API tool refuses any URL it built that leaves the page's origin (a path
+    template such as ``/\\other-host/x``, which the URL parser reads as another host) before
+    a request goes out. The tool threw an Error of this class name (see
+    :mod:`ego.runtime.contract`).
+    """

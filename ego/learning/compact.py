@@ -5,7 +5,8 @@ and returns schemas, an example and a health record, and every note in full: on 
 shop that is about 24,000 characters, more than the page it saves the agent from reading.
 The compact answer keeps, per site, its name, start URL and one line; per tool, its name, a
 one-line description, its args as a signature (types, ``*`` for required) with one example,
-its side effect and auth, and one word of health (``ok``, ``suspect``, ``no runs``); per
+its side effect and auth, and a word of health (``ok``, ``suspect``, ``no runs``, ``site
+unreachable``); per
 note, its title and first paragraph, cut at :data:`LEAD_MAX` characters. The rest is asked
 for when needed: a tool's whole entry (``describe_tool``), a note in full (``read_note``),
 or the full answer (``detail="full"``).
@@ -41,9 +42,11 @@ __all__ = [
 DESCRIPTION_MAX: Final = 70
 LEAD_MAX: Final = 80
 
-#: A tool's health in one word: its latest runs all failed (``suspect``), it has counted
-#: runs and is not suspect (``ok``), or none are recorded (``no runs``).
-Health = Literal["ok", "suspect", "no runs"]
+#: A tool's health in a word: its latest run found the site's server not answering (``site
+#: unreachable``, which says nothing about the tool), its latest counted runs all failed
+#: (``suspect``), it has counted runs and is not suspect (``ok``), or none are recorded
+#: (``no runs``).
+Health = Literal["ok", "suspect", "no runs", "site unreachable"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'`])")
 _TYPES: Final = {
@@ -274,6 +277,8 @@ def health_word(info: ToolInfo) -> Health | None:
     if not info.runnable:
         return None
     health = info.health
+    if health is not None and health.unreachable:
+        return "site unreachable"
     if health is not None and health.suspect:
         return "suspect"
     if health is None or not health.runs:

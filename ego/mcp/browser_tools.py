@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
-import time
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..errors import ContextDestroyedError, DialogOpenError, EgoError
+from ..errors import ContextDestroyedError, EgoError
 from ..learning.matching import as_url
 from ..page import snapshot
 from ..page.frame import Frame
@@ -25,6 +23,7 @@ from ..page.network import Request
 from ..page.refs import parse_ref
 from ..page.tab import Tab
 from ..page.verbs import render_outline
+from .acting import Diff, Force, Modifiers, Ref, Target, act, target_of
 from .changes import Watch, remember, reply
 from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, DESTRUCTIVE, READ_ONLY, BrowserHolder, call, check
@@ -32,45 +31,9 @@ from .results import tool_result
 from .sdk import CallToolResult, ToolError
 from .wording import mcp_message
 
-__all__ = [
-    "Diff",
-    "Force",
-    "Ref",
-    "Target",
-    "act",
-    "add_browser_tools",
-    "page_info",
-    "settled",
-    "target_of",
-    "went",
-]
-
-T = TypeVar("T")
+__all__ = ["add_browser_tools", "page_info", "went"]
 
 TabId = Annotated[str, Field(description="A tab id from list_tabs.")]
-Target = Annotated[str | None, Field(description="CSS selector or ref=e12 (or give ref).")]
-Ref = Annotated[str | None, Field(description="A snapshot's ref (e12).")]
-Force = Annotated[bool, Field(description="Skip the actionability checks.")]
-#: Every action's reply says what changed on the page; diff: false skips it (take_snapshot's
-#: description says so once, for all of them).
-Diff = bool
-
-
-def target_of(selector: str | None, ref: str | None) -> str:
-    """What an action tool acts on: its ``selector``, or its ``ref`` as ``ref=e12``.
-
-    Raises:
-        ToolError: neither or both given.
-    """
-    if (selector is None) == (ref is None):
-        raise ToolError(
-            "InvalidSelectorError: give selector (CSS) or ref (from take_snapshot), one of them"
-        )
-    if ref is not None:
-        ref = ref.strip()
-        return ref if ref.startswith(("ref=", "[")) else f"ref={ref}"
-    assert selector is not None
-    return selector
 
 
 async def page_info(tab: Tab) -> dict[str, Any]:
@@ -98,83 +61,6 @@ async def _frame(tab: Tab, frame: str | None) -> Tab | Frame:
     return await call(lambda: tab.frame(selector=frame, timeout=5.0))
 
 
-#: Seconds with no request in flight after an action before it counts as settled, and the
-#: most an action waits for that.
-_SETTLE_QUIET = 0.1
-_SETTLE_AT_MOST = 2.0
-
-
-async def settled(tab: Tab, started: float) -> dict[str, Any]:
-    """Let what an action started settle: wait (briefly, bounded) for the page's requests to
-    finish, then for the downloads that began since ``started`` to be saved. Answers
-    ``{"downloads": [...]}`` when any began, else ``{}``."""
-    with contextlib.suppress(EgoError):
-        await tab.network_log.wait_idle(quiet=_SETTLE_QUIET, timeout=_SETTLE_AT_MOST)
-    begun = [download for download in tab.downloads() if download.started_at >= started]
-    for download in begun:
-        with contextlib.suppress(EgoError):
-            await download.finished(tab.default_timeout)
-    return {"downloads": [download.as_dict() for download in begun]} if begun else {}
-
-
-async def acting(
-    tab: Tab, action: Callable[[], Awaitable[object]], started: float
-) -> dict[str, Any] | None:
-    """Run an input ``action``; when it opened a page dialog (which then blocks the page),
-    answer what happened instead of an error: the action ran, and how to answer the dialog.
-
-    Raises:
-        ToolError: the action failed (a dialog that was open before it included).
-    """
-    try:
-        # A download the action starts must land in ego's folder, whoever set it last.
-        await tab.keep_downloads()
-        await action()
-    except DialogOpenError as exc:
-        dialog = tab.dialog
-        if dialog is None or dialog.opened_at < started:
-            raise ToolError(mcp_message(exc)) from None
-        shown = f" {dialog.message!r}" if dialog.message else ""
-        return {
-            "dialog": dialog.as_dict(),
-            "next": f"this opened a {dialog.type} dialog{shown}; the page waits until it is "
-            "answered: call handle_dialog with accept: true or false (prompt_text for a "
-            "prompt)",
-        }
-    except EgoError as exc:
-        raise ToolError(mcp_message(exc)) from None
-    return None
-
-
-async def act(
-    tab: Tab,
-    action: Callable[[], Awaitable[T]],
-    answer: Callable[[T | None], dict[str, Any]],
-    *,
-    diff: bool,
-) -> CallToolResult:
-    """Run an input ``action`` on ``tab`` and answer what it did: ``answer`` of its value,
-    the downloads it began, the dialog it opened, and what changed on the page
-    (:mod:`.changes`).
-
-    Raises:
-        ToolError: the action failed.
-    """
-    started = time.time()
-    watch = await Watch(tab, diff=diff).start()
-    done: list[T] = []
-
-    async def run() -> None:
-        done.append(await action())
-
-    opened = await acting(tab, run, started)
-    value = done[0] if done else None
-    if opened is not None:  # the page is held by the dialog: nothing more can be read
-        return tool_result({**answer(value), **opened})
-    result = {**answer(value), **await settled(tab, started)}
-    return reply(result, await watch.note())
-
-
 async def went(
     tab: Tab, move: Callable[[], Awaitable[object]] | None, *, diff: bool
 ) -> CallToolResult:
@@ -187,7 +73,7 @@ async def went(
     """
     watch = Watch(tab, diff=diff)
     if move is not None:
-        await watch.start()
+        await watch.start(read=False)
         await call(move)
     info = await page_info(tab)
     note = await watch.note()
@@ -348,13 +234,23 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
     async def click(
-        selector: Target = None, ref: Ref = None, force: Force = False, diff: Diff = True
+        selector: Target = None,
+        ref: Ref = None,
+        button: Literal["left", "right", "middle"] = "left",
+        double: bool = False,
+        modifiers: Modifiers = None,
+        force: Force = False,
+        diff: Diff = True,
     ) -> CallToolResult:
-        """Click an element as a user does, once it can be clicked (up to 5 s). Returns
-        {clicked}, what changed, and any download or dialog."""
+        """Click as a user does, once the element can be clicked (up to 5 s). Selectors: CSS,
+        text=, label=, placeholder=, role=, ref=e12. Returns {clicked}, what changed, any
+        download or dialog."""
         target = target_of(selector, ref)
         tab = await holder.tab()
-        clicked = lambda: tab.click(target, force=force)  # noqa: E731
+        count = 2 if double else 1
+        clicked = lambda: tab.click(  # noqa: E731
+            target, button=button, click_count=count, modifiers=modifiers or (), force=force
+        )
         return await act(tab, clicked, lambda _: {"clicked": target}, diff=diff)
 
     @server.tool(group="input", name="type", annotations=CHANGES_PAGE)
@@ -366,10 +262,13 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         force: Force = False,
         diff: Diff = True,
     ) -> CallToolResult:
-        """Type into a field as a keyboard does, after clicking it. Returns {typed} and what
-        changed."""
-        target = target_of(selector, ref)
+        """Type into a field as a keyboard does, after clicking it; with no field, at the
+        focus. Returns {typed} and what changed."""
         tab = await holder.tab()
+        if selector is None and ref is None:
+            typing: Callable[[], Awaitable[None]] = lambda: tab.keyboard.type(text)  # noqa: E731
+            return await act(tab, typing, lambda _: {"typed": "the focus"}, diff=diff)
+        target = target_of(selector, ref)
         typing = lambda: tab.type(target, text, clear=clear, force=force)  # noqa: E731
         return await act(tab, typing, lambda _: {"typed": target}, diff=diff)
 
@@ -381,7 +280,7 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
         requests = await call(tab.network)
         return tool_result([_request(r) for r in requests])
 
-    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY, files=True)
     async def get_network_request(
         id: Annotated[str, Field(description="An id from list_network_requests.")],
         path: Annotated[str | None, Field(description="Save the body to this file.")] = None,

@@ -5,9 +5,12 @@ Each tab's last snapshot is kept (its lines, document, URL and title): the one
 ``take_snapshot`` returned whole, or the one read after the last action. After an action the
 page is read again and compared with it:
 
-- in the same document, the lines that disappeared (``- ``) and appeared (``+ ``), in page
-  order; a ref names the same element across snapshots, so a changed element is its old line
-  and its new one;
+- in the same document, the lines that appeared (``+ ``) and then those that disappeared
+  (``- ``), each in page order; a ref names the same element across snapshots, so a changed
+  element is its new line and its old one;
+- when a modal dialog opens (or anything else makes the rest of the page inert), its lines,
+  and how many of the page's went out of reach behind it; when it closes, the dialog's lines
+  that went and what changed against the page as it was before the dialog opened;
 - in a new document (a link followed, a form sent), the new page's lines, less the lines at
   its top and bottom that read as on the page before (a site's header and footer): those
   are counted, and their refs are new; the same URL again (a reload) is listed from its top;
@@ -16,20 +19,23 @@ page is read again and compared with it:
 The note is bounded (:data:`MAX_LINES`, :data:`MAX_CHARS`) and says how much it left out. A
 page that cannot be read in :data:`READ_TIMEOUT` seconds, or an action that opened a dialog
 (the page then runs nothing), gets no lines. ``diff=false`` on a tool skips the reading and
-says only what the page's address and title tell.
+says only what the page's address and title tell; the tab's last snapshot is then forgotten,
+so that the next note is against the page as it was just before its own action.
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 from weakref import WeakKeyDictionary
 
 from ..errors import EgoError
-from ..page import snapshot
+from ..page import snapshot, unchanged
 from ..page.tab import Tab
+from ..page.unchanged import DocumentWatch
 from ..protocol.jsontext import json_text
 from .results import tool_result
 from .sdk import CallToolResult
@@ -43,6 +49,7 @@ __all__ = [
     "Seen",
     "Watch",
     "changes",
+    "forget",
     "note_lines",
     "remember",
     "reply",
@@ -85,17 +92,46 @@ class Seen:
     focused: str | None
     #: Whether the snapshot held every line of the page.
     whole: bool = True
+    #: How many parts of the page were inert (a modal dialog's document, an ``inert``
+    #: element: ``Outline.inert``).
+    inert: int = 0
+    #: While something is inert, the lines of the page as they were before it went inert.
+    behind: tuple[str, ...] | None = None
 
 
 #: Each tab's last snapshot; a tab that goes is forgotten with it.
 _SEEN: WeakKeyDictionary[Tab, Seen] = WeakKeyDictionary()
+#: Tabs whose page changed while it settled after an action, with the document it was
+#: (``Tab.documents``): their notes read the page once it settled.
+_RESTLESS: WeakKeyDictionary[Tab, int] = WeakKeyDictionary()
 
 
 def remember(tab: Tab, outline: snapshot.Outline) -> None:
     """Keep ``outline`` as ``tab``'s last snapshot when it holds the whole page (no selector,
     no ``find``, not cut)."""
     if outline.offset == 0 and outline.next_offset is None and outline.matches is None:
-        _SEEN[tab] = _seen(tab.documents, outline)
+        _keep(tab, _seen(tab.documents, outline))
+
+
+def forget(tab: Tab) -> None:
+    """Drop ``tab``'s last snapshot: the page changed in a way no note saw, so the next note
+    reads the page before its action instead of comparing with a page that is gone."""
+    _SEEN.pop(tab, None)
+
+
+def _keep(tab: Tab, seen: Seen) -> Seen:
+    """Keep ``seen`` as ``tab``'s last snapshot, with the page as it was before something
+    went inert (carried from the snapshot before, while anything is)."""
+    before = _SEEN.get(tab)
+    behind = None
+    if seen.inert and before is not None and before.documents == seen.documents:
+        if seen.inert > before.inert:
+            behind = before.behind if before.behind is not None else before.lines
+        else:
+            behind = before.behind
+    kept = replace(seen, behind=behind)
+    _SEEN[tab] = kept
+    return kept
 
 
 def _seen(documents: int, outline: snapshot.Outline) -> Seen:
@@ -107,20 +143,30 @@ def _seen(documents: int, outline: snapshot.Outline) -> Seen:
             focused = line.strip()
         lines.append(line)
     whole = outline.next_offset is None
-    return Seen(documents, outline.url, outline.title, tuple(lines), focused, whole)
+    return Seen(documents, outline.url, outline.title, tuple(lines), focused, whole, outline.inert)
 
 
-async def _read(tab: Tab) -> Seen | None:
-    """``tab``'s page now, with its lines; None when it cannot be read (a dialog, a page
-    that does not answer in time)."""
+async def _read(tab: Tab, *, keep: bool = True) -> Seen | None:
+    """``tab``'s page now, with its lines (kept as its last snapshot unless ``keep`` is
+    False); None when it cannot be read (a dialog, a page that does not answer in time)."""
     documents = tab.documents
     try:
         outline = await snapshot.outline(tab, max_lines=MAX_COMPARED, timeout=READ_TIMEOUT)
     except EgoError:
         return None
     seen = _seen(documents, outline)
-    _SEEN[tab] = seen
-    return seen
+    return _keep(tab, seen) if keep else seen
+
+
+async def _read_while_settling(tab: Tab) -> tuple[Seen | None, DocumentWatch | None]:
+    """``tab``'s page read at once, and a watch of its documents from before the read (the
+    note keeps the read only if nothing changed since)."""
+    try:
+        frames = await tab.frames()
+    except EgoError:
+        return None, None
+    watched = await unchanged.watch(frames, READ_TIMEOUT)
+    return await _read(tab, keep=False), watched
 
 
 async def _address(tab: Tab) -> Seen | None:
@@ -138,6 +184,13 @@ async def _address(tab: Tab) -> Seen | None:
 class Watch:
     """What the page was before an action, to say after it what changed.
 
+    The page after the action is read while the caller waits for it to settle
+    (:meth:`acted`), with a watch of each frame's document from just before that read: when
+    nothing changed the document by the time the note is asked for, that read is the note's,
+    else the page is read again then. A tab whose page changed meanwhile is read after the
+    settling from then on, until it shows another document (a page that keeps changing
+    would be read twice each time).
+
     Args:
         tab: the tab acted on.
         diff: compare the page's lines (else only its URL and title).
@@ -147,34 +200,64 @@ class Watch:
         self.tab = tab
         self.diff = diff
         self.before: Seen | None = None
+        #: Which of the tab's documents :meth:`start` saw (None: not started).
+        self.documents: int | None = None
+        self._early: asyncio.Future[tuple[Seen | None, DocumentWatch | None]] | None = None
 
-    async def start(self) -> Watch:
+    async def start(self, *, read: bool = True) -> Watch:
         """Note the page as it is now: its last snapshot when that is of this document,
-        else a fresh read."""
+        else a fresh read (none with ``read`` False: a navigation, whose note lists the new
+        page, needs the page before only to leave out the lines both share).
+        """
+        self.documents = self.tab.documents
         if not self.diff:
+            forget(self.tab)
             self.before = await _address(self.tab)
             return self
         known = _SEEN.get(self.tab)
         if known is not None and known.documents == self.tab.documents:
             self.before = known
-        else:
+        elif read:
             self.before = await _read(self.tab)
         return self
+
+    def acted(self) -> None:
+        """The action is done: start reading the page while the caller lets it settle."""
+        if self.diff and _RESTLESS.get(self.tab) != self.tab.documents:
+            self._early = asyncio.ensure_future(_read_while_settling(self.tab))
 
     async def note(self) -> dict[str, Any] | None:
         """What changed since :meth:`start`: empty when nothing did; None with ``diff``
         off and neither the address nor the title changed (nothing was looked at)."""
-        after = await (_read(self.tab) if self.diff else _address(self.tab))
+        after = await self._settled_read() if self._early is not None else None
+        if after is None:
+            after = await (_read(self.tab) if self.diff else _address(self.tab))
         if after is None:
             return {"unread": "the page could not be read after the action"}
-        note = changes(self.before, after)
+        note = changes(self.before, after, same_document=after.documents == self.documents)
         return note if note or self.diff else None
 
+    async def _settled_read(self) -> Seen | None:
+        """The page read while it settled, if nothing changed it since (else None, and the
+        tab is read after its settling from now on)."""
+        assert self._early is not None
+        early, watched = await self._early
+        if watched is None:
+            return None
+        still = await watched.unchanged(READ_TIMEOUT)  # ends the watch either way
+        if early is None or early.documents != self.tab.documents:
+            return None  # not read, or read from a document the tab no longer shows
+        if still:
+            return _keep(self.tab, early)
+        _RESTLESS[self.tab] = self.tab.documents
+        return None
 
-def changes(before: Seen | None, after: Seen) -> dict[str, Any]:
-    """The note of what differs from ``before`` (None: nothing was known) to ``after``."""
+
+def changes(before: Seen | None, after: Seen, *, same_document: bool = False) -> dict[str, Any]:
+    """The note of what differs from ``before`` (None: nothing was known; ``same_document``
+    then says the tab shows the document it showed) to ``after``."""
     note: dict[str, Any] = {}
-    new_page = before is None or before.documents != after.documents
+    new_page = not same_document if before is None else before.documents != after.documents
     if new_page:
         note["new_page"] = True
     if before is None or before.url != after.url:
@@ -203,15 +286,35 @@ def changes(before: Seen | None, after: Seen) -> dict[str, Any]:
     else:
         assert before is not None
         assert before.lines is not None
-        shown = _diff(before.lines, after.lines)
+        shown = _compared(before, after.lines, after.inert, note)
         kept, cut = _bounded(shown, MAX_LINES, MAX_CHARS)
-        if note.get("focused") and f"+ {note['focused']}" in kept:
+        focused = note.get("focused")
+        if focused and any(line[2:].strip() == focused for line in kept if line[0] == "+"):
             del note["focused"]  # its own line says it already
     if kept:
         note["lines"] = kept
     if cut:
         note["more"] = cut
     return note
+
+
+def _compared(before: Seen, lines: tuple[str, ...], inert: int, note: dict[str, Any]) -> list[str]:
+    """The changed lines of a page against ``before`` (its lines now: ``lines``, with
+    ``inert`` parts out of reach): what came, then what went. When more went inert (a modal
+    dialog opened), what came is what holds the page, and the lines that went behind it are
+    counted (``note["behind"]``); when less is (it closed), the page is compared with itself
+    as it was before it went inert, and the dialog's lines went."""
+    assert before.lines is not None
+    came, went = _diff(before.lines, lines)
+    if inert > before.inert:
+        if went:
+            note["behind"] = len(went)
+        return came
+    if inert < before.inert and before.behind is not None:
+        closed = went
+        came, went = _diff(before.behind, lines)
+        return came + closed + [line for line in went if line not in closed]
+    return came + went
 
 
 def _plain(line: str) -> str:
@@ -236,16 +339,25 @@ def _new_lines(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[list[str], i
     return _dedent(middle), top + bottom
 
 
-def _diff(old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
-    """The lines that went (``- ``) and came (``+ ``), in page order."""
-    lines: list[str] = []
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+def _diff(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The lines that came (``+ ``) and went (``- ``), each in page order, a run of them
+    keeping its own indentation."""
+    start, limit = 0, min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    # Past the lines both share at the top and bottom, the rest is matched line by line.
+    first, second = old[start : len(old) - end], new[start : len(new) - end]
+    came: list[str] = []
+    went: list[str] = []
+    matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            continue
-        lines += [f"- {line.strip()}" for line in old[i1:i2]]
-        lines += [f"+ {line.strip()}" for line in new[j1:j2]]
-    return lines
+        if op != "equal":
+            went += [f"- {line}" for line in _dedent(list(first[i1:i2]))]
+            came += [f"+ {line}" for line in _dedent(list(second[j1:j2]))]
+    return came, went
 
 
 def _dedent(lines: list[str]) -> list[str]:
@@ -295,6 +407,8 @@ def note_lines(note: dict[str, Any]) -> list[str]:
     if "focused" in note:
         lines.append(f"focused: {note['focused']}")
     lines += note.get("lines", [])
+    if note.get("behind"):
+        lines.append(f"({note['behind']:,} lines of the page behind it are inert)")
     left = [
         f"{count:,} {what}"
         for count, what in (

@@ -8,8 +8,10 @@ system error) as one bounded line, with one short line on the ``ego.mcp`` logger
 traceback (the SDK would log one per crash, and a deep one, a ``RecursionError``'s, takes
 minutes to print while the server answers nothing).
 
-A tool's group (``ego mcp --tools``) is declared where the tool is registered:
-``@server.tool(group="pages", ...)`` for a tool of a Python signature,
+A tool's group (``ego mcp --tools``), and whether it reads or writes files the agent names
+(``files=True``: the client's roots are asked for before it runs, where they count), are
+declared where the tool is registered: ``@server.tool(group="pages", ...)`` for a tool of a
+Python signature,
 :meth:`EgoServer.put_schema_tool` for a learning tool (whose input schema is its manifest's).
 A tool not served (its group not chosen, or a ``--read-only`` server and a tool not kept
 there) is never handed to the SDK, so it is neither listed nor callable. The SDK itself is
@@ -81,6 +83,8 @@ class EgoServer:
         self._declared: dict[str, ToolGroup] = {}
         #: The tools served, and each one's group.
         self._served: dict[str, ToolGroup] = {}
+        #: The tools that read or write a file the agent names (``files=True``).
+        self._file_tools: set[str] = set()
         #: Run before every call (with the tool's name and the request's context).
         self.before_call: list[Callable[[str, Context[Any, Any] | None], Awaitable[None]]] = []
         #: Applied to every successful result, in order, with the tool's name and arguments.
@@ -104,6 +108,7 @@ class EgoServer:
         group: ToolGroup,
         annotations: ToolAnnotations,
         in_read_only: bool = False,
+        files: bool = False,
         name: str | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool of ``group``, served when
@@ -113,6 +118,7 @@ class EgoServer:
             group: the tool's group (``ego mcp --tools``), one of :data:`~.limits.GROUPS`.
             annotations: the hints the client sees.
             in_read_only: a ``--read-only`` server serves it too (navigation and reading).
+            files: it reads or writes a file the agent names (:meth:`uses_files`).
             name: the tool's name; by default the function's.
 
         Raises:
@@ -125,6 +131,8 @@ class EgoServer:
             if tool_name in self._declared:
                 raise ValueError(f"a tool named {tool_name!r} is registered already")
             self._declared[tool_name] = group
+            if files:
+                self._file_tools.add(tool_name)
             if self.serves(group, in_read_only=in_read_only):
                 self._sdk.add_sdk_tool(fn, name=tool_name, annotations=annotations)
                 self._served[tool_name] = group
@@ -146,6 +154,11 @@ class EgoServer:
         if self.serves(group, in_read_only=in_read_only):
             self._sdk.put_schema_tool(tool)
             self._served[tool.name] = group
+
+    def uses_files(self, name: str) -> bool:
+        """Whether the tool ``name`` reads or writes a file the agent names (registered with
+        ``files=True``)."""
+        return name in self._file_tools
 
     def tool_groups(self) -> dict[str, ToolGroup]:
         """Every tool served, and its group."""
@@ -265,10 +278,10 @@ class EgoServer:
         """Serve over stdio until the client goes away, advertising ``tools.listChanged``."""
         await self._sdk.run_stdio()
 
-    def http_session(self, session_id: str, host: str) -> HttpSession:
+    def http_session(self, session_id: str) -> HttpSession:
         """One streamable HTTP session served by this server (``ego mcp --http`` gives each
         MCP session a server, and a browser context, of its own)."""
-        return HttpSession(self._sdk, session_id, host)
+        return HttpSession(self._sdk, session_id)
 
 
 def _failure(name: str, exc: Exception) -> str:

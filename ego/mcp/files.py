@@ -1,8 +1,14 @@
 """The files ``ego mcp``'s tools write and read, held to the folders the server may use.
 
 Every path a tool is given (a screenshot's or PDF's ``path``, ``upload_file``'s ``paths``, a
-SKILL.md to import) must lie inside the client's MCP roots or the server's output folder; a
-relative path lands in the output folder. Before anything touches the file system a path is
+SKILL.md to import, a HAR, a storage state) must lie inside the allowed folders: the output
+folder (a session's own folder over HTTP), the folders the operator names (``--file-root``),
+and the client's MCP roots where they are the server's paths. Which roots those are is decided
+here, by transport (:class:`FileAccess`): over stdio the client started the server on its own
+machine, so the roots it declares are folders of that machine; over HTTP a client's roots
+name folders of the client's machine, which may be another, so they are never taken as the
+server's paths unless the operator says so (``--client-roots-are-server-paths``). A relative
+path lands in the output folder. Before anything touches the file system a path is
 bounded: no NUL, at most :data:`MAX_PATH_CHARS` characters, :data:`MAX_DEPTH` folders and
 :data:`MAX_NAME_BYTES` bytes a name. Every problem with a path (outside the folders, too long,
 too deep, a NUL, not a folder, no permission, an existing file) is a
@@ -35,12 +41,15 @@ import tempfile
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 from urllib.parse import unquote, urlsplit
 
 from ..errors import FileAccessError
 
-__all__ = ["MAX_DEPTH", "MAX_NAME_BYTES", "MAX_PATH_CHARS", "FileAccess"]
+__all__ = ["MAX_DEPTH", "MAX_NAME_BYTES", "MAX_PATH_CHARS", "FileAccess", "Transport"]
+
+#: How a server speaks to its client: a child process's stdio, or HTTP (``ego mcp --http``).
+Transport = Literal["stdio", "http"]
 
 #: The longest path a tool may give, in characters (Linux's PATH_MAX).
 MAX_PATH_CHARS: Final = 4096
@@ -117,21 +126,40 @@ class FileAccess:
     reads those files without following a link put there after the check.
 
     Args:
-        output_dir: the server's output folder (made, private, when first needed).
+        output_dir: the server's output folder (a session's own folder over HTTP), made
+            private when first needed.
+        transport: how the server speaks to its client: it decides whether the roots the
+            client declares are folders of this machine (see the module docstring).
+        file_roots: more folders the operator allows (``--file-root``), each existing.
+        client_roots_are_server_paths: over HTTP, take the client's roots as this machine's
+            folders all the same (``--client-roots-are-server-paths``); over stdio they are.
         unrestricted: allow any path, and replacing any file.
         own: ``output_dir`` is a folder of the server's own, removed by :meth:`close`
             unless it holds files.
 
     Attributes:
+        takes_client_roots: whether the client's roots are allowed folders here; the server
+            asks the client for them (before a tool that reads or writes a file) only then.
         on_checked: called with each resolved path after its check and before the file is
             opened: where a test puts a link, to show that the write does not follow it.
     """
 
-    def __init__(self, output_dir: Path, *, unrestricted: bool = False, own: bool = False) -> None:
+    def __init__(
+        self,
+        output_dir: Path,
+        *,
+        transport: Transport = "stdio",
+        file_roots: Sequence[Path] = (),
+        client_roots_are_server_paths: bool = False,
+        unrestricted: bool = False,
+        own: bool = False,
+    ) -> None:
         self.output_dir = output_dir
+        self.takes_client_roots = transport == "stdio" or client_roots_are_server_paths
         self.unrestricted = unrestricted
         self.own = own
         self.on_checked: Callable[[Path], None] | None = None
+        self._file_roots = [Path(root).expanduser().resolve() for root in file_roots]
         self._roots: list[Path] = []
         #: The files this server wrote, and what each was: (device, inode, change time);
         #: an inode number alone can come back to a link made after the file went.
@@ -141,7 +169,11 @@ class FileAccess:
 
     def set_client_roots(self, uris: Sequence[str]) -> None:
         """The ``file://`` roots the client declared (other schemes are ignored); the server
-        asks for them (:func:`.sdk.client_roots`) before a tool that reads or writes a file."""
+        asks for them (:func:`.sdk.client_roots`) before a tool that reads or writes a file.
+        Where they are not this machine's folders (:attr:`takes_client_roots` False) they are
+        not kept: no root a client declares over HTTP opens a folder of the server."""
+        if not self.takes_client_roots:
+            return
         roots = []
         for uri in uris:
             parts = urlsplit(uri)
@@ -153,8 +185,9 @@ class FileAccess:
 
     @property
     def roots(self) -> list[Path]:
-        """Where files may be: the client's roots, then the output folder."""
-        return [*self._roots, self.output_dir.resolve()]
+        """Where files may be: the client's roots (where they count), the operator's
+        folders, then the output folder."""
+        return [*self._roots, *self._file_roots, self.output_dir.resolve()]
 
     def ensure_output(self) -> Path:
         """The output folder, made private (0700) when it does not exist yet.
@@ -318,10 +351,19 @@ class FileAccess:
             raise FileAccessError(
                 f"{what} {_shown(text)} is outside the folders this server may use "
                 f"({allowed}): give a path inside one (a relative path lands in "
-                f"{self.output_dir})",
+                f"{self.output_dir}){self._not_roots()}",
                 path=str(resolved),
             )
         return resolved
+
+    def _not_roots(self) -> str:
+        """What a refusal adds where the client's roots do not count."""
+        if self.takes_client_roots:
+            return ""
+        return (
+            "; over HTTP the client's MCP roots are folders of its own machine, not this "
+            "server's (the operator allows more folders with ego mcp --file-root DIR)"
+        )
 
     def _root_of(self, resolved: Path) -> Path:
         """The allowed folder that holds ``resolved`` (the deepest), or ``/``."""

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from .. import api
@@ -19,9 +20,10 @@ from ..errors import EgoError
 from ..learning.health.origin import front_end
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
+from ..page.storage_state import StateSource
 from ..page.tab import Tab
 from ..places import state_dir
-from .files import FileAccess
+from .files import FileAccess, Transport
 from .limits import ServerLimits
 from .sdk import ToolAnnotations, ToolError
 from .wording import mcp_message
@@ -73,6 +75,18 @@ class BrowserHolder:
     folder); when it had to be started again (Chrome closed or crashed, or the attached one
     went away), when the current tab's dialogs were answered for the agent, or when an
     attached browser turns out to preload pages, :meth:`take_notice` says so once.
+
+    Args:
+        endpoint, profile, headless: which Chrome (attach to ``endpoint``, else launch).
+        learnings, dialogs, limits: what the server serves, and how.
+        storage_state: the saved login each browser (or session context) starts with.
+        output_dir: the folder files go to; by default ``limits.output_dir``, else a folder
+            of the server's own (removed at the end unless it holds files).
+        transport: how the server speaks to its client, which decides whether the client's
+            roots are folders of this machine (:class:`~.files.FileAccess`).
+
+    Raises:
+        ValueError: ``limits`` could not hold (:meth:`~.limits.ServerLimits.check`).
     """
 
     def __init__(
@@ -84,7 +98,9 @@ class BrowserHolder:
         learnings: Learnings,
         dialogs: DialogPolicy = "manual",
         limits: ServerLimits | None = None,
-        storage_state: str | os.PathLike[str] | None = None,
+        storage_state: StateSource | None = None,
+        output_dir: Path | None = None,
+        transport: Transport = "stdio",
     ) -> None:
         self.endpoint = endpoint
         self.profile = profile
@@ -92,12 +108,18 @@ class BrowserHolder:
         self.learnings = learnings
         self.dialogs: DialogPolicy = dialogs
         self.limits = limits if limits is not None else ServerLimits()
-        self.limits.policy  # noqa: B018  (a malformed origin pattern fails here, not later)
-        output = self.limits.output_dir or state_dir() / "mcp" / f"server-{os.getpid()}"
+        self.limits.check()  # a malformed origin pattern fails here, not later
+        own = output_dir is None and self.limits.output_dir is None
+        output = (
+            output_dir or self.limits.output_dir or state_dir() / "mcp" / f"server-{os.getpid()}"
+        )
         self.files = FileAccess(
             output,
+            transport=transport,
+            file_roots=self.limits.file_roots,
+            client_roots_are_server_paths=self.limits.client_roots_are_server_paths,
             unrestricted=self.limits.unrestricted_files,
-            own=self.limits.output_dir is None,
+            own=own,
         )
         self.start_urls: dict[str, str] = dict(self.limits.start_urls)
         #: The saved login each browser (or session context) starts with.
@@ -162,6 +184,10 @@ class BrowserHolder:
     def _browser_gone(self) -> bool:
         return self._browser is None or self._browser.closed
 
+    async def keep_bounds(self) -> None:
+        """Hold what the pages did since the last call to the server's bounds (before each
+        call); a whole browser of its own has none but Chrome's."""
+
     def set_start_url(self, site_id: str, url: str) -> None:
         """Open ``site_id``'s tools at ``url`` from now on (this browser and any later one)."""
         self.start_urls[site_id] = url
@@ -189,6 +215,12 @@ class BrowserHolder:
             tabs = await browser.tabs()
             self._tab = tabs[0] if tabs else await browser.new_tab()
         return self._tab
+
+    def current(self) -> Tab | None:
+        """The current tab, with no browser started and no tab chosen for it (None when no
+        tab is current, or it closed)."""
+        tab = self._tab
+        return tab if tab is not None and not tab.closed else None
 
     def current_url(self) -> str | None:
         """The current tab's URL, with no browser started and no tab chosen for it (None when

@@ -1,25 +1,31 @@
 """``ego mcp --http``: one server, several agents, one Chrome, nothing shared between them.
 
-The MCP streamable HTTP transport on ``http://HOST:PORT/mcp`` (127.0.0.1 by default). Every
-request must carry ``Authorization: Bearer TOKEN`` (``--token``, or one generated at start,
+The MCP streamable HTTP transport on ``http://HOST:PORT/mcp`` (127.0.0.1:8790 by default).
+Every request must name the server in its ``Host`` and, when it carries an ``Origin``, come
+from an origin allowed (:mod:`.hosts`: 421 or 403 otherwise, whatever address it is bound
+to), and carry ``Authorization: Bearer TOKEN`` (``--token``, or one generated at start,
 printed to stderr and written ``0600`` into ego's state folder); any other gets 401 before
 anything else is read.
 
 Each MCP session (an ``initialize`` without ``Mcp-Session-Id``) gets a server of its own
 (:func:`~ego.mcp.server.build_server`) over a :class:`~ego.mcp.sessions.SessionHolder`: a browser
 context of its own in the one shared Chrome, with its own tabs and current tab, dialogs,
-downloads, cookies and storage, output folder and client roots. A session reaches nothing of
-another: a tab id of another session is an unknown tab (``UnknownTabError``), a ref names a
-node of the session's own tab or none. The session ends when its client deletes it, when it
-made no request for ``session_idle`` seconds, or when the server stops; its context (and every
-tab of it) is closed then. A request for a session that ended gets 404, and the client opens
-a new one.
+downloads, cookies and storage, and output folder (the client's MCP roots are folders of
+the client's machine, never this one's unless the operator says so: see :mod:`.files`). A
+session reaches nothing of another: a tab id of another session is an unknown tab
+(``UnknownTabError``), a ref names a node of the session's own tab or none. At most
+``max_sessions`` are open at once (503 after), each with at most ``limits.max_tabs`` tabs. A
+session ends when its client deletes it, when it made no request for ``session_idle``
+seconds (an open stream of server notifications counts as activity), or when the server
+stops; its context (and every tab of it) is closed then. A request for a session that ended
+gets 404, and the client opens a new one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hmac
 import logging
 import os
@@ -28,7 +34,7 @@ import signal
 import socket
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -37,10 +43,13 @@ import orjson
 
 from .. import api
 from ..api import SharedBrowser
+from ..errors import ListenError
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
+from ..page.storage_state import StateSource, StorageState
 from ..places import state_dir
 from .files import FileAccess
+from .hosts import HostRules, bind_warning, check_entries
 from .limits import ServerLimits
 from .sdk import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -52,12 +61,27 @@ from .sdk import (
 from .server import build_server
 from .sessions import SessionHolder
 
-__all__ = ["MAX_SESSIONS", "HttpServer", "serve_http", "write_token"]
+__all__ = [
+    "DEFAULT_PORT",
+    "MAX_SESSIONS",
+    "SESSION_IDLE",
+    "HttpServer",
+    "serve_http",
+    "write_token",
+]
 
 logger = logging.getLogger("ego.mcp")
 
-#: Sessions open at once at most; one more is refused with 503 until one ends.
-MAX_SESSIONS: Final = 256
+#: The port ``ego mcp --http`` listens on unless told (not the demo shop's 8765).
+DEFAULT_PORT: Final = 8790
+
+#: Sessions open at once at most, unless told (``--max-sessions``); one more is refused with
+#: 503 until one ends. Each costs a browser context (about 60 MB of Chrome's memory).
+MAX_SESSIONS: Final = 16
+
+#: Seconds a session may make no request (and hold no notification stream open) before it
+#: is closed, unless told (``--session-idle``).
+SESSION_IDLE: Final = 1800.0
 
 #: Seconds the server waits for the sessions to close their contexts when it stops.
 _CLOSE_TIMEOUT: Final = 30.0
@@ -88,10 +112,10 @@ class HttpServer:
     Args:
         shared: the Chrome every session's context lives in.
         token: what each request's ``Authorization: Bearer`` must carry.
-        host: the address listened on (a loopback one also holds ``Host`` and ``Origin`` to
-            local names).
+        rules: the ``Host`` and ``Origin`` headers answered (:class:`~.hosts.HostRules`).
         learnings, dialogs, limits, storage_state: each session's, as for ``ego mcp``.
-        session_idle: seconds a session may make no request before it is closed; None: never.
+        session_idle: seconds a session may make no request before it is closed.
+        max_sessions: sessions open at once at most.
         output_dir: the server's folder; each session's files go into a folder of its own
             inside it.
         say: where the server says what happens (a session opened or closed).
@@ -102,23 +126,25 @@ class HttpServer:
         *,
         shared: SharedBrowser,
         token: str,
-        host: str,
+        rules: HostRules,
         learnings: Learnings,
         dialogs: DialogPolicy,
         limits: ServerLimits,
-        storage_state: str | os.PathLike[str] | None,
-        session_idle: float | None,
+        storage_state: StorageState | None,
+        session_idle: float,
+        max_sessions: int,
         output_dir: Path,
         say: Callable[[str], None],
     ) -> None:
         self.shared = shared
         self._token = token.encode()
-        self.host = host
+        self.rules = rules
         self.learnings = learnings
         self.dialogs: DialogPolicy = dialogs
         self.limits = limits
         self.storage_state = storage_state
         self.session_idle = session_idle
+        self.max_sessions = max_sessions
         self.output_dir = output_dir
         self.say = say
         #: The open sessions, by ``Mcp-Session-Id``.
@@ -128,10 +154,15 @@ class HttpServer:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        headers = {name.decode("latin-1").lower(): value for name, value in scope["headers"]}
+        # Host and Origin first: a page that rebound its name to this address reads nothing.
+        refusal = self.rules.refusal(_header(headers, "host"), _header(headers, "origin"))
+        if refusal is not None:
+            await _answer(send, refusal.status, refusal.message)
+            return
         if scope["path"].rstrip("/") != "/mcp":
             await _answer(send, 404, "not found: the MCP endpoint is /mcp")
             return
-        headers = {name.decode("latin-1").lower(): value for name, value in scope["headers"]}
         if not self._authorized(headers.get("authorization", b"")):
             await _answer(
                 send,
@@ -172,8 +203,14 @@ class HttpServer:
         if self._closing:
             await _answer(send, 503, "the server is stopping")
             return
-        if len(self.sessions) >= MAX_SESSIONS:
-            await _answer(send, 503, f"{MAX_SESSIONS} sessions are open: end one first")
+        if len(self.sessions) >= self.max_sessions:
+            await _answer(
+                send,
+                503,
+                f"{self.max_sessions} sessions are open, the most this server allows: end one "
+                f"(DELETE it, or leave it {self.session_idle:g} s without a request) and retry; "
+                "the operator raises the bound with ego mcp --http --max-sessions N",
+            )
             return
         session_id = uuid.uuid4().hex
         holder = SessionHolder(
@@ -185,7 +222,7 @@ class HttpServer:
             storage_state=self.storage_state,
         )
         server = build_server(holder)
-        session = _Session(holder, server.http_session(session_id, self.host))
+        session = _Session(holder, server.http_session(session_id))
         self.sessions[session_id] = session
         session.task = asyncio.create_task(self._run(session))
         status = await self._serve(session, scope, receive, send)
@@ -200,23 +237,21 @@ class HttpServer:
     async def _serve(
         self, session: _Session, scope: Scope, receive: Receive, send: Send
     ) -> int | None:
-        """One request of ``session``; a POST or DELETE holds its idle timer off while it
-        runs (a GET is the stream of server notifications, open as long as the client is)."""
-        counts = scope["method"] != "GET"
-        if counts:
-            session.busy += 1
-            if session.timer is not None:
-                session.timer.cancel()
-                session.timer = None
+        """One request of ``session``, which holds its idle timer off while it runs: a POST or
+        DELETE until answered, a GET (the stream of server notifications) as long as the
+        client keeps it open, which a client that went away does not."""
+        session.busy += 1
+        if session.timer is not None:
+            session.timer.cancel()
+            session.timer = None
         try:
             return await session.http.handle(scope, receive, send)
         finally:
-            if counts:
-                session.busy -= 1
-                self._idle_from_now(session)
+            session.busy -= 1
+            self._idle_from_now(session)
 
     def _idle_from_now(self, session: _Session) -> None:
-        if self.session_idle is None or session.busy or session.http.terminated:
+        if session.busy or session.http.terminated:
             return
         if session.timer is not None:
             session.timer.cancel()
@@ -267,6 +302,11 @@ class HttpServer:
         await self.shared.close()
 
 
+def _header(headers: dict[str, bytes], name: str) -> str | None:
+    value = headers.get(name)
+    return None if value is None else value.decode("latin-1")
+
+
 async def _answer(
     send: Send, status: int, message: str, headers: list[tuple[bytes, bytes]] | None = None
 ) -> None:
@@ -302,6 +342,39 @@ def write_token(token: str, port: int) -> Path:
     return path
 
 
+def _listening(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port``, listening, non-blocking.
+
+    Raises:
+        ListenError: it cannot be (the message names the fix).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            why = (
+                "another process listens on that port: pass another port= (port=0 takes a free one)"
+            )
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            why = "no interface of this machine has that address: pass another host="
+        elif exc.errno == errno.EACCES:
+            why = "that port needs privileges this process lacks: pass a port= above 1023"
+        else:
+            why = f"{exc.strerror or exc}: pass another host= or port="
+        raise ListenError(f"cannot listen on {shown}: {why}", host=host, port=port) from None
+    except BaseException:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
 def _stderr(line: str) -> None:
     print(f"ego mcp: {line}", file=sys.stderr, flush=True)
 
@@ -314,11 +387,14 @@ async def serve_http(
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "manual",
     limits: ServerLimits | None = None,
-    storage_state: str | os.PathLike[str] | None = None,
+    storage_state: StateSource | None = None,
     host: str = "127.0.0.1",
-    port: int = 0,
+    port: int = DEFAULT_PORT,
     token: str | None = None,
-    session_idle: float | None = None,
+    session_idle: float = SESSION_IDLE,
+    max_sessions: int = MAX_SESSIONS,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
     say: Callable[[str], None] = _stderr,
 ) -> None:
     """Serve MCP over streamable HTTP until SIGINT or SIGTERM (or cancellation): each session
@@ -327,27 +403,36 @@ async def serve_http(
 
     Args:
         endpoint, profile, headless, learnings, dialogs, limits: as for :func:`ego.mcp.serve`.
-        storage_state: a saved login every new session's context starts with.
-        host, port: where to listen (``port`` 0: a free one, said on stderr).
+        storage_state: a saved login every new session's context starts with (read once,
+            within the bounds of ``limits``).
+        host, port: where to listen (``port`` 0: a free one, said on stderr); a host that is
+            not a loopback address gets a warning on ``say``.
         token: the bearer token; by default a new one, said on stderr and written to
             ``mcp/http-PORT.token`` in ego's state folder (``0600``).
-        session_idle: seconds without a request after which a session is closed.
+        session_idle: seconds without a request (nor an open notification stream) after
+            which a session is closed.
+        max_sessions: sessions open at once at most (503 for one more).
+        allowed_hosts: ``Host`` values answered besides the server's own address
+            (:class:`~.hosts.HostRules`).
+        allowed_origins: ``Origin`` values answered besides the server's own.
         say: where the server says its address and what happens to sessions.
 
     Raises:
-        OSError: ``host``/``port`` cannot be listened on.
-        ValueError: a malformed origin pattern in ``limits``.
-        StorageStateError: ``storage_state`` is not a storage state.
+        ListenError: ``host``/``port`` cannot be listened on (a taken port, say).
+        ValueError: a malformed origin pattern in ``limits``, or a malformed host or origin
+            in ``allowed_hosts``/``allowed_origins``.
+        StorageStateError: ``storage_state`` is not a storage state, or is over the bounds
+            (StorageStateTooLargeError).
     """
     limits = limits if limits is not None else ServerLimits()
+    limits.check()
     policy = limits.policy
     # The SDK says each session's start and end at INFO; this server says it in one line.
     logging.getLogger("mcp").setLevel(logging.WARNING)
     learnings = learnings if learnings is not None else Learnings()
-    if storage_state is not None:
-        from ..page.storage_state import read_state
-
-        read_state(storage_state)  # a bad file fails here, not in the first session
+    # Read once, within the bounds: a bad file fails here, not in the first session.
+    state = limits.read_storage_state(storage_state) if storage_state is not None else None
+    check_entries(allowed_hosts, allowed_origins)
     output = limits.output_dir or state_dir() / "mcp" / f"server-{os.getpid()}"
     # The server's own folder (no --output-dir), private, removed at the end unless it holds
     # files; each session's folder is inside it.
@@ -370,29 +455,32 @@ async def serve_http(
             profile=profile, headless=headless, max_js_heap_mb=limits.max_js_heap_mb, **keywords
         )
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    sock.setblocking(False)
+    sock = _listening(host, port)
     bound = sock.getsockname()[1]
     generated = token is None
     secret = token or secrets.token_urlsafe(32)
     app = HttpServer(
         shared=SharedBrowser(start),
         token=secret,
-        host=host,
+        rules=HostRules(host, bound, allowed_hosts=allowed_hosts, allowed_origins=allowed_origins),
         learnings=learnings,
         dialogs=dialogs,
         limits=limits,
-        storage_state=storage_state,
+        storage_state=state,
         session_idle=session_idle,
+        max_sessions=max_sessions,
         output_dir=output,
         say=say,
     )
     shown = f"[{host}]" if ":" in host else host
     address = f"http://{shown}:{bound}/mcp"
+    warning = bind_warning(host)
+    if warning is not None:
+        say(warning)
+    say(
+        f"sessions: at most {max_sessions} at once, each closed after {session_idle:g} s "
+        f"without a request, with at most {limits.max_tabs} tabs"
+    )
     if generated:
         kept = write_token(secret, bound)
         say(f"serving {address}; token {secret} (also in {kept}); send Authorization: Bearer")

@@ -215,9 +215,13 @@ def add_learning_tool(
                 raise ToolError(f"{key} must be true or false, not {value!r}")
             confirm = value
         browser = await holder.browser()
+        # The agent's current tab when it shows the site (a copy on another port it went to).
+        tab = browser.site.showing(site_id, holder.current())
         try:
             result = await call(
-                lambda: browser.site.run_tool(site_id, spec.name, arguments, confirm=confirm),
+                lambda: browser.site.run_tool(
+                    site_id, spec.name, arguments, confirm=confirm, tab=tab
+                ),
                 confirm_key=key or "confirm",
             )
         except ToolError as exc:

@@ -1,6 +1,7 @@
 """The limits an operator sets on ``ego mcp``: where its pages may go, which files its tools may
-read and write (held by :mod:`.files`), which tools it serves, and how much memory a page's
-script may take.
+read and write (held by :mod:`.files`), which tools it serves, how much memory a page's
+script may take, how many tabs an HTTP session may open, and how large a storage state it
+reads.
 """
 
 from __future__ import annotations
@@ -10,8 +11,15 @@ from pathlib import Path
 from typing import Final, Literal
 
 from ..page.policy import NavigationPolicy
+from ..page.storage_state import (
+    MAX_STATE_BYTES,
+    MAX_STATE_ITEMS,
+    StateSource,
+    StorageState,
+    read_storage_state,
+)
 
-__all__ = ["GROUPS", "SITE_TOOLS", "ServerLimits", "SiteTools", "ToolGroup"]
+__all__ = ["GROUPS", "MAX_TABS", "SITE_TOOLS", "ServerLimits", "SiteTools", "ToolGroup"]
 
 ToolGroup = Literal["learnings", "pages", "input", "network", "saving"]
 
@@ -22,6 +30,9 @@ SITE_TOOLS: Final[tuple[SiteTools, ...]] = ("all", "matching", "none")
 
 #: The tool groups ``--tools`` chooses from, and what each holds (docs/mcp.md lists them).
 GROUPS: Final[tuple[ToolGroup, ...]] = ("learnings", "pages", "input", "network", "saving")
+
+#: The most tabs one session of ``ego mcp --http`` may have open at once (``--max-tabs``).
+MAX_TABS: Final = 20
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,10 @@ class ServerLimits:
             URLs may be opened.
         output_dir: the folder its tools write into (and may read from); None: a folder of
             its own under ego's state folder.
+        file_roots: more folders its tools may read and write (``--file-root``), for every
+            session alike.
+        client_roots_are_server_paths: over HTTP, the roots a client declares are folders of
+            this machine too (over stdio they always are; see :mod:`.files`).
         unrestricted_files: any path may be read or written.
         read_only: serve navigation, the reading tools and read-only site tools only; no
             ``javascript:`` or ``data:`` URL is opened, and no reload sends a form again.
@@ -44,6 +59,9 @@ class ServerLimits:
         site_tools: which sites' own tools are listed (:data:`SiteTools`).
         max_js_heap_mb: the JavaScript heap each renderer of a Chrome the server starts may
             take, in MB (None: Chrome's own limit).
+        max_tabs: the most tabs an HTTP session may have open at once.
+        max_storage_state_bytes, max_storage_state_items: the largest storage-state file
+            (``--storage-state``, ``load_storage_state``) read, and the most items it may hold.
     """
 
     allowed_origins: tuple[str, ...] = ()
@@ -56,6 +74,44 @@ class ServerLimits:
     start_urls: tuple[tuple[str, str], ...] = ()
     site_tools: SiteTools = "all"
     max_js_heap_mb: int | None = None
+    file_roots: tuple[Path, ...] = ()
+    client_roots_are_server_paths: bool = False
+    max_tabs: int = MAX_TABS
+    max_storage_state_bytes: int = MAX_STATE_BYTES
+    max_storage_state_items: int = MAX_STATE_ITEMS
+
+    def check(self) -> None:
+        """Refuse limits that could not hold, before anything starts.
+
+        Raises:
+            ValueError: an origin pattern is malformed, or would never match what it seems to
+                name; a file root is not a folder; a bound is not positive.
+        """
+        NavigationPolicy.of(
+            self.allowed_origins,
+            self.blocked_origins,
+            allow_local=self.allow_file_urls,
+            allow_script_urls=not self.read_only,
+        )
+        for root in self.file_roots:
+            if not root.expanduser().is_dir():
+                raise ValueError(f"the file root {root} is not a folder: give an existing one")
+        bounds = (self.max_tabs, self.max_storage_state_bytes, self.max_storage_state_items)
+        if min(bounds) < 1:
+            raise ValueError("max_tabs and the storage state bounds must be at least 1")
+
+    def read_storage_state(self, source: StateSource) -> StorageState:
+        """A storage state read within these limits' bounds.
+
+        Raises:
+            StorageStateTooLargeError: the file is over a bound (nothing of it was parsed).
+            StorageStateError: it is not a storage state.
+        """
+        return read_storage_state(
+            source,
+            max_bytes=self.max_storage_state_bytes,
+            max_items=self.max_storage_state_items,
+        )
 
     @property
     def policy(self) -> NavigationPolicy:

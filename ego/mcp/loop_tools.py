@@ -25,7 +25,7 @@ from .ego_server import EgoServer
 from .holder import READ_ONLY, BrowserHolder, call, check
 from .learning_tools import saved_tool_result
 from .results import tool_result
-from .sdk import CallToolResult, Context, ToolAnnotations, ToolError, client_roots
+from .sdk import CallToolResult, Context, ToolAnnotations, ToolError
 
 __all__ = ["add_loop_tools"]
 
@@ -33,8 +33,6 @@ __all__ = ["add_loop_tools"]
 _SAVES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True
 )
-#: The tools that read or write files: the client's roots are asked for before they run.
-_FILE_TOOLS = frozenset({"start_recording", "suggest_tools"})
 
 
 class _Recording:
@@ -52,15 +50,7 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Register ``start_recording``, ``stop_recording``, ``suggest_tools``, ``save_draft``
     and ``heal_tool`` on ``server``."""
 
-    async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
-        if name in _FILE_TOOLS:
-            roots = await client_roots(context)
-            if roots is not None:
-                holder.files.set_client_roots(roots)
-
-    server.before_call.append(ask_for_roots)
-
-    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="network", in_read_only=True, annotations=READ_ONLY, files=True)
     async def start_recording(
         path: Annotated[str | None, Field(description="The HAR file to write.")] = None,
     ) -> CallToolResult:
@@ -99,7 +89,7 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
             hosts[host] = hosts.get(host, 0) + 1
         return tool_result({"har": running.path, "entries": len(har.entries), "hosts": hosts})
 
-    @server.tool(group="saving", annotations=_SAVES)
+    @server.tool(group="saving", annotations=_SAVES, files=True)
     async def suggest_tools(
         site_id: str,
         har_paths: Annotated[list[str], Field(description="stop_recording's HAR files.")],

@@ -1,10 +1,11 @@
 """The MCP tools that look at or act inside the current page beyond click and type:
-screenshot, console, waiting, keys, hover, check boxes, options, file uploads and dialogs.
+screenshot, console, waiting, keys, hover, drag, scroll, check boxes, options, file uploads
+and dialogs.
 
 Each is one call of the :class:`~ego.page.tab.Tab` verb of the same job, on the current tab, named
 as agents know it from chrome-devtools-mcp (``take_screenshot``, ``list_console_messages``,
-``wait_for``, ``press_key``, ``hover``, ``select_option``, ``upload_file``,
-``handle_dialog``), and ``check``/``uncheck`` as Playwright names them.
+``wait_for``, ``press_key``, ``hover``, ``drag``, ``select_option``, ``upload_file``,
+``handle_dialog``), ``check``/``uncheck`` as Playwright names them, and ``scroll``.
 """
 
 from __future__ import annotations
@@ -14,23 +15,27 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from .browser_tools import Diff, Force, Ref, Target, act, target_of
+from .acting import Diff, Force, Ref, Target, act, target_of, thing_of
+from .changes import forget
 from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, READ_ONLY, BrowserHolder, call, check
 from .images import MAX_BYTES, MAX_EDGE, bounded_screenshot
 from .results import image_result, tool_result
-from .sdk import CallToolResult
+from .sdk import CallToolResult, ToolError
 
 __all__ = ["add_page_tools"]
 
 _MIME = {"png": "image/png", "jpeg": "image/jpeg", "webp": "image/webp"}
+#: Resolves once the tab drew two frames.
+_DRAWN = "new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(0))))"
+_KEYS = '"Enter", "Control+A", "Control+A Delete" (in turn)'
 
 
 def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Register the screenshot, console, wait, key, hover, check, option, upload and dialog
     tools."""
 
-    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY, files=True)
     async def take_screenshot(
         full_page: Annotated[bool, Field(description="The whole page, not the viewport.")] = False,
         selector: Annotated[str | None, Field(description="Only this element.")] = None,
@@ -124,10 +129,12 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
     async def press_key(
-        key: Annotated[str, Field(description='"Enter", "Escape", "Control+A", ...')],
+        key: Annotated[
+            str, Field(description='"Enter", "Control+A", "Control+A Delete" (in turn)')
+        ],
         diff: Diff = True,
     ) -> CallToolResult:
-        """Press a key on the focused element. Returns {pressed} and what changed."""
+        """Press keys on the focused element. Returns {pressed} and what changed."""
         tab = await holder.tab()
         return await act(tab, lambda: tab.press(key), lambda _: {"pressed": key}, diff=diff)
 
@@ -141,6 +148,54 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         tab = await holder.tab()
         hovered = lambda: tab.hover(target, force=force)  # noqa: E731
         return await act(tab, hovered, lambda _: {"hovered": target}, diff=diff)
+
+    @server.tool(group="input", annotations=CHANGES_PAGE)
+    async def drag(
+        source: Annotated[str, Field(description="Selector or ref (e12) to drag.")],
+        target: Annotated[str, Field(description="Selector or ref to drop on.")],
+        diff: Diff = True,
+    ) -> CallToolResult:
+        """Drag an element onto another with the mouse (drag and drop, a sortable list, a
+        map). Returns {dragged, onto} and what changed."""
+        start, end = thing_of(source), thing_of(target)
+        tab = await holder.tab()
+        dragged = lambda: tab.drag_to(start, end)  # noqa: E731
+        return await act(tab, dragged, lambda _: {"dragged": start, "onto": end}, diff=diff)
+
+    # Scrolling reads further down a page: a read-only server keeps it, as it keeps navigate.
+    @server.tool(group="input", in_read_only=True, annotations=CHANGES_PAGE)
+    async def scroll(
+        target: Annotated[str | None, Field(description="Selector or ref; none: the page.")] = None,
+        dy: float = 0,
+        dx: float = 0,
+        to: Literal["top", "bottom", "left", "right"] | None = None,
+        until: str | None = None,
+        wheel: bool = False,
+        diff: Diff = True,
+    ) -> CallToolResult:
+        """Scroll the page or an element by dy/dx pixels, to an edge, or until the selector
+        until shows (a virtualized list's row); wheel: by the mouse wheel. Returns where it
+        is and what changed."""
+        where_to = thing_of(target) if target is not None else None
+        tab = await holder.tab()
+        if wheel:
+            if to is not None or until is not None:
+                raise ToolError("scroll: wheel turns the wheel by dy/dx; leave to and until out")
+
+            async def turned() -> dict[str, Any]:
+                if where_to is not None:
+                    await tab.hover(where_to)
+                await tab.mouse.wheel(dx, dy)
+                await tab.evaluate(_DRAWN, describe=False)  # the scroll shows, for the note
+                return {"wheel": [dx, dy], "at": list(tab.mouse.position)}
+
+            return await act(tab, turned, lambda moved: moved or {}, diff=diff)
+
+        async def scrolled() -> dict[str, Any]:
+            where = await tab.scroll(where_to, dx=dx, dy=dy, to=to, until=until)
+            return where.as_dict()
+
+        return await act(tab, scrolled, lambda where: where or {}, diff=diff)
 
     @server.tool(group="input", name="check", annotations=CHANGES_PAGE)
     async def check_box(
@@ -180,7 +235,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
         return await act(tab, lambda: tab.select(target, values), answer, diff=diff)
 
-    @server.tool(group="input", annotations=CHANGES_PAGE)
+    @server.tool(group="input", annotations=CHANGES_PAGE, files=True)
     async def upload_file(
         paths: Annotated[list[str], Field(description="Files on the server's machine.")],
         selector: Target = None,
@@ -196,6 +251,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
             lambda: asyncio.to_thread(lambda: [holder.files.staged_upload(p) for p in checked])
         )
         await call(lambda: tab.upload(target, staged))
+        forget(tab)  # the page changed with no note: the next one reads it before its action
         return tool_result({"selector": target, "files": [str(file) for file in checked]})
 
     @server.tool(group="input", annotations=CHANGES_PAGE)
@@ -207,6 +263,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         ones."""
         tab = await holder.tab()
         answered = await call(lambda: tab.handle_dialog(accept, prompt_text=prompt_text))
+        forget(tab)  # what the answer did comes with no note
         data = answered.as_dict()
         data["recent"] = [dialog.as_dict() for dialog in tab.dialogs[-10:]]
         return tool_result(data)
@@ -217,7 +274,7 @@ def add_page_tools(server: EgoServer, holder: BrowserHolder) -> None:
         browser = await holder.browser()
         return tool_result([download.as_dict() for download in browser.downloads()])
 
-    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY)
+    @server.tool(group="pages", in_read_only=True, annotations=READ_ONLY, files=True)
     async def save_pdf(path: str, landscape: bool = False) -> CallToolResult:
         """Print the current page to a PDF file. Returns {path, bytes, url}."""
         tab = await holder.tab()

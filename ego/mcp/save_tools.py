@@ -185,7 +185,7 @@ def add_save_tools(server: EgoServer, holder: BrowserHolder) -> None:
         data = await call(go)
         return await saved_tool_result(server, holder, site_id, tool, data, ctx)
 
-    @server.tool(group="saving", annotations=SAVES_LEARNING)
+    @server.tool(group="saving", annotations=SAVES_LEARNING, files=True)
     async def import_skill(
         path: Annotated[str, Field(description="A SKILL.md on the server's machine.")],
         overwrite: bool = False,

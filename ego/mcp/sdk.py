@@ -254,25 +254,21 @@ class HttpSession:
     serving the session's messages until the transport ends (the client's DELETE, or
     :meth:`terminate`).
 
+    The ``Host`` and ``Origin`` of each request are checked before it reaches the session
+    (``ego.mcp.hosts``, on every address the server may be bound to), so the SDK's own check,
+    made only for the loopback spellings it lists, is off here.
+
     Args:
         server: the session's own server.
         session_id: the ``Mcp-Session-Id`` the client will send.
-        host: the address the server listens on; for a loopback one, the ``Host`` and
-            ``Origin`` of each request must be local too (DNS rebinding).
     """
 
-    def __init__(self, server: SdkServer, session_id: str, host: str) -> None:
-        security = None
-        if host in ("127.0.0.1", "localhost", "::1"):
-            security = TransportSecuritySettings(
-                enable_dns_rebinding_protection=True,
-                allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-                allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-            )
+    def __init__(self, server: SdkServer, session_id: str) -> None:
         self.session_id = session_id
         self._server = server
         self._transport = StreamableHTTPServerTransport(
-            mcp_session_id=session_id, security_settings=security
+            mcp_session_id=session_id,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         self._connected = asyncio.Event()
 

@@ -9,7 +9,6 @@ an MCP caller's words (:mod:`.wording`). docs/mcp.md lists the tools.
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -19,6 +18,7 @@ from ..learning.manifest import ToolSpec
 from ..learning.matching import domain_of, match_domain
 from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
+from ..page.storage_state import StateSource
 from ..skills import catalog_for
 from .browser_tools import add_browser_tools
 from .catalog_tools import add_catalog_tools
@@ -44,20 +44,6 @@ INSTRUCTIONS = (
     "worked with save_browser_tool. NEEDS_LOGIN means a person must log in by hand; "
     "SKILL_BROKEN means the tool needs a new version. Irreversible tools run only with "
     "confirm: true."
-)
-
-
-#: The tools that read or write files: the client's roots are asked for before they run.
-_FILE_TOOLS: frozenset[str] = frozenset(
-    {
-        "take_screenshot",
-        "save_pdf",
-        "upload_file",
-        "import_skill",
-        "save_storage_state",
-        "load_storage_state",
-        "get_network_request",
-    }
 )
 
 
@@ -102,8 +88,10 @@ def build_server(holder: BrowserHolder) -> EgoServer:
                     _READ_ONLY.format(what=f"{site_id}/{tool}", effect=spec.side_effect)
                 )
         browser = await holder.browser()
+        # The agent's current tab when it shows the site (a copy on another port it went to).
+        tab = browser.site.showing(site_id, holder.current())
         result = await call(
-            lambda: browser.site.run_tool(site_id, tool, args or {}, confirm=confirm)
+            lambda: browser.site.run_tool(site_id, tool, args or {}, confirm=confirm, tab=tab)
         )
         return tool_result(result)
 
@@ -141,7 +129,8 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     add_storage_tools(server, holder)
 
     async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
-        if name in _FILE_TOOLS:
+        # Only where the client's roots are folders of this machine (see .files).
+        if server.uses_files(name) and holder.files.takes_client_roots:
             roots = await client_roots(context)
             if roots is not None:
                 holder.files.set_client_roots(roots)
@@ -162,6 +151,10 @@ def build_server(holder: BrowserHolder) -> EgoServer:
         structured = {**(result.structured_content or {}), "notice": notice}
         return result.model_copy(update={"content": content, "structured_content": structured})
 
+    async def keep_bounds(name: str, context: Context[Any, Any] | None) -> None:
+        await holder.keep_bounds()
+
+    server.before_call.append(keep_bounds)
     server.before_call.append(ask_for_roots)
     server.after_call.append(bounded)
     server.after_call.append(tell_what_changed)
@@ -210,7 +203,7 @@ async def serve(
     learnings: Learnings | None = None,
     dialogs: DialogPolicy = "manual",
     limits: ServerLimits | None = None,
-    storage_state: str | os.PathLike[str] | None = None,
+    storage_state: StateSource | None = None,
 ) -> None:
     """Serve MCP over stdio until the client disconnects, then close the browser.
 
@@ -225,7 +218,10 @@ async def serve(
 
     Raises:
         ValueError: a malformed origin pattern in ``limits`` (before anything starts).
+        StorageStateError: ``storage_state`` is not a storage state, or is over the bounds of
+            ``limits`` (StorageStateTooLargeError).
     """
+    limits = limits if limits is not None else ServerLimits()
     holder = BrowserHolder(
         endpoint=endpoint,
         profile=profile,
@@ -233,7 +229,8 @@ async def serve(
         learnings=learnings if learnings is not None else Learnings(),
         dialogs=dialogs,
         limits=limits,
-        storage_state=storage_state,
+        # Read once, within the bounds: a bad file fails here, before the client connects.
+        storage_state=limits.read_storage_state(storage_state) if storage_state else None,
     )
     server = build_server(holder)
     try:

@@ -13,7 +13,7 @@ from typing import Annotated
 from pydantic import Field
 
 from ..api import outside_learnings
-from ..page.storage_state import describe_state, read_state, state_bytes
+from ..page.storage_state import describe_state, state_bytes
 from .ego_server import EgoServer
 from .holder import CHANGES_PAGE, BrowserHolder, call, check
 from .results import tool_result
@@ -27,7 +27,7 @@ Path = Annotated[str, Field(description="A .json file in the server's folders.")
 def add_storage_tools(server: EgoServer, holder: BrowserHolder) -> None:
     """Register ``save_storage_state`` and ``load_storage_state`` on ``server``."""
 
-    @server.tool(group="pages", annotations=CHANGES_PAGE)
+    @server.tool(group="pages", annotations=CHANGES_PAGE, files=True)
     async def save_storage_state(path: Path) -> CallToolResult:
         """Save this browser's login (cookies, each site's localStorage) to a file readable
         by its owner only, for load_storage_state or ego run --storage-state. Returns counts
@@ -40,13 +40,13 @@ def add_storage_tools(server: EgoServer, holder: BrowserHolder) -> None:
         target = await call(lambda: asyncio.to_thread(holder.files.write, target, data))
         return tool_result({"path": str(target), **describe_state(state)})
 
-    @server.tool(group="pages", annotations=CHANGES_PAGE)
+    @server.tool(group="pages", annotations=CHANGES_PAGE, files=True)
     async def load_storage_state(path: Path) -> CallToolResult:
         """Load a saved login (save_storage_state, ego login --save-state, Playwright's
         storageState) into this browser; reload open pages to use it. "skipped" says which
         sites' localStorage could not be written."""
         source = check(lambda: holder.files.for_reading(path))
-        state = check(lambda: read_state(source))
+        state = check(lambda: holder.limits.read_storage_state(source))
         browser = await holder.browser()
         skipped = await call(lambda: browser.set_storage_state(state))
         return tool_result({"path": str(source), **describe_state(state), "skipped": skipped})

@@ -9,9 +9,19 @@ left as it is.
 
 from __future__ import annotations
 
+import json
 from typing import Final
 
-from ..errors import ConfirmationRequiredError, DialogOpenError, EgoError, SkillExistsError
+from ..errors import (
+    ConfirmationRequiredError,
+    DialogOpenError,
+    EgoError,
+    SkillExistsError,
+    StorageStateTooLargeError,
+    TabLimitError,
+    WrongElementError,
+)
+from ..page.refs import parse_ref
 
 __all__ = ["MAX_ERROR_CHARS", "PYTHON_TO_MCP", "failure_message", "mcp_message", "one_line"]
 
@@ -41,8 +51,17 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("site.save_browser_tool(", "save_browser_tool("),
     ("site.run_browser_tool(", "run_browser_tool("),
     ("`site.heal_tool(", "`heal_tool("),
+    (
+        "pass that tab (tab=) or call set_start_url(",
+        "navigate to it and call the tool again, or call set_start_url(",
+    ),
     ("list the tabs again (tabs())", "list_tabs lists them"),
 )
+
+
+#: ego's verbs as Python calls them and the MCP tool of each, with the argument that says
+#: what to do to the element.
+_TOOLS: Final = {"select": ("select_option", "values")}
 
 
 def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
@@ -62,6 +81,14 @@ def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
             "it: answer it with handle_dialog (accept: true or false; prompt_text for a "
             "prompt), then retry"
         )
+    elif isinstance(exc, StorageStateTooLargeError):
+        text = exc.worded(f"the operator raises the bound with ego mcp {exc.flag}")
+    elif isinstance(exc, TabLimitError):
+        text = exc.worded(
+            "close one with close_tab first (the operator sets the bound with ego mcp --max-tabs)"
+        )
+    elif isinstance(exc, WrongElementError):
+        text = _wrong_element(exc)
     elif isinstance(exc, SkillExistsError):
         text = str(exc).replace("pass overwrite=True", "call it again with overwrite: true")
     else:
@@ -69,6 +96,20 @@ def mcp_message(exc: BaseException, *, confirm_key: str = "confirm") -> str:
     for python, mcp in PYTHON_TO_MCP:
         text = text.replace(python, mcp)
     return f"{type(exc).__name__}: {text}"
+
+
+def _wrong_element(exc: WrongElementError) -> str:
+    """``exc`` naming the tool an agent calls and the arguments it passes."""
+    tool, what = _TOOLS.get(exc.action, (exc.action, "values"))
+    owner = parse_ref(exc.owner) if exc.owner is not None else None
+    fix = f"{tool} with ref: {json.dumps(owner)} and {what}: {json.dumps([exc.choice])}"
+    return exc.worded(_target(exc.selector), tool, _target(exc.owner or ""), fix)
+
+
+def _target(selector: str) -> str:
+    """A selector or ref as an MCP caller passes it (``ref e12``, ``selector "#save"``)."""
+    ref = parse_ref(selector)
+    return f"ref {ref}" if ref is not None else f"selector {json.dumps(selector)}"
 
 
 def one_line(text: str, limit: int = MAX_ERROR_CHARS) -> str:

@@ -25,7 +25,9 @@ from .scripts import page_script
 
 __all__ = [
     "CHECKS",
+    "SLIPPED",
     "Actionable",
+    "Miss",
     "click_landed",
     "deliver_mouse",
     "tab_point",
@@ -58,6 +60,13 @@ _WORDS: Final[dict[str, tuple[str, str]]] = {
         "close or wait out what covers it, or pass force=True",
     ),
 }
+
+#: How a click whose press reached the element and whose rest the page sent elsewhere is
+#: worded: forcing it would send the rest there too.
+SLIPPED: Final = (
+    "the page moved another element under the point as the button went down",
+    "look at the page as it is now (a new snapshot) before acting again",
+)
 
 
 @dataclass(frozen=True)
@@ -156,11 +165,14 @@ async def wait_actionable(
 def not_actionable(
     elements: Elements, answer: dict[str, Any], wait: float, verb: str
 ) -> ElementNotActionableError:
-    """The error for ``answer``, a failed round of checks."""
+    """The error for ``answer``, a failed round of checks (its ``words``, when given, say
+    what happened and what to do instead of the check's own)."""
     check, seen, what = str(answer["check"]), str(answer["seen"]), str(answer.get("what", ""))
     if check == "attached" and not answer.get("count"):
         seen = "it matches nothing any more"
-    state, advice = _WORDS.get(check, ("it cannot take the input", "take a new snapshot"))
+    state, advice = answer.get("words") or _WORDS.get(
+        check, ("it cannot take the input", "take a new snapshot")
+    )
     waited = "" if answer.get("final") else f" (waited {wait:g} s)"
     subject = f"{what} ({elements.given!r})" if what else repr(elements.given)
     where = elements.page.url or "the page"
@@ -270,11 +282,28 @@ async def deliver_mouse(
             await call_on(elements, "pointer_seen", True, timeout=page.default_timeout)
 
 
-async def click_landed(elements: Elements) -> str | None:
-    """After a click the checks chose a point for: what it would have reached instead of the
-    element when the page moved under the point meanwhile (the click was then cancelled in
-    the page before any of its handlers saw it, by ``actionable.js``'s watch), or None when
-    it landed (or the page went away with it, as a link's click does).
+@dataclass(frozen=True)
+class Miss:
+    """A click that did not land on the element the checks chose, cancelled in the page.
+
+    Attributes:
+        target: what the cancelled event would have reached, in words.
+        event: that event's type (``pointerdown``, ``mouseup``, ``click``, ...).
+        pressed: whether the press had reached the element first (the page saw it and then
+            moved something under the point); when not, nothing of the click reached the
+            page and it may be made again.
+    """
+
+    target: str
+    event: str
+    pressed: bool
+
+
+async def click_landed(elements: Elements) -> Miss | None:
+    """After a click the checks chose a point for: where it went instead of the element, when
+    the page moved under the point before the press or between the press and the release
+    (those events were cancelled in the page, by ``actionable.js``'s watch), or None when
+    every event landed (or the page went away with it, as a link's click does).
     """
     try:
         answer = await elements.page.evaluate(
@@ -284,6 +313,10 @@ async def click_landed(elements: Elements) -> str | None:
         )
     except EgoError:
         return None  # the click navigated or closed the page: it landed
-    if isinstance(answer, dict) and answer.get("verdict") == "missed":
-        return str(answer.get("target") or "another element")
-    return None
+    if not isinstance(answer, dict) or answer.get("verdict") not in ("missed", "slipped"):
+        return None
+    return Miss(
+        str(answer.get("target") or "another element"),
+        str(answer.get("event") or "click"),
+        answer["verdict"] == "slipped",
+    )

@@ -20,9 +20,10 @@ per element an agent cares about, indented by nesting, in the page's order:
 
 Refs go to elements an agent can act on: interactive roles (buttons, links, fields, options,
 tabs, menu items, ...), iframes, and anything else the page made clickable, tabbable or
-editable. A line holds :data:`REF` where its ref goes and names the node in ``ref``: the
-snapshot gives the refs once every frame's lines are in order, so that a page's first
-snapshot numbers them as they read.
+editable. A native ``<select>``'s options take none: they are chosen through the select's
+ref, and listed on one line under it (``options: "High", "Low"``). A line holds :data:`REF`
+where its ref goes and names the node in ``ref``: the snapshot gives the refs once every
+frame's lines are in order, so that a page's first snapshot numbers them as they read.
 """
 
 from __future__ import annotations
@@ -35,7 +36,16 @@ from urllib.parse import urlsplit
 
 from .layout_facts import LayoutFacts
 
-__all__ = ["REF", "AxLine", "ax_lines", "role_name", "root_of"]
+__all__ = [
+    "REF",
+    "AxLine",
+    "PartialLines",
+    "ax_lines",
+    "is_modal",
+    "partial_lines",
+    "role_name",
+    "root_of",
+]
 
 #: Where a line's ref goes in its text.
 REF: Final = "\x00"
@@ -70,7 +80,8 @@ TRANSPARENT: Final = frozenset(
         "RootWebArea", "WebArea", "Details", "Summary",
     }
 )  # fmt: skip
-#: Roles whose content is their line (nothing inside is walked, but a native select's options).
+#: Roles whose content is their line (nothing inside is walked; a native select lists its
+#: options on one line under it).
 LEAF: Final = frozenset(
     {
         "textbox", "searchbox", "spinbutton", "slider", "checkbox", "radio", "switch", "image",
@@ -107,10 +118,17 @@ _HIDDEN: Final = frozenset(
 )  # fmt: skip
 #: Why an ignored node is a label: a click on it goes to its field, which has its own line.
 _LABELS: Final = frozenset({"labelContainer", "labelFor"})
-#: Roles whose name, taken from their content, would only repeat the lines under them.
+#: Roles whose name, when it is taken from their content, would only repeat the lines under
+#: them (a name the page gave them, by ``aria-label`` or a ``<caption>``, is shown).
 _UNNAMED: Final = frozenset({"row", "rowgroup", "listitem", "list", "table", "grid", "treegrid"})
+#: A native select's entries, chosen through the select.
+_OPTIONS: Final = frozenset({"option", "MenuListOption"})
+#: Why Chrome left the rest of a document out of its tree: a modal dialog is open.
+_MODAL: Final = "activeModalDialog"
 #: What stands for the content nested deeper than :data:`DEPTH_MAX`.
 _DEEP: Final = "(nested deeper than a snapshot walks: take one of an element inside)"
+#: What stands for content not read yet (a tree read in part): no page text holds it.
+_UNREAD: Final = "\x01"
 #: Node kinds that are neither lines nor text.
 _SKIPPED: Final = frozenset({"InlineTextBox", "ListMarker"})
 
@@ -165,6 +183,17 @@ def role_name(role: str) -> str | None:
     return role
 
 
+def is_modal(nodes: Sequence[Node]) -> bool:
+    """Whether a modal dialog holds the document: Chrome then keeps only the dialog in the
+    tree (the rest of the page is inert)."""
+    return any(
+        reason.get("name") == _MODAL
+        for node in nodes
+        if node.get("ignored")
+        for reason in node.get("ignoredReasons", ())
+    )
+
+
 def root_of(nodes: Sequence[Node], backend_node_id: int | None) -> Node | None:
     """The node to outline from: the document's root, or the node of that element (None when
     the element is not in the tree: it shows nothing)."""
@@ -185,34 +214,90 @@ def ax_lines(nodes: Sequence[Node], root: Node, facts: LayoutFacts, *, url: str)
         facts: what the DOM snapshot says of the document's elements.
         url: the document's URL: links to its own origin are shown by their path.
     """
-    walk = _Walk({str(node["nodeId"]): node for node in nodes}, facts, url)
-    items: list[_Item] = []
-    run: list[str] = []
-    walk.visit(root, items, run, 0)
-    walk.flush(items, run)
-    lines: list[AxLine] = []
-    _lay_out(_tidy(items), 0, lines)
-    return lines
+    walk = _Walk({node["nodeId"]: node for node in nodes}, facts, url, partial=False)
+    return walk.lines(root)
+
+
+@dataclass(frozen=True, slots=True)
+class PartialLines:
+    """The lines of a tree read in part (:func:`partial_lines`).
+
+    Attributes:
+        lines: the lines that what was read fixes, in order: those before the first node
+            whose content was not read (and the line before it, which the content after it
+            may still change).
+        unread: the ids of the nodes whose content is needed and not read, in reading order
+            (empty: the tree was whole, and ``lines`` are all of its lines).
+    """
+
+    lines: list[AxLine]
+    unread: list[str]
+
+
+def partial_lines(
+    nodes: Mapping[str, Node], root: Node, facts: LayoutFacts, *, url: str
+) -> PartialLines:
+    """The lines of ``root`` as far as ``nodes`` (a part of a document's tree: nodes whose
+    children are not all among them are read no further) fix them.
+
+    Args:
+        nodes: the nodes read, by id (each node's ``childIds`` name its children, read or
+            not).
+        root: where to start.
+        facts: what the DOM snapshot says of the document's elements.
+        url: the document's URL.
+    """
+    walk = _Walk(nodes, facts, url, partial=True)
+    lines = walk.lines(root)
+    if not walk.unread:
+        return PartialLines(lines, [])
+    first = next(index for index, line in enumerate(lines) if _UNREAD in line.full)
+    return PartialLines(lines[: max(0, first - 1)], walk.unread)
 
 
 class _Walk:
     def __init__(
-        self,
-        by_id: dict[str, Node],
-        facts: LayoutFacts,
-        url: str,
+        self, by_id: Mapping[str, Node], facts: LayoutFacts, url: str, *, partial: bool
     ) -> None:
         self.by_id = by_id
         self.facts = facts
         self.origin = _origin(url)
+        #: Whether ``by_id`` is a part of the tree (else a child it lacks is not shown:
+        #: Chrome left it out of the whole tree, as it does one that went meanwhile).
+        self.partial = partial
+        #: Nodes whose content is needed and was not read, in reading order.
+        self.unread: list[str] = []
+        #: Whether the element the walk is under has a pointer cursor.
+        self.pointer_above = False
 
     def children(self, node: Node) -> list[Node]:
-        found = (self.by_id.get(str(child)) for child in node.get("childIds", ()))
-        return [child for child in found if child is not None]
+        by_id = self.by_id
+        return [by_id[child] for child in node.get("childIds", ()) if child in by_id]
+
+    def lines(self, root: Node) -> list[AxLine]:
+        """The lines of ``root`` and what it holds."""
+        items: list[_Item] = []
+        run: list[str] = []
+        self.visit(root, items, run, 0)
+        self.flush(items, run)
+        lines: list[AxLine] = []
+        _lay_out(_tidy(items), 0, lines)
+        return lines
+
+    def read(self, node: Node) -> bool:
+        """Whether ``node``'s children were read (else, in a part of a tree, it is noted as
+        unread)."""
+        by_id = self.by_id
+        if not self.partial or all(child in by_id for child in node.get("childIds", ())):
+            return True
+        self.unread.append(node["nodeId"])
+        return False
 
     @staticmethod
     def flush(items: list[_Item], run: list[str]) -> None:
-        text = _text("".join(run))
+        if not run:
+            return
+        text = _text(run[0] if len(run) == 1 else "".join(run))
         run.clear()
         if text:
             items.append(_Item(text=text))
@@ -232,7 +317,7 @@ class _Walk:
             reasons = {reason.get("name") for reason in node.get("ignoredReasons", ())}
             if reasons & _HIDDEN:
                 return
-            if backend in self.facts.clickable and not reasons & _LABELS:
+            if self.takes_clicks(backend) and not reasons & _LABELS:
                 self.element(node, "generic", items, run, depth)
                 return
             self.through(node, items, run, depth)
@@ -243,7 +328,7 @@ class _Walk:
         if role == "LineBreak":
             run.append(" ")
             return
-        if role in TRANSPARENT and not self.wants_ref(node, role):
+        if role in TRANSPARENT and not self.wants_ref(node, role, None):
             self.through(node, items, run, depth)
             return
         self.element(node, role, items, run, depth)
@@ -251,15 +336,35 @@ class _Walk:
     def through(self, node: Node, items: list[_Item], run: list[str], depth: int) -> None:
         """A node without a line: its content joins the lines around it (a block's content
         starts and ends a run of text)."""
-        block = node.get("backendDOMNodeId") in self.facts.blocks
+        backend = node.get("backendDOMNodeId")
+        block = backend in self.facts.blocks
         if block:
             self.flush(items, run)
+        if not self.read(node):
+            run.append(_UNREAD)
+        above = self.enter(backend)
         for child in self.children(node):
             self.visit(child, items, run, depth + 1)
+        self.pointer_above = above
         if block:
             self.flush(items, run)
 
-    def wants_ref(self, node: Node, role: str) -> bool:
+    def enter(self, backend: object) -> bool:
+        """Note that the walk goes under the element ``backend`` (None: a node of no
+        element, which changes nothing); what was noted before, to restore after."""
+        above = self.pointer_above
+        if isinstance(backend, int):
+            self.pointer_above = backend in self.facts.pointer
+        return above
+
+    def takes_clicks(self, backend: object) -> bool:
+        """Whether the element takes clicks: a listener of its own, or the top of a pointer
+        cursor region (under no element with a pointer cursor)."""
+        facts = self.facts
+        return backend in facts.clickable or (backend in facts.pointer and not self.pointer_above)
+
+    def wants_ref(self, node: Node, role: str, properties: Mapping[str, Any] | None) -> bool:
+        """Whether ``node`` takes a ref (``properties``: its own, when already read)."""
         backend = node.get("backendDOMNodeId")
         if not isinstance(backend, int):
             return False
@@ -267,10 +372,12 @@ class _Walk:
             return True
         if role == "LabelText":
             return False  # a click on a label goes to its field, which has its own ref
-        facts = self.facts
-        if backend in facts.clickable or backend in facts.tabbable:
+        if self.takes_clicks(backend) or backend in self.facts.tabbable:
             return True
-        properties = _properties(node)
+        if not node.get("properties"):
+            return False
+        if properties is None:
+            properties = _properties(node)
         return bool(properties.get("focusable")) and properties.get("editable") == "richtext"
 
     def element(
@@ -284,10 +391,9 @@ class _Walk:
         if role in ("Iframe", "IframePresentational") and isinstance(backend, int):
             item.frame = backend
             name = name or self.facts.frames.get(backend, "")
-        item.name = "" if role in _UNNAMED else name
+        item.name = "" if role in _UNNAMED and _named_by_content(node) else name
         item.marks = _states(role, properties)
-        native_option = role in ("option", "MenuListOption") and _in_native_select(node, self)
-        if self.wants_ref(node, role) and isinstance(backend, int) and not native_option:
+        if self.wants_ref(node, role, properties) and isinstance(backend, int):
             item.marks.append(REF)
             item.ref = backend
         value = node.get("value", {}).get("value")
@@ -299,12 +405,53 @@ class _Walk:
         items.append(item)
         if item.frame is not None:
             return
+        if backend in self.facts.selects:
+            listed = self.options(node, multiple=role == "listbox")
+            if listed is None:
+                item.children.append(_Item(text=_UNREAD))
+            elif listed:
+                item.children.append(_Item(role="options", text=", ".join(listed)))
+            return
+        children = self.children(node)
+        if role in LEAF:
+            children = [child for child in children if _is_popup(child)]
+        elif not self.read(node):
+            item.children.append(_Item(text=_UNREAD))
+            return
         inner: list[str] = []
-        for child in self.children(node):
-            if role in LEAF and not _is_popup(child):
-                continue
+        above = self.enter(backend)
+        for child in children:
             self.visit(child, item.children, inner, depth + 1)
+        self.pointer_above = above
         self.flush(item.children, inner)
+
+    def options(self, node: Node, *, multiple: bool) -> list[str] | None:
+        """A native select's options in order (inside its groups too), each its name in
+        quotes and its states: ``[disabled]``, and ``[selected]`` where several can be (the
+        select's value says which one a single choice holds); None when not all were read."""
+        listed: list[str] = []
+        if not self.read(node):
+            return None
+        stack = list(reversed(self.children(node)))
+        while stack:
+            child = stack.pop()
+            reasons = {reason.get("name") for reason in child.get("ignoredReasons", ())}
+            if child.get("ignored") and reasons & _HIDDEN:
+                continue
+            if str(child.get("role", {}).get("value", "")) not in _OPTIONS:
+                if not self.read(child):
+                    return None
+                stack += reversed(self.children(child))
+                continue
+            properties = _properties(child)
+            marks = [
+                f" [{state}]"
+                for state in (("selected", "disabled") if multiple else ("disabled",))
+                if properties.get(state) is True
+            ]
+            name = _text(str(child.get("name", {}).get("value", "") or ""))
+            listed.append(_quoted(name) + "".join(marks))
+        return listed
 
     def relative(self, url: str) -> str:
         parts = urlsplit(url)
@@ -322,9 +469,13 @@ def _is_popup(node: Node) -> bool:
     return bool(node.get("role", {}).get("value") == "MenuListPopup")
 
 
-def _in_native_select(node: Node, walk: _Walk) -> bool:
-    parent = walk.by_id.get(str(node.get("parentId", "")))
-    return parent is not None and _is_popup(parent)
+def _named_by_content(node: Node) -> bool:
+    """Whether Chrome took the node's name from its content (or says nothing of where from):
+    the source it used is the first with a value that is not superseded."""
+    for source in node.get("name", {}).get("sources", ()):
+        if "value" in source and not source.get("superseded"):
+            return bool(source.get("type") == "contents")
+    return True
 
 
 def _origin(url: str) -> str:
@@ -362,12 +513,13 @@ def _states(role: str, properties: Mapping[str, Any]) -> list[str]:
 
 def _text(raw: str) -> str:
     """Whitespace collapsed; the line breaks of preformatted text shown as ⏎."""
-    parts = (" ".join(part.split()) for part in raw.split("\n"))
-    return " ⏎ ".join(part for part in parts if part)
+    if "\n" not in raw:
+        return " ".join(raw.split())
+    parts = [" ".join(part.split()) for part in raw.split("\n")]
+    return " ⏎ ".join([part for part in parts if part])
 
 
-def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+_quoted: Final = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _cut(text: str, limit: int) -> str:
@@ -403,7 +555,7 @@ def _lay_out(items: list[_Item], depth: int, out: list[AxLine]) -> None:
             out.append(AxLine(depth, f"text: {_cut(item.text, TEXT_MAX)}", f"text: {item.text}"))
             continue
         head = item.role
-        marks = "".join(f" {mark}" for mark in item.marks)
+        marks = " " + " ".join(item.marks) if item.marks else ""
         shown = f" {_quoted(_cut(item.name, NAME_MAX))}" if item.name else ""
         full = f" {_quoted(item.name)}" if item.name else ""
         text = f": {_cut(item.text, TEXT_MAX)}" if item.text else ""

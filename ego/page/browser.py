@@ -26,7 +26,7 @@ from .dialogs import DialogPolicy, dialog_actions
 from .downloads import Download, Downloads
 from .guard import NavigationGuard
 from .policy import OPEN, NavigationPolicy
-from .storage_state import StorageState, read_state
+from .storage_state import StorageState, read_storage_state
 from .tab import Tab, WaitUntil
 
 __all__ = ["Browser", "BrowserContext", "TabHost"]
@@ -337,6 +337,8 @@ class Browser:
         Raises:
             NavigationError, CommandTimeoutError: as :meth:`Tab.navigate`; the tab is closed
                 again so that no half-loaded tab is left behind.
+            OriginLimitsError: the browser has origin limits, which could not be set up on
+                the new tab; it was closed before it loaded anything.
             BrowserClosedError: the connection is closed.
         """
         return await self._open_tab(url, wait_until, timeout, {"background": background})
@@ -360,6 +362,12 @@ class Browser:
         )
         if hidden:
             self._contexts.hidden.add(result["targetId"])
+        if (
+            self._guard is not None
+            and self._policy_for(target.get("browserContextId")).limits_origins
+        ):
+            # Nothing runs in the tab until the guard holds it, or closed it (fails closed).
+            await self._guard.ready(result["targetId"])
         info = {"targetId": result["targetId"], "url": "about:blank"}
         if target.get("browserContextId"):
             info["browserContextId"] = target["browserContextId"]
@@ -371,7 +379,7 @@ class Browser:
                 await asyncio.shield(tab.close())
                 raise
         else:
-            await tab.session()
+            await tab.attach()
         return tab
 
     async def new_context(
@@ -383,6 +391,7 @@ class Browser:
         allowed_origins: Sequence[str] | None = None,
         blocked_origins: Sequence[str] | None = None,
         allow_file_urls: bool = True,
+        max_tabs: int | None = None,
         timeout: float = 10.0,
     ) -> BrowserContext:
         """A browser context of its own, open until its :meth:`~BrowserContext.close` (or the
@@ -405,6 +414,8 @@ class Browser:
                 inside the browser's, ``context-<id>``).
             allowed_origins, blocked_origins, allow_file_urls: limits of its own, held on top
                 of the browser's (as for :func:`ego.launch`).
+            max_tabs: the most tabs :meth:`BrowserContext.new_tab` lets it have open (None:
+                no bound); one more raises ``TabLimitError``.
             timeout: seconds each CDP command that creates, closes or disposes may take.
 
         Raises:
@@ -418,13 +429,14 @@ class Browser:
         if dialogs is not None:
             dialog_actions(dialogs)
         own = NavigationPolicy.of(allowed_origins, blocked_origins, allow_local=allow_file_urls)
-        state = read_state(storage_state) if storage_state is not None else None
+        state = read_storage_state(storage_state) if storage_state is not None else None
         context = await self._contexts.make(
             timeout=timeout,
             dialogs=dialogs if dialogs is not None else self.dialogs,
             policy=self.policy.narrowed(own),
             downloads=downloads,
         )
+        context.max_tabs = max_tabs
         try:
             if context.policy.limits_origins:
                 await self._start_guard()
@@ -522,7 +534,7 @@ class Browser:
             StorageStateError: not a storage state.
             ProtocolError: Chrome refused the cookies.
         """
-        return await self._contexts.load(None, read_state(state))
+        return await self._contexts.load(None, read_storage_state(state))
 
     async def close(self) -> None:
         """Disconnect; if ego started this Chrome, end it and its whole process tree.

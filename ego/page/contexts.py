@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Protocol, Self
 from urllib.parse import urlsplit
 
-from ..errors import EgoError, ProtocolError, TabClosedError, UnknownTabError
+from ..errors import EgoError, ProtocolError, TabClosedError, TabLimitError, UnknownTabError
 from ..places import expand
 from .dialogs import DialogPolicy
 from .downloads import Download, Downloads
@@ -29,7 +29,7 @@ from .storage_state import (
     apply_state,
     collect_state,
     origin_of,
-    read_state,
+    read_storage_state,
     write_state,
 )
 from .tab import Tab, WaitUntil
@@ -105,6 +105,7 @@ class BrowserContext:
         dialogs: the dialog policy its tabs start with.
         downloads_folder: where its pages' downloads are saved.
         policy: where its pages may go: the browser's limits and the context's own.
+        max_tabs: the most tabs :meth:`new_tab` lets it have open; None: no bound.
     """
 
     def __init__(
@@ -126,6 +127,7 @@ class BrowserContext:
         self.downloads_folder: Path = downloads.folder if downloads else browser.downloads_folder
         self._opened: list[Tab] = []
         self._closed = False
+        self.max_tabs: int | None = None
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._opened)} tab(s) opened"
@@ -214,11 +216,14 @@ class BrowserContext:
 
         Raises:
             TabClosedError: the context is closed.
+            TabLimitError: it has :attr:`max_tabs` tabs open already (nothing was opened).
             NavigationError, CommandTimeoutError: as :meth:`Tab.navigate`; the tab is closed
                 again so that no half-loaded tab is left behind.
             BrowserClosedError: the connection is closed.
         """
         self._check_open()
+        if self.max_tabs is not None and len(await self.tabs()) >= self.max_tabs:
+            raise TabLimitError(self.max_tabs)
         target: dict[str, Any] = {"background": background}
         if self.context_id is not None:
             target["browserContextId"] = self.context_id
@@ -297,7 +302,7 @@ class BrowserContext:
             ProtocolError: Chrome refused the cookies.
         """
         self._check_open()
-        return await self.browser._contexts.load(self.context_id, read_state(state))
+        return await self.browser._contexts.load(self.context_id, read_storage_state(state))
 
     def isolated_context(
         self, *, timeout: float = 10.0, fallback: bool = False

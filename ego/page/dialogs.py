@@ -186,7 +186,7 @@ class DialogTracker:
     def __init__(
         self,
         target_id: str,
-        session: Callable[[], Awaitable[str]],
+        session: Callable[[], Awaitable[Session]],
         policy: DialogPolicy = "auto",
         frame_session: Callable[[str], Session | None] = lambda frame_id: None,
     ) -> None:

@@ -2,11 +2,14 @@
 long as its node.
 
 ``selector_for(page, "e12")`` gives a selector that finds the ref's node alone, checked in the
-page: ``role=button[name="Delete account"]`` when the role and name Chrome computes for it find
-it alone (the selector engine's ``role=`` form, ``scripts/roles.js``), else a CSS selector
-(an id, a test id, a name or label when unique, else a short structural path; a node in an
-open shadow root gets its host's selector first). A node in a frame gets each iframe's own
-selector before it, joined by ``>>`` (:mod:`.locate`), each part checked in its document.
+page, as a person would name the node: its test id (``testid="save"``), else
+``role=button[name="Delete account"]`` when the role and name Chrome computes for it find it
+alone (the selector engine's ``role=`` form, ``scripts/roles.js``), else its placeholder,
+label, alt text, own text or title (``label="Email"``, ``scripts/locators.js``), else a CSS
+selector (an id, a test id, a name or label when unique, else a short structural path; a
+node in an open shadow root gets its host's selector first). A node in a frame gets each
+iframe's own selector before it, joined by ``>>`` (:mod:`.locate`), each part checked in its
+document.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import itertools
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import (
     ContextDestroyedError,
@@ -38,6 +38,9 @@ from .locate import frame_parts, locate, resolve_ref
 from .page import Page
 from .refs import parse_ref
 from .scripts import page_script
+
+if TYPE_CHECKING:
+    from ..protocol.session import Session
 
 __all__ = [
     "Elements",
@@ -172,14 +175,14 @@ def not_found(page: Page, selector: str, wait: float) -> ElementNotFoundError:
 
 async def _find(page: Page, inner: str, given: str, group: str) -> tuple[str, int]:
     """Every match of ``inner`` in ``page`` as one array object (in ``group``), and how many."""
-    session_id, context_id = await page._target()
+    session, context_id = await page._target()
     params: dict[str, Any] = {
         "expression": f"({page_script('find_all')})({embed_json(inner)})",
         "objectGroup": group,
     }
     if context_id is not None:
         params["contextId"] = context_id
-    result = await _send(page, session_id, "Runtime.evaluate", params, page.default_timeout)
+    result = await _send(page, session, "Runtime.evaluate", params, page.default_timeout)
     remote = result["result"]
     if remote.get("type") == "string":
         raise _invalid(given, inner, str(remote.get("value", ""))[len("invalid: ") :])
@@ -213,13 +216,20 @@ def _invalid(selector: str, part: str, why: str) -> InvalidSelectorError:
     reason = why.rpartition(": ")[2].rstrip(".") if ": " in why else why
     detail = "" if reason.endswith("is not a valid selector") else f": {reason}"
     inside = f" (the part {part!r})" if part != selector else ""
-    kind = "a valid role= selector" if part.lstrip().startswith("role=") else "valid CSS"
+    engine = _ENGINE.match(part)
+    kind = f"a valid {engine.group(1)}= selector" if engine else "valid CSS"
     return InvalidSelectorError(
         f"the selector {selector!r} is not {kind}{inside}{detail}; write CSS such as "
         "'#id', 'button.primary', 'form input[name=q]', a role such as "
-        "'role=button[name=\"Save\"]', or a snapshot's 'ref=e12'",
+        "'role=button[name=\"Save\"]', text=, label=, placeholder=, alt=, title= or "
+        "testid= and what to find ('text=Sign in', 'label=\"Email\"'), parts joined by >> "
+        "('#list >> text=Apple'), or a snapshot's 'ref=e12'",
         selector=selector,
     )
+
+
+#: A part of a selector that names an engine rather than CSS.
+_ENGINE: Final = re.compile(r"\s*(role|text|label|placeholder|alt|title|testid|css)=")
 
 
 async def call_on(
@@ -238,7 +248,7 @@ async def call_on(
         CommandTimeoutError: no answer within ``timeout``.
     """
     page = elements.page
-    session_id, context_id = await page._target()
+    session, context_id = await page._target()
     if not elements.object_id:
         # A selector taken unheld: the script runs with no `this`, in the frame's context.
         assert by_value, "an unheld selector has no object to hand back"
@@ -250,7 +260,7 @@ async def call_on(
         }
         if context_id is not None:
             params["contextId"] = context_id
-        result = await _send(page, session_id, "Runtime.evaluate", params, timeout)
+        result = await _send(page, session, "Runtime.evaluate", params, timeout)
         return result["result"].get("value")
     params = {
         "functionDeclaration": page_script(script),
@@ -261,7 +271,7 @@ async def call_on(
     }
     if not by_value:
         params["objectGroup"] = elements.group or f"ego-act-{next(_GROUPS)}"
-    result = await _send(page, session_id, "Runtime.callFunctionOn", params, timeout)
+    result = await _send(page, session, "Runtime.callFunctionOn", params, timeout)
     remote = result["result"]
     if by_value:
         return remote.get("value")
@@ -269,10 +279,10 @@ async def call_on(
 
 
 async def _send(
-    page: Page, session_id: str, method: str, params: dict[str, Any], timeout: float
+    page: Page, session: Session, method: str, params: dict[str, Any], timeout: float
 ) -> dict[str, Any]:
     try:
-        result = await page.connection.send(method, params, session_id=session_id, timeout=timeout)
+        result = await session.send(method, params, timeout=timeout)
     except ProtocolError as exc:
         if any(words in str(exc) for words in _CONTEXT_GONE):
             raise ContextDestroyedError(

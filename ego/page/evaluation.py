@@ -32,7 +32,7 @@ from ..protocol.remote_values import javascript_error, python_value, unreturnabl
 from .scripts import page_script
 
 if TYPE_CHECKING:
-    from ..protocol.transport import Connection
+    from ..protocol.session import Session
 
 __all__ = ["PROBE_SECONDS", "evaluate", "stop_spinning", "timed_out"]
 
@@ -54,8 +54,7 @@ _GROUPS: Final = itertools.count(1)
 
 
 async def evaluate(
-    connection: Connection,
-    session_id: str,
+    session: Session,
     expression: str,
     *,
     await_promise: bool,
@@ -75,8 +74,8 @@ async def evaluate(
     the next call answers at once. A cancelled call does the same in the background.
 
     Args:
-        connection: the browser's connection.
-        session_id: the session of the page (a tab's, or an out-of-process frame's).
+        session: the session of the page (a tab's, or an out-of-process frame's, or a
+            worker's).
         expression: JavaScript source; its completion value is the result.
         await_promise: wait for a promise's value.
         timeout: seconds for the whole call.
@@ -84,7 +83,8 @@ async def evaluate(
         describe: describe what JSON cannot carry (see the module docstring).
         tab: the tab's id, for messages.
         context: the unique id of the execution context to run in (a frame's); None for the
-            session's main frame.
+            session's own document (a tab's main frame, an out-of-process frame's, a
+            worker's global scope).
         where: how messages name the page (``"the frame pay"``); the tab by default.
         in_order: the session runs its commands in the order sent, so a described value's
             object group is released in the same write as the description is asked for.
@@ -107,7 +107,7 @@ async def evaluate(
     try:
         if describe:
             return await _answer(
-                _Call(connection, session_id, where, tab, timeout, deadline),
+                _Call(session, where, tab, timeout, deadline),
                 params,
                 describe,
                 in_order,
@@ -115,23 +115,21 @@ async def evaluate(
         # The raw path, written out (a tool call's): one command, and its value when the code
         # did not throw; anything else goes the general way with this first answer.
         try:
-            result = await connection.send(
-                "Runtime.evaluate", params, session_id=session_id, timeout=timeout
-            )
+            result = await session.send("Runtime.evaluate", params, timeout=timeout)
         except ProtocolError as exc:
-            call = _Call(connection, session_id, where, tab, timeout, deadline)
+            call = _Call(session, where, tab, timeout, deadline)
             raise call.failure(exc) from None
         if "exceptionDetails" not in result:
             remote = result["result"]
             # JSON's values come as they are; NaN, -0, a BigInt and the like as their text.
             return python_value(remote) if "unserializableValue" in remote else remote.get("value")
-        call = _Call(connection, session_id, where, tab, timeout, deadline)
+        call = _Call(session, where, tab, timeout, deadline)
         return await _answer(call, params, describe, in_order, result)
     except CommandTimeoutError:
-        stopped = await stop_spinning(connection, session_id)
+        stopped = await stop_spinning(session)
         raise CommandTimeoutError(timed_out("evaluate", timeout, stopped)) from None
     except asyncio.CancelledError:
-        _in_background(stop_spinning(connection, session_id))
+        _in_background(stop_spinning(session))
         raise
 
 
@@ -154,7 +152,7 @@ def timed_out(what: str, seconds: float, stopped: bool) -> str:
 PROBE_SECONDS: Final = 0.3
 
 
-async def stop_spinning(connection: Connection, session_id: str) -> bool:
+async def stop_spinning(session: Session) -> bool:
     """Stop a script that keeps the page's thread busy; True when one was stopped.
 
     Sends a trivial evaluate: a page whose thread is free answers it at once, and then
@@ -164,11 +162,8 @@ async def stop_spinning(connection: Connection, session_id: str) -> bool:
     crashed or blocked by a dialog has nothing to stop.
     """
     try:
-        await connection.send(
-            "Runtime.evaluate",
-            {"expression": "0", "returnByValue": True},
-            session_id=session_id,
-            timeout=PROBE_SECONDS,
+        await session.send(
+            "Runtime.evaluate", {"expression": "0", "returnByValue": True}, timeout=PROBE_SECONDS
         )
         return False
     except CommandTimeoutError:
@@ -176,7 +171,7 @@ async def stop_spinning(connection: Connection, session_id: str) -> bool:
     except EgoError:
         return False
     try:
-        await connection.send("Runtime.terminateExecution", session_id=session_id, timeout=5.0)
+        await session.send("Runtime.terminateExecution", timeout=5.0)
     except EgoError:
         return False
     return True
@@ -213,23 +208,21 @@ async def _answer(
     object_id = remote.get("objectId")
     if not describe or object_id is None:
         return python_value(remote)
-    described = asyncio.ensure_future(
-        call.send(
-            "Runtime.callFunctionOn",
-            {
-                "functionDeclaration": page_script("describe"),
-                "arguments": [{"objectId": object_id}],
-                "objectId": object_id,
-                "returnByValue": True,
-            },
-        )
+    described = call.post(
+        "Runtime.callFunctionOn",
+        {
+            "functionDeclaration": page_script("describe"),
+            "arguments": [{"objectId": object_id}],
+            "objectId": object_id,
+            "returnByValue": True,
+        },
     )
-    # Sent after the description on the same session, so Chrome runs it after: the value
+    # Written after the description on the same session, so Chrome runs it after: the value
     # stays in the page exactly as long as needed, without waiting a round trip for it.
     if in_order:
         call.release(group)
     try:
-        answer = await described
+        answer = await call.answer(described)
     finally:
         if not in_order:
             call.release(group)
@@ -272,32 +265,29 @@ def _restore(value: Any, specials: list[list[Any]]) -> Any:
 class _Call:
     """One evaluate's commands, sharing its deadline and its error wording."""
 
-    __slots__ = ("_connection", "_deadline", "_session_id", "_tab", "_timeout", "_where")
+    __slots__ = ("_deadline", "_session", "_tab", "_where")
 
     def __init__(
-        self,
-        connection: Connection,
-        session_id: str,
-        where: str | None,
-        tab: str,
-        timeout: float,
-        deadline: float,
+        self, session: Session, where: str | None, tab: str, timeout: float, deadline: float
     ) -> None:
-        self._connection = connection
-        self._session_id = session_id
+        self._session = session
         self._where = where
         self._tab = tab
-        self._timeout = timeout
         self._deadline = deadline
 
     async def send(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return await self.answer(self.post(method, params))
+
+    def post(self, method: str, params: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+        """Write a command of this evaluate now, bounded by its deadline."""
+        return self._session.post(
+            method, params, timeout=max(0.001, self._deadline - time.monotonic())
+        )
+
+    async def answer(self, sent: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
+        """The result of a command :meth:`post` wrote, its refusal worded for this evaluate."""
         try:
-            return await self._connection.send(
-                method,
-                params,
-                session_id=self._session_id,
-                timeout=max(0.001, self._deadline - time.monotonic()),
-            )
+            return await sent
         except ProtocolError as exc:
             raise self.failure(exc) from None
 
@@ -314,21 +304,11 @@ class _Call:
 
     def release(self, group: str) -> None:
         """Let the page drop the values kept for this call; nobody waits for the answer."""
-        if not group:
-            return
-        release = asyncio.ensure_future(
-            self._connection.send(
-                "Runtime.releaseObjectGroup",
-                {"objectGroup": group},
-                session_id=self._session_id,
-                timeout=self._timeout,
-            )
-        )
-        _RELEASES.add(release)
-        release.add_done_callback(_released)
+        if group:
+            self._session.send_unawaited("Runtime.releaseObjectGroup", {"objectGroup": group})
 
 
-# Releases and stops in flight, held so that they are not collected before they are sent.
+# Stops in flight for cancelled callers, held so that they are not collected before they end.
 _RELEASES: Final[set[asyncio.Future[Any]]] = set()
 
 

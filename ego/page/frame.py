@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from ..errors import (
     CommandTimeoutError,
@@ -19,11 +19,14 @@ from .verbs import PageVerbs
 if TYPE_CHECKING:
     from ..protocol.session import Session
     from ..protocol.transport import Connection
+    from .hands import InputState
     from .network import NetworkLog
     from .refs import RefRegistry
 
 
 __all__ = ["Frame", "FrameHost"]
+
+_DEFAULT: Final = object()
 
 
 class FrameHost(Protocol):
@@ -33,20 +36,12 @@ class FrameHost(Protocol):
     target_id: str
 
     @property
-    def url(self) -> str: ...
-
-    @property
     def connection(self) -> Connection: ...
 
-    async def session(self) -> str: ...
+    @property
+    def session(self) -> Session | None: ...
 
-    async def send(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | object | None = ...,
-    ) -> dict[str, Any]: ...
+    async def attach(self) -> Session: ...
 
     async def frame(
         self,
@@ -67,37 +62,51 @@ class FrameHost(Protocol):
     @property
     def refs(self) -> RefRegistry: ...
 
+    @property
+    def input_state(self) -> InputState: ...
+
     def known_frame(self, frame_id: str) -> Frame | None: ...
 
 
 class Frame(PageVerbs):
-    """A frame of a tab: ``tab.frames()`` lists them, ``tab.frame(name=..., url=...)`` finds one.
+    """A frame of a tab: the main frame (``tab.main_frame``, whose document is the tab's), or
+    an iframe; ``tab.frames()`` lists them, ``tab.frame(name=..., url=...)`` finds one.
 
-    A frame offers the page verbs (``evaluate``, ``click``, ``type``, ``press``, ``hover``,
-    ``select``, ``upload``, ``wait_for``, ``snapshot``, ``screenshot(selector=)``), run in its
-    own document: a same-process iframe through its execution context on the tab's session, a
-    cross-site (out-of-process) iframe through the session Chrome attached for it on the tab's
+    A frame is the one implementation of the page verbs (``evaluate``, ``click``, ``type``,
+    ``press``, ``hover``, ``select``, ``upload``, ``wait_for``, ``snapshot``,
+    ``screenshot``, ...): the tab hands its own to its main frame. They run in the frame's own
+    document: the main frame's in the tab's session (whatever its current document), a
+    same-process iframe's through its execution context on the tab's session, a cross-site
+    (out-of-process) iframe's through the session Chrome attached for it on the tab's
     connection. The object stays the same while the frame navigates, moves to another process
-    or back; its attributes follow. Once the frame is removed from the page, every pending and
-    later call raises :class:`~ego.errors.FrameDetachedError`.
+    or back; its attributes follow. Once an iframe is removed from the page, every pending
+    and later call raises :class:`~ego.errors.FrameDetachedError`; once the tab closes, the
+    main frame's raise :class:`~ego.errors.TabClosedError`, as the tab's do.
 
     Attributes:
         id: Chrome's frame id (for the main frame, the tab's target id).
         name: the frame's ``name`` attribute (``""`` when it has none).
-        url: the URL of the frame's document.
+        parent: the frame whose document holds this one's iframe; None for the main frame,
+            and for a frame whose parent Chrome has not reported yet.
         documents: how many documents the frame has shown since ego saw it (it changes on
-            every navigation; the cache layer keys its page-side memo on it).
+            every navigation and reload, not on a ``#fragment`` or ``pushState``).
+        document_memo: what layers above keep for the frame's current document (the cache
+            layer notes that the document holds its loader); every new document starts with
+            an empty one.
     """
 
-    _outline_kind = "frame"
-
-    def __init__(self, host: FrameHost, frame_id: str, parent: Frame | None) -> None:
+    def __init__(
+        self, host: FrameHost, frame_id: str, parent: Frame | None, *, main: bool = False
+    ) -> None:
         self._host = host
         self.id = frame_id
         self.parent = parent
+        self._main = main
+        self._outline_kind = "page" if main else "frame"
         self.name = ""
         self._url = ""
         self.documents = 0
+        self.document_memo: dict[str, Any] = {}
         self._loader = ""
         self._session: Session | None = None
         self._context: tuple[int, str] | None = None
@@ -152,6 +161,7 @@ class Frame(PageVerbs):
         if not loader or loader != self._loader:
             self._loader = loader
             self.documents += 1
+            self.document_memo = {}
 
     def _committed(self, url: str, loader: str) -> None:
         """A navigation's answer says document ``loader`` committed at ``url``: news only when
@@ -174,9 +184,12 @@ class Frame(PageVerbs):
         self.parent = parent
 
     def _remove(self) -> None:
-        """The frame was removed from its page: every pending and later call fails."""
+        """The frame was removed from its page (or its tab closed): every pending and later
+        call fails."""
         self._detached = True
         self._context = None
+
+    # -- what it is -------------------------------------------------------------------------
 
     @property
     def url(self) -> str:
@@ -190,13 +203,15 @@ class Frame(PageVerbs):
 
     @property
     def detached(self) -> bool:
-        """True once the frame was removed from its page."""
+        """True once the frame was removed from its page (for the main frame: once its tab
+        closed)."""
         return self._detached
 
     @property
     def is_main(self) -> bool:
-        """True for the tab's main frame."""
-        return self.parent is None
+        """True for the tab's main frame only (never for a frame whose parent is not known
+        yet)."""
+        return self._main
 
     @property
     def default_timeout(self) -> float:
@@ -223,30 +238,46 @@ class Frame(PageVerbs):
         return self._host.known_frame(frame_id)
 
     @property
-    def session_id(self) -> str | None:
-        """The CDP session the frame's document is reached through, when known."""
-        return self._session.id if self._session is not None else None
+    def input_state(self) -> InputState:
+        """The tab's mouse and keyboard state: a frame's input is the tab's."""
+        return self._host.input_state
 
     @property
     def session(self) -> Session | None:
-        """The :class:`~ego.protocol.session.Session` of the frame's document, when known."""
-        return self._session
+        """The :class:`~ego.protocol.session.Session` of the frame's document, when known (the
+        main frame's: the tab's)."""
+        return self._host.session if self._main else self._session
 
-    def _gone(self) -> FrameDetachedError:
+    @property
+    def _frame_id(self) -> str:
+        return self.id
+
+    def _gone(self) -> Exception:
+        if self._main:
+            return TabClosedError(f"tab {self._host.target_id} is closed: open a new tab")
         return FrameDetachedError(
             f"the frame {self.name or self._url or self.id[:8]} was removed from its page: "
             "find it again with tab.frame() or tab.frames()"
         )
 
-    async def _where(self, timeout: float | None = None) -> tuple[str, int, str]:
+    # -- where its document is ------------------------------------------------------------
+
+    async def _where(self, timeout: float | None = None) -> tuple[Session, int | None, str]:
         """The session, execution context id and unique context id of the frame's document,
-        waiting (at most ``timeout``) while the frame is between documents or processes.
+        waiting (at most ``timeout``) while an iframe is between documents or processes. The
+        main frame's document is the tab session's own: no context named (None, ``""``), so a
+        call reaches whatever document the tab shows now.
 
         Raises:
+            TabClosedError: the tab is closed.
             FrameDetachedError: the frame was removed.
             CommandTimeoutError: no document came within ``timeout``.
         """
-        await self._host.session()
+        tab_session = self._host.session
+        if tab_session is None or tab_session.detached:
+            tab_session = await self._host.attach()
+        if self._main:
+            return tab_session, None, ""
         seconds = self._host.default_timeout if timeout is None else timeout
         deadline = time.monotonic() + seconds
         while True:
@@ -254,7 +285,7 @@ class Frame(PageVerbs):
                 raise self._gone()
             session = self._session
             if session is not None and self._context is not None and not session.detached:
-                return session.id or "", self._context[0], self._context[1]
+                return session, self._context[0], self._context[1]
             left = deadline - time.monotonic()
             if left <= 0 or not await self._host.changed(left):
                 raise CommandTimeoutError(
@@ -262,23 +293,40 @@ class Frame(PageVerbs):
                     f"in within {seconds:g} s (it is loading or stuck); pass a larger timeout"
                 )
 
-    async def _target(self) -> tuple[str, int | None]:
-        session_id, context_id, _ = await self._where()
-        return session_id, context_id
+    async def _target(self) -> tuple[Session, int | None]:
+        """The session of the frame's document and its execution context id (None: the
+        session's own document, the main frame's)."""
+        session, context_id, _ = await self._where()
+        return session, context_id
 
-    async def send(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Send a raw CDP command on the session that holds this frame's document.
+    async def send(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | object | None = _DEFAULT,
+    ) -> dict[str, Any]:
+        """Send a raw CDP command on the session that holds this frame's document and return
+        its result.
+
+        Args:
+            method: the CDP method.
+            params: its parameters.
+            timeout: seconds; the tab's default if omitted (None: no bound).
 
         Raises:
             FrameDetachedError: the frame was removed.
-            ProtocolError, CommandTimeoutError, BrowserClosedError: as
-                :meth:`ego.protocol.transport.Connection.send`.
+            ContextDestroyedError: the frame moved to another process mid-call.
+            ProtocolError, CommandTimeoutError, TabClosedError, TargetCrashedError,
+            CommandTooLargeError, BrowserClosedError: as
+                :meth:`ego.protocol.session.Session.send`.
         """
-        session_id, _, _ = await self._where()
+        session, _, _ = await self._where()
+        seconds = self._host.default_timeout if timeout is _DEFAULT else timeout
+        if self._main:
+            return await session.send(method, params, timeout=seconds)
         try:
-            return await self._host.connection.send(
-                method, params, session_id=session_id, timeout=self._host.default_timeout
-            )
+            return await session.send(method, params, timeout=seconds)
         except TabClosedError:
             raise (
                 self._gone()
@@ -289,7 +337,19 @@ class Frame(PageVerbs):
                 )
             ) from None
 
-    async def evaluate(
+    async def top_send(
+        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a raw CDP command on the tab's own session (input, screenshots), within
+        ``timeout`` seconds (the tab's default when None)."""
+        session = self._host.session
+        if session is None or session.detached:
+            session = await self._host.attach()
+        return await session.send(
+            method, params, timeout=self._host.default_timeout if timeout is None else timeout
+        )
+
+    def evaluate(
         self,
         expression: str,
         *,
@@ -297,22 +357,88 @@ class Frame(PageVerbs):
         timeout: float | None = None,
         user_gesture: bool = False,
         describe: bool = True,
-    ) -> Any:
-        """Evaluate a JavaScript expression in the frame's document; as :meth:`ego.Tab.evaluate`.
+    ) -> Coroutine[Any, Any, Any]:
+        """Evaluate a JavaScript expression in the frame's document and return its value
+        (await it).
+
+        JSON values come back as Python ones: objects and arrays become dicts and lists,
+        ``undefined`` becomes ``None``; NaN, ±Infinity and -0 become floats and a BigInt an
+        int. What JSON cannot carry comes back described (``describe=True``, the default): a
+        ``Date`` as its ISO string, a DOM node as ``{"tag", "id", "classes", "text",
+        "selector"}``, a ``Map`` as a list of ``[key, value]`` pairs, a ``Set`` as a list, a
+        cycle as ``"[Circular $.path]"``; docs/architecture.md ("Values from evaluate") has
+        every rule. Top-level ``await`` works (``(await fetch(url)).status``).
+
+        Args:
+            expression: JavaScript source; its completion value is the result.
+            await_promise: if the value is a promise, wait for it and return what it resolves to.
+            timeout: seconds to wait; the tab's default if omitted.
+            user_gesture: run as if the user had clicked (lets code open popups, play
+                media). Off by default: it costs Chrome measurable work on every call.
+            describe: False takes the raw path, one round trip that returns the value as JSON
+                carries it (a Date becomes ``{}``, a cycle raises): what tool calls use. True
+                costs one more round trip when the value is an object.
 
         Raises:
-            FrameDetachedError: the frame was removed (before or during the call).
-            ContextDestroyedError: the frame navigated before the result.
-            JavaScriptError, CommandTimeoutError, TabClosedError, BrowserClosedError: as
-                :meth:`ego.Tab.evaluate`.
+            JavaScriptError: the code threw or the promise rejected; carries the JS message,
+                stack and line. With ``describe=False``, also a value (returned or thrown)
+                that cannot come back by value: a Symbol, a BigInt inside an object, a cycle,
+                nesting past ~300 levels.
+            DialogOpenError: a page dialog blocks the tab (the ``"manual"`` dialog policy);
+                answer it with ``tab.handle_dialog()``.
+            ContextDestroyedError: the document navigated away or reloaded before the result.
+            FrameDetachedError: an iframe was removed from its page (before or during the
+                call).
+            TabClosedError: the tab closed before the result.
+            TargetCrashedError: the tab's renderer crashed (before or during the call);
+                reload the tab or close it.
+            CommandTimeoutError: no result within ``timeout``. When the page's thread was
+                busy (a spinning script), the script was stopped and the message says so;
+                otherwise a promise never settled and the page still answers.
+            BrowserClosedError: the browser connection is closed.
+
+        Cancelling the call abandons the result; a script still spinning in the page is then
+        stopped in the background (``Runtime.terminateExecution``), as after a timeout.
         """
         seconds = self._host.default_timeout if timeout is None else timeout
+        session = self._host.session
+        if self._main and session is not None:
+            # The tab's document, through the tab's session (a detached one refuses at once):
+            # the hot path of every tool call, the evaluation's own coroutine.
+            return evaluate(
+                session,
+                expression,
+                await_promise=await_promise,
+                timeout=seconds,
+                user_gesture=user_gesture,
+                describe=describe,
+                tab=self._host.target_id,
+            )
+        return self._evaluate(expression, await_promise, seconds, user_gesture, describe)
+
+    async def _evaluate(
+        self,
+        expression: str,
+        await_promise: bool,
+        seconds: float,
+        user_gesture: bool,
+        describe: bool,
+    ) -> Any:
+        """:meth:`evaluate` in a tab not attached yet, or in an iframe's document."""
+        if self._main:
+            await self._host.attach()  # then the tab's session is there
+            return await self.evaluate(
+                expression,
+                await_promise=await_promise,
+                timeout=seconds,
+                user_gesture=user_gesture,
+                describe=describe,
+            )
         started = time.monotonic()
-        session_id, _, unique = await self._where(seconds)
+        session, _, unique = await self._where(seconds)
         try:
             return await evaluate(
-                self._host.connection,
-                session_id,
+                session,
                 expression,
                 await_promise=await_promise,
                 timeout=max(0.001, seconds - (time.monotonic() - started)),
@@ -343,9 +469,11 @@ class Frame(PageVerbs):
                 return self._detached
         return True
 
+    # -- where it sits --------------------------------------------------------------------
+
     async def viewport_offset(self) -> tuple[float, float]:
         """Where this frame's viewport sits in the tab's, in CSS pixels: the sum of each
-        iframe element's content box in its parent's viewport.
+        iframe element's content box in its parent's viewport ((0, 0) for the main frame).
 
         Raises:
             FrameDetachedError: the frame (or an ancestor) was removed.
@@ -369,20 +497,9 @@ class Frame(PageVerbs):
             frame = parent
         return x, y
 
-    async def top_send(
-        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
-    ) -> dict[str, Any]:
-        """Send a raw CDP command on the tab's own session (input, screenshots)."""
-        if timeout is None:
-            return await self._host.send(method, params)
-        return await self._host.send(method, params, timeout=timeout)
-
-    @property
-    def _frame_id(self) -> str:
-        return self.id
-
     async def child_frame(self, frame_id: str, timeout: float) -> Frame:
-        """The frame with ``frame_id`` (an iframe of this frame's document)."""
+        """The frame with ``frame_id`` (an iframe of this frame's document), waiting up to
+        ``timeout`` for it to be known."""
         return await self._host.frame(frame_id=frame_id, timeout=timeout)
 
     async def child_frames(self) -> list[Frame]:

@@ -57,7 +57,7 @@ class FrameTree:
         self._host = host
         self._connection = connection
         #: The tab's main frame: it bears the tab's target id, and lives as long as the tab.
-        self.main = Frame(host, host.target_id, None)
+        self.main = Frame(host, host.target_id, None, main=True)
         self._frames: dict[str, Frame] = {self.main.id: self.main}
         self._listeners: dict[Session, Listener] = {}
         self._setups: set[asyncio.Task[None]] = set()
@@ -206,6 +206,9 @@ class FrameTree:
         session.on_detach(gone)
 
     def _frame(self, frame_id: str, parent_id: str | None) -> Frame:
+        """The frame ``frame_id``, made when new. A parent Chrome has not reported yet is made
+        too, with no parent of its own until it is reported: a frame is never taken for the
+        main frame for want of a parent."""
         frame = self._frames.get(frame_id)
         parent = self._frames.get(parent_id) if parent_id else None
         if parent_id and parent is None:

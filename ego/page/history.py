@@ -40,7 +40,9 @@ async def go(
     """
     check_wait_until(wait_until)
     direction = "back" if delta < 0 else "forward"
-    with LoadWait(session, main_frame, wait_until, timeout, f"going {direction}") as load:
+    with LoadWait(
+        session, main_frame, wait_until, timeout, f"going {direction}", within_document=True
+    ) as load:
         history = await session.send("Page.getNavigationHistory", timeout=load.left())
         entries: list[dict[str, Any]] = history.get("entries", [])
         current = int(history.get("currentIndex", 0))

@@ -3,72 +3,177 @@
 Each finds what a selector or ref names (:mod:`.elements`), waits until it can take the input
 (:mod:`.actionability`: attached, visible, enabled, stable, receiving events at its point),
 then acts through CDP's Input domain on the tab's session, at the element's point in the
-tab's coordinates: a mouse press and release for a click, ``Input.insertText`` (or key
-events) for typing. Options are chosen from inside the page and files set with
-``DOM.setFileInputFiles``, as nothing else can; keys are :mod:`.keys`.
+tab's coordinates: a mouse press and release for a click (any button, any count: a double
+click is two, the second with ``clickCount`` 2, as a person's is), ``Input.insertText`` (or
+key events) for typing. Options are chosen from inside the page and files set with
+``DOM.setFileInputFiles``, as nothing else can; keys are :mod:`.keys`, the pointer
+:mod:`.mouse`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from ..errors import ElementNotActionableError, ElementNotFoundError
+from ..errors import ElementNotActionableError, ElementNotFoundError, WrongElementError
 from .actionability import (
+    SLIPPED,
     Actionable,
     click_landed,
     deliver_mouse,
     not_actionable,
-    wait_actionable,
+    tab_point,
 )
-from .elements import Elements, call_on, release, release_elements, resolve
-from .keys import key_events, press, send_input, type_keys
+from .aim import Position, aim, check_position, point_on, tab_xy
+from .elements import Elements, call_on, release, release_elements
+from .hands import BUTTON_BITS, MODIFIER_BITS
+from .keys import (
+    key_events,
+    modifier_fields,
+    modifier_name,
+    platform_is_mac,
+    press,
+    send_input,
+    type_keys,
+)
+from .mouse import check_button
+from .mouse import move as mouse_move
 from .page import Page
 
-__all__ = ["check", "click", "hover", "press", "select", "type_text", "upload"]
+__all__ = ["Click", "check", "click", "hover", "press", "select", "type_text", "upload"]
 
 #: The most seconds a checkbox's framework may take to show the state a click gave it.
 _STATE_SETTLES = 1.0
 
+_MOUSE: Final = "Input.dispatchMouseEvent"
+_KEY: Final = "Input.dispatchKeyEvent"
 
-async def _act(
+
+@dataclass(frozen=True)
+class Click:
+    """How a click presses: which button, how many times (2: a double click), with which
+    modifier keys held, where on the element, and how long each press lasts."""
+
+    button: str = "left"
+    count: int = 1
+    modifiers: frozenset[str] = frozenset()
+    position: Position | None = None
+    delay: float | None = None
+
+    @classmethod
+    def of(
+        cls,
+        verb: str,
+        *,
+        button: str = "left",
+        click_count: int = 1,
+        modifiers: Iterable[str] = (),
+        position: Position | None = None,
+        delay: float | None = None,
+    ) -> Click:
+        """The click the arguments of ``verb`` describe.
+
+        Raises:
+            ValueError: an unknown button or modifier, a click count below 1, a position
+                that is not ``{"x", "y"}``, a negative delay.
+        """
+        check_button(button, click_count, verb)
+        check_position(position, verb)
+        if isinstance(modifiers, str):
+            modifiers = [modifiers]
+        names = set()
+        for given in modifiers:
+            name = modifier_name(str(given))
+            if name is None:
+                raise ValueError(
+                    f"{verb}: modifiers holds {given!r}; use Alt, Control, Meta, Shift or "
+                    "ControlOrMeta"
+                )
+            names.add(name)
+        if delay is not None and delay < 0:
+            raise ValueError(f"{verb}: delay={delay!r}; give seconds, 0 or more")
+        return cls(button, click_count, frozenset(names), position, delay)
+
+
+#: A left click, once.
+_LEFT: Final = Click()
+
+
+async def _aim(
     page: Page,
     selector: str,
     action: str,
     wait: float,
     force: bool,
     verb: str,
+    *,
+    position: Position | None = None,
     prepare: dict[str, Any] | None = None,
     held: bool = True,
+    kind: Callable[[Elements], Awaitable[None]] | None = None,
 ) -> tuple[Elements, Actionable, float]:
-    """Resolve ``selector`` and wait until it can take ``action``; the elements, the chosen
-    one and the seconds left of ``wait``. ``held`` False: the action needs no object of the
-    element after the checks (:func:`.elements.resolve`)."""
-    deadline = time.monotonic() + wait
-    elements = await resolve(page, selector, wait, held=held)
+    """:func:`.aim.aim`, the point then moved to ``position`` on the element."""
+    elements, chosen, left = await aim(
+        page, selector, action, wait, force, verb, prepare=prepare, held=held, kind=kind
+    )
+    if position is not None:
+        try:
+            chosen, _ = await point_on(elements, chosen, position)
+        except BaseException:
+            release_elements(elements)
+            raise
+    return elements, chosen, left
+
+
+async def _mouse_click(
+    elements: Elements, chosen: Actionable, wait: float, verb: str, how: Click = _LEFT
+) -> None:
+    """A click at the chosen point: the mouse moves there and its button goes down and up,
+    once per count (``clickCount`` 1, 2, ...), the modifiers ``how`` names held around it."""
+    page = elements.page
+    state = page.input_state
+    extra = sorted(how.modifiers - state.modifiers)
+    mask = state.modifier_mask(how.modifiers)
+    held = state.button_mask
+    bit = BUTTON_BITS[how.button]
+    events: list[dict[str, Any]] = [{"type": "mouseMoved", "modifiers": mask, "buttons": held}]
+    for count in range(1, how.count + 1):
+        at = {"button": how.button, "clickCount": count, "modifiers": mask}
+        events.append({"type": "mousePressed", "buttons": held | bit, **at})
+        events.append({"type": "mouseReleased", "buttons": held, **at})
+    keys_down = state.modifier_mask()
+    downs = []
+    for name in extra:
+        keys_down |= MODIFIER_BITS[name]
+        down = {"type": "rawKeyDown", "modifiers": keys_down, **modifier_fields(name)}
+        downs.append((_KEY, down))
+    if downs:
+        await send_input(page, downs)
     try:
-        left = max(0.0, deadline - time.monotonic())
-        chosen = await wait_actionable(
-            elements, action, left, force=force, verb=verb, waited=wait, prepare=prepare
-        )
-    except BaseException:
-        release_elements(elements)
-        raise
-    return elements, chosen, max(0.0, deadline - time.monotonic())
-
-
-async def _mouse_click(elements: Elements, chosen: Actionable, wait: float, verb: str) -> None:
-    """A left click at the chosen point: the mouse moves there, goes down and up."""
-    at: dict[str, Any] = {"button": "left", "clickCount": 1}
-    events: list[dict[str, Any]] = [
-        {"type": "mouseMoved"},
-        {"type": "mousePressed", "buttons": 1, **at},
-        {"type": "mouseReleased", "buttons": 0, **at},
-    ]
-    await deliver_mouse(elements, chosen, events, wait, verb)
+        if not how.delay:
+            await deliver_mouse(elements, chosen, events, wait, verb)
+        else:
+            await deliver_mouse(elements, chosen, events[:2], wait, verb)
+            x, y = await tab_xy(page, chosen)
+            for event in events[2:]:
+                if event["type"] == "mouseReleased" or event["clickCount"] > 1:
+                    await asyncio.sleep(how.delay)  # the pace asked for, not a wait
+                await page.top_send(_MOUSE, {**event, "x": x, "y": y})
+    finally:
+        ups = []
+        for name in reversed(extra):
+            keys_down &= ~MODIFIER_BITS[name]
+            ups.append((_KEY, {"type": "keyUp", "modifiers": keys_down, **modifier_fields(name)}))
+        if ups:
+            await send_input(page, ups)
+    state.x, state.y = await tab_xy(page, chosen)
 
 
 async def _click_until_it_lands(
@@ -82,39 +187,60 @@ async def _click_until_it_lands(
     chosen: Actionable,
     held: bool = True,
     prepare: dict[str, Any] | None = None,
+    how: Click = _LEFT,
 ) -> tuple[Elements, Actionable]:
-    """Click at the chosen point; when the page moved under the point before the click's
-    events arrived, they were cancelled in the page (:func:`.actionability.click_landed`),
-    and the checks and the click run again until ``deadline``. Returns the elements and the
-    choice of the click that landed (the earlier elements are released).
+    """Click at the chosen point as ``how`` says; when the page moved under the point before
+    the click's events arrived, they were cancelled in the page
+    (:func:`.actionability.click_landed`), and the checks and the click run again until
+    ``deadline``. Returns the elements and the choice of the click that landed (the earlier
+    elements are released).
 
     Raises:
         ElementNotActionableError: every click until the deadline would have landed
-            elsewhere (``receives events``).
+            elsewhere, or the press reached the element and the page then moved another
+            element under the point, which the release or the click reached (``receives
+            events``; the rest of that click was cancelled, and it is not made again since
+            the page saw the press).
     """
     while True:
         left = max(0.0, deadline - time.monotonic())
-        await _mouse_click(elements, chosen, left, verb)
+        await _mouse_click(elements, chosen, left, verb, how)
         if force:
             return elements, chosen
-        other = await click_landed(elements)
-        if other is None:
+        miss = await click_landed(elements)
+        if miss is None:
             return elements, chosen
+        if miss.pressed:
+            raise _refused(
+                elements, chosen, verb, "receives events",
+                f"the {miss.event} went to {miss.target} after the press reached it, so the "
+                "rest of the click was cancelled", words=SLIPPED,
+            )  # fmt: skip
         release_elements(elements)
         left = deadline - time.monotonic()
         if left <= 0:
             raise _refused(
                 elements, chosen, verb, "receives events",
                 f"the page moved under the point before the click arrived: it would have "
-                f"landed on {other}, so it was cancelled",
+                f"landed on {miss.target}, so it was cancelled",
             )  # fmt: skip
-        elements, chosen, _ = await _act(
-            page, selector, action, left, force, verb, prepare=prepare, held=held
-        )
+        elements, chosen, _ = await _aim(
+            page, selector, action, left, force, verb, position=how.position, prepare=prepare,
+            held=held,
+        )  # fmt: skip
 
 
-async def click(page: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
-    """Click the element as a user does, once it can take the click.
+async def click(
+    page: Page,
+    selector: str,
+    *,
+    how: Click = _LEFT,
+    wait: float = 5.0,
+    force: bool = False,
+    verb: str = "click",
+) -> None:
+    """Click the element as a user does, once it can take the click, as ``how`` says
+    (button, count, modifiers, position, delay).
 
     Raises:
         InvalidSelectorError: a malformed selector.
@@ -123,24 +249,50 @@ async def click(page: Page, selector: str, *, wait: float = 5.0, force: bool = F
         ElementNotActionableError: it stayed hidden, disabled, moving or covered.
     """
     deadline = time.monotonic() + wait
-    elements, chosen, _ = await _act(page, selector, "click", wait, force, "click", held=False)
+    if "ControlOrMeta" in how.modifiers:
+        own = "Meta" if await platform_is_mac(page) else "Control"
+        how = dataclasses.replace(how, modifiers=how.modifiers - {"ControlOrMeta"} | {own})
+    elements, chosen, _ = await _aim(
+        page, selector, "click", wait, force, verb, position=how.position, held=False
+    )
     try:
         elements, chosen = await _click_until_it_lands(
-            page, selector, "click", deadline, force, "click", elements, chosen, held=False
-        )
+            page, selector, "click", deadline, force, verb, elements, chosen, held=False,
+            how=how,
+        )  # fmt: skip
     finally:
         release_elements(elements)
 
 
-async def hover(page: Page, selector: str, *, wait: float = 5.0, force: bool = False) -> None:
-    """Move the mouse over the element once it is visible, still and on top.
+async def hover(
+    page: Page,
+    selector: str,
+    *,
+    position: Position | None = None,
+    wait: float = 5.0,
+    force: bool = False,
+) -> None:
+    """Move the mouse over the element (at ``position`` from its padding box's top-left
+    corner, else its point) once it is visible, still and on top. With a mouse button down,
+    the move is a drag's: it may start an HTML5 drag, or carry one on (:func:`.mouse.move`).
 
     Raises:
+        ValueError: a position that is not ``{"x", "y"}``.
         as :func:`click`.
     """
-    elements, chosen, left = await _act(page, selector, "hover", wait, force, "hover", held=False)
+    check_position(position, "hover")
+    elements, chosen, left = await _aim(
+        page, selector, "hover", wait, force, "hover", position=position, held=False
+    )
     try:
-        await deliver_mouse(elements, chosen, [{"type": "mouseMoved"}], left, "hover")
+        state = page.input_state
+        if state.buttons:
+            x, y = await tab_point(elements.page, chosen.x, chosen.y)
+            await mouse_move(page, x, y)
+            return
+        moved = {"type": "mouseMoved", "modifiers": state.modifier_mask(), "buttons": 0}
+        await deliver_mouse(elements, chosen, [moved], left, "hover")
+        state.x, state.y = await tab_xy(elements.page, chosen)
     finally:
         release_elements(elements)
 
@@ -159,7 +311,7 @@ async def check(
     """
     verb = "check" if checked else "uncheck"
     deadline = time.monotonic() + wait
-    elements, chosen, _ = await _act(page, selector, "check", wait, force, verb)
+    elements, chosen, _ = await _aim(page, selector, "check", wait, force, verb)
     try:
         state = chosen.info.get("checked")
         if state is checked:
@@ -188,11 +340,15 @@ async def check(
 
 
 def _refused(
-    elements: Elements, chosen: Actionable, verb: str, check_name: str, seen: str
+    elements: Elements,
+    chosen: Actionable,
+    verb: str,
+    check_name: str,
+    seen: str,
+    words: tuple[str, str] | None = None,
 ) -> ElementNotActionableError:
-    return not_actionable(
-        elements, {"check": check_name, "seen": seen, "what": chosen.what, "final": True}, 0, verb
-    )
+    answer = {"check": check_name, "seen": seen, "what": chosen.what, "final": True}
+    return not_actionable(elements, {**answer, "words": words}, 0, verb)
 
 
 async def type_text(
@@ -209,14 +365,19 @@ async def type_text(
     then insert ``text`` where the focus went (``Input.insertText``, or one key at a time,
     ``delay`` seconds apart, when ``delay`` is given).
 
+    Where what the field showed before can be read again (a contenteditable, an editor
+    whose own field is hidden), a clear that did not take is made once more by the keyboard
+    (select all, Delete), as a user would on seeing it.
+
     Raises:
         ElementNotActionableError: the field stayed hidden, disabled or read-only, or what
-            took the focus takes no text (``editable``); or as :func:`click`.
+            took the focus takes no text (``editable``); it still showed what it held before
+            after the clear was made twice (``typed``); or as :func:`click`.
         InvalidSelectorError, ElementNotFoundError: as :func:`click`.
     """
     ready = {"clear": clear, "text": text}
     deadline = time.monotonic() + wait
-    elements, chosen, left = await _act(
+    elements, chosen, left = await _aim(
         page, selector, "type", wait, force, "type into", prepare=ready, held=False
     )
     try:
@@ -244,17 +405,69 @@ async def type_text(
         keys = list(field.get("keys", []))
         if clear and not field.get("empty"):
             keys.append("Delete")
-        if delay is not None or kind == "keys":
-            for key in keys:
-                await press(page, key)
-            await type_keys(page, text, delay or 0.0)
-        else:
-            commands = [("Input.dispatchKeyEvent", e) for key in keys for e in key_events(key)]
-            if text:
-                commands.append(("Input.insertText", {"text": text}))
-            await send_input(page, commands)
+        await _enter(page, keys, text, delay, kind == "keys")
+        before = " ".join(str(field.get("before") or "").split())
+        if clear and before and before not in " ".join(text.split()):
+            await _cleared(elements, chosen, field, before, text, delay, kind == "keys")
     finally:
         release_elements(elements)
+
+
+async def _enter(
+    page: Page, keys: list[str], text: str, delay: float | None, by_keys: bool
+) -> None:
+    """Press ``keys`` (the field's readying shortcuts), then put ``text`` in: inserted, or
+    key by key (``delay`` apart) where keys are asked for or only keys reach."""
+    mac = await platform_is_mac(page) if any("ControlOrMeta" in key for key in keys) else False
+    if delay is not None or by_keys:
+        if keys:
+            await press(page, *keys, mac=mac)
+        await type_keys(page, text, delay or 0.0)
+        return
+    commands = [(_KEY, event) for key in keys for event in key_events(key, mac=mac)]
+    if text:
+        commands.append(("Input.insertText", {"text": text}))
+    await send_input(page, commands)
+
+
+async def _cleared(
+    elements: Elements,
+    chosen: Actionable,
+    field: dict[str, Any],
+    before: str,
+    text: str,
+    delay: float | None,
+    by_keys: bool,
+) -> None:
+    """After typing with ``clear``: when the field still shows what it held ``before``, the
+    clear did not take (an editor readied its selection too late): select all and Delete by
+    the keyboard, type again, and look once more.
+
+    Raises:
+        ElementNotActionableError: it still shows what it held before (``typed``).
+    """
+    read = str(field.get("read") or "active")
+    for attempt in range(2):
+        after = await call_on(
+            elements, "typed_field", chosen.index, read,
+            elements.selector if not elements.object_id else None,
+            timeout=elements.page.default_timeout,
+        )  # fmt: skip
+        shown = " ".join(str(after or "").split())
+        if before not in shown:
+            return
+        if attempt:
+            break
+        await _enter(elements.page, ["ControlOrMeta+A", "Delete"], text, delay, by_keys)
+    where = elements.page.url or "the page"
+    raise ElementNotActionableError(
+        f"cannot type into {chosen.what} ({elements.given!r}) on {where}: it still shows what "
+        f"it held before after select all and Delete, twice; typed check: it shows "
+        f"{shown[:80]!r}. Clear it by the page's own control, or type with clear=False",
+        selector=elements.given,
+        check="typed",
+        seen=f"it shows {shown[:80]!r}",
+    )
 
 
 async def select(
@@ -269,18 +482,65 @@ async def select(
     once it is visible and enabled; the values selected afterwards.
 
     Raises:
-        ElementNotFoundError: nothing matches within ``wait``, the element is not a
-            ``<select>``, or it has no option with one of ``values``.
+        WrongElementError: the element is not a ``<select>`` (an option of one names its
+            select's ref), at once, before any wait.
+        ElementNotFoundError: nothing matches within ``wait``, or the ``<select>`` has no
+            option with one of ``values``.
         ElementNotActionableError: it stayed hidden or disabled.
         ValueError: several values for a single-choice select.
         InvalidSelectorError: a malformed selector.
     """
     wanted = [values] if isinstance(values, str) else list(values)
-    elements, chosen, _ = await _act(page, selector, "select", wait, force, "select in")
+    elements, chosen, _ = await _aim(
+        page, selector, "select", wait, force, "select in", kind=_a_select
+    )
     try:
         return await _choose(elements, chosen, wanted, "select in")
     finally:
         release_elements(elements)
+
+
+async def _a_select(elements: Elements) -> None:
+    """Fail at once unless ``elements`` hold a ``<select>``: an option (it is chosen through
+    its select, whose ref the error names), or anything else.
+
+    Raises:
+        WrongElementError: none of them is a ``<select>``.
+    """
+    page = elements.page
+    found: dict[str, Any] = await call_on(
+        elements, "select_target", False, timeout=page.default_timeout
+    )
+    if found["kind"] == "select":
+        return
+    if found["kind"] == "option":
+        owner = await call_on(
+            elements, "select_target", True, timeout=page.default_timeout, by_value=False
+        )
+        try:
+            node = (await page.send("DOM.describeNode", {"objectId": owner}))["node"]
+        finally:
+            release(page, str(owner), is_object=True)
+        ref = page.refs.ref_for(page, int(node["backendNodeId"]))
+        label = f" ({json.dumps(found['label'], ensure_ascii=False)})" if found["label"] else ""
+        raise WrongElementError(
+            selector=elements.given, found=f"an option{label}", wanted="a <select>",
+            action="select", owner=f"ref={ref}", choice=str(found["choice"]),
+        )  # fmt: skip
+    raise _wrong_kind(elements.given, found)
+
+
+def _wrong_kind(given: str, found: dict[str, Any]) -> WrongElementError:
+    """The error for a ``<select>``'s action given ``found`` (a ``select_target.js`` answer
+    of another kind)."""
+    tag, kind, role = str(found["tag"]), str(found["type"]), str(found["role"])
+    shown = f"<{tag}{f' type={kind}' if kind else ''}{f' role={role}' if role else ''}>"
+    named = {"a": "a link", "button": "a button"}.get(tag)
+    if named and not role:
+        words = f"{named} ({shown})"
+    else:
+        words = f"{'an' if tag[:1] in 'aeiou' else 'a'} {shown}"
+    return WrongElementError(selector=given, found=words, wanted="a <select>", action="select")
 
 
 async def _choose(
@@ -291,11 +551,7 @@ async def _choose(
     )
     given = elements.given
     if "notSelect" in result:
-        raise ElementNotFoundError(
-            f"{given!r} matches a <{result['notSelect']}>, not a <select>: select() "
-            "chooses options of a <select>; use click() for custom dropdowns",
-            selector=given,
-        )
+        raise _wrong_kind(given, result["notSelect"])
     if "missing" in result:
         choices = ", ".join(repr(value) for value in result["options"])
         raise ElementNotFoundError(
@@ -341,7 +597,7 @@ async def upload(
         if not resolved.is_file():
             raise FileNotFoundError(f"cannot upload {os.fspath(path)!r}: no such file")
         files.append(str(resolved))
-    elements, chosen, _ = await _act(page, selector, "upload", wait, force, "upload to")
+    elements, chosen, _ = await _aim(page, selector, "upload", wait, force, "upload to")
     try:
         info = chosen.info
         if info["tag"] != "input" or info.get("type") != "file":

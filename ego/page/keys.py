@@ -7,11 +7,23 @@ on Tab, a form submits on Enter); Chrome hands them to the focused frame.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any, Final
 
 from .page import Page
 
-__all__ = ["key_event", "key_events", "press", "send_input", "type_keys"]
+__all__ = [
+    "key_event",
+    "key_events",
+    "modifier_fields",
+    "modifier_name",
+    "platform_is_mac",
+    "press",
+    "send_input",
+    "split_keys",
+    "text_events",
+    "type_keys",
+]
 
 
 #: CDP modifier bits, and each modifier key's code and Windows virtual key code.
@@ -21,7 +33,10 @@ _MODIFIERS: Final[dict[str, tuple[int, str, int]]] = {
     "Meta": (4, "MetaLeft", 91),
     "Shift": (8, "ShiftLeft", 16),
 }
+#: What ``ControlOrMeta`` stands for until the platform decides (Meta on macOS).
+_SHORTCUT: Final = "ControlOrMeta"
 _MODIFIER_ALIASES: Final = {
+    "controlormeta": _SHORTCUT,
     "ctrl": "Control",
     "control": "Control",
     "alt": "Alt",
@@ -66,6 +81,18 @@ _NAMED_ALIASES: Final = {
     "cmd": "Meta",
 }
 
+#: The editing command a platform's shortcut runs in an editable element (the chord's
+#: shortcut modifier, Control or Meta by platform, left out), sent with the key as
+#: ``commands`` so that it runs as the platform's own key binding would run it.
+_COMMANDS: Final = {
+    "A": "selectAll",
+    "C": "copy",
+    "X": "cut",
+    "V": "paste",
+    "Z": "undo",
+    "Shift+Z": "redo",
+}
+
 #: Printable keys of a US layout: the unshifted and shifted character, code, key code.
 _PRINTABLE: Final[list[tuple[str, str, str, int]]] = [
     *((c, c.upper(), f"Key{c.upper()}", ord(c.upper())) for c in "abcdefghijklmnopqrstuvwxyz"),
@@ -90,8 +117,37 @@ _CHARS: Final[dict[str, tuple[str, int, str]]] = {
 }
 
 
-def key_event(key: str) -> tuple[list[str], dict[str, Any]]:
-    """Parse ``"Control+Shift+A"`` into its modifiers and the main key's event fields."""
+def split_keys(keys: str | Sequence[str]) -> list[str]:
+    """The keys to press one after another: a list as it is, or a string cut at its spaces
+    (``"Control+A Delete"``; a string of spaces alone is the space bar, also ``"Space"``).
+
+    Raises:
+        ValueError: no key at all.
+    """
+    given = [keys] if isinstance(keys, str) else list(keys)
+    found: list[str] = []
+    for item in given:
+        found.extend(item.split() if item.strip() else [item[:1]])
+    if not found or not all(found):
+        raise ValueError(f"press({keys!r}): name a key, such as Enter or Control+A")
+    return found
+
+
+def key_event(
+    key: str, *, held: frozenset[str] | set[str] = frozenset(), mac: bool = False
+) -> tuple[list[str], dict[str, Any]]:
+    """Parse ``"Control+Shift+A"`` into its modifiers and the main key's event fields.
+
+    Args:
+        key: one chord: modifiers and a key joined by ``+``.
+        held: modifier keys already down (``keyboard.down("Shift")``): they shape the key
+            as the chord's own do.
+        mac: the browser runs on macOS: ``ControlOrMeta`` is Meta there, and the editing
+            shortcuts use Meta.
+
+    Raises:
+        ValueError: an unknown key or modifier.
+    """
     if key == "+" or key.endswith("++"):
         names, main = (key[:-2].split("+") if len(key) > 1 else []), "+"
     else:
@@ -99,21 +155,25 @@ def key_event(key: str) -> tuple[list[str], dict[str, Any]]:
     modifiers: list[str] = []
     for name in names:
         modifier = _MODIFIER_ALIASES.get(name.lower())
+        if modifier == _SHORTCUT:
+            modifier = "Meta" if mac else "Control"
         if modifier is None:
             raise ValueError(
-                f"press({key!r}): {name!r} is not a modifier; use Control, Shift, Alt or Meta"
+                f"press({key!r}): {name!r} is not a modifier; use Control, Shift, Alt, Meta "
+                "or ControlOrMeta"
             )
         if modifier not in modifiers:
             modifiers.append(modifier)
     if not main:
         raise ValueError(f"press({key!r}): no key after the modifiers")
     main = _NAMED_ALIASES.get(main.lower(), main) if len(main) > 1 else main
-    shift = "Shift" in modifiers
+    down = set(modifiers) | set(held)
+    shift = "Shift" in down
     if main in _NAMED:
         code, vk, text = _NAMED[main]
         event: dict[str, Any] = {"key": main, "code": code, "windowsVirtualKeyCode": vk}
     elif len(main) == 1:
-        if modifiers and main.isascii() and main.isalpha():
+        if down and main.isascii() and main.isalpha():
             # A keyboard has one key per letter: with modifiers, Shift alone sets its case
             # ("Control+A" is Control and the a key, as a user presses it).
             main = main.lower()
@@ -125,54 +185,106 @@ def key_event(key: str) -> tuple[list[str], dict[str, Any]]:
             f"press({key!r}): unknown key {main!r}; use one character or a key name such as "
             "Enter, Tab, Escape, Backspace, ArrowDown, PageUp, F5"
         )
-    if modifiers and set(modifiers) - {"Shift"}:
+    if down - {"Shift"}:
         text = ""  # a shortcut (Control+A) types nothing; Chrome runs its editing command
     if text:
         event["text"] = event["unmodifiedText"] = text
     event["nativeVirtualKeyCode"] = event["windowsVirtualKeyCode"]
+    command = _COMMANDS.get(_shortcut(down, event.get("code", ""), mac))
+    if command:
+        event["commands"] = [command]
     return modifiers, event
 
 
-async def press(page: Page, key: str) -> None:
-    """Press ``key`` (with its modifiers held) in the focused element of the tab.
+def _shortcut(down: set[str], code: str, mac: bool) -> str:
+    """The platform-neutral name of a chord, as :data:`_COMMANDS` keys it."""
+    own = "Meta" if mac else "Control"
+    if own not in down or down - {own, "Shift"} or not code.startswith("Key"):
+        return ""
+    return ("Shift+" if "Shift" in down else "") + code[3:]
+
+
+async def press(
+    page: Page, *keys: str, delay: float | None = None, mac: bool | None = None
+) -> None:
+    """Press each of ``keys`` in turn (a chord's modifiers held around its key) in the
+    focused element of the tab, with the modifiers ``keyboard.down`` holds.
 
     Key events go to the tab's own session: Chrome hands them to the focused frame.
 
+    Args:
+        keys: chords, pressed one after another (a string may hold several, cut at spaces).
+        delay: seconds between each key's down and up (key events then go one at a time).
+        mac: the browser's platform, when known; asked of the browser when a chord needs it.
+
+    Raises:
+        ValueError: a key names no key or modifier.
+    """
+    chords = [chord for given in keys for chord in split_keys(given)]
+    state = page.input_state
+    if mac is None:
+        mac = await platform_is_mac(page) if any(_needs_platform(k) for k in chords) else False
+    held = frozenset(state.modifiers)
+    events = [e for chord in chords for e in key_events(chord, held=held, mac=mac)]
+    if not delay:
+        await send_input(page, [(_KEY, event) for event in events])
+        return
+    for event in events:
+        await page.top_send(_KEY, event)
+        if event["type"] != "keyUp" and "location" not in event:  # the chord's own key
+            await asyncio.sleep(delay)  # the pace asked for, not a wait for anything
+
+
+def _needs_platform(chord: str) -> bool:
+    names = {name.lower() for name in chord.split("+")[:-1]}
+    return bool(names & {"control", "ctrl", "meta", "cmd", "command", "controlormeta"})
+
+
+async def platform_is_mac(page: Page) -> bool:
+    """Whether the tab's browser runs on macOS (asked once per tab)."""
+    state = page.input_state
+    if state.mac is None:
+        version = await page.top_send("Browser.getVersion")
+        state.mac = "Macintosh" in str(version.get("userAgent", ""))
+    return state.mac
+
+
+def key_events(
+    key: str, *, held: frozenset[str] | set[str] = frozenset(), mac: bool = False
+) -> list[dict[str, Any]]:
+    """The ``Input.dispatchKeyEvent`` parameters that press ``key``: each modifier down
+    that is not held already, the key down and up, those modifiers up.
+
     Raises:
         ValueError: ``key`` names no key or modifier.
     """
-    await send_input(page, [("Input.dispatchKeyEvent", event) for event in key_events(key)])
-
-
-def key_events(key: str) -> list[dict[str, Any]]:
-    """The ``Input.dispatchKeyEvent`` parameters that press ``key``: each modifier down,
-    the key down and up, the modifiers up.
-
-    Raises:
-        ValueError: ``key`` names no key or modifier.
-    """
-    modifiers, event = key_event(key)
+    modifiers, event = key_event(key, held=held, mac=mac)
     events: list[dict[str, Any]] = []
-    mask = 0
-    for name in modifiers:
-        bit, code, vk = _MODIFIERS[name]
-        mask |= bit
-        events.append(
-            {"type": "rawKeyDown", "key": name, "code": code, "windowsVirtualKeyCode": vk,
-             "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1}
-        )  # fmt: skip
-    down = "keyDown" if event.get("text") else "rawKeyDown"
-    events.append({"type": down, "modifiers": mask, **event})
-    up = {k: v for k, v in event.items() if k not in ("text", "unmodifiedText")}
+    mask = sum(_MODIFIERS[name][0] for name in held)
+    pressed = [name for name in modifiers if name not in held]
+    for name in pressed:
+        mask |= _MODIFIERS[name][0]
+        events.append({"type": "rawKeyDown", "modifiers": mask, **modifier_fields(name)})
+    events.append({"type": "keyDown" if event.get("text") else "rawKeyDown", "modifiers": mask,
+                   **event})  # fmt: skip
+    up = {k: v for k, v in event.items() if k not in ("text", "unmodifiedText", "commands")}
     events.append({"type": "keyUp", "modifiers": mask, **up})
-    for name in reversed(modifiers):
-        bit, code, vk = _MODIFIERS[name]
-        mask &= ~bit
-        events.append(
-            {"type": "keyUp", "key": name, "code": code, "windowsVirtualKeyCode": vk,
-             "nativeVirtualKeyCode": vk, "modifiers": mask, "location": 1}
-        )  # fmt: skip
+    for name in reversed(pressed):
+        mask &= ~_MODIFIERS[name][0]
+        events.append({"type": "keyUp", "modifiers": mask, **modifier_fields(name)})
     return events
+
+
+def modifier_fields(name: str) -> dict[str, Any]:
+    """The event fields of the modifier key ``name`` (``"Shift"``, ``"Control"``, ...)."""
+    _, code, vk = _MODIFIERS[name]
+    return {"key": name, "code": code, "windowsVirtualKeyCode": vk,
+            "nativeVirtualKeyCode": vk, "location": 1}  # fmt: skip
+
+
+def modifier_name(key: str) -> str | None:
+    """The modifier ``key`` names (``"ctrl"`` is ``"Control"``), or None."""
+    return _MODIFIER_ALIASES.get(key.lower())
 
 
 async def send_input(page: Page, commands: list[tuple[str, dict[str, Any]]]) -> None:
@@ -182,27 +294,38 @@ async def send_input(page: Page, commands: list[tuple[str, dict[str, Any]]]) -> 
     await asyncio.gather(*(page.top_send(method, params) for method, params in commands))
 
 
-async def type_keys(page: Page, text: str, delay: float) -> None:
-    """Type ``text`` one key at a time in the focused element, ``delay`` seconds apart: each
-    character of a US keyboard as its key going down and up (with Shift for a shifted one;
-    a line break as Enter), any other character inserted as an input method commits it
-    (``Input.insertText``).
-    """
-    for n, char in enumerate(text):
-        if n and delay > 0:
-            await asyncio.sleep(delay)  # the pace asked for, not a wait for anything
+def text_events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    """The input commands that type ``text`` key by key: each character of a US keyboard as
+    its key going down and up (with Shift for a shifted one; a line break as Enter), any
+    other character inserted as an input method commits it (``Input.insertText``)."""
+    commands: list[tuple[str, dict[str, Any]]] = []
+    for char in text:
         if char in "\r\n":
-            await press(page, "Enter")
+            commands.extend((_KEY, event) for event in key_events("Enter"))
         elif char in _CHARS:
             code, vk, _ = _CHARS[char]
             modifiers = 8 if char in _SHIFTED else 0
             event = {"key": char, "code": code, "windowsVirtualKeyCode": vk,
                      "nativeVirtualKeyCode": vk, "modifiers": modifiers}  # fmt: skip
-            down = {"type": "keyDown", "text": char, "unmodifiedText": char, **event}
-            up = {"type": "keyUp", **event}
-            await send_input(page, [(_KEY, down), (_KEY, up)])
+            commands.append((_KEY, {"type": "keyDown", "text": char, "unmodifiedText": char,
+                                    **event}))  # fmt: skip
+            commands.append((_KEY, {"type": "keyUp", **event}))
         else:
-            await page.top_send("Input.insertText", {"text": char})
+            commands.append(("Input.insertText", {"text": char}))
+    return commands
+
+
+async def type_keys(page: Page, text: str, delay: float) -> None:
+    """Type ``text`` one key at a time in the focused element (:func:`text_events`), all in
+    flight at once, or ``delay`` seconds apart from one character to the next.
+    """
+    if delay <= 0:
+        await send_input(page, text_events(text))
+        return
+    for n, char in enumerate(text):
+        if n:
+            await asyncio.sleep(delay)  # the pace asked for, not a wait for anything
+        await send_input(page, text_events(char))
 
 
 _KEY: Final = "Input.dispatchKeyEvent"

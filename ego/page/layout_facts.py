@@ -1,11 +1,15 @@
 """What Chrome's accessibility tree does not say of a document's elements, read from one
-``DOMSnapshot.captureSnapshot``: which take clicks, which a page made tabbable, and which
-are laid out as blocks (so that a sentence's inline elements stay in its line).
+``DOMSnapshot.captureSnapshot``: which take clicks, which have a pointer cursor, which a page
+made tabbable, which are laid out as blocks (so that a sentence's inline elements stay in its
+line), which are native ``<select>`` elements (whose options are chosen through them) and how
+many are ``inert``.
 
 Clicks: Chrome's ``isClickable`` (a click, mousedown or mouseup listener on the element
-itself, or a link) and the top of a ``cursor: pointer`` region (an element with a pointer
-cursor whose parent has none), which is how a page that delegates its listeners to the root,
-as React does, still shows what it means to be clicked.
+itself, or a link). The top of a ``cursor: pointer`` region (an element with a pointer
+cursor under none, :mod:`.axtree` decides) takes clicks too: that is how a page that
+delegates its listeners to the root, as React does, still shows what it means to be
+clicked. A read of part of a large page asks the same facts of Chrome for the elements it
+reached alone (:mod:`.layout_query`).
 """
 
 from __future__ import annotations
@@ -28,18 +32,24 @@ class LayoutFacts:
     """One document's elements, by backend node id.
 
     Attributes:
-        clickable: elements that take clicks (a listener of their own, or the top of a
-            pointer-cursor region).
+        clickable: elements that take clicks (a listener of their own).
+        pointer: elements with a pointer cursor.
         tabbable: elements with a ``tabindex`` of 0 or more.
         blocks: elements laid out as blocks (not inline, and with a box).
         frames: each iframe element's ``name`` attribute, else its ``src`` (what names the
             frame when it has no title).
+        selects: native ``<select>`` elements.
+        inert: how many elements carry the ``inert`` attribute (what they hold is out of
+            the accessibility tree, as behind a modal dialog).
     """
 
     clickable: frozenset[int] = frozenset()
+    pointer: frozenset[int] = frozenset()
     tabbable: frozenset[int] = frozenset()
     blocks: frozenset[int] = frozenset()
     frames: Mapping[int, str] = field(default_factory=dict)
+    selects: frozenset[int] = frozenset()
+    inert: int = 0
 
 
 def layout_facts(capture: Mapping[str, Any]) -> dict[str, LayoutFacts]:
@@ -59,7 +69,6 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
     nodes = document["nodes"]
     layout = document["layout"]
     backend: list[int] = nodes["backendNodeId"]
-    parents: list[int] = nodes["parentIndex"]
     names: list[int] = nodes["nodeName"]
     types: list[int] = nodes["nodeType"]
 
@@ -76,25 +85,20 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
         if display and not display.startswith("inline") and display != "contents":
             blocks.add(backend[node])
 
-    def laid_out_parent(node: int) -> int:
-        parent = parents[node]
-        while parent >= 0 and parent not in cursor:
-            parent = parents[parent]
-        return parent
-
     clickable: set[int] = set()
     for node in nodes.get("isClickable", {}).get("index", []):
         if types[node] == 1 and text(names[node]) not in _NOT_CONTROLS:
             clickable.add(backend[node])
-    for node, value in cursor.items():
-        if value != "pointer" or text(names[node]) in _NOT_CONTROLS:
-            continue
-        parent = laid_out_parent(node)
-        if parent < 0 or cursor.get(parent) != "pointer":
-            clickable.add(backend[node])
+    pointer = {
+        backend[node]
+        for node, value in cursor.items()
+        if value == "pointer" and text(names[node]) not in _NOT_CONTROLS
+    }
 
     tabbable: set[int] = set()
     frames: dict[int, str] = {}
+    selects: set[int] = set()
+    inert = 0
     for node, attributes in enumerate(nodes.get("attributes", [])):
         named = {
             text(attributes[index]): text(attributes[index + 1])
@@ -102,6 +106,19 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
         }
         if named.get("tabindex", "").strip().isdigit():
             tabbable.add(backend[node])
-        if text(names[node]) in ("IFRAME", "FRAME"):
+        if "inert" in named:
+            inert += 1
+        tag = text(names[node])
+        if tag in ("IFRAME", "FRAME"):
             frames[backend[node]] = named.get("name") or named.get("src") or ""
-    return LayoutFacts(frozenset(clickable), frozenset(tabbable), frozenset(blocks), frames)
+        elif tag == "SELECT":
+            selects.add(backend[node])
+    return LayoutFacts(
+        frozenset(clickable),
+        frozenset(pointer),
+        frozenset(tabbable),
+        frozenset(blocks),
+        frames,
+        frozenset(selects),
+        inert,
+    )

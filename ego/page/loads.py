@@ -2,7 +2,8 @@
 
 A load is told by three events of the frame's session: ``Page.frameNavigated`` (a new
 document committed; its ``loaderId`` names it), ``Page.navigatedWithinDocument`` (a
-``#fragment`` or ``pushState``: no new document, nothing more to wait for) and
+``#fragment`` or ``pushState``: no new document; it ends a move back or forward to such an
+entry, never a reload, which a ``pushState`` of the page may race) and
 ``Page.lifecycleEvent`` (``DOMContentLoaded``, ``load``, ``networkIdle`` of a loader). Only the
 lifecycle events of the document the load committed count, never a late one of the page it
 replaced; lifecycle events may arrive before the commit is known, so every one seen is kept.
@@ -58,13 +59,23 @@ class LoadWait:
         wait_until: as :data:`WaitUntil`.
         timeout: seconds for the whole load, counted from now.
         what: names the load in a timeout's message (``"navigation to https://…"``).
+        within_document: a move within the frame's document (``#fragment``, ``pushState``)
+            counts as the load (going back or forward to such an entry); otherwise only a new
+            document does, so that a ``pushState`` racing a reload is not taken for it.
 
     Raises:
         ValueError: an unknown ``wait_until``.
     """
 
     def __init__(
-        self, session: Session, frame_id: str, wait_until: str, timeout: float, what: str
+        self,
+        session: Session,
+        frame_id: str,
+        wait_until: str,
+        timeout: float,
+        what: str,
+        *,
+        within_document: bool = False,
     ) -> None:
         check_wait_until(wait_until)
         self.wait_until = wait_until
@@ -76,8 +87,12 @@ class LoadWait:
         self._seen: set[tuple[str, str]] = set()
         self._loader: str | None = None
         self._new_document = session.expect("Page.frameNavigated", self._is_commit)
-        self._same_document = session.expect(
-            "Page.navigatedWithinDocument", lambda params: params.get("frameId") == frame_id
+        self._same_document = (
+            session.expect(
+                "Page.navigatedWithinDocument", lambda params: params.get("frameId") == frame_id
+            )
+            if within_document
+            else None
         )
         self._loaded = (
             session.expect("Page.lifecycleEvent", self._is_reached)
@@ -110,7 +125,8 @@ class LoadWait:
         self._loader = loader_id
 
     async def committed(self) -> tuple[str, str | None]:
-        """Wait until the frame committed a document or moved within its own.
+        """Wait until the frame committed a new document (or moved within its own, when
+        ``within_document``).
 
         Returns:
             the frame's URL there, and the new document's loader id (None for a move within
@@ -119,14 +135,18 @@ class LoadWait:
         Raises:
             CommandTimeoutError: nothing committed before the deadline.
         """
+        waits = {self._new_document}
+        if self._same_document is not None:
+            waits.add(self._same_document)
         done, _ = await asyncio.wait(
-            {self._new_document, self._same_document},
+            waits,
             timeout=self.left(),
             return_when=asyncio.FIRST_COMPLETED,
         )
         if not done:
             raise CommandTimeoutError(f"{self.what}: no page committed within {self.timeout:g} s")
         if self._new_document not in done:
+            assert self._same_document is not None
             params = self._same_document.result()
             return str(params.get("url", "")), None
         params = self._new_document.result()

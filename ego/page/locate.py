@@ -1,9 +1,11 @@
 """Selectors that reach into frames: ``iframe#pay >> #card-number`` is the element matching
 ``#card-number`` in the document the iframe matching ``iframe#pay`` shows.
 
-Each part is CSS (open shadow roots pierced, as everywhere in ego); ``>>`` never occurs in
-CSS, so the split is unambiguous. Parts chain through nested frames: ``#outer >> #inner >>
-button``. Same-process and cross-site (out-of-process) frames work alike.
+Each part is a selector of the engine (CSS piercing open shadow roots, ``role=``,
+``text=``, ...); ``>>`` never occurs in CSS, so the split is unambiguous. Parts chain through
+nested frames: ``#outer >> #inner >> button``. Same-process and cross-site (out-of-process)
+frames work alike. A part whose first match is no iframe starts a chain within its document
+(``#list >> text=Apple``: the text inside the list), which the page's own engine finds.
 """
 
 from __future__ import annotations
@@ -59,18 +61,22 @@ def frame_parts(selector: str) -> list[str]:
 
 
 async def locate(page: Page, selector: str, wait: float) -> tuple[Page, str]:
-    """The page (a frame, for a frame-qualified selector) and the selector to use there.
+    """The page (a frame, for a frame-qualified selector) and the selector to use there:
+    the parts after the iframes, chained with ``>>`` when the first of them is no iframe.
 
     Raises:
         ValueError: an empty part.
-        ElementNotFoundError: an iframe part matches nothing within ``wait``, or matches an
-            element that is not a frame.
+        ElementNotFoundError: a part before ``>>`` matches nothing within ``wait``.
         CommandTimeoutError: the frame's document did not come in time.
     """
     parts = frame_parts(selector)
     deadline = time.monotonic() + wait
-    for part in parts[:-1]:
-        page = await _enter(page, part, max(0.0, deadline - time.monotonic()), selector)
+    for n, part in enumerate(parts[:-1]):
+        left = max(0.0, deadline - time.monotonic())
+        entered = await _enter(page, part, left, selector, chained=True)
+        if entered is None:
+            return page, f" {FRAME_STEP} ".join(parts[n:])
+        page = entered
     return page, parts[-1]
 
 
@@ -85,13 +91,18 @@ async def enter(page: Page, selector: str, wait: float) -> Page:
     """
     deadline = time.monotonic() + wait
     for part in frame_parts(selector):
-        page = await _enter(page, part, max(0.0, deadline - time.monotonic()), selector)
+        entered = await _enter(page, part, max(0.0, deadline - time.monotonic()), selector)
+        assert entered is not None  # not chained: a part that is no iframe raised
+        page = entered
     return page
 
 
-async def _enter(page: Page, owner: str, wait: float, whole: str) -> Page:
-    """The frame shown by the iframe matching ``owner`` in ``page``."""
-    object_id = await element_object(page, owner)
+async def _enter(
+    page: Page, owner: str, wait: float, whole: str, *, chained: bool = False
+) -> Page | None:
+    """The frame shown by the iframe matching ``owner`` in ``page``; with ``chained``, None
+    when ``owner``'s first match is no iframe (the rest of the selector is found inside it)."""
+    object_id = await element_object(page, owner, frames_only=chained)
     if object_id is None and wait > 0:
         found = await page.evaluate(
             f"({page_script('wait_for')})({embed_json(owner)}, {int(wait * 1000)})",
@@ -99,14 +110,17 @@ async def _enter(page: Page, owner: str, wait: float, whole: str) -> Page:
             describe=False,
         )
         if found:
-            object_id = await element_object(page, owner)
+            object_id = await element_object(page, owner, frames_only=chained)
     if object_id is None:
+        kind = "element" if chained else "iframe"
         raise ElementNotFoundError(
-            f"no iframe matches {owner!r} on {page.url or 'the page'} (in {whole!r}): check "
+            f"no {kind} matches {owner!r} on {page.url or 'the page'} (in {whole!r}): check "
             "the selector; tab.snapshot() shows each frame with a ref, and tab.selector_for(ref) "
             "its selector",
             selector=whole,
         )
+    if object_id == _NOT_A_FRAME:
+        return None
     try:
         node = (await page.send("DOM.describeNode", {"objectId": object_id}))["node"]
     finally:
@@ -125,21 +139,31 @@ async def _enter(page: Page, owner: str, wait: float, whole: str) -> Page:
     return await page.child_frame(str(frame_id), max(wait, page.default_timeout))
 
 
-async def element_object(page: Page, selector: str) -> str | None:
-    """The remote object id of the first element matching ``selector``, or None."""
-    session_id, context_id = await page._target()
-    params: dict[str, object] = {
-        "expression": f"({page_script('find')})({embed_json(selector)})",
-        "returnByValue": False,
-    }
+#: What :func:`element_object` answers, asked for frames only, of an element that is none.
+_NOT_A_FRAME: Final = "not a frame"
+#: The first match, or the words of :data:`_NOT_A_FRAME` in its place when it is no frame.
+_FRAME_OR_WORDS: Final = (
+    "((el) => el && el.localName !== 'iframe' && el.localName !== 'frame' ? %s : el)(%s)"
+)
+
+
+async def element_object(page: Page, selector: str, *, frames_only: bool = False) -> str | None:
+    """The remote object id of the first element matching ``selector``, or None; with
+    ``frames_only``, :data:`_NOT_A_FRAME` (and nothing held) when that element is no frame."""
+    session, context_id = await page._target()
+    found = f"({page_script('find')})({embed_json(selector)})"
+    if frames_only:
+        found = _FRAME_OR_WORDS % (embed_json(_NOT_A_FRAME), found)
+    params: dict[str, object] = {"expression": found, "returnByValue": False}
     if context_id is not None:
         params["contextId"] = context_id
-    result = await page.connection.send(
-        "Runtime.evaluate", params, session_id=session_id, timeout=page.default_timeout
-    )
+    result = await session.send("Runtime.evaluate", params, timeout=page.default_timeout)
     if "exceptionDetails" in result:
         raise javascript_error(result["exceptionDetails"])
-    object_id = result["result"].get("objectId")
+    remote = result["result"]
+    if remote.get("value") == _NOT_A_FRAME:
+        return _NOT_A_FRAME
+    object_id = remote.get("objectId")
     return str(object_id) if object_id else None
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..protocol.session import Session
     from ..protocol.transport import Subscription
 
-__all__ = ["MAX_REQUESTS", "SAFE_METHODS", "NetworkLog", "Request"]
+__all__ = ["MAX_REQUESTS", "SAFE_METHODS", "UNREACHABLE", "NetworkLog", "Request", "unreachable"]
 
 #: The most requests a tab's log keeps; past it the oldest is dropped for each new one.
 #: Requests dropped from the list still count for a wait on network idle while in flight.
@@ -34,6 +35,37 @@ _DOCUMENT_METHODS: Final = 64
 
 #: Methods that a repeat does not change anything by (a reload may send them again).
 SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
+
+#: Chrome's network errors that mean the server could not be reached at all (nothing about
+#: the page or what asked for it): no connection, no name, no network.
+UNREACHABLE: Final = frozenset(
+    {
+        "ERR_ADDRESS_UNREACHABLE",
+        "ERR_CONNECTION_ABORTED",
+        "ERR_CONNECTION_CLOSED",
+        "ERR_CONNECTION_FAILED",
+        "ERR_CONNECTION_REFUSED",
+        "ERR_CONNECTION_RESET",
+        "ERR_CONNECTION_TIMED_OUT",
+        "ERR_EMPTY_RESPONSE",
+        "ERR_INTERNET_DISCONNECTED",
+        "ERR_NAME_NOT_RESOLVED",
+        "ERR_NAME_RESOLUTION_FAILED",
+        "ERR_NETWORK_CHANGED",
+        "ERR_PROXY_CONNECTION_FAILED",
+        "ERR_TIMED_OUT",
+        "ERR_TUNNEL_CONNECTION_FAILED",
+    }
+)
+
+_NET_ERROR: Final = re.compile(r"\bnet::(ERR_[A-Z_]+)")
+
+
+def unreachable(error_text: str) -> str | None:
+    """The ``net::ERR_...`` in ``error_text`` when it says the server could not be reached
+    (:data:`UNREACHABLE`), else None."""
+    found = _NET_ERROR.search(error_text)
+    return found.group(0) if found is not None and found.group(1) in UNREACHABLE else None
 
 
 @dataclass
@@ -48,6 +80,7 @@ class Request:
         mime_type: the response's MIME type, or "".
         failed: Chrome's error text when the request failed (``net::ERR_...``), or "".
         from_cache: served from the memory or disk cache.
+        sent_at: when it was sent, in seconds since the epoch (Chrome's clock), or 0.
     """
 
     request_id: str
@@ -59,6 +92,7 @@ class Request:
     mime_type: str = ""
     failed: str = ""
     from_cache: bool = False
+    sent_at: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -159,6 +193,7 @@ class NetworkLog:
             url=request.get("url", ""),
             type=kind,
             loader_id=loader,
+            sent_at=float(params.get("wallTime") or 0.0),
         )
         if len(log) > self.max_requests:
             oldest, _ = log.popitem(last=False)

@@ -10,7 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from ..protocol.transport import Connection
+    from .hands import InputState
     from .network import NetworkLog
     from .refs import RefRegistry
 
@@ -46,7 +48,7 @@ class Page(Protocol):
         describe: bool = True,
     ) -> Any: ...
 
-    async def _target(self) -> tuple[str, int | None]:
+    async def _target(self) -> tuple[Session, int | None]:
         """The session of the page's document and its execution context id (None: the
         session's main frame, whatever its current context)."""
         ...
@@ -97,4 +99,9 @@ class Page(Protocol):
 
     def known_frame(self, frame_id: str) -> Page | None:
         """The tab's frame with this id, if the tab has it now (no waiting)."""
+        ...
+
+    @property
+    def input_state(self) -> InputState:
+        """The tab's mouse and keyboard as the page last saw them (one per tab)."""
         ...

@@ -18,6 +18,7 @@ from .downloads import Download, DownloadExpectation, Downloads
 from .network import NetworkLog, Request
 
 if TYPE_CHECKING:
+    from ..protocol.session import Session
     from .frames import FrameTree
 
 __all__ = ["HarRecorderFactory", "TabRecords", "set_har_recorder"]
@@ -48,7 +49,7 @@ class TabRecords:
     _frames: FrameTree
     target_id: str
 
-    async def session(self) -> str:
+    async def attach(self) -> Session:
         raise NotImplementedError
 
     def record_har(
@@ -103,7 +104,7 @@ class TabRecords:
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self.session()
+        await self.attach()
         return await self._network.requests()
 
     async def response_body(
@@ -120,7 +121,7 @@ class TabRecords:
                 was evicted), the id is unknown, or the request failed or was a redirect.
             CommandTimeoutError: the request was still loading after ``timeout``.
         """
-        await self.session()
+        await self.attach()
         request_id = request if isinstance(request, str) else request.request_id
         return await self._network.response_body(
             request_id, timeout=self.default_timeout if timeout is None else timeout
@@ -140,7 +141,7 @@ class TabRecords:
         Raises:
             TabClosedError: the tab is closed (and never attached).
         """
-        await self.session()
+        await self.attach()
         return await self._console.messages(clear=clear)
 
     @property

@@ -14,12 +14,16 @@ frame-qualified one, or a ref) outlines one subtree.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Final
 
 from ..errors import CommandTimeoutError, EgoError, ElementNotFoundError
-from .axtree import REF, ax_lines, root_of
+from ..protocol.gc_pause import gc_paused
+from .ax_read import read_tree
+from .axtree import REF
 from .layout_facts import CAPTURE, LayoutFacts, layout_facts
+from .layout_query import DocumentQuery, SessionQuery
 from .locate import element_object, locate, resolve_ref
 from .page import Page
 from .refs import RefRegistry, parse_ref
@@ -37,9 +41,14 @@ class Outline:
         lines: the lines shown (from ``offset``, at most ``max_lines``), indented by nesting.
         offset: the index of the first line shown.
         total: how many lines the outline has (with ``find``: the matches with their
-            ancestors).
+            ancestors); when not ``whole``, how many were read.
+        whole: whether every line of the page was read (False: a large page read only as
+            far as the lines asked for; ``total`` is then at least one more than shown).
         matches: with ``find``, how many lines hold the text.
         unread: frames that could not be read, each with the reason.
+        inert: how many parts of the page are out of reach: each document a modal dialog
+            holds (Chrome keeps only the dialog in its tree) and each element with the
+            ``inert`` attribute.
     """
 
     title: str
@@ -49,6 +58,8 @@ class Outline:
     total: int
     matches: int | None = None
     unread: list[str] = field(default_factory=list)
+    inert: int = 0
+    whole: bool = True
 
     @property
     def next_offset(self) -> int | None:
@@ -61,6 +72,19 @@ class Outline:
 _Captures = asyncio.Future[dict[str, LayoutFacts]]
 
 
+@dataclass(slots=True)
+class _Reading:
+    """What one snapshot's reads share: the lines wanted (None: all), each session's layout
+    facts (from its DOM snapshot, or the questions a read in part asks), what was found
+    inert, and whether every line was read."""
+
+    need: int | None = None
+    captures: dict[str, _Captures] = field(default_factory=dict)
+    queries: dict[str, SessionQuery] = field(default_factory=dict)
+    inert: int = 0
+    whole: bool = True
+
+
 @dataclass(frozen=True, slots=True)
 class _Document:
     """The frame and document a tree was read from, fixed before reading it: a ref names a
@@ -68,6 +92,12 @@ class _Document:
 
     id: str
     documents: int
+
+
+#: A laid-out line: its depth, its text as shown, and whole (what ``find`` searches).
+_Flat = tuple[int, str, str]
+#: Lines that hold one record: ``find`` shows the whole of the one a match is in.
+_RECORDS: Final = frozenset({"row", "listitem"})
 
 
 @dataclass(slots=True)
@@ -110,10 +140,10 @@ async def outline(
     """
     if max_lines < 1 or offset < 0:
         raise ValueError(f"snapshot: max_lines={max_lines} must be >= 1, offset={offset} >= 0")
-    captures: dict[str, _Captures] = {}
+    reading = _Reading(need=None if find else offset + max_lines + 1)
     try:
         title, url, lines = await asyncio.wait_for(
-            _read_from(page, selector, captures), timeout=timeout
+            _read_from(page, selector, reading), timeout=timeout
         )
     except TimeoutError:
         raise CommandTimeoutError(
@@ -121,19 +151,20 @@ async def outline(
             "frame that does not answer); pass a larger timeout, or a selector for less"
         ) from None
     finally:
-        for capture in captures.values():
+        for capture in reading.captures.values():
             capture.cancel()
-        await asyncio.gather(*captures.values(), return_exceptions=True)
-    flat: list[tuple[int, str, str]] = []
+        await asyncio.gather(*reading.captures.values(), return_exceptions=True)
+    flat: list[_Flat] = []
     unread: list[str] = []
-    _flatten(lines, 0, flat, unread, page.refs)
     matches: int | None = None
-    if find:
-        flat, matches = _found(flat, find)
-    shown = [
-        f"{'  ' * depth}{full if find else text}"
-        for depth, text, full in flat[offset : offset + max_lines]
-    ]
+    with gc_paused():
+        _flatten(lines, 0, flat, unread, page.refs)
+        if find:
+            flat, matches = _found(flat, find)
+        shown = [
+            f"{'  ' * depth}{full if find else text}"
+            for depth, text, full in flat[offset : offset + max_lines]
+        ]
     return Outline(
         title=title,
         url=url,
@@ -142,16 +173,18 @@ async def outline(
         total=len(flat),
         matches=matches,
         unread=unread,
+        inert=reading.inert,
+        whole=reading.whole,
     )
 
 
 async def _read_from(
-    page: Page, selector: str | None, captures: dict[str, _Captures]
+    page: Page, selector: str | None, reading: _Reading
 ) -> tuple[str, str, list[_Line]]:
     if selector is None:
-        return await _read(page, None, captures)
+        return await _read(page, None, reading)
     target, backend = await _subtree_root(page, selector)
-    return await _read(target, backend, captures)
+    return await _read(target, backend, reading)
 
 
 async def _subtree_root(page: Page, selector: str) -> tuple[Page, int]:
@@ -193,7 +226,7 @@ async def _release(page: Page, object_id: str) -> None:
 def _flatten(
     lines: list[_Line],
     base: int,
-    out: list[tuple[int, str, str]],
+    out: list[_Flat],
     unread: list[str],
     refs: RefRegistry,
 ) -> None:
@@ -212,29 +245,65 @@ def _flatten(
             _flatten(line.frame, base + line.depth + 1, out, unread, refs)
 
 
-def _found(flat: list[tuple[int, str, str]], find: str) -> tuple[list[tuple[int, str, str]], int]:
-    """The lines holding ``find`` with their ancestors (by indentation), and how many held it."""
+def _found(flat: list[_Flat], find: str) -> tuple[list[_Flat], int]:
+    """The lines holding ``find`` with their ancestors (by indentation), and how many held it.
+    A match inside a table row or a list item brings the row: its line, the lines right
+    under it (the row's cells) and each line in it with a ref (what acts on that row)."""
     wanted = find.casefold()
     keep: set[int] = set()
     hits = 0
-    for index, (depth, _, full) in enumerate(flat):
+    for index, (_, _, full) in enumerate(flat):
         if wanted not in full.casefold():
             continue
         hits += 1
+        above = _ancestors(flat, index)
         keep.add(index)
-        level = depth
-        for above in range(index - 1, -1, -1):
-            if level == 0:
-                break
-            if flat[above][0] < level:
-                keep.add(above)
-                level = flat[above][0]
+        keep.update(above)
+        row = next((i for i in (index, *above) if _role(flat[i][1]) in _RECORDS), None)
+        if row is not None:
+            keep.update(_record(flat, row))
     return [flat[index] for index in sorted(keep)], hits
 
 
-async def _read(
-    page: Page, root: int | None, captures: dict[str, _Captures]
-) -> tuple[str, str, list[_Line]]:
+def _ancestors(flat: list[_Flat], index: int) -> list[int]:
+    """The indices of the lines ``flat[index]`` sits under, nearest first."""
+    found: list[int] = []
+    level = flat[index][0]
+    for above in range(index - 1, -1, -1):
+        if level == 0:
+            break
+        if flat[above][0] < level:
+            found.append(above)
+            level = flat[above][0]
+    return found
+
+
+def _record(flat: list[_Flat], row: int) -> set[int]:
+    """The lines of the row at ``row`` that ``find`` shows: the row's own, those right under
+    it, and each with a ref with the lines it sits under inside the row."""
+    depth = flat[row][0]
+    shown = {row}
+    path: list[int] = []  # the lines the current one sits under, inside the row
+    for index in range(row + 1, len(flat)):
+        level = flat[index][0]
+        if level <= depth:
+            break
+        while path and flat[path[-1]][0] >= level:
+            path.pop()
+        if level == depth + 1 or "[ref=" in flat[index][1]:
+            shown.add(index)
+            shown.update(path)
+        path.append(index)
+    return shown
+
+
+def _role(text: str) -> str:
+    """The role a line names (its first word)."""
+    head = text.split(" ", 1)[0]
+    return head.removesuffix(":")
+
+
+async def _read(page: Page, root: int | None, reading: _Reading) -> tuple[str, str, list[_Line]]:
     """The title, URL and lines of ``page``'s document (from the element ``root`` when
     given), each iframe's line holding its frame's lines. The whole page's frames are read
     at the same time as the page; for a subtree, only the frames it shows, after it."""
@@ -242,60 +311,71 @@ async def _read(
     children = list(await page.child_frames())
     reads: dict[int, asyncio.Future[tuple[str, str, list[_Line]]]] = {}
     if root is None:
-        reads = {i: asyncio.ensure_future(_read(c, None, captures)) for i, c in enumerate(children)}
+        reads = {i: asyncio.ensure_future(_read(c, None, reading)) for i, c in enumerate(children)}
     try:
-        tree, facts, owners = await asyncio.gather(
-            page.send("Accessibility.getFullAXTree", {"frameId": page._frame_id}),
-            _facts(page, captures),
+        (tree, facts), owners = await asyncio.gather(
+            read_tree(page, root, _DocumentFacts(page, reading), need=reading.need),
             asyncio.gather(*(_owner(page, child) for child in children), return_exceptions=True),
-        )
-        nodes: list[dict[str, Any]] = tree.get("nodes", [])
-        top = nodes[0] if nodes else {}
-        title = str(top.get("name", {}).get("value", ""))
-        url = next(
-            (
-                str(prop.get("value", {}).get("value", ""))
-                for prop in top.get("properties", ())
-                if prop.get("name") == "url"
-            ),
-            page.url,
-        )
-        start = root_of(nodes, root)
-        if start is None:
-            return title, url, []
-        lines = ax_lines(nodes, start, facts, url=url)
+        )  # fmt: skip
+        reading.inert += facts.inert + tree.modal
+        reading.whole = reading.whole and tree.whole
         shown = {owner: i for i, owner in enumerate(owners) if isinstance(owner, int)}
         for owner in owners:
             if isinstance(owner, BaseException) and not isinstance(owner, EgoError):
                 raise owner
+        lines = tree.lines
         own = [_Line(line.depth, line.text, line.full, document, line.ref) for line in lines]
         for line, source in zip(own, lines, strict=True):
             index = shown.get(source.frame) if source.frame is not None else None
             if index is None:
                 continue
             if index not in reads:
-                reads[index] = asyncio.ensure_future(_read(children[index], None, captures))
+                reads[index] = asyncio.ensure_future(_read(children[index], None, reading))
             try:
                 _, _, frame_lines = await reads[index]
             except EgoError as exc:
                 line.note = f"frame not read: {exc}"
                 continue
             line.frame = frame_lines
-        return title, url, own
+        return tree.title, tree.url, own
     finally:
         for read in reads.values():
             read.cancel()
         await asyncio.gather(*reads.values(), return_exceptions=True)
 
 
+class _DocumentFacts:
+    """Where a document's layout facts come from: its session's DOM snapshot (read once a
+    snapshot, for every document of the session), or the questions a read in part asks
+    (:mod:`.layout_query`, the session's asked once a snapshot)."""
+
+    def __init__(self, page: Page, reading: _Reading) -> None:
+        self.page = page
+        self.reading = reading
+        self.query: DocumentQuery | None = None
+
+    async def whole(self) -> LayoutFacts:
+        return await _facts(self.page, self.reading.captures)
+
+    async def of(self, backend_ids: Iterable[int]) -> LayoutFacts:
+        if self.query is None:
+            session, _ = await self.page._target()
+            key = str(session.id)
+            asked = self.reading.queries.get(key)
+            if asked is None:
+                asked = self.reading.queries[key] = SessionQuery(self.page)
+            self.query = DocumentQuery(self.page, asked)
+        return await self.query.facts(backend_ids)
+
+
 async def _facts(page: Page, captures: dict[str, _Captures]) -> LayoutFacts:
     """The layout facts of ``page``'s document, from one DOM snapshot per session (a
     session's snapshot holds every document of its process)."""
-    session_id, _ = await page._target()
-    capture = captures.get(session_id)
+    session, _ = await page._target()
+    capture = captures.get(str(session.id))
     if capture is None:
         capture = asyncio.ensure_future(_capture(page))
-        captures[session_id] = capture
+        captures[str(session.id)] = capture
     return (await asyncio.shield(capture)).get(page._frame_id, LayoutFacts())
 
 

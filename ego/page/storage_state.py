@@ -20,6 +20,12 @@ nor restored.
 
 The file holds session secrets: it is written ``0600`` (replacing any file atomically), and
 nothing here puts a cookie or a stored value into a message or the log.
+
+A file is bounded before it is read whole: its size from the file system (at most
+:data:`MAX_STATE_BYTES`), then its items (cookies, origins and localStorage entries: at most
+:data:`MAX_STATE_ITEMS`) counted in its bytes before any is parsed, so a hostile or runaway
+file costs neither the memory of its parse nor one CDP command per item
+(:class:`~ego.errors.StorageStateTooLargeError` names the bound and what raises it).
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ import base64
 import contextlib
 import logging
 import os
+import re
+import stat
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -36,7 +44,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from ..errors import EgoError, StorageStateError
+from ..errors import EgoError, StorageStateError, StorageStateTooLargeError
 
 if TYPE_CHECKING:
     from ..protocol.session import Session
@@ -44,19 +52,35 @@ if TYPE_CHECKING:
     from .tab import Tab
 
 __all__ = [
+    "MAX_STATE_BYTES",
+    "MAX_STATE_ITEMS",
+    "StateSource",
     "StorageState",
     "apply_state",
     "collect_state",
     "describe_state",
     "origin_of",
-    "read_state",
+    "read_storage_state",
     "write_state",
 ]
+
+#: The largest storage-state file read, in bytes (64 MB: a login is a few kB; Chrome keeps
+#: at most 10 MB of localStorage an origin).
+MAX_STATE_BYTES: Final = 64 << 20
+#: The most items (cookies, origins and localStorage entries) a storage-state file may hold;
+#: each localStorage entry is one CDP command when it is loaded.
+MAX_STATE_ITEMS: Final = 20_000
+
+#: One JSON string, from its opening quote to its closing one, or to the end of the data when
+#: it never closes: it always matches where it starts, so the scan is linear on any bytes.
+_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 
 logger = logging.getLogger("ego.page.storage_state")
 
 #: A storage state: ``{"cookies": [...], "origins": [...]}``.
 StorageState = dict[str, Any]
+#: A saved login as a caller gives it: a file's path, or a state mapping.
+StateSource = str | os.PathLike[str] | Mapping[str, Any]
 
 #: Opens a scratch tab of the context (in the background, unlisted) for the block.
 Scratch = Callable[[], contextlib.AbstractAsyncContextManager["Tab"]]
@@ -96,10 +120,23 @@ def origin_of(url: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc.lower()}"
 
 
-def read_state(source: str | os.PathLike[str] | Mapping[str, Any]) -> StorageState:
-    """A storage state from a file or a mapping, checked.
+def read_storage_state(
+    source: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    max_bytes: int = MAX_STATE_BYTES,
+    max_items: int = MAX_STATE_ITEMS,
+) -> StorageState:
+    """A storage state from a file or a mapping, checked; a file is bounded before it is
+    read whole (a mapping, already in memory, is not).
+
+    Args:
+        source: the file, or the mapping ``storage_state()`` gave.
+        max_bytes: the largest file read.
+        max_items: the most cookies, origins and localStorage entries a file may hold.
 
     Raises:
+        StorageStateTooLargeError: the file is over ``max_bytes`` or ``max_items``; nothing
+            of it was parsed.
         StorageStateError: the file cannot be read, is not JSON, or is not a storage state;
             the message names the file and what is wrong, never its content.
     """
@@ -107,18 +144,55 @@ def read_state(source: str | os.PathLike[str] | Mapping[str, Any]) -> StorageSta
         return _checked(dict(source), "the storage state given")
     path = Path(source).expanduser()
     try:
-        data = orjson.loads(path.read_bytes())
+        data = _bounded_bytes(path, max_bytes)
     except OSError as exc:
         raise StorageStateError(
             f"cannot read the storage state {path}: {exc.strerror or exc}; save one first "
             "(context.storage_state(path=...), or ego login SITE --save-state FILE)"
         ) from None
+    # Every object of a storage state is an item (the document's own aside): counted with
+    # the strings blanked out, so a brace inside a value does not count.
+    items = _JSON_STRING.sub(b'""', data).count(b"{") - 1
+    if items > max_items:
+        raise StorageStateTooLargeError(str(path), bound="items", found=items, most=max_items)
+    try:
+        parsed = orjson.loads(data)
     except orjson.JSONDecodeError:
         raise StorageStateError(
             f"{path} is not JSON: a storage state is the file context.storage_state() or "
             "ego login --save-state wrote"
         ) from None
-    return _checked(data, str(path))
+    return _checked(parsed, str(path))
+
+
+def _bounded_bytes(path: Path, most: int) -> bytes:
+    """The bytes of the regular file at ``path``, refused before they are read when there
+    are more than ``most`` (by its size, and by reading one byte more than ``most``, for a
+    file that grows meanwhile).
+
+    Raises:
+        StorageStateTooLargeError: too large.
+        StorageStateError: not a regular file.
+        OSError: it cannot be opened or read.
+    """
+    # Non-blocking: a FIFO put in a file's place must not hold the caller.
+    handle = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise StorageStateError(
+                f"the storage state {path} is not a regular file: give the file "
+                "context.storage_state() or ego login --save-state wrote"
+            )
+        if info.st_size > most:
+            raise StorageStateTooLargeError(str(path), bound="bytes", found=info.st_size, most=most)
+        with open(handle, "rb", closefd=False) as file:
+            data = file.read(most + 1)
+    finally:
+        os.close(handle)
+    if len(data) > most:
+        raise StorageStateTooLargeError(str(path), bound="bytes", found=len(data), most=most)
+    return data
 
 
 def _checked(data: Any, what: str) -> StorageState:
@@ -293,7 +367,7 @@ async def apply_state(
 
 async def _page_origins(tab: Tab) -> list[tuple[str, Session]]:
     """The origins ``tab``'s frames show, each with the session that holds the frame."""
-    if tab.closed or tab.cdp_session is None:
+    if tab.closed or tab.session is None:
         return []
     shown: list[tuple[str, Session]] = []
     try:
@@ -302,7 +376,7 @@ async def _page_origins(tab: Tab) -> list[tuple[str, Session]]:
         return []
     for frame in frames:
         origin = origin_of(frame.url)
-        session = frame.session or tab.cdp_session
+        session = frame.session or tab.session
         if origin is not None and session is not None:
             shown.append((origin, session))
     return shown
@@ -344,9 +418,7 @@ async def _origin_pages(scratch: Scratch, timeout: float) -> AsyncIterator[Visit
     itself; its session, or None (and the reason in ``skipped``, when given) when the origin
     cannot be shown."""
     async with scratch() as tab:
-        await tab.session()
-        session = tab.cdp_session
-        assert session is not None
+        session = await tab.attach()
 
         async def fulfil(params: dict[str, Any]) -> None:
             with contextlib.suppress(EgoError):
@@ -372,7 +444,7 @@ async def _origin_pages(scratch: Scratch, timeout: float) -> AsyncIterator[Visit
                     if skipped is not None:
                         skipped.append(f"{origin}: {exc}")
                     return None
-                return tab.cdp_session
+                return tab.session
 
             yield visit
         finally:

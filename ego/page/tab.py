@@ -1,4 +1,8 @@
-"""A browser tab: one page target reached through a flattened CDP session."""
+"""A browser tab: one page target reached through a flattened CDP session.
+
+The tab owns its session, what it records of its page and its closing; its page verbs are its
+main frame's (:class:`~ego.page.main_frame.OnMainFrame`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import (
@@ -23,15 +27,16 @@ from .closing import CLOSE_ATTEMPTS, close_target
 from .console import ConsoleLog
 from .dialogs import DialogPolicy, DialogTracker
 from .downloads import Downloads
-from .evaluation import evaluate, stop_spinning
+from .evaluation import stop_spinning
 from .frame import Frame
 from .frames import FrameTree
+from .hands import InputState
 from .loads import LoadWait, WaitUntil, check_wait_until
+from .main_frame import OnMainFrame
 from .network import SAFE_METHODS, NetworkLog
 from .policy import OPEN, NavigationPolicy
 from .records import TabRecords
 from .refs import RefRegistry
-from .verbs import PageVerbs
 from .workers import TabWorkers, Worker, origin_of
 
 if TYPE_CHECKING:
@@ -42,10 +47,8 @@ __all__ = ["CLOSE_ATTEMPTS", "Tab", "WaitUntil"]
 
 logger = logging.getLogger("ego.page.tab")
 
-_DEFAULT: Final = object()
 
-
-class Tab(TabRecords, PageVerbs):
+class Tab(TabRecords, OnMainFrame):
     """One page target: navigate it, evaluate in it, close it.
 
     Tabs come from :meth:`ego.Browser.tabs`, :meth:`ego.Browser.new_tab` and
@@ -58,6 +61,9 @@ class Tab(TabRecords, PageVerbs):
     (``alert``, ``confirm``, ...) is answered by the :attr:`dialog_policy` and recorded in
     :attr:`dialogs`; under ``"manual"`` calls fail at once with
     :class:`~ego.errors.DialogOpenError` until :meth:`handle_dialog` answers it.
+
+    The page verbs (``evaluate``, ``click``, ``snapshot``, ...) are its main frame's
+    (:attr:`main_frame`): the tab hands each to it.
     """
 
     def __init__(
@@ -88,11 +94,13 @@ class Tab(TabRecords, PageVerbs):
         self._frames.main._seen(url)
         self._workers = TabWorkers(connection, target_id, lambda: self.default_timeout)
         self._frames.watchers.append(self._workers.watch)
-        self._dialogs = DialogTracker(target_id, self.session, dialogs, self._frames.session_of)
+        self._dialogs = DialogTracker(target_id, self.attach, dialogs, self._frames.session_of)
         self._downloads = downloads
         self._policy = policy
         #: The refs this tab's snapshots gave out (``ref=e12`` in any verb).
         self.refs = RefRegistry()
+        #: Where its mouse is and what is held down (``tab.mouse``, ``tab.keyboard``).
+        self.input_state = InputState()
 
     def __repr__(self) -> str:
         return f"<Tab {self.target_id[:8]} {self.url!r}>"
@@ -104,22 +112,10 @@ class Tab(TabRecords, PageVerbs):
         return self._frames.main
 
     @property
-    def url(self) -> str:
-        """The URL of the tab's document, as Chrome last reported it."""
-        return self._frames.main.url
-
-    @property
     def origin(self) -> str:
         """``scheme://host[:port]`` of :attr:`url`, or ``""`` for an opaque URL."""
         parts = urlsplit(self.url)
         return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
-
-    @property
-    def documents(self) -> int:
-        """How many main-frame documents this tab has shown since it attached: it changes on
-        every navigation and reload (not on a ``#fragment`` or ``pushState``), which is how
-        long page globals live. The cache layer keys its page-side memo on it."""
-        return self._frames.main.documents
 
     @property
     def closed(self) -> bool:
@@ -134,35 +130,15 @@ class Tab(TabRecords, PageVerbs):
 
     @property
     def connection(self) -> Connection:
-        """The browser's CDP connection (to subscribe to this tab's events with
-        ``session_id=tab.session_id``)."""
+        """The browser's CDP connection (the tab's own events: :attr:`session`)."""
         return self._connection
 
     @property
-    def session_id(self) -> str | None:
-        """The flattened CDP session id, once attached."""
-        return self._session.id if self._session is not None else None
-
-    @property
-    def cdp_session(self) -> Session | None:
-        """The tab's :class:`~ego.protocol.session.Session`, once attached: it owns what is
-        subscribed on the tab and ends when the tab closes."""
+    def session(self) -> Session | None:
+        """The tab's :class:`~ego.protocol.session.Session` once attached (:meth:`attach`):
+        it owns what is subscribed on the tab. Once the tab closed it is detached (None when
+        Chrome kept it past the closes it dropped)."""
         return self._session
-
-    @property
-    def is_main(self) -> bool:
-        """True: a tab is its own main frame (a :class:`Frame` may not be)."""
-        return True
-
-    @property
-    def _frame_id(self) -> str:
-        # A page target's main frame bears the target's id.
-        return self.target_id
-
-    @property
-    def id(self) -> str:
-        """The main frame's id: a page target's main frame bears the target's id."""
-        return self.target_id
 
     def known_frame(self, frame_id: str) -> Frame | None:
         """The frame with this id, if the tab has it now (no waiting)."""
@@ -179,7 +155,10 @@ class Tab(TabRecords, PageVerbs):
         self._dialogs.close()
         self._frames.close()
         self._workers.close()
-        self._session = None
+        if self._session is not None and not self._session.detached:
+            # Closed while Chrome still has the session (the closes were dropped): the tab's
+            # calls must fail as a closed tab's, not go out on it.
+            self._session = None
         if self._on_closed is not None:
             self._on_closed(self)
 
@@ -189,17 +168,14 @@ class Tab(TabRecords, PageVerbs):
         if "url" in info:
             self._frames.main._seen(str(info["url"]))
 
-    async def session(self) -> str:
-        """Attach to the tab if needed and return its CDP session id.
+    async def attach(self) -> Session:
+        """Attach to the tab if needed and return its session; concurrent callers share the
+        one attach. Every verb attaches by itself.
 
         Raises:
             TabClosedError: the tab is closed.
             BrowserClosedError: the browser connection is closed.
         """
-        return str((await self._attached()).id)
-
-    async def _attached(self) -> Session:
-        """The tab's session, attaching once (concurrent callers share the one attach)."""
         if self._closed:
             raise TabClosedError(f"tab {self.target_id} is closed: open a new tab")
         if self._session is not None:
@@ -230,6 +206,12 @@ class Tab(TabRecords, PageVerbs):
                 f"could not attach to tab {self.target_id} ({exc}): it is probably closed"
             ) from None
         session = self._connection.session(str(result["sessionId"]))
+        if session.detached:
+            # Chrome detached it before this answer was read (the tab closed as it attached):
+            # the tab keeps it, detached, and nothing listens on it.
+            self._session = session
+            self._mark_closed()
+            raise TabClosedError(f"tab {self.target_id} closed as ego attached: open a new tab")
         session.target_id = self.target_id
         # Everything below listens through the session, so it all ends when the tab does.
         session.on_detach(self._mark_closed)
@@ -254,22 +236,22 @@ class Tab(TabRecords, PageVerbs):
                 self._frames.start(session),
             )
         except BaseException:
-            # A half-made attach leaves nothing behind: the next call attaches afresh.
-            self._forget_session(session)
+            if session.detached:
+                self._session = session  # the tab closed meanwhile: it keeps its session
+            else:
+                # A half-made attach leaves nothing behind: the next call attaches afresh.
+                self._forget_session(session)
             raise
         self._session = session
         return session
 
     def _forget_session(self, session: Session) -> None:
-        """Drop a session whose setup failed, and what listens on it."""
+        """Drop a session whose setup failed, and what listens on it; the browser's session
+        holds the detach until Chrome answers it."""
         self._network.close()
         self._console.close()
         self._frames.close_session(session)
-        if not session.detached:
-            task = asyncio.ensure_future(
-                self._connection.send("Target.detachFromTarget", {"sessionId": session.id})
-            )
-            task.add_done_callback(lambda done: done.cancelled() or done.exception())
+        self._connection.root.send_unawaited("Target.detachFromTarget", {"sessionId": session.id})
 
     async def _enable_quietly(self, method: str, session: Session) -> None:
         """Send ``method``, tolerating an endpoint that does not offer its domain."""
@@ -277,85 +259,6 @@ class Tab(TabRecords, PageVerbs):
             await session.send(method)
         except ProtocolError:
             pass
-
-    async def send(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        timeout: float | object | None = _DEFAULT,
-    ) -> dict[str, Any]:
-        """Send a raw CDP command to this tab's session and return its result.
-
-        Raises:
-            ProtocolError, CommandTimeoutError, TabClosedError, TargetCrashedError,
-            CommandTooLargeError, BrowserClosedError: as
-            :meth:`ego.protocol.transport.Connection.send`.
-        """
-        session = self._session or await self._attached()
-        return await session.send(
-            method, params, timeout=self.default_timeout if timeout is _DEFAULT else timeout
-        )
-
-    async def evaluate(
-        self,
-        expression: str,
-        *,
-        await_promise: bool = True,
-        timeout: float | None = None,
-        user_gesture: bool = False,
-        describe: bool = True,
-    ) -> Any:
-        """Evaluate a JavaScript expression in the page and return its value.
-
-        JSON values come back as Python ones: objects and arrays become dicts and lists,
-        ``undefined`` becomes ``None``; NaN, ±Infinity and -0 become floats and a BigInt an
-        int. What JSON cannot carry comes back described (``describe=True``, the default): a
-        ``Date`` as its ISO string, a DOM node as ``{"tag", "id", "classes", "text",
-        "selector"}``, a ``Map`` as a list of ``[key, value]`` pairs, a ``Set`` as a list, a
-        cycle as ``"[Circular $.path]"``; docs/architecture.md ("Values from evaluate") has
-        every rule. Top-level ``await`` works (``(await fetch(url)).status``).
-
-        Args:
-            expression: JavaScript source; its completion value is the result.
-            await_promise: if the value is a promise, wait for it and return what it resolves to.
-            timeout: seconds to wait; the tab's default if omitted.
-            user_gesture: run as if the user had clicked (lets code open popups, play
-                media). Off by default: it costs Chrome measurable work on every call.
-            describe: False takes the raw path, one round trip that returns the value as JSON
-                carries it (a Date becomes ``{}``, a cycle raises): what tool calls use. True
-                costs one more round trip when the value is an object.
-
-        Raises:
-            JavaScriptError: the code threw or the promise rejected; carries the JS message,
-                stack and line. With ``describe=False``, also a value (returned or thrown)
-                that cannot come back by value: a Symbol, a BigInt inside an object, a cycle,
-                nesting past ~300 levels.
-            DialogOpenError: a page dialog blocks the tab (the ``"manual"`` dialog policy);
-                answer it with :meth:`handle_dialog`.
-            ContextDestroyedError: the page navigated away or reloaded before the result.
-            TabClosedError: the tab closed before the result.
-            TargetCrashedError: the tab's renderer crashed (before or during the call);
-                :meth:`reload` it or close it.
-            CommandTimeoutError: no result within ``timeout``. When the page's thread was
-                busy (a spinning script), the script was stopped and the message says so;
-                otherwise a promise never settled and the page still answers.
-            BrowserClosedError: the browser connection is closed.
-
-        Cancelling the call abandons the result; a script still spinning in the page is then
-        stopped in the background (``Runtime.terminateExecution``), as after a timeout.
-        """
-        session = self._session or await self._attached()
-        return await evaluate(
-            self._connection,
-            str(session.id),
-            expression,
-            await_promise=await_promise,
-            timeout=self.default_timeout if timeout is None else timeout,
-            user_gesture=user_gesture,
-            describe=describe,
-            tab=self.target_id,
-        )
 
     async def navigate(
         self,
@@ -385,10 +288,10 @@ class Tab(TabRecords, PageVerbs):
         check_wait_until(wait_until)
         seconds = self.default_timeout if timeout is None else timeout
         self._policy.check(url)
-        session = await self._attached()
+        session = await self.attach()
         # A script spinning in the page would keep a same-site navigation from committing.
         if not await self._dialogs.end_loop():
-            await stop_spinning(self._connection, str(session.id))
+            await stop_spinning(session)
         started = time.time()
         with LoadWait(session, self.target_id, wait_until, seconds, f"navigation to {url}") as load:
             params: dict[str, Any] = {"url": url}
@@ -443,7 +346,7 @@ class Tab(TabRecords, PageVerbs):
         """
         check_wait_until(wait_until)
         seconds = self.default_timeout if timeout is None else timeout
-        session = await self._attached()
+        session = await self.attach()
         method = None if resend else await self._network.document_method()
         if method is not None and method not in SAFE_METHODS:
             raise ResendRefusedError(
@@ -455,7 +358,7 @@ class Tab(TabRecords, PageVerbs):
             )
         if not session.crashed and not await self._dialogs.end_loop():
             # A script spinning in the page would keep the reload from committing.
-            await stop_spinning(self._connection, str(session.id))
+            await stop_spinning(session)
         what = f"reload of {self.url}"
         with LoadWait(session, self.target_id, wait_until, seconds, what) as load:
             try:
@@ -501,22 +404,6 @@ class Tab(TabRecords, PageVerbs):
 
     # -- what only a tab has: frames, workers, requests, console, history, downloads, PDF ---
 
-    async def _target(self) -> tuple[str, int | None]:
-        # The main frame's default context is the session's: no context id needed.
-        return await self.session(), None
-
-    async def top_send(
-        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
-    ) -> dict[str, Any]:
-        """Send a raw CDP command on the tab's session (as :meth:`send`)."""
-        return await self.send(
-            method, params, timeout=self.default_timeout if timeout is None else timeout
-        )
-
-    async def viewport_offset(self) -> tuple[float, float]:
-        """Where the page's viewport sits in the tab's: the origin."""
-        return 0.0, 0.0
-
     async def frames(self) -> list[Frame]:
         """Every frame of the page, the main frame first, each frame before its children:
         same-process and cross-site (out-of-process) iframes alike, as they are now.
@@ -524,16 +411,8 @@ class Tab(TabRecords, PageVerbs):
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self._attached()
+        await self.attach()
         return self._frames.frames()
-
-    async def child_frames(self) -> list[Frame]:
-        """The frames whose parent is the main frame."""
-        return [frame for frame in await self.frames() if frame.parent is self._frames.main]
-
-    async def child_frame(self, frame_id: str, timeout: float) -> Frame:
-        """The frame with ``frame_id``, waiting up to ``timeout`` for it to be known."""
-        return await self.frame(frame_id=frame_id, timeout=timeout)
 
     async def frame(
         self,
@@ -565,10 +444,10 @@ class Tab(TabRecords, PageVerbs):
         """
         seconds = self.default_timeout if timeout is None else timeout
         if selector is not None:
-            found = await locate.enter(self, selector, seconds)
+            found = await locate.enter(self.main_frame, selector, seconds)
             assert isinstance(found, Frame)
             return found
-        await self._attached()
+        await self.attach()
         return await self._frames.find(
             name=name, url=url, frame_id=frame_id, timeout=seconds, tab=self.target_id
         )
@@ -582,7 +461,7 @@ class Tab(TabRecords, PageVerbs):
         Raises:
             TabClosedError: the tab is closed.
         """
-        await self._attached()
+        await self.attach()
         return await self._workers.running({origin_of(f.url) for f in self._frames.frames()})
 
     async def changed(self, timeout: float) -> bool:
@@ -597,7 +476,7 @@ class Tab(TabRecords, PageVerbs):
             CommandTimeoutError: the page did not reach ``wait_until`` in time.
         """
         await history.go(
-            await self._attached(), self.target_id, -1, wait_until=wait_until,
+            await self.attach(), self.target_id, -1, wait_until=wait_until,
             timeout=self.default_timeout if timeout is None else timeout,
         )  # fmt: skip
 
@@ -611,7 +490,7 @@ class Tab(TabRecords, PageVerbs):
             CommandTimeoutError: the page did not reach ``wait_until`` in time.
         """
         await history.go(
-            await self._attached(), self.target_id, 1, wait_until=wait_until,
+            await self.attach(), self.target_id, 1, wait_until=wait_until,
             timeout=self.default_timeout if timeout is None else timeout,
         )  # fmt: skip
 

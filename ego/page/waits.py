@@ -137,24 +137,19 @@ def _timed_out(page: Page, timeout: float, what: str) -> CommandTimeoutError:
 async def _wait_url(page: Page, url: str, timeout: float) -> None:
     matches = url_matcher(url)
     deadline = time.monotonic() + timeout
-    session_id, _ = await page._target()
+    session, _ = await page._target()
     frame_id = page._frame_id
-    connection = page.connection
     # Listen before looking, so that a navigation between the two cannot slip by.
-    committed = connection.expect(
+    committed = session.expect(
         "Page.frameNavigated",
-        session_id=session_id,
-        predicate=lambda params: (
+        lambda params: (
             params.get("frame", {}).get("id") == frame_id
             and matches(params.get("frame", {}).get("url", ""))
         ),
     )
-    same_document = connection.expect(
+    same_document = session.expect(
         "Page.navigatedWithinDocument",
-        session_id=session_id,
-        predicate=lambda params: (
-            params.get("frameId") == frame_id and matches(params.get("url", ""))
-        ),
+        lambda params: params.get("frameId") == frame_id and matches(params.get("url", "")),
     )
     try:
         try:

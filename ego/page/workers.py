@@ -69,14 +69,12 @@ class Worker:
 
     def __init__(
         self,
-        connection: Connection,
         session: Session,
         info: Mapping[str, Any],
         *,
         tab: str,
         default_timeout: Callable[[], float],
     ) -> None:
-        self._connection = connection
         self.session = session
         self.url = str(info.get("url", ""))
         self.type: WorkerType = info.get("type", "worker")
@@ -124,8 +122,7 @@ class Worker:
         seconds = self._default_timeout() if timeout is None else timeout
         try:
             return await evaluate(
-                self._connection,
-                str(self.session.id),
+                self.session,
                 expression,
                 await_promise=await_promise,
                 timeout=seconds,
@@ -190,7 +187,7 @@ class TabWorkers:
         if self._closed:
             return
         self._attached[session] = Worker(
-            self._connection, session, info, tab=self._tab, default_timeout=self._default_timeout
+            session, info, tab=self._tab, default_timeout=self._default_timeout
         )
 
         def ended() -> None:
@@ -244,7 +241,7 @@ class TabWorkers:
             logger.debug("shared worker %s: %s", target_id, exc)
             return
         worker = Worker(
-            self._connection,
+            # A worker that ended in the same read as this answer: its session is detached.
             self._connection.session(str(result["sessionId"])),
             info,
             tab=self._tab,

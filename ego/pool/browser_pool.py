@@ -18,7 +18,7 @@ from typing import Any
 from ..api import SharedBrowser
 from ..calls import CallOptions, ToolCall, bind, prepare, resolve
 from ..learning.registry import Learnings
-from ..page.storage_state import StorageState, read_state
+from ..page.storage_state import StateSource, StorageState, read_storage_state
 from ..protocol.chrome import LaunchOptions
 from .map import PoolMap
 from .members import Members
@@ -29,8 +29,6 @@ from .types import Endpoint, MemberInfo, PoolStats
 
 logger = logging.getLogger("ego.pool")
 
-#: A saved login: a path, or a state mapping.
-StateSource = str | os.PathLike[str] | Mapping[str, Any]
 #: A saved login for every pool member, or one per member (None: logged out).
 StorageStates = StateSource | Sequence[StateSource | None]
 
@@ -450,11 +448,11 @@ def _states(given: StorageStates | None, contexts: bool, members: int) -> list[S
             "storage_state needs contexts=True: each member's login lives in a context of its own"
         )
     if isinstance(given, str | os.PathLike | Mapping):
-        state = read_state(given)
+        state = read_storage_state(given)
         return [state] * members
     if len(given) != members:
         raise ValueError(
             f"storage_state names {len(given)} states for a pool of {members} members: give "
             "one for all, or one per member"
         )
-    return [read_state(each) if each is not None else None for each in given]
+    return [read_storage_state(each) if each is not None else None for each in given]

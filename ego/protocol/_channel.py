@@ -1,21 +1,20 @@
-"""What both channels to the browser share: the interface a connection talks through, the
-receiving side they do the same way, and a command waiting for its answer.
+"""What both channels to the browser share: the interface a connection talks through, and the
+receiving side they do the same way.
 
 :class:`Channel` is what :class:`~ego.protocol.transport.Connection` needs of a channel.
 :class:`ChannelBase` is the common part of :class:`~ego.protocol.wire.Wire` and
 :class:`~ego.protocol.pipe.PipeWire`: messages that arrive before a connection attaches are
 kept and handed over, in order, when it does; the close is reported once, with its reason, to
-the handler attached (at once to one that attaches after the close). :class:`Pending` is a
-command sent on a channel whose answer has not come yet.
+the handler attached (at once to one that attaches after the close).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
-__all__ = ["Channel", "ChannelBase", "CloseHandler", "MessageHandler", "Pending"]
+__all__ = ["Channel", "ChannelBase", "CloseHandler", "MessageHandler"]
 
 MessageHandler = Callable[[bytes], None]
 CloseHandler = Callable[[str], None]
@@ -46,25 +45,6 @@ class Channel(Protocol):
 
     def abort(self) -> None:
         """Drop the channel at once."""
-
-
-class Pending:
-    """A command sent and not answered yet: what its answer, its timeout or a session's end
-    needs to settle it."""
-
-    __slots__ = ("deadline", "future", "method", "session_id")
-
-    def __init__(
-        self,
-        future: asyncio.Future[Any],
-        method: str,
-        session_id: str | None,
-        deadline: float | None,
-    ) -> None:
-        self.future = future
-        self.method = method
-        self.session_id = session_id
-        self.deadline = deadline
 
 
 class ChannelBase:

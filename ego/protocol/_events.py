@@ -1,5 +1,5 @@
-"""Event delivery for :class:`~ego.protocol.transport.Connection`: subscriptions that feed a
-handler from their own queue and task, and one-shot waiters.
+"""Event delivery for sessions and the connection: subscriptions that feed a handler from
+their own queue and task, and one-shot waiters.
 
 The connection's read loop only puts events here; nothing in this module runs a handler in
 that loop.
@@ -10,26 +10,22 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
-__all__ = ["ANY_SESSION", "JSON", "AnySession", "EventHandler", "Subscription", "Waiter"]
+__all__ = [
+    "JSON",
+    "EventHandler",
+    "Subscription",
+    "Waiter",
+    "count_entries",
+    "resolve_waiters",
+]
 
 logger = logging.getLogger("ego.transport")
 
 JSON = dict[str, Any]
 EventHandler = Callable[[JSON], Awaitable[None] | None]
-
-
-class AnySession:
-    """The type of :data:`ANY_SESSION`."""
-
-    def __repr__(self) -> str:
-        return "ANY_SESSION"
-
-
-#: Pass as ``session_id`` to hear an event from the browser and from every tab.
-ANY_SESSION: Final = AnySession()
 
 
 class Subscription:
@@ -44,7 +40,6 @@ class Subscription:
         self,
         unsubscribe: Callable[[Subscription], None],
         methods: tuple[str, ...],
-        session_id: str | AnySession | None,
         handler: Callable[..., Awaitable[None] | None],
         *,
         with_method: bool = False,
@@ -52,17 +47,20 @@ class Subscription:
         self._unsubscribe = unsubscribe
         self.methods = methods
         self.method = methods[0]
-        self.session_id = session_id
         self._handler = handler
         self._with_method = with_method
         self._queue: asyncio.Queue[tuple[str, JSON] | None] = asyncio.Queue()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
-    def _matches(self, session_id: str | None) -> bool:
-        return self.session_id is ANY_SESSION or self.session_id == session_id
+    def push(self, method: str, params: JSON) -> None:
+        """Queue an event for the handler (what the session or connection does as it
+        arrives)."""
+        self._queue.put_nowait((method, params))
 
-    def _push(self, item: tuple[str, JSON] | None) -> None:
-        self._queue.put_nowait(item)
+    def end(self) -> None:
+        """Let the handler see the events queued so far, then end the task (its session or
+        connection ended)."""
+        self._queue.put_nowait(None)
 
     async def _run(self) -> None:
         while True:
@@ -98,19 +96,40 @@ class Subscription:
 
 
 class Waiter:
-    """A one-shot wait for the next ``method`` event from ``session_id`` that satisfies
-    ``predicate``; the connection resolves or fails ``future``."""
+    """A one-shot wait for the next ``method`` event that satisfies ``predicate``; its session
+    (or the connection) resolves or fails ``future``."""
 
-    __slots__ = ("future", "method", "predicate", "session_id")
+    __slots__ = ("future", "method", "predicate")
 
     def __init__(
         self,
         method: str,
-        session_id: str | AnySession | None,
         predicate: Callable[[JSON], bool] | None,
         future: asyncio.Future[JSON],
     ) -> None:
         self.method = method
-        self.session_id = session_id
         self.predicate = predicate
         self.future = future
+
+
+def resolve_waiters(waiters: list[Waiter], params: JSON) -> None:
+    """Settle the ``waiters`` (of one event's method) that ``params`` satisfies; a waiter
+    whose predicate raises fails with that error."""
+    for waiter in list(waiters):
+        if waiter.future.done():
+            waiters.remove(waiter)
+            continue
+        try:
+            matched = waiter.predicate is None or waiter.predicate(params)
+        except Exception as exc:
+            waiters.remove(waiter)
+            waiter.future.set_exception(exc)
+            continue
+        if matched:
+            waiters.remove(waiter)
+            waiter.future.set_result(params)
+
+
+def count_entries(registry: Mapping[str, list[Any]]) -> int:
+    """How many distinct entries a registry by method holds."""
+    return len({id(entry) for entries in registry.values() for entry in entries})

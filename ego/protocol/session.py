@@ -1,11 +1,17 @@
 """One CDP session: a tab's, a frame's, a worker's, or the browser's own.
 
-A :class:`Session` owns what belongs to its session and nothing else: the subscriptions and
-waiters for its events, the domains enabled on it, and its :class:`SessionState`. When Chrome
-detaches the session (its tab closed, its frame went away, someone detached it), everything it
-owns ends at once: pending commands and waiters fail with :class:`~ego.errors.TabClosedError`,
-subscriptions end, listeners are dropped and the ``on_detach`` callbacks run. Nothing of it is
-left in the connection, which only routes messages to the session they name.
+A :class:`Session` owns what belongs to its session and nothing else: the commands it sent
+and not answered yet, the subscriptions and waiters for its events, the domains enabled on
+it, and its :class:`SessionState`. When Chrome detaches the session (its tab closed, its
+frame went away, someone detached it), everything it owns ends at once: pending commands and
+waiters fail with :class:`~ego.errors.TabClosedError`, subscriptions end, listeners are
+dropped and the ``on_detach`` callbacks run. Nothing of it is left in the connection, which
+only routes messages to the session they name.
+
+A session and its connection talk through two small public interfaces: the session holds a
+:class:`Link` (the event loop, command ids, the write to the channel, the default timeout),
+and the connection calls the session's ``receive_answer``, ``receive_event``,
+``chrome_detached``, ``connection_closed`` and ``resources``. Neither reaches into the other.
 """
 
 from __future__ import annotations
@@ -15,12 +21,31 @@ import contextlib
 import enum
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
-from ..errors import CommandTimeoutError, TabClosedError, TargetCrashedError
-from ._events import JSON, EventHandler, Subscription, Waiter
+import orjson
 
-__all__ = ["Listener", "Router", "Session", "SessionState", "allowed"]
+from ..errors import (
+    BrowserClosedError,
+    CommandTimeoutError,
+    CommandTooLargeError,
+    EgoError,
+    ProtocolError,
+    TabClosedError,
+    TargetCrashedError,
+)
+from ._codec import encode_lenient
+from ._commands import MAX_COMMAND_BYTES, Commands, Link, allowed
+from ._events import JSON, EventHandler, Subscription, Waiter, count_entries, resolve_waiters
+
+__all__ = [
+    "MAX_COMMAND_BYTES",
+    "Link",
+    "Listener",
+    "Session",
+    "SessionState",
+    "allowed",
+]
 
 logger = logging.getLogger("ego.transport")
 
@@ -34,34 +59,8 @@ _AFTER_CRASH: Final = frozenset({"Page.reload", "Page.navigate", "Fetch."})
 #: A listener's callback: ``callback(method, params)``, run inline as the event arrives.
 ListenerCallback = Callable[[str, JSON], None]
 
-
-class Router(Protocol):
-    """What a session needs of the connection that routes its messages
-    (:class:`~ego.protocol.transport.Connection`)."""
-
-    default_timeout: float
-    _loop: asyncio.AbstractEventLoop
-
-    @property
-    def closed(self) -> bool: ...
-
-    async def send(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = ...,
-        *,
-        session_id: str | None = ...,
-        timeout: float | object | None = ...,
-    ) -> JSON: ...
-
-    def _fail_pending(
-        self,
-        session_id: str | None,
-        error: Callable[[str], Exception],
-        allow: frozenset[str] = ...,
-    ) -> None: ...
-
-    def _fail_closed(self, future: asyncio.Future[Any]) -> None: ...
+#: What a refused command raises: ``error(what was not sent)``.
+Refusal = Callable[[str], Exception]
 
 
 class SessionState(enum.Enum):
@@ -77,6 +76,32 @@ class SessionState(enum.Enum):
     SUSPENDED = "suspended"
     CRASHED = "crashed"
     DETACHED = "detached"
+
+
+class _Standing:
+    """A session's state with what it refuses: the one field that says both, so that they
+    never disagree. Every state but ``ATTACHED`` refuses commands (but those it lets pass)
+    with its error."""
+
+    __slots__ = ("error", "passing", "state")
+
+    def __init__(
+        self,
+        state: SessionState,
+        error: Refusal | None = None,
+        passing: frozenset[str] = frozenset(),
+    ) -> None:
+        self.state = state
+        self.error = error
+        self.passing = passing
+
+    def check(self, method: str) -> None:
+        """Raise what a command ``method`` meets in this state (nothing when it goes out)."""
+        if self.error is not None and not allowed(method, self.passing):
+            raise self.error(f"{method} was not sent")
+
+
+_ATTACHED: Final = _Standing(SessionState.ATTACHED)
 
 
 class Listener:
@@ -96,18 +121,27 @@ class Listener:
         self._methods = methods
         self._callback = callback
 
+    @property
+    def methods(self) -> frozenset[str]:
+        """The events the listener hears."""
+        return self._methods
+
+    def __call__(self, method: str, params: JSON) -> None:
+        self._callback(method, params)
+
     def close(self) -> None:
         """Stop calling the callback. Idempotent."""
-        self._session._drop_listener(self)
+        self._session.stop_listening(self)
 
 
 class Session:
     """A flattened CDP session on a :class:`~ego.protocol.transport.Connection`.
 
-    Get one with :meth:`Connection.session` (the connection makes one for every session Chrome
-    reports attached) or :attr:`Connection.root` (the browser's own, which never detaches).
-    Commands go out with :meth:`send`; events come to :meth:`subscribe` handlers (each in its
-    own task), to :meth:`listen` callbacks (inline) and to :meth:`expect` waiters.
+    The connection makes one for every session Chrome reports attached
+    (``Target.attachedToTarget``), and :meth:`Connection.session` finds it by id;
+    :attr:`Connection.root` is the browser's own, which never detaches. Commands go out with
+    :meth:`send`; events come to :meth:`subscribe` handlers (each in its own task), to
+    :meth:`listen` callbacks (inline) and to :meth:`expect` waiters.
 
     Attributes:
         id: Chrome's session id (None for the browser's own session).
@@ -117,19 +151,18 @@ class Session:
 
     def __init__(
         self,
-        connection: Router,
+        link: Link,
         session_id: str | None,
         *,
         target_id: str = "",
         target_type: str = "",
     ) -> None:
-        self._connection = connection
+        self._link = link
         self.id = session_id
         self.target_id = target_id
         self.target_type = target_type
-        self._state = SessionState.ATTACHED
-        # Set while the session refuses commands: what to raise, and what still passes.
-        self._refusal: tuple[Callable[[str], Exception], frozenset[str]] | None = None
+        self._standing = _ATTACHED
+        self._commands = Commands(link.loop)
         self._subscriptions: dict[str, list[Subscription]] = {}
         self._listeners: dict[str, list[Listener]] = {}
         self._waiters: dict[str, list[Waiter]] = {}
@@ -137,32 +170,28 @@ class Session:
         self._detach_callbacks: list[Callable[[], None]] = []
 
     def __repr__(self) -> str:
-        return f"<Session {str(self.id)[:8]} {self.target_type or 'browser'} {self._state.value}>"
-
-    @property
-    def connection(self) -> Router:
-        """The connection the session lives on."""
-        return self._connection
+        state = self._standing.state.value
+        return f"<Session {str(self.id)[:8]} {self.target_type or 'browser'} {state}>"
 
     @property
     def state(self) -> SessionState:
         """The session's :class:`SessionState`."""
-        return self._state
+        return self._standing.state
 
     @property
     def detached(self) -> bool:
         """True once Chrome detached the session (or the connection closed)."""
-        return self._state is SessionState.DETACHED
+        return self._standing.state is SessionState.DETACHED
 
     @property
     def crashed(self) -> bool:
         """True while the renderer behind the session is crashed and not reloaded since."""
-        return self._state is SessionState.CRASHED
+        return self._standing.state is SessionState.CRASHED
 
     @property
     def suspended(self) -> bool:
         """True while :meth:`suspend` holds the session."""
-        return self._state is SessionState.SUSPENDED
+        return self._standing.state is SessionState.SUSPENDED
 
     # -- commands -------------------------------------------------------------------------
 
@@ -173,34 +202,114 @@ class Session:
         *,
         timeout: float | object | None = _DEFAULT,
     ) -> JSON:
-        """Send one command on this session and return its result.
+        """Send one command on this session and return its ``result``.
+
+        Args:
+            method: the CDP method, e.g. ``"Runtime.evaluate"``.
+            params: the command's parameters.
+            timeout: seconds to wait for the answer; the connection's default if omitted;
+                ``None`` waits without a bound (only for commands that end by themselves).
 
         Raises:
-            TabClosedError: the session is detached (nothing was sent) or detached before
-                the answer.
+            ProtocolError: Chrome answered with an error.
+            CommandTimeoutError: no answer within ``timeout``; the connection stays usable.
+            TabClosedError: the session is detached (nothing was sent), detached before the
+                answer, or Chrome said it has no such session.
             TargetCrashedError: the renderer crashed (before: nothing was sent, unless the
                 method still goes through; or while waiting).
-            whatever :meth:`suspend` was given: the session is suspended.
-            ProtocolError, CommandTimeoutError, CommandTooLargeError, BrowserClosedError:
-                as :meth:`Connection.send`.
+            whatever :meth:`suspend` was given: the session is suspended (nothing was sent),
+                or was suspended while waiting.
+            CommandTooLargeError: the command is larger than :data:`MAX_COMMAND_BYTES`;
+                nothing was sent and the connection stays usable.
+            BrowserClosedError: the connection is closed or closed while waiting.
+            TypeError, ValueError: ``params`` cannot be serialised as JSON; nothing was sent.
+
+        Cancelling the caller abandons the command: Chrome still runs it, and its answer is
+        dropped when it arrives.
         """
-        if self._refusal is not None:
-            self.check(method)
-        connection = self._connection
-        return await connection.send(
+        slow_motion = self._link.slow_motion
+        if slow_motion is not None:
+            await slow_motion.before(method)
+        message_id, future = self._post(method, params, timeout)
+        try:
+            return await future
+        finally:
+            # Covers cancellation by the caller: the id must not linger.
+            self._commands.entries.pop(message_id, None)
+
+    def post(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | object | None = _DEFAULT,
+    ) -> asyncio.Future[JSON]:
+        """Write one command now and return the future of its ``result``: what :meth:`send`
+        does, for a caller that must have the command out before it writes the next one.
+        Cancel the future to abandon the command.
+
+        Raises:
+            as :meth:`send` for a command refused before it is written; the future fails as
+            :meth:`send` does after.
+        """
+        message_id, future = self._post(method, params, timeout)
+        entries = self._commands.entries
+        future.add_done_callback(lambda _: entries.pop(message_id, None))
+        return future
+
+    def send_unawaited(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send a command whose answer nobody waits for (a release, a detach): the session
+        holds it until it is answered, times out or the session ends. Raises nothing: a
+        session that refuses it, or an answer that is an error, is of no concern to anyone.
+        """
+        try:
+            _, future = self._post(method, params, _DEFAULT)
+        except (EgoError, TypeError, ValueError) as exc:
+            logger.debug("%s not sent: %s", method, exc)
+            return
+        future.add_done_callback(_read_quietly)
+
+    def _post(
+        self, method: str, params: Mapping[str, Any] | None, timeout: float | object | None
+    ) -> tuple[int, asyncio.Future[JSON]]:
+        """Write the command and keep its future among the session's commands."""
+        standing = self._standing
+        if standing is not _ATTACHED:
+            standing.check(method)
+        link = self._link
+        message_id = next(link.ids)
+        message: JSON = {"id": message_id, "method": method}
+        if params:
+            message["params"] = params
+        if self.id is not None:
+            message["sessionId"] = self.id
+        # An error from here to the write leaves nothing pending behind.
+        try:
+            data = orjson.dumps(message)
+        except TypeError as exc:
+            data = encode_lenient(message, exc)
+        if len(data) > MAX_COMMAND_BYTES:
+            raise CommandTooLargeError(
+                f"{method} was not sent: it is {len(data):,} bytes, over the limit of "
+                f"{MAX_COMMAND_BYTES:,} bytes per command (Chrome drops the connection on a "
+                "message of 100 MiB); pass less data per call",
+                size=len(data),
+                limit=MAX_COMMAND_BYTES,
+            )
+        future: asyncio.Future[JSON] = link.loop.create_future()
+        self._commands.add(
+            message_id,
+            future,
             method,
-            params,
-            session_id=self.id,
-            timeout=connection.default_timeout if timeout is _DEFAULT else timeout,
+            link.default_timeout if timeout is _DEFAULT else timeout,  # type: ignore[arg-type]
         )
+        # When the channel is already closing, its close fails the future with the reason.
+        link.write(data)
+        return message_id, future
 
     def check(self, method: str) -> None:
         """Raise what a command ``method`` would meet now (nothing when it would be sent)."""
-        refusal = self._refusal
-        if refusal is not None:
-            error, passing = refusal
-            if not allowed(method, passing):
-                raise error(f"{method} was not sent")
+        self._standing.check(method)
 
     async def enable(self, *domains: str) -> None:
         """Send ``Domain.enable`` for each domain not enabled on this session yet; concurrent
@@ -239,18 +348,14 @@ class Session:
         """Call ``handler(params)`` for every ``method`` event of this session, in a task of
         its own (see :class:`~ego.protocol._events.Subscription`). It ends when the session
         detaches, after the events received before that."""
-        subscription = Subscription(self._unsubscribe, (method,), self.id, handler)
-        return self._add(subscription)
+        return self._add(Subscription(self._unsubscribe, (method,), handler))
 
     def subscribe_all(
         self, methods: Sequence[str], handler: Callable[[str, JSON], Awaitable[None] | None]
     ) -> Subscription:
         """Call ``handler(method, params)`` for every event of any of ``methods``, in the order
         Chrome sent them across methods."""
-        subscription = Subscription(
-            self._unsubscribe, tuple(methods), self.id, handler, with_method=True
-        )
-        return self._add(subscription)
+        return self._add(Subscription(self._unsubscribe, tuple(methods), handler, with_method=True))
 
     def subscribe_each(self, handlers: Mapping[str, Callable[[JSON], None]]) -> Subscription:
         """:meth:`subscribe_all` with a handler of its own for each method."""
@@ -261,8 +366,8 @@ class Session:
         return self.subscribe_all(list(handlers), handle)
 
     def _add(self, subscription: Subscription) -> Subscription:
-        if self._state is SessionState.DETACHED:
-            subscription._push(None)  # nothing will come: its task ends at once
+        if self.detached:
+            subscription.end()  # nothing will come: its task ends at once
             return subscription
         for method in subscription.methods:
             self._subscriptions.setdefault(method, []).append(subscription)
@@ -280,13 +385,14 @@ class Session:
         """Call ``callback(method, params)`` inline for every event of ``methods`` (see
         :class:`Listener`). Dropped when the session detaches."""
         listener = Listener(self, frozenset(methods), callback)
-        if self._state is not SessionState.DETACHED:
-            for method in listener._methods:
+        if not self.detached:
+            for method in listener.methods:
                 self._listeners.setdefault(method, []).append(listener)
         return listener
 
-    def _drop_listener(self, listener: Listener) -> None:
-        for method in listener._methods:
+    def stop_listening(self, listener: Listener) -> None:
+        """Remove ``listener`` (what :meth:`Listener.close` does). Idempotent."""
+        for method in listener.methods:
             listeners = self._listeners.get(method)
             if listeners and listener in listeners:
                 listeners.remove(listener)
@@ -299,15 +405,15 @@ class Session:
         """A future for the next ``method`` event of this session that satisfies
         ``predicate`` (which runs in the read path and must be quick). Register it before the
         command that causes the event. It fails with TabClosedError when the session detaches
-        first, or as the session's state says when it crashes or is suspended; cancel it to
-        give up."""
-        future: asyncio.Future[JSON] = self._connection._loop.create_future()
-        if self._connection.closed:
-            self._connection._fail_closed(future)
-        elif self._state is SessionState.DETACHED:
-            future.set_exception(self._closed_error(f"stopped waiting for {method}"))
+        first (BrowserClosedError when the connection closes), or as the session's state says
+        when it crashes or is suspended; cancel it to give up."""
+        future: asyncio.Future[JSON] = self._link.loop.create_future()
+        standing = self._standing
+        if standing.state is SessionState.DETACHED:
+            assert standing.error is not None
+            future.set_exception(standing.error(f"stopped waiting for {method}"))
         else:
-            waiter = Waiter(method, self.id, predicate, future)
+            waiter = Waiter(method, predicate, future)
             self._waiters.setdefault(method, []).append(waiter)
             # A waiter given up on (cancelled) leaves at once, not at the next such event,
             # which may never come: a tab that lives for days must not collect them.
@@ -345,14 +451,14 @@ class Session:
         """Call ``callback`` (inline, once) when Chrome detaches the session; at once when
         that happened already. Not when the whole connection closes: every call then fails
         with BrowserClosedError instead."""
-        if self._state is SessionState.DETACHED:
+        if self.detached:
             callback()
         else:
             self._detach_callbacks.append(callback)
 
     # -- state ----------------------------------------------------------------------------
 
-    def suspend(self, error: Callable[[str], Exception], *, allow: Collection[str] = ()) -> None:
+    def suspend(self, error: Refusal, *, allow: Collection[str] = ()) -> None:
         """Fail what is pending on the session now, and refuse later commands, until
         :meth:`resume`.
 
@@ -361,49 +467,110 @@ class Session:
         events) that ``allow`` names pass: method names, and domain prefixes ending in a dot
         (``"Fetch."``). A crash or a detach meanwhile ends the suspension with its own error.
         """
-        if self._state in (SessionState.DETACHED, SessionState.CRASHED):
+        if self.state in (SessionState.DETACHED, SessionState.CRASHED):
             return
-        passing = frozenset(allow)
-        self._state = SessionState.SUSPENDED
-        self._refusal = (error, passing)
-        self._fail(error, passing)
+        self._standing = _Standing(SessionState.SUSPENDED, error, frozenset(allow))
+        self._fail(error, self._standing.passing)
 
     def resume(self) -> None:
         """End :meth:`suspend`; idempotent."""
-        if self._state is SessionState.SUSPENDED:
-            self._state = SessionState.ATTACHED
-            self._refusal = None
+        if self.suspended:
+            self._standing = _ATTACHED
 
     # -- what the connection calls --------------------------------------------------------
 
-    @staticmethod
-    def _count(registry: Mapping[str, list[Any]]) -> int:
-        """How many distinct entries a registry by method holds."""
-        return len({id(entry) for entries in registry.values() for entry in entries})
+    def receive_answer(self, message_id: int, message: JSON) -> bool:
+        """Settle the command ``message_id`` with Chrome's answer ``message``; False when it is
+        not one of this session's commands waiting (it timed out, was cancelled, or is
+        another session's)."""
+        entry = self._commands.entries.pop(message_id, None)
+        if entry is None:
+            return False
+        future = entry.future
+        if not future.done():
+            error = message.get("error")
+            if error is None:
+                future.set_result(message.get("result", {}))
+            else:
+                future.set_exception(self._refused(entry.method, error))
+        return True
 
-    def _dispatch(self, method: str, params: JSON) -> None:
+    def receive_event(self, method: str, params: JSON) -> None:
+        """Hand an event of this session to its listeners, subscriptions and waiters, and
+        follow what it says of the renderer (a crash, a reload after one)."""
         listeners = self._listeners.get(method)
         if listeners:
             for listener in list(listeners):
                 try:
-                    listener._callback(method, params)
+                    listener(method, params)
                 except Exception:
                     logger.exception("event listener for %s failed", method)
         subscriptions = self._subscriptions.get(method)
         if subscriptions:
             for subscription in subscriptions:
-                subscription._push((method, params))
+                subscription.push(method, params)
         waiters = self._waiters.get(method)
         if waiters:
-            _resolve(waiters, params)
+            resolve_waiters(waiters, params)
         if method == "Inspector.targetCrashed":
             self._crash()
         elif method == "Inspector.targetReloadedAfterCrash" and self.crashed:
-            self._state = SessionState.ATTACHED
-            self._refusal = None
+            self._standing = _ATTACHED
+
+    def chrome_detached(self) -> None:
+        """Chrome detached the session: end everything it owns."""
+        if self.detached:
+            return
+        self._standing = _Standing(SessionState.DETACHED, self._closed_error)
+        self._fail(self._closed_error, frozenset())
+        self._end()
+        callbacks, self._detach_callbacks = self._detach_callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                logger.exception("detach callback failed")
+
+    def connection_closed(self, reason: str) -> None:
+        """The connection closed: every command and waiter fails with BrowserClosedError,
+        and so does every later call; the rest ends (no detach callback runs: nothing
+        detached)."""
+        if self.detached:
+            return
+
+        def closed(what: str) -> Exception:
+            return BrowserClosedError(reason)
+
+        self._standing = _Standing(SessionState.DETACHED, closed)
+        self._detach_callbacks.clear()
+        self._fail(closed, frozenset())
+        self._end()
+
+    def resources(self) -> dict[str, int]:
+        """What the session holds now: subscriptions, listeners, waiters, commands pending."""
+        return {
+            "subscriptions": count_entries(self._subscriptions),
+            "listeners": count_entries(self._listeners),
+            "waiters": count_entries(self._waiters),
+            "pending": len(self._commands.entries),
+        }
+
+    def _refused(self, method: str, error: JSON) -> EgoError:
+        """What a command ``method`` that Chrome answered with ``error`` raises."""
+        code = error.get("code")
+        text = error.get("message", "unknown error")
+        if self.id is not None and text.startswith("Session with given id not found"):
+            # A session Chrome dropped before this process heard of it: the tab is gone.
+            return TabClosedError(
+                f"{method} failed: the tab's session {self.id[:8]} is gone (the tab closed or "
+                "was detached); open a new tab and retry"
+            )
+        data = error.get("data")
+        detail = f" ({data})" if data else ""
+        return ProtocolError(f"{method} failed: {text}{detail}", method=method, code=code)
 
     def _crash(self) -> None:
-        if self._state is SessionState.DETACHED:
+        if self.detached:
             return
         crashed = (
             f"the renderer of the tab (session {str(self.id)[:8]}) crashed or was killed; "
@@ -413,49 +580,33 @@ class Session:
         def error(what: str) -> Exception:
             return TargetCrashedError(f"{what}: {crashed}")
 
-        self._state = SessionState.CRASHED
-        self._refusal = (error, _AFTER_CRASH)
+        self._standing = _Standing(SessionState.CRASHED, error, _AFTER_CRASH)
         self._fail(error, frozenset())
 
-    def _closed_error(self, what: str) -> TabClosedError:
+    def _closed_error(self, what: str) -> Exception:
         target = self.target_id or str(self.id)
         return TabClosedError(
             f"{what}: the tab {target} closed or detached; open a new tab and retry"
         )
 
-    def _detach(self) -> None:
-        """Chrome detached the session: end everything it owns."""
-        if self._state is SessionState.DETACHED:
-            return
-        self._state = SessionState.DETACHED
-        self._refusal = (self._closed_error, frozenset())
-        self._fail(self._closed_error, frozenset())
-        self._end()
-
     def _end(self) -> None:
-        """Drop subscriptions, listeners and waiters and run the detach callbacks (the
-        session detached, or the connection closed)."""
-        self._state = SessionState.DETACHED
+        """Drop subscriptions, listeners and enables (the session detached, or the
+        connection closed)."""
         subscriptions = {id(s): s for group in self._subscriptions.values() for s in group}
         self._subscriptions.clear()
         for subscription in subscriptions.values():
-            subscription._push(None)  # ends after the events already queued
+            subscription.end()  # ends after the events already queued
         self._listeners.clear()
         for future in self._enabled.values():
             if not future.done():
                 future.cancel()
         self._enabled.clear()
-        callbacks, self._detach_callbacks = self._detach_callbacks, []
-        for callback in callbacks:
-            try:
-                callback()
-            except Exception:
-                logger.exception("detach callback failed")
+        self._commands.stop()
 
-    def _fail(self, error: Callable[[str], Exception], allow: frozenset[str]) -> None:
+    def _fail(self, error: Refusal, allow: frozenset[str]) -> None:
         """Fail every command and waiter of the session with ``error(what was cut)``, but
         those whose method ``allow`` names."""
-        self._connection._fail_pending(self.id, error, allow)
+        self._commands.fail(error, allow)
         for method, waiters in list(self._waiters.items()):
             if allowed(method, allow):
                 continue
@@ -464,34 +615,7 @@ class Session:
                     waiter.future.set_exception(error(f"stopped waiting for {method}"))
             del self._waiters[method]
 
-    def _connection_closed(self, error: Callable[[], Exception]) -> None:
-        """The connection closed: fail the waiters with ``error()`` and end the rest."""
-        waiters = [waiter for group in self._waiters.values() for waiter in group]
-        self._waiters.clear()
-        for waiter in waiters:
-            if not waiter.future.done():
-                waiter.future.set_exception(error())
-        self._refusal = None
-        self._detach_callbacks.clear()  # nothing detached: calls now fail as the browser's
-        self._end()
 
-
-def _resolve(waiters: list[Waiter], params: JSON) -> None:
-    for waiter in list(waiters):
-        if waiter.future.done():
-            waiters.remove(waiter)
-            continue
-        try:
-            matched = waiter.predicate is None or waiter.predicate(params)
-        except Exception as exc:
-            waiters.remove(waiter)
-            waiter.future.set_exception(exc)
-            continue
-        if matched:
-            waiters.remove(waiter)
-            waiter.future.set_result(params)
-
-
-def allowed(method: str, allow: frozenset[str]) -> bool:
-    """True when ``allow`` names ``method`` or its domain (``"Fetch."``)."""
-    return bool(allow) and (method in allow or method[: method.find(".") + 1] in allow)
+def _read_quietly(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # read: nobody waits for this answer

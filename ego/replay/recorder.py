@@ -15,7 +15,9 @@ Each event kind is delivered by its own subscription task, so a request's
 per request id in a :class:`~ego.replay.capture.Capture` and put together only when the HAR
 is built, so nothing depends on the order in which handlers run.
 
-By default the recording keeps no session: see :mod:`ego.replay.secrets`.
+By default the recording keeps no session: see :mod:`ego.replay.secrets`. Where the page
+keeps each token it sends in a header is looked up in the page while recording, and named in
+the entry (:mod:`ego.replay.token_places`), never the token.
 """
 
 from __future__ import annotations
@@ -38,10 +40,12 @@ from .har import Har, Page
 from .har_bounds import HarBounds
 from .replayer import DEFAULT_IGNORE
 from .secrets import strip_har
+from .token_places import TokenPlaces
 
 if TYPE_CHECKING:
     from ..page.tab import Tab, WaitUntil
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Session
+    from ..protocol.transport import Subscription
 
 __all__ = ["OMITTED_FIELD", "Omitted", "Recorder", "record"]
 
@@ -150,10 +154,10 @@ class Recorder:
         self.strip_secrets = strip_secrets
         self.max_body_size = max_body_size
         self.timeout = timeout
-        self._connection: Connection | None = None
-        self._session_id: str | None = None
+        self._session: Session | None = None
         self._subscriptions: list[Subscription] = []
         self._capture = Capture()
+        self._token_places = TokenPlaces()
         self._tasks: set[asyncio.Task[None]] = set()
         self._activity = asyncio.Event()
         self._running = False
@@ -213,7 +217,7 @@ class Recorder:
         """
         if self._running:
             return self
-        await self.tab.session()  # fails early, with the tab's own message, if it is closed
+        await self.tab.attach()  # fails early, with the tab's own message, if it is closed
         connection = self.tab.connection
         # A session of our own: Network.enable/disable and the cache bypass stay ours.
         attached = await connection.send(
@@ -221,7 +225,7 @@ class Recorder:
             {"targetId": self.tab.target_id, "flatten": True},
             timeout=self.timeout,
         )
-        session_id = str(attached["sessionId"])
+        session = connection.session(str(attached["sessionId"]))
         handlers = {
             "Network.requestWillBeSent": self._on_request,
             "Network.requestWillBeSentExtraInfo": self._on_request_extra,
@@ -231,11 +235,9 @@ class Recorder:
             "Network.loadingFailed": self._on_failed,
         }
         self._subscriptions = [
-            connection.subscribe(method, handler, session_id=session_id)
-            for method, handler in handlers.items()
+            session.subscribe(method, handler) for method, handler in handlers.items()
         ]
-        self._connection = connection
-        self._session_id = session_id
+        self._session = session
         try:
             await self._send(
                 "Network.enable",
@@ -344,6 +346,10 @@ class Recorder:
         if hop.request.get("hasPostData") and "postData" not in hop.request:
             url = hop.request.get("url", "")
             self._spawn(self._read_post_data(hop.request_id), f"post data of {url}")
+        tokens = self._token_places.wanted(hop.request.get("headers"))
+        if tokens:
+            # Where the page keeps them: asked now, while the page that sent them is there.
+            self._spawn(self._token_places.look_up(self._send, tokens), "places of its tokens")
         self._touch()
 
     def _outcome(self, params: dict[str, Any]) -> Outcome:
@@ -402,10 +408,8 @@ class Recorder:
         task.add_done_callback(done)
 
     async def _send(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        assert self._connection is not None
-        return await self._connection.send(
-            method, params, session_id=self._session_id, timeout=self.timeout
-        )
+        assert self._session is not None
+        return await self._session.send(method, params, timeout=self.timeout)
 
     async def _read_body(self, request_id: str) -> None:
         try:
@@ -463,6 +467,8 @@ class Recorder:
             comment="recorded by ego" + (" (secrets stripped)" if self.strip_secrets else ""),
         )
         har.entries.extend(self._capture.entries(page_id))
+        for entry in har.entries:
+            self._token_places.annotate(entry)
         if self.strip_secrets:
             strip_har(har)
         if self._omitted:

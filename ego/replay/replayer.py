@@ -44,7 +44,8 @@ from .matching import Matcher, QueryMode, request_content_type
 
 if TYPE_CHECKING:
     from ..page.tab import Tab
-    from ..protocol.transport import Connection, Subscription
+    from ..protocol.session import Session
+    from ..protocol.transport import Subscription
 
 __all__ = [
     "DEFAULT_IGNORE",
@@ -180,8 +181,7 @@ class Replayer:
         self._requests: list[ReplayedRequest] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._subscription: Subscription | None = None
-        self._session_id: str | None = None
-        self._connection: Connection | None = None
+        self._session: Session | None = None
         self._running = False
 
     def __repr__(self) -> str:
@@ -227,15 +227,11 @@ class Replayer:
         """
         if self._running:
             return self
-        session_id = await self.tab.session()
-        connection = self.tab.connection
-        # Known before the first event can arrive: answers are sent with these.
-        self._connection = connection
-        self._session_id = session_id
+        session = await self.tab.attach()
+        # Known before the first event can arrive: answers are sent on it.
+        self._session = session
         # Subscribe before enabling, so the first paused request cannot slip by.
-        subscription = connection.subscribe(
-            "Fetch.requestPaused", self._on_paused, session_id=session_id
-        )
+        subscription = session.subscribe("Fetch.requestPaused", self._on_paused)
         try:
             await self.tab.send(
                 "Fetch.enable",
@@ -406,12 +402,10 @@ class Replayer:
 
     async def _send(self, method: str, params: dict[str, Any]) -> bool:
         """Send an answer; False when it failed in a way that leaves the request paused."""
-        if self._connection is None:
+        if self._session is None:
             return True
         try:
-            await self._connection.send(
-                method, params, session_id=self._session_id, timeout=self.timeout
-            )
+            await self._session.send(method, params, timeout=self.timeout)
         except (TabClosedError, BrowserClosedError):
             return True  # nothing left to answer
         except ProtocolError as exc:

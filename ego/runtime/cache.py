@@ -11,11 +11,11 @@ source is missing or stale the loader answers NEEDS_STORE; only then is the Stor
 which carries the full source, sent, and the Call sent again. So a hot run costs a few
 hundred bytes whatever the tool's size.
 
-Once a tab's document holds the loader (:attr:`ego.Tab.documents` tells when a navigation
-replaced it), runs send the hot Call instead: one expression that calls the loader, so a run
-of a tool this document already ran is a lookup and a call, with no localStorage read, no eval
-and no function to compile. A hot Call that finds no loader (a navigation the tab had not
-counted yet) answers NO_LOADER, and the full Call follows.
+Once a page's document holds the loader (the page notes it in its ``document_memo``, which
+every new document starts empty), runs send the hot Call instead: one expression that calls
+the loader, so a run of a tool this document already ran is a lookup and a call, with no
+localStorage read, no eval and no function to compile. A hot Call that finds no loader (a
+navigation the page had not seen yet) answers NO_LOADER, and the full Call follows.
 
 Where the cache cannot work (localStorage throws on opaque origins such as about:blank and
 data: URLs, in sandboxed frames, with storage disabled, on a full quota; or eval is blocked)
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from ..page.tab import Tab
 
 __all__ = [
+    "LOADER_NOTE",
     "PORTABLE_SIGNAL_KEY",
     "SIGNAL_KEY",
     "RunStats",
@@ -239,24 +239,12 @@ def _signal(result: Any) -> str | None:
     return None
 
 
-# Per tab, the document (as :attr:`ego.Tab.documents` counts them) a full Call last answered
-# in, which installed the loader there: while the tab shows that document, runs send the hot
-# Call. Only a hint: a hot Call in a document without the loader answers NO_LOADER. Keyed by
-# the tab's id, with a weak reference that tells the tab from a later object at the same id
-# and drops the entry when the tab goes (a WeakKeyDictionary does the same, at the cost of a
-# Python-level lookup on every call).
-_LOADED: dict[int, tuple[weakref.ref[Any], int]] = {}
-
-
-def _remember(tab: Any, documents: int) -> None:
-    """Note that ``tab``'s document number ``documents`` holds the loader."""
-    key = id(tab)
-
-    def forget(gone: weakref.ref[Any]) -> None:
-        if _LOADED.get(key, (None, 0))[0] is gone:
-            del _LOADED[key]
-
-    _LOADED[key] = (weakref.ref(tab, forget), documents)
+#: What a page's ``document_memo`` holds, under this key, once a full Call answered in its
+#: document, which installed the loader there: while the page shows that document, runs send
+#: the hot Call. Only a hint: a hot Call in a document without the loader answers NO_LOADER.
+#: The memo is the document's own (a new document starts with an empty one), so nothing here
+#: outlives the page or needs telling a page from another.
+LOADER_NOTE: Final = "ego.runtime.cache:loader"
 
 
 async def run_cached(
@@ -291,24 +279,19 @@ async def run_cached(
     """
     stats = stats if stats is not None else RunStats()
     if use_cache:
-        # The hot path: one Call, no closures, nothing else built. A stand-in for a tab
-        # without ``documents`` always gets the full Call.
-        documents = getattr(tab, "documents", None)
-        loaded = _LOADED.get(id(tab))
-        hot = (
-            documents is not None
-            and loaded is not None
-            and loaded[1] == documents
-            and loaded[0]() is tab
-        )
+        # The hot path: one Call, no closures, nothing else built. A stand-in for a page
+        # without a ``document_memo`` always gets the full Call. The memo is read before the
+        # call: the document the call runs in is the one noted after it.
+        memo: dict[str, Any] | None = getattr(tab, "document_memo", None)
+        hot = memo is not None and LOADER_NOTE in memo
         head = _HEADS.get((key, version, hot)) or _head(key, version, hot)
         call = head + arguments + _TAILS[hot]
         stats.evaluations += 1
         stats.bytes_sent += len(call) if call.isascii() else len(call.encode("utf-8"))
         # The raw path (describe=False): a tool returns JSON, in one round trip.
         result = await tab.evaluate(call, timeout=timeout, describe=False)
-        if not hot and documents is not None:
-            _remember(tab, documents)
+        if not hot and memo is not None:
+            memo[LOADER_NOTE] = True
         # Only a one-key object can be a signal: anything else is the tool's result, at once.
         if not isinstance(result, dict) or len(result) != 1:
             return result
@@ -352,12 +335,12 @@ async def _not_hot(
     if signal is None:
         return await plain("disabled")
     if signal == _NO_LOADER:
-        # A document the tab had not counted yet (or whose loader is not ours): the full Call.
-        documents = getattr(tab, "documents", None)
+        # A document the page had not counted yet (or whose loader is not ours): the full Call.
+        memo: dict[str, Any] | None = getattr(tab, "document_memo", None)
         call = call_snippet(key, version, arguments)
         result = await send(call)
-        if documents is not None:
-            _remember(tab, documents)
+        if memo is not None:
+            memo[LOADER_NOTE] = True
         signal = _signal(result)
         if signal is None:
             return result

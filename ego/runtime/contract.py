@@ -3,18 +3,51 @@
 A tool signals by throwing an Error whose message starts with the signal, or by returning
 ``{"error": "SIGNAL: ..."}``. NEEDS_STORE never reaches here: the cache layer handles it.
 Any other error a tool returns is data for the caller and passes through untouched.
+
+Beside the three signals, a thrown Error's class name is data too: a tool that throws one
+named in :data:`TYPED_TOOL_ERRORS` (drafted tools do) raises that ego exception, a kind of
+:class:`~ego.errors.BrowserToolError`, instead of the plain one.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from ..errors import JavaScriptError, LearningError, NeedsLoginError, SkillBrokenError
+from ..errors import (
+    BrowserToolError,
+    CrossOriginRequestError,
+    JavaScriptError,
+    LearningError,
+    NeedsLoginError,
+    SkillBrokenError,
+    TokenRejectedError,
+)
 
-__all__ = ["NEEDS_LOGIN", "SKILL_BROKEN", "signal_error", "signal_in_exception", "signal_in_result"]
+__all__ = [
+    "NEEDS_LOGIN",
+    "SKILL_BROKEN",
+    "TYPED_TOOL_ERRORS",
+    "signal_error",
+    "signal_in_exception",
+    "signal_in_result",
+    "tool_error_type",
+]
 
 NEEDS_LOGIN: Final = "NEEDS_LOGIN"
 SKILL_BROKEN: Final = "SKILL_BROKEN"
+
+#: The JS Error class names a tool may throw to raise a typed ego exception (the class of
+#: the thrown object: ``class TokenRejectedError extends Error {}``).
+TYPED_TOOL_ERRORS: Final[dict[str, type[BrowserToolError]]] = {
+    "TokenRejectedError": TokenRejectedError,
+    "CrossOriginRequestError": CrossOriginRequestError,
+}
+
+
+def tool_error_type(exc: JavaScriptError) -> type[BrowserToolError]:
+    """The exception a tool's throw of ``exc`` becomes: the typed one its class names, else
+    :class:`~ego.errors.BrowserToolError`."""
+    return TYPED_TOOL_ERRORS.get(exc.name, BrowserToolError)
 
 
 def _detail(text: str, signal: str) -> str:

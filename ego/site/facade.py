@@ -185,7 +185,9 @@ class Site(Loop):
                 as :meth:`ego.Tab.evaluate`.
         """
         options = _options(timeout, confirm, check_returns, cache)
-        call = prepare(self.learnings, site_id, tool, args, options, browser_only=True)
+        call = prepare(
+            self.learnings, site_id, tool, args, options, browser_only=True, refs=self._tool_refs
+        )
         return await self.run_call(call, tab)
 
     async def run_tool(
@@ -210,7 +212,7 @@ class Site(Loop):
             file fails to import or has no ``run``.
         """
         options = _options(timeout, confirm, check_returns, cache)
-        return await self.run_call(prepare(self.learnings, site_id, tool, args, options), tab)
+        return await self.run_call(self.prepare(site_id, tool, args, options), tab)
 
     def skills(self) -> list[SkillSummary]:
         """Every SKILL.md skill beside the learnings roots, valid or not (with its problems)."""

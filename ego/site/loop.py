@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..calls import CallOptions, case_call, prepare
+from ..calls import CallOptions, case_call
 from .saving import Saving
 
 if TYPE_CHECKING:
@@ -24,6 +24,16 @@ if TYPE_CHECKING:
     from ..page.tab import Tab
 
 __all__ = ["Loop"]
+
+
+def _draft_source(draft: Draft, plan: ToolPlan) -> LoadedSource:
+    """The draft's source as its cases run it: named by the draft's own file (the tool's
+    file in the site does not exist until it is saved), so an error names where it is."""
+    from dataclasses import replace
+
+    from ..learning.cases.gate import candidate_source
+
+    return replace(candidate_source(plan), file=draft.folder / f"{draft.tool}.js")
 
 
 class Loop(Saving):
@@ -101,14 +111,13 @@ class Loop(Saving):
             LearningError: no such draft.
             SaveRefusedError: the draft would not save (bad source, schemas).
         """
-        from ..learning.cases.gate import candidate_source
         from ..learning.suggest import load_draft
 
         draft = load_draft(self.learnings, site_id, tool)
         _, plan = self._draft_plan(
             draft, description=None, side_effect=None, name=None, front_end="python"
         )
-        return await self.run_cases(draft.learning_cases(), plan, candidate_source(plan))
+        return await self.run_cases(draft.learning_cases(), plan, _draft_source(draft, plan))
 
     async def save_draft(
         self,
@@ -145,7 +154,7 @@ class Loop(Saving):
             BrowserError: the browser failed during the checks.
         """
         from ..learning import save as _save
-        from ..learning.cases.gate import candidate_source, check_origins
+        from ..learning.cases.gate import check_origins
         from ..learning.cases.verdict import CaseCheck, GateReport
         from ..learning.naming import refuse
         from ..learning.suggest import load_draft
@@ -159,7 +168,7 @@ class Loop(Saving):
 
         async def gate(plan: ToolPlan) -> GateReport | None:
             own = await self._gate(plan)
-            results = await self.run_cases(cases, plan, candidate_source(plan))
+            results = await self.run_cases(cases, plan, _draft_source(draft, plan))
             check_origins(site_id, tool, results, front_end)
             failed = [r for r in results if not r.passed]
             if failed:
@@ -217,7 +226,7 @@ class Loop(Saving):
 
         async def live(tab: Tab, args: dict[str, Any]) -> Any:
             options = CallOptions(confirm=confirm)
-            return await self.run_call(prepare(self.learnings, site_id, tool, args, options), tab)
+            return await self.run_call(self.prepare(site_id, tool, args, options), tab)
 
         return await heal(
             self.learnings,

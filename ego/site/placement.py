@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
-from ..errors import NavigationError, NoTabError, SiteMismatchError
-from ..learning.matching import domain_of, match_domain
+from ..errors import (
+    LearningError,
+    NavigationError,
+    NoTabError,
+    SiteMismatchError,
+    SiteUnreachableError,
+)
+from ..learning.matching import domain_of, match_domain, url_host
 from ..learning.registry import Learnings
+from ..page.network import unreachable
 
 if TYPE_CHECKING:
     from ..learning.manifest import Manifest
@@ -61,12 +69,15 @@ class Placement:
     async def tab_for(self, site_id: str, tab: Tab | None = None) -> Tab:
         """The tab to run ``site_id``'s tools in.
 
-        ``tab`` when given; else the first open tab whose host matches the site's domains;
+        ``tab`` when given; else the first open tab whose host matches the site's domains
+        (but not one on the start URL's host at another port: another program there);
         else a new tab at the site's start URL, loaded.
 
         Raises:
             UnknownSiteError, InvalidManifestError: no such usable site.
             NoTabError: nothing matches and the site has no start URL.
+            SiteUnreachableError: the start URL's server did not answer.
+            NavigationError: the start URL did not load for another reason.
         """
         manifest = self.learnings.site(site_id)
         return await self._tab_for(manifest, tab)
@@ -74,10 +85,22 @@ class Placement:
     async def _tab_for(self, manifest: Manifest, tab: Tab | None) -> Tab:
         if tab is not None:
             return tab
-        for candidate in await self.browser.tabs():
-            if match_domain(candidate.url, self.domains(manifest)):
+        tabs = await self.browser.tabs()
+        for candidate in tabs:
+            if self._takes(candidate.url, manifest):
                 return candidate
-        return await self._new_tab(manifest)
+        return await self._new_tab(manifest, tabs)
+
+    def _takes(self, url: str, manifest: Manifest) -> bool:
+        """Whether an open tab (or frame) at ``url`` may run ``manifest``'s site: on its
+        domains, and not another server on the start URL's host. A domain without a port
+        matches every port, but the start URL names the one the site runs on here: a tab on
+        the same host at another port is another program (a demo shop whose server stopped
+        long ago), and its calls would fail for that program's sake."""
+        if match_domain(url, self.domains(manifest)) is None:
+            return False
+        start = self._start_urls.get(manifest.id) or manifest.start_url
+        return not _other_server(url, start)
 
     async def _page_for(self, manifest: Manifest, tab: Tab | None) -> Tab | Frame:
         """Where a browser tool of ``manifest``'s site runs: ``tab`` when its page is on the
@@ -104,25 +127,25 @@ class Placement:
             return frame
         tabs = await self.browser.tabs()
         for candidate in tabs:
-            if match_domain(candidate.url, domains):
+            if self._takes(candidate.url, manifest):
                 return candidate
         for candidate in await self._embedding(tabs, manifest):
             frame = await _frame_on_site(candidate, domains)
             if frame is not None:
                 return frame
-        return await self._new_tab(manifest)
+        return await self._new_tab(manifest, tabs)
 
     async def _embedding(self, tabs: list[Tab], manifest: Manifest) -> list[Tab]:
         """The open tabs that may embed the site: those ego attached to already (their
         frames are known), and those whose cross-site frames Chrome lists on the site."""
-        known = [tab for tab in tabs if tab.session_id is not None]
+        known = [tab for tab in tabs if tab.session is not None]
         targets = await self.browser.connection.send("Target.getTargets")
         parents: dict[str, str] = {}
         wanted: list[str] = []
         for info in targets.get("targetInfos", []):
             if info.get("type") == "iframe":
                 parents[str(info.get("targetId"))] = str(info.get("parentFrameId", ""))
-                if match_domain(str(info.get("url", "")), self.domains(manifest)):
+                if self._takes(str(info.get("url", "")), manifest):
                     wanted.append(str(info.get("targetId")))
         pages = {tab.target_id: tab for tab in tabs}
         for frame_id in wanted:
@@ -135,15 +158,16 @@ class Placement:
                 known.append(page)
         return known
 
-    async def _new_tab(self, manifest: Manifest) -> Tab:
+    async def _new_tab(self, manifest: Manifest, passed: list[Tab]) -> Tab:
+        """A new tab at the start URL; ``passed`` are the open tabs none of which was taken
+        (one on the site's domains shows another copy of it, on the start URL's host)."""
+        url = self.start_url(manifest)
         try:
-            return await self.browser.new_tab(self.start_url(manifest))
+            return await self.browser.new_tab(url)
         except NavigationError as exc:
-            # A site served locally (the demo shop) says in its manifest how to start it.
-            hint = (manifest.model_extra or {}).get("startUrlRefused")
-            if isinstance(hint, str) and hint and "ERR_CONNECTION_REFUSED" in str(exc):
-                raise NavigationError(f"{exc}: {hint}") from None
-            raise
+            domains = self.domains(manifest)
+            other = next((tab.url for tab in passed if match_domain(tab.url, domains)), None)
+            raise _unreachable(exc, url, manifest, other) from None
 
     def start_url(self, manifest: Manifest) -> str:
         """Where a tab for ``manifest``'s site opens: :meth:`set_start_url`'s, else ``startUrl``.
@@ -160,6 +184,18 @@ class Placement:
             )
         return start
 
+    def showing(self, site_id: str, tab: Tab | None) -> Tab | None:
+        """``tab`` when its page is on ``site_id``'s site here (see :meth:`domains`), else
+        None (and for a site that is not usable): a front end offers the tab its user is on,
+        and with None the call finds or opens one itself."""
+        if tab is None or tab.closed:
+            return None
+        try:
+            manifest = self.learnings.site(site_id)
+        except LearningError:
+            return None
+        return tab if self.on_site(tab, manifest) else None
+
     def on_site(self, tab: Tab, manifest: Manifest) -> bool:
         """Whether ``tab``'s page is on ``manifest``'s site here (see :meth:`domains`).
 
@@ -172,10 +208,15 @@ class Placement:
 
         Raises:
             NoTabError: the tab is elsewhere and the site has no start URL.
+            SiteUnreachableError: the start URL's server did not answer.
             NavigationError, CommandTimeoutError: as :meth:`ego.Tab.navigate`.
         """
         if not self.on_site(tab, manifest):
-            await tab.navigate(self.start_url(manifest))
+            url = self.start_url(manifest)
+            try:
+                await tab.navigate(url)
+            except NavigationError as exc:
+                raise _unreachable(exc, url, manifest) from None
 
 
 # Whether a URL is on a site's domains, for the hot call: the same tab and site ask again and
@@ -205,3 +246,39 @@ async def _frame_on_site(tab: Tab, domains: tuple[str, ...]) -> Frame | None:
 
 def _host(url: str) -> str:
     return domain_of(url) or url or "about:blank"
+
+
+def _other_server(url: str, start: str | None) -> bool:
+    """Whether ``url`` is on ``start``'s host but at another port (or scheme)."""
+    if not start:
+        return False
+    here, there = url_host(url), url_host(start)
+    return here is not None and there is not None and here[0] == there[0] and here != there
+
+
+def _unreachable(
+    exc: NavigationError, url: str, manifest: Manifest, other: str | None = None
+) -> NavigationError:
+    """What a failed load of ``manifest``'s start URL raises: a SiteUnreachableError when the
+    server did not answer (with the manifest's own hint for a site served locally, such as the
+    demo shop, and the way to use ``other``, an open tab on another copy of the site), else
+    ``exc`` itself."""
+    reason = unreachable(str(exc))
+    if reason is None:
+        return exc
+    hint = (manifest.model_extra or {}).get("startUrlRefused")
+    advice = (
+        hint
+        if isinstance(hint, str) and hint and reason == "net::ERR_CONNECTION_REFUSED"
+        else "is its server running, and the network up? Retry once it answers"
+    )
+    if other is not None:
+        parts = urlsplit(other)
+        start = f"{parts.scheme}://{parts.netloc}/"
+        advice += (
+            f" (an open tab shows the site on another port, {other}: to use that copy, pass "
+            f"that tab (tab=) or call set_start_url({manifest.id!r}, {start!r}))"
+        )
+    return SiteUnreachableError(
+        f"site {manifest.id!r} is unreachable: {exc}: {advice}", url=url, reason=reason
+    )

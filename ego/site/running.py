@@ -6,14 +6,21 @@ from __future__ import annotations
 import inspect
 from contextvars import ContextVar
 from pathlib import Path
-from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from time import perf_counter, time
+from typing import TYPE_CHECKING, Any, Final
 
-from ..calls import DEFAULTS, CallOptions, ToolCall, ToolRef, prepare
-from ..errors import BrowserToolError, EgoError, JavaScriptError, ReturnsMismatchError
+from ..calls import DEFAULTS, CallOptions, ToolCall, ToolRef, ToolRefs, prepare
+from ..errors import (
+    BrowserToolError,
+    EgoError,
+    JavaScriptError,
+    ReturnsMismatchError,
+    SiteUnreachableError,
+)
 from ..learning.health.recorder import record_failure, record_ok
+from ..page.network import Request, unreachable
 from ..runtime.cache import RunStats, cache_key, run_cached
-from ..runtime.contract import signal_in_exception, signal_in_result
+from ..runtime.contract import signal_in_exception, signal_in_result, tool_error_type
 from .placement import Placement, url_on_site
 
 if TYPE_CHECKING:
@@ -45,6 +52,9 @@ class Running(Placement):
         #: How a NEEDS_LOGIN message on a throwaway profile says to use a persistent one, in
         #: the caller's words (the command line sets ``--profile NAME``).
         self.profile_hint = "launch with profile=NAME"
+        # The tools this Site called with the default options, found, declared and confirmed:
+        # a repeat call checks only its args (see ego.calls.ToolRefs).
+        self._tool_refs = ToolRefs()
 
     @property
     def last_run(self) -> RunStats | None:
@@ -75,7 +85,15 @@ class Running(Placement):
         Raises:
             Everything :meth:`run_tool` raises before anything is sent.
         """
-        return prepare(self.learnings, site_id, tool, args, options, browser_only=browser_only)
+        return prepare(
+            self.learnings,
+            site_id,
+            tool,
+            args,
+            options,
+            browser_only=browser_only,
+            refs=self._tool_refs,
+        )
 
     async def run_call(self, call: ToolCall, tab: Tab | None = None) -> Any:
         """Run a prepared call (see :meth:`prepare`) and return its result.
@@ -101,31 +119,13 @@ class Running(Placement):
                     if tab is not None and url_on_site(tab.url, self.domains(ref.manifest))
                     else await self._page_for(ref.manifest, tab)
                 )
-                # _run_source, written out: a hot call is one coroutine less (fewer objects
-                # alive per call in flight, so the garbage collector runs less often).
-                stats = RunStats()
-                self._last_run.set(stats)
-                self._latest_run = stats
-                try:
-                    result = await run_cached(
-                        page,
-                        key=cache_key(loaded.site_id, loaded.tool),
-                        version=loaded.version,
-                        expression=loaded.expression,
-                        arguments=call.embedded,
-                        url=loaded.url,
-                        timeout=options.timeout or ref.spec.timeout,
-                        use_cache=options.cache,
-                        stats=stats,
-                    )
-                except JavaScriptError as exc:
-                    if exc.name == "SyntaxError" and not exc.url:
-                        exc = await _placed(page, loaded, exc)
-                    raise self._thrown(loaded, exc) from None
-                # Only a result with an "error" can carry a signal: the messages are built
-                # for it.
-                if isinstance(result, dict) and "error" in result:
-                    self._signalled(loaded, result)
+                result = await self._run_source(
+                    page,
+                    loaded,
+                    call.embedded,
+                    timeout=options.timeout or ref.spec.timeout,
+                    cache=options.cache,
+                )
             else:
                 result = await self._run_python(call, tab)
             if options.check_returns and ref.spec.returns is not None:
@@ -170,6 +170,7 @@ class Running(Placement):
             NeedsLoginError, SkillBrokenError, BrowserToolError: as :meth:`run_browser_tool`.
         """
         stats = self._new_run()
+        since = time()
         try:
             result = await run_cached(
                 tab,
@@ -183,9 +184,8 @@ class Running(Placement):
                 stats=stats,
             )
         except JavaScriptError as exc:
-            if exc.name == "SyntaxError" and not exc.url:
-                exc = await _placed(tab, loaded, exc)
-            raise self._thrown(loaded, exc) from None
+            raise await self._failure(tab, loaded, exc, since) from None
+        # Only a result with an "error" can carry a signal: the messages are built for it.
         if isinstance(result, dict) and "error" in result:
             self._signalled(loaded, result)
         return result
@@ -196,6 +196,32 @@ class Running(Placement):
         self._last_run.set(stats)
         self._latest_run = stats
         return stats
+
+    async def _failure(
+        self, page: Tab | Frame, loaded: LoadedSource, exc: JavaScriptError, since: float
+    ) -> EgoError:
+        """What a run of ``loaded`` that threw ``exc`` raises: the signal it carries, else a
+        SiteUnreachableError when a request the page made since ``since`` (seconds since the
+        epoch) found no server (the tool's ``fetch`` threw for the site's sake, which says
+        nothing about the tool), else a BrowserToolError naming the file and line (for code
+        that does not compile too)."""
+        if exc.name == "SyntaxError" and not exc.url:
+            exc = await _placed(page, loaded, exc)
+        thrown = self._thrown(loaded, exc)
+        if not isinstance(thrown, BrowserToolError):
+            return thrown
+        failed = await _unreachable_request(page, since)
+        if failed is None:
+            return thrown
+        reason = unreachable(failed.failed) or failed.failed
+        return SiteUnreachableError(
+            f"{loaded.site_id}/{loaded.tool} could not reach the site: {failed.method} "
+            f"{failed.url} failed with {reason} (the tool threw {exc.name}: "
+            f"{exc.js_message}); its server is not answering, which says nothing about the "
+            "tool: start the site or check the network, then retry",
+            url=failed.url,
+            reason=reason,
+        )
 
     def _thrown(self, loaded: LoadedSource, exc: JavaScriptError) -> EgoError:
         """What a run of ``loaded`` that threw ``exc`` raises: the signal it carries
@@ -239,6 +265,33 @@ class Running(Placement):
             return None
         name = "NAME" if process.temporary else process.user_data_dir.name
         return f"ego login {site_id} --profile {name}"
+
+
+#: Seconds a request may seem to have been sent before the run began (two clocks of one
+#: machine: Chrome's and Python's).
+_CLOCK_SLACK = 0.1
+
+
+_TOOL_REQUEST_TYPES: Final = frozenset({"Fetch", "XHR"})
+
+
+async def _unreachable_request(page: Tab | Frame, since: float) -> Request | None:
+    """The latest fetch or XHR of ``page``'s tab sent since ``since`` that found no server.
+
+    Only those can be the tool's own: a favicon or an image the page loads meanwhile may fail
+    for reasons of its own while the site answers the tool."""
+    try:
+        requests = await page.network_log.requests()
+    except EgoError:
+        return None
+    for request in reversed(requests):
+        if request.sent_at < since - _CLOCK_SLACK:
+            return None
+        if request.type not in _TOOL_REQUEST_TYPES:
+            continue
+        if request.failed and unreachable(request.failed) is not None:
+            return request
+    return None
 
 
 def _check_returns(ref: ToolRef, result: Any) -> None:
@@ -289,11 +342,12 @@ async def _placed(tab: Tab | Frame, loaded: LoadedSource, exc: JavaScriptError) 
 
 
 def tool_error(loaded: LoadedSource, exc: JavaScriptError) -> BrowserToolError:
-    """Turn a JS error from a tool into a BrowserToolError that names its file and line."""
+    """Turn a JS error from a tool into a BrowserToolError that names its file and line (the
+    typed kind its class names: :func:`ego.runtime.contract.tool_error_type`)."""
     line = exc.line if exc.url == loaded.url else None
     file = _display_path(loaded.file)
     where = f"{file}:{line}" if line is not None else file
-    return BrowserToolError(
+    return tool_error_type(exc)(
         f"{loaded.site_id}/{loaded.tool} threw {exc.name}: {exc.js_message} ({where})",
         site_id=loaded.site_id,
         tool=loaded.tool,

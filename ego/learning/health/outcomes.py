@@ -7,7 +7,10 @@ A failure's kind tells an agent whether a new version is needed (``SKILL_BROKEN`
 ``CONFIRMATION_REQUIRED`` (an irreversible tool called without confirming) say nothing about
 whether the tool works, so they are kept apart (:data:`UNCOUNTED`), as are calls that never
 reached the tool for a reason of the caller's: a tab of another site (``SITE_MISMATCH``) or
-no tab to run in (``NO_TAB``).
+no tab to run in (``NO_TAB``); and runs that failed for what the site, the network or the
+tab did (:data:`SITE_FAILURES`): the site's server did not answer (``SITE_UNREACHABLE``: a
+navigation refused, a tool's ``fetch`` that found no server), its page did not load
+(``NAVIGATION``), the tab closed under the call (``TAB_CLOSED``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ...errors import (
     NoTabError,
     ReturnsMismatchError,
     SiteMismatchError,
+    SiteUnreachableError,
     SkillBrokenError,
     TabClosedError,
     TargetCrashedError,
@@ -39,6 +43,8 @@ __all__ = [
     "NEEDS_LOGIN",
     "NOT_RUN",
     "OK",
+    "SITE_FAILURES",
+    "SITE_UNREACHABLE",
     "UNCOUNTED",
     "classify",
     "counted",
@@ -54,8 +60,14 @@ NEEDS_LOGIN: Final = "NEEDS_LOGIN"
 CONFIRMATION_REQUIRED: Final = "CONFIRMATION_REQUIRED"
 #: Calls that never reached the tool: a tab of another site, or no tab and no start URL.
 NOT_RUN: Final = frozenset({"SITE_MISMATCH", "NO_TAB"})
+#: The site's server did not answer: a navigation to it, or a request the tool made to it,
+#: found no server (connection refused, no such name, no network).
+SITE_UNREACHABLE: Final = "SITE_UNREACHABLE"
+#: Runs that failed for what the site, the network or the tab did, not the tool: the site
+#: unreachable, its page not loaded, the tab closed under the call.
+SITE_FAILURES: Final = frozenset({SITE_UNREACHABLE, "NAVIGATION", "TAB_CLOSED"})
 #: Outcomes recorded apart: they never count against the tool, nor make it suspect.
-UNCOUNTED: Final = frozenset({NEEDS_LOGIN, CONFIRMATION_REQUIRED, *NOT_RUN})
+UNCOUNTED: Final = frozenset({NEEDS_LOGIN, CONFIRMATION_REQUIRED, *NOT_RUN, *SITE_FAILURES})
 
 #: The failure kinds, most specific type first (a BrowserToolError is a JavaScriptError).
 _KINDS: Final[tuple[tuple[type[BaseException], str], ...]] = (
@@ -63,6 +75,7 @@ _KINDS: Final[tuple[tuple[type[BaseException], str], ...]] = (
     (ConfirmationRequiredError, CONFIRMATION_REQUIRED),
     (SiteMismatchError, "SITE_MISMATCH"),
     (NoTabError, "NO_TAB"),
+    (SiteUnreachableError, SITE_UNREACHABLE),
     (SkillBrokenError, "SKILL_BROKEN"),
     (ReturnsMismatchError, "RETURNS_MISMATCH"),
     (JavaScriptError, "JS_ERROR"),
@@ -78,7 +91,7 @@ _KINDS: Final[tuple[tuple[type[BaseException], str], ...]] = (
 #: An offline case (``ego test``) whose tool returned, but not what the case expects.
 CASE_FAILED: Final = "CASE_FAILED"
 
-#: Every failure kind a record may hold, ``ERROR`` being anything else a tool raised.
+#: Every failure kind counted against a tool, ``ERROR`` being anything else a tool raised.
 FAILURE_KINDS: Final = (
     *(kind for kind in dict.fromkeys(kind for _, kind in _KINDS) if kind not in UNCOUNTED),
     CASE_FAILED,

@@ -4,10 +4,13 @@ show it: the record of its current version, and whether that version is suspect.
 A version is **suspect** when its latest :data:`SUSPECT_AFTER` counted runs all failed; one
 ``OK`` run clears it. Runs that signalled NEEDS_LOGIN or were refused for want of a
 confirmation are counted apart (``needs_login``, ``confirmation_required``) and never make a
-tool suspect. A suspect version names the earlier version (by its history id) that passed
-most recently, so an agent can restore it. Each version has a record of its own: a new
-version starts at zero, the old ones stay readable, and a restored version gets its record
-back (the record is keyed by the version hash, see :mod:`.versions`).
+tool suspect; nor do runs that failed for the site, the network or the tab
+(``site_failures``: the site unreachable, its page not loaded, the tab closed), and when the
+latest run found the site unreachable the health says so (``unreachable``). A suspect
+version names the earlier version (by its history id) that passed most recently, so an agent
+can restore it. Each version has a record of its own: a new version starts at zero, the old
+ones stay readable, and a restored version gets its record back (the record is keyed by the
+version hash, see :mod:`.versions`).
 
 Every reader here first waits for this process's writer (:func:`~.recorder.flush`), so a
 run is visible as soon as the call that made it returned.
@@ -26,7 +29,15 @@ from ...errors import LearningError
 from ..history import ToolVersion, list_versions
 from ..manifest import Manifest, ToolSpec
 from ..registry import Learnings, SiteEntry
-from .outcomes import CONFIRMATION_REQUIRED, NEEDS_LOGIN, NOT_RUN, OK, UNCOUNTED
+from .outcomes import (
+    CONFIRMATION_REQUIRED,
+    NEEDS_LOGIN,
+    NOT_RUN,
+    OK,
+    SITE_FAILURES,
+    SITE_UNREACHABLE,
+    UNCOUNTED,
+)
 from .recorder import flush
 from .store import Key, Run, VersionRecord, read_records, store_path
 from .versions import kept_version, tool_version
@@ -85,8 +96,12 @@ class ToolHealth(BaseModel):
         confirmation_required: calls refused for want of a confirmation (not counted).
         not_run: calls that never reached the tool for a reason of the caller's: a tab of
             another site, or no tab to run in (not counted).
+        site_failures: runs that failed for the site, the network or the tab (the site
+            unreachable, its page not loaded, the tab closed; not counted).
+        unreachable: the latest run found the site unreachable (its server did not answer).
         last_ok: when the last ``OK`` run ended (ISO 8601 UTC), or None.
         last_failure: the last failure's kind, message and time, or None.
+        last_site_failure: the last failure of the site, the network or the tab, or None.
         suspect: the latest counted runs all failed (see :data:`SUSPECT_AFTER`).
         reason: why it is suspect ("" when it is not).
         last_passed: for a suspect version, the history id of the earlier version that
@@ -101,17 +116,22 @@ class ToolHealth(BaseModel):
     needs_login: int = 0
     confirmation_required: int = 0
     not_run: int = 0
+    site_failures: int = 0
+    unreachable: bool = False
     last_ok: str | None = None
     last_failure: Failure | None = None
+    last_site_failure: Failure | None = None
     suspect: bool = False
     reason: str = ""
     last_passed: str | None = None
 
     def line(self) -> str:
         """The health in one short line, as ``ego tools`` and ``ego sites`` print it."""
-        if not (self.runs or self.needs_login or self.confirmation_required or self.not_run):
+        if not self.recorded:
             return "no runs yet"
         parts = []
+        if self.unreachable and self.last_site_failure is not None:
+            parts.append(f"site unreachable at {self.last_site_failure.at}")
         if self.suspect:
             parts.append(f"SUSPECT: {self.reason}")
             if self.last_passed:
@@ -122,11 +142,24 @@ class ToolHealth(BaseModel):
         parts.append(counts)
         if self.needs_login:
             parts.append(f"{self.needs_login} NEEDS_LOGIN")
+        if self.site_failures:
+            parts.append(f"{self.site_failures} failed for the site, not counted")
         if self.last_failure is not None and not self.suspect:
             parts.append(f"last failure {self.last_failure.kind} {self.last_failure.at}")
         elif self.last_ok is not None:
             parts.append(f"last ok {self.last_ok}")
         return "; ".join(parts)
+
+    @property
+    def recorded(self) -> bool:
+        """Whether any run of the version was recorded, counted or not."""
+        return bool(
+            self.runs
+            or self.needs_login
+            or self.confirmation_required
+            or self.not_run
+            or self.site_failures
+        )
 
 
 class VersionHealth(BaseModel):
@@ -191,6 +224,8 @@ def health_for(version: str, record: VersionRecord | None) -> ToolHealth:
             health.confirmation_required = total.count
         elif outcome in NOT_RUN:
             health.not_run += total.count
+        elif outcome in SITE_FAILURES:
+            health.site_failures += total.count
         else:
             health.failure_kinds[outcome] = total.count
             health.failures += total.count
@@ -199,6 +234,14 @@ def health_for(version: str, record: VersionRecord | None) -> ToolHealth:
     if failed:
         kind, last = max(failed, key=lambda pair: pair[1].last_at)
         health.last_failure = Failure(kind=kind, message=last.last_message, at=_iso(last.last_at))
+    around = [(o, t) for o, t in totals.items() if o in SITE_FAILURES]
+    if around:
+        kind, last = max(around, key=lambda pair: pair[1].last_at)
+        health.last_site_failure = Failure(
+            kind=kind, message=last.last_message, at=_iso(last.last_at)
+        )
+        latest_of_all = max(totals.items(), key=lambda pair: pair[1].last_at)[0]
+        health.unreachable = latest_of_all == SITE_UNREACHABLE
     latest = record.latest[:SUSPECT_AFTER]
     if len(latest) == SUSPECT_AFTER and all(run.outcome != OK for run in latest):
         kinds = ", ".join(dict.fromkeys(run.outcome for run in latest))
@@ -280,11 +323,7 @@ def site_health(learnings: Learnings, entry: SiteEntry) -> dict[str, ToolHealth]
     if manifest is None:
         return {}
     every = tool_health(learnings, entry, _specs(manifest))
-    return {name: health for name, health in every.items() if _has_runs(health)}
-
-
-def _has_runs(health: ToolHealth) -> bool:
-    return bool(health.runs or health.needs_login or health.confirmation_required or health.not_run)
+    return {name: health for name, health in every.items() if health.recorded}
 
 
 def _specs(manifest: Manifest) -> list[ToolSpec]:

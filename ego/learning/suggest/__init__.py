@@ -7,9 +7,10 @@ from the recorded calls. Drafts are written beside the site's tools, never live
 (:mod:`.drafts`); ``Site.save_draft`` keeps one through the save gate.
 
 - :mod:`.traffic`: which recorded requests are API calls, and why the others are not;
+- :mod:`.graphql`: a GraphQL request's operation (one endpoint per operation name);
 - :mod:`.endpoints`: calls of one endpoint, and its path as a template;
 - :mod:`.values`: args, constants and the ``returns`` schema;
-- :mod:`.auth`: the session and the CSRF token;
+- :mod:`.auth`: the session, the header tokens the page keeps, and the CSRF token;
 - :mod:`.source`: the tool's JavaScript;
 - :mod:`.drafting`: the drafts and their cases; :mod:`.drafts`: on disk.
 """

@@ -1,5 +1,12 @@
 """How the page authenticates its API calls, read from the recording: the session cookie it
-sends, and the CSRF token it adds to a write, and where the page keeps that token.
+sends, the header tokens it keeps in storage (a bearer token), and the CSRF token it adds to
+a write, and where the page keeps each.
+
+A token the page sends in a header (``Authorization: Bearer ...``, ``X-Api-Key``) is found
+where the page keeps it while recording (:mod:`ego.replay.token_places`: the storage, the
+key, the path inside a stored JSON value, the scheme before it); the draft reads it there at
+run time (:class:`TokenPlace`), and a header the recording saw sent but whose place it did
+not find is named in the draft's notes.
 
 A drafted tool never carries a secret: it runs in the logged-in page with a same-origin
 ``fetch`` (the browser adds the cookies), and reads a CSRF token at run time from where the
@@ -18,17 +25,18 @@ recording made with secrets kept is matched by value first.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 from ...replay.har import Har, header_value
-from ...replay.secrets import REDACTED_FIELD
+from ...replay.secrets import REDACTED_FIELD, is_secret_header
 from .safe_paths import path_problem
 from .traffic import Exchange
 
-__all__ = ["Csrf", "find_csrf", "is_csrf_name"]
+__all__ = ["Csrf", "TokenPlace", "find_csrf", "is_csrf_name", "token_places", "unplaced_headers"]
 
 _CSRF: Final = re.compile(r"csrf|xsrf", re.IGNORECASE)
 _META: Final = re.compile(
@@ -37,6 +45,11 @@ _META: Final = re.compile(
 _CONTENT: Final = re.compile(r"\bcontent\s*=\s*[\"']([^\"']*)[\"']", re.IGNORECASE)
 
 Source = Literal["header", "meta", "cookie"]
+Store = Literal["localStorage", "sessionStorage", "cookie"]
+
+_HEADER_NAME: Final = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}")
+_PREFIX: Final = re.compile(r"(?:[A-Za-z][\w.-]{0,30} +)?")
+_STORES: Final = ("localStorage", "sessionStorage", "cookie")
 
 
 def is_csrf_name(name: str) -> bool:
@@ -91,6 +104,103 @@ class Csrf:
         )
         guessed = " (guessed: the recording shows no other place; check it)" if self.guessed else ""
         return f"CSRF token read from {where} at run time, sent in {goes}{guessed}"
+
+
+@dataclass(frozen=True)
+class TokenPlace:
+    """Where the page keeps a token it sends in a header, and how it sends it.
+
+    Attributes:
+        header: the request header (``Authorization``).
+        store: ``"localStorage"``, ``"sessionStorage"`` or ``"cookie"``.
+        key: the storage key or cookie name.
+        path: the keys to the token inside a stored JSON value (``[]``: a JSON string), or
+            None for a token stored as it is.
+        prefix: what the header value has before the token (``"Bearer "``, or "").
+    """
+
+    header: str
+    store: Store
+    key: str
+    path: tuple[str, ...] | None = None
+    prefix: str = ""
+
+    @classmethod
+    def read(cls, recorded: Any) -> TokenPlace | None:
+        """A place as a recording's ``_tokenPlaces`` holds it, or None when it is not one
+        (a recording can be edited by hand: nothing in it is trusted)."""
+        if not isinstance(recorded, dict):
+            return None
+        header, store, key = recorded.get("header"), recorded.get("from"), recorded.get("key")
+        path, prefix = recorded.get("path"), recorded.get("prefix", "")
+        if not isinstance(header, str) or not _HEADER_NAME.fullmatch(header):
+            return None
+        if store not in _STORES or not isinstance(key, str) or not 0 < len(key) <= 200:
+            return None
+        if path is not None and not (
+            isinstance(path, list)
+            and len(path) <= 8
+            and all(isinstance(p, str) and len(p) <= 100 for p in path)
+        ):
+            return None
+        if not isinstance(prefix, str) or not _PREFIX.fullmatch(prefix):
+            return None
+        return cls(header, store, key, tuple(path) if path is not None else None, prefix)
+
+    def spec(self) -> dict[str, Any]:
+        """What the tool's source reads (an item of its ``AUTH`` constant)."""
+        path = list(self.path) if self.path is not None else None
+        return {
+            "header": self.header,
+            "from": self.store,
+            "key": self.key,
+            "path": path,
+            "prefix": self.prefix,
+        }
+
+    def placeholder(self, value: str) -> str:
+        """What the page would keep for a token ``value`` (a JSON value for a ``path``)."""
+        if self.path is None:
+            return value
+        kept: Any = value
+        for key in reversed(self.path):
+            kept = {key: kept}
+        return json.dumps(kept)
+
+    def describe(self) -> str:
+        """One line for the draft's notes."""
+        inside = f" at {'.'.join(self.path)}" if self.path else ""
+        return (
+            f"sends {self.header}: {self.prefix}<the token the page keeps in "
+            f"{self.store}[{self.key!r}]{inside}>, read there at run time (never written here)"
+        )
+
+
+def token_places(exchanges: list[Exchange]) -> list[TokenPlace]:
+    """Where the page kept the header tokens ``exchanges`` sent, one per header (the last
+    call's place wins: a page that moved its token sends it from there now)."""
+    found: dict[str, TokenPlace] = {}
+    for exchange in exchanges:
+        for recorded in exchange.token_places:
+            place = TokenPlace.read(recorded)
+            if place is not None and not is_csrf_name(place.header):
+                found.pop(place.header.lower(), None)
+                found[place.header.lower()] = place
+    return list(found.values())
+
+
+def unplaced_headers(exchanges: list[Exchange], places: list[TokenPlace]) -> list[str]:
+    """Secret headers (not CSRF, not ``Cookie``) the calls sent whose place is unknown."""
+    placed = {place.header.lower() for place in places}
+    sent: dict[str, str] = {}
+    for exchange in exchanges:
+        names = list(exchange.redacted.get("requestHeaders", []))
+        names += [name for name in exchange.request_headers if is_secret_header(name)]
+        for name in names:
+            lower = name.lower()
+            if lower not in ("cookie", "cookie2") and not is_csrf_name(name):
+                sent.setdefault(lower, name)
+    return [name for lower, name in sent.items() if lower not in placed]
 
 
 def _request_cookies(exchange: Exchange) -> dict[str, str]:

@@ -21,16 +21,18 @@ from ...errors import HarFormatError
 from ...replay.har import Har, Header
 from ...replay.secrets import REDACTED, REDACTED_FIELD
 from ..matching import domain_of
-from .auth import Csrf, find_csrf, is_csrf_name
+from .auth import Csrf, TokenPlace, find_csrf, is_csrf_name, token_places, unplaced_headers
 from .endpoints import Endpoint, group_endpoints
-from .source import api_tool_source
+from .source import JSON_ENCODING, api_tool_source
 from .traffic import Exchange, Skipped, read_exchanges
-from .values import Field, infer_fields, schema_of
+from .values import VARIABLES, Field, args_of, infer_fields, schema_of
 
-__all__ = ["MAX_CASES", "CaseDraft", "DraftedTool", "SuggestReport", "suggest_from"]
+__all__ = ["MAX_CASES", "MAX_NAME", "CaseDraft", "DraftedTool", "SuggestReport", "suggest_from"]
 
 #: Offline cases drafted per tool (its first recorded calls, one per distinct args).
 MAX_CASES: Final = 5
+#: The longest tool name drafted (before a ``_2`` that keeps it apart from another).
+MAX_NAME: Final = 40
 
 _VERBS: Final = {
     "GET": "get",
@@ -68,14 +70,15 @@ class DraftedTool:
         description: a first description, for an agent to improve.
         args: the compact args map.
         returns: the JSON Schema of what it answered (None when it never answered JSON).
-        side_effect: ``read`` for GET and HEAD, else ``irreversible`` (say otherwise when
-            saving).
-        auth: ``session`` when the page sent cookies or a CSRF token, or a call was refused
-            for want of a login.
+        side_effect: ``read`` for GET and HEAD and a GraphQL query, ``write`` for a GraphQL
+            mutation, else ``irreversible`` (say otherwise when saving).
+        auth: ``session`` when the page sent cookies, a CSRF token or a header token, or a
+            call was refused for want of a login.
         source: its JavaScript.
         calls: how many recorded calls it was drafted from.
         constants: the fields that never changed (name -> value).
         csrf: where it reads a CSRF token, or None.
+        tokens: where it reads the header tokens the page sends (a bearer token).
         cases: its offline cases.
         renamed_from: the name it would have had when another tool of the site holds it.
         notes: what a reader should check (a guessed CSRF source, secrets to give).
@@ -94,6 +97,7 @@ class DraftedTool:
     calls: int
     constants: dict[str, Any] = field(default_factory=dict)
     csrf: Csrf | None = None
+    tokens: list[TokenPlace] = field(default_factory=list)
     cases: list[CaseDraft] = field(default_factory=list)
     renamed_from: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -123,6 +127,7 @@ class DraftedTool:
             "side_effect": self.side_effect,
             "auth": self.auth,
             "csrf": self.csrf.describe() if self.csrf else None,
+            "tokens": [place.spec() for place in self.tokens],
             "calls": self.calls,
             "cases": [c.case["name"] for c in self.cases],
             "renamed_from": self.renamed_from,
@@ -197,8 +202,21 @@ class SuggestReport:
 
 
 def _tool_name(endpoint: Endpoint, taken: set[str]) -> str:
-    words = endpoint.words() or ["root"]
-    name = "_".join([_VERBS.get(endpoint.method, endpoint.method.lower()), *words])[:60]
+    """``get_product``, ``post_cart``; a GraphQL operation by its own name (``books_by_tag``).
+    Short whatever the path holds: its last few words, at most :data:`MAX_NAME` characters."""
+    words = endpoint.words()
+    if endpoint.operation is not None:
+        words = words or ["graphql", "operation"]
+    else:
+        verb = _VERBS.get(endpoint.method) or (
+            endpoint.method.lower() if endpoint.method.isalpha() else "call"
+        )
+        words = [verb, *(words or ["root"])]
+    while len(words) > 2 and len("_".join(words)) > MAX_NAME:
+        del words[1]
+    name = "_".join(words)[:MAX_NAME].rstrip("_")
+    if name[0].isdigit():
+        name = f"call_{name}"[:MAX_NAME]
     candidate, counter = name, 1
     while candidate in taken:
         counter += 1
@@ -243,47 +261,50 @@ def _case_har(har: Har, exchange: Exchange) -> Har:
     return cut
 
 
-def _args_of(exchange: Exchange, endpoint: Endpoint, fields: list[Field]) -> dict[str, Any]:
-    path = endpoint.path_args(exchange)
-    query = dict(exchange.query)
-    body = exchange.body if isinstance(exchange.body, dict) else {}
-    args: dict[str, Any] = {}
-    for field_ in fields:
-        if field_.arg is None:
-            continue
-        if field_.where == "path":
-            raw: Any = path.get(field_.name)
-            args[field_.arg] = int(raw) if field_.kind == "integer" and raw else raw
-        elif field_.where == "query" and field_.name in query:
-            text = query[field_.name]
-            if field_.kind == "integer" and text != REDACTED:
-                args[field_.arg] = int(text)
-            elif field_.kind == "boolean":
-                args[field_.arg] = text == "true"
-            else:
-                args[field_.arg] = text
-        elif field_.where == "body" and field_.name == "":
-            args[field_.arg] = exchange.body
-        elif field_.where == "body" and field_.name in body:
-            args[field_.arg] = body[field_.name]
-    return args
+def _has_redacted(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_redacted(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_redacted(v) for v in value)
+    return bool(value == REDACTED)
+
+
+def _token_setup(tokens: list[TokenPlace]) -> tuple[str, list[dict[str, str]]]:
+    """What a case does before the call so that the tab holds a token where the page keeps
+    it (a placeholder: the recording answers whatever was sent): a setup script and
+    cookies."""
+    lines, cookies = [], []
+    for place in tokens:
+        if place.store == "cookie":
+            cookies.append({"name": place.key, "value": REDACTED})
+        else:
+            key, kept = json.dumps(place.key), json.dumps(place.placeholder(REDACTED))
+            lines.append(f"{place.store}.setItem({key}, {kept});")
+    return " ".join(lines), cookies
 
 
 def _cases(
-    tool: str, endpoint: Endpoint, fields: list[Field], csrf: Csrf | None, hars: dict[Path, Har]
+    tool: str,
+    endpoint: Endpoint,
+    fields: list[Field],
+    csrf: Csrf | None,
+    tokens: list[TokenPlace],
+    hars: dict[Path, Har],
 ) -> tuple[list[CaseDraft], list[str]]:
     cases: list[CaseDraft] = []
     notes: list[str] = []
     seen: set[str] = set()
+    setup, token_cookies = _token_setup(tokens)
     for exchange in endpoint.exchanges:
         if len(cases) >= MAX_CASES:
             break
-        args = _args_of(exchange, endpoint, fields)
+        args = args_of(exchange, endpoint, fields)
         key = json.dumps([args, exchange.status, exchange.response], sort_keys=True)
         if key in seen:
             continue
         seen.add(key)
-        if 200 <= exchange.status < 300 and exchange.response is None and exchange.body is None:
+        ok = 200 <= exchange.status < 300
+        if ok and exchange.response is None and exchange.status not in (204, 205):
             notes.append(f"no case for {exchange.label}: its answer was not recorded")
             continue
         if not exchange.page:
@@ -300,21 +321,69 @@ def _cases(
             "args": args,
             "mode": "fail",
         }
-        if 200 <= exchange.status < 300:
+        if ok and _has_redacted(exchange.response):
+            # A login's token, a secret the answer carried: the recording holds no value to
+            # compare, so the case checks what came back by its shape.
+            case["expect_schema"] = schema_of([exchange.response])
+            notes.append(
+                f"the case of {exchange.label} checks the answer's shape: the recording "
+                "redacted values in it"
+            )
+        elif ok:
             case["expect"] = exchange.response
+        elif exchange.status in (401, 403) and tokens:
+            case["expect_error"] = "TOOL_ERROR"
+            case["error_contains"] = f"HTTP {exchange.status} to the token"
         elif exchange.status in (401, 403):
             case["expect_error"] = "NEEDS_LOGIN"
         else:
             case["expect_error"] = "TOOL_ERROR"
             case["error_contains"] = f"HTTP {exchange.status}"
+        cookies = list(token_cookies)
         if csrf is not None and csrf.source == "cookie":
-            case["cookies"] = [{"name": csrf.name, "value": REDACTED}]
+            cookies.append({"name": csrf.name, "value": REDACTED})
+        if cookies:
+            case["cookies"] = cookies
+        if setup:
+            case["setup"] = setup
         har = _case_har(hars[exchange.har], exchange)
         digest = hashlib.sha256(har.dumps(indent=None).encode()).hexdigest()[:8]
         har_name = f"{tool}-{number}-{digest}.har"
         case["har"] = har_name
         cases.append(CaseDraft(case, har_name, har))
     return cases, notes
+
+
+def _side_effect(endpoint: Endpoint) -> str:
+    operation = endpoint.operation
+    if operation is not None and operation.kind == "query":
+        return "read"
+    if operation is not None and operation.kind == "mutation":
+        return "write"
+    return "read" if endpoint.method in ("GET", "HEAD") else "irreversible"
+
+
+def _body_specs(endpoint: Endpoint, fields: list[Field]) -> dict[str, Any] | None:
+    """The tool's ``BODY``: each field's spec, a GraphQL request's variables nested; None
+    for an endpoint whose calls sent no body."""
+    if not any(e.body is not None for e in endpoint.exchanges):
+        return None
+    body = {f.name: f.spec() for f in fields if f.where == "body" and not f.csrf and f.name}
+    if endpoint.operation is not None and any(
+        isinstance(e.body, dict) and VARIABLES in e.body for e in endpoint.exchanges
+    ):
+        variables = {f.name: f.spec() for f in fields if f.where == "variables" and not f.csrf}
+        body[VARIABLES] = {"fields": variables}
+    return body
+
+
+def _encoding(endpoint: Endpoint) -> str:
+    sent = [e for e in endpoint.exchanges if e.encoding is not None]
+    if not sent:
+        return JSON_ENCODING
+    if sent[0].encoding in ("form", "multipart"):
+        return str(sent[0].encoding)
+    return sent[0].body_type.split(";", 1)[0].strip().lower() or JSON_ENCODING
 
 
 def _draft(site_id: str, endpoint: Endpoint, tool: str, hars: dict[Path, Har]) -> DraftedTool:
@@ -328,26 +397,36 @@ def _draft(site_id: str, endpoint: Endpoint, tool: str, hars: dict[Path, Har]) -
         ),
         None,
     )
+    tokens = token_places(endpoint.exchanges)
+    unplaced = unplaced_headers(endpoint.exchanges, tokens)
     fields = infer_fields(endpoint, is_csrf_name if csrf is not None else None)
     answered = [e.response for e in endpoint.exchanges if 200 <= e.status < 300]
     answered = [a for a in answered if a is not None]
-    has_body = any(e.body is not None for e in endpoint.exchanges)
     query = {f.name: f.spec() for f in fields if f.where == "query" and not f.csrf}
-    body = {f.name: f.spec() for f in fields if f.where == "body" and not f.csrf and f.name}
     source = api_tool_source(
         comment=f"Drafted by ego suggest from {len(endpoint.exchanges)} recorded call(s) of "
         f"{endpoint.label} on {endpoint.origin}.",
         method=endpoint.method,
         paths=[endpoint.template],
         query=query,
-        body=body if has_body else None,
+        body=_body_specs(endpoint, fields),
         csrf=csrf.spec() if csrf else None,
+        encoding=_encoding(endpoint),
+        auth=[place.spec() for place in tokens],
     )
     refused = any(e.status in (401, 403) for e in endpoint.exchanges)
-    session = csrf is not None or refused or any(e.sends_cookies for e in endpoint.exchanges)
+    sends = csrf is not None or bool(tokens) or bool(unplaced)
+    session = sends or refused or any(e.sends_cookies for e in endpoint.exchanges)
     notes = []
     if csrf is not None and csrf.guessed:
         notes.append(csrf.describe())
+    notes += [place.describe() for place in tokens]
+    notes += [
+        f"the page sent the {name} header, and the recording does not say where the page "
+        "keeps its value (recorded by an older ego, or computed by the page's script): the "
+        "tool does not send it"
+        for name in unplaced
+    ]
     notes += [
         f"{f.where} field {f.name!r} was redacted when recording: the tool takes it as arg "
         f"{f.arg!r}"
@@ -363,7 +442,7 @@ def _draft(site_id: str, endpoint: Endpoint, tool: str, hars: dict[Path, Har]) -
         description=_describe(endpoint, fields, answered),
         args=args,
         returns=schema_of(answered) if answered else None,
-        side_effect="read" if endpoint.method in ("GET", "HEAD") else "irreversible",
+        side_effect=_side_effect(endpoint),
         auth="session" if session else "none",
         source=source,
         calls=len(endpoint.exchanges),
@@ -371,9 +450,10 @@ def _draft(site_id: str, endpoint: Endpoint, tool: str, hars: dict[Path, Har]) -
             f"{f.where}:{f.name}": f.constant for f in fields if f.arg is None and not f.csrf
         },
         csrf=csrf,
+        tokens=tokens,
         notes=notes,
     )
-    drafted.cases, case_notes = _cases(tool, endpoint, fields, csrf, hars)
+    drafted.cases, case_notes = _cases(tool, endpoint, fields, csrf, tokens, hars)
     drafted.notes += case_notes
     return drafted
 

@@ -5,7 +5,12 @@ a name: ``/api/products/3`` and ``/api/products/7`` are one endpoint,
 ``/api/products/{product_id}``. Two endpoints whose paths differ in one other segment only
 (``/api/users/ada`` and ``/api/users/grace``) are one too when their responses have the same
 shape: that segment becomes an arg as well. ``/api/products`` and ``/api/categories`` stay
-two, since what they answer differs.
+two, since what they answer differs. A GraphQL endpoint is one endpoint per operation name
+(:mod:`.graphql`).
+
+The words that name an endpoint's tool are read from its path decoded, letters and digits
+only, a few short words at most: a hostile path (percent-escapes, dot segments, a long
+random segment) gives a short name or ``root``, never its escapes.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import unquote
 
 from ...replay.secrets import REDACTED
+from .graphql import Operation
 from .traffic import Exchange
 
 __all__ = ["Endpoint", "group_endpoints", "segment_value", "shape_of", "singular"]
@@ -27,6 +34,9 @@ _UUID: Final = re.compile(
 )
 #: Segments that say nothing of what an endpoint is (``/api/v2/...``).
 _NOISE: Final = re.compile(r"^(api|rest|v\d+(\.\d+)?|json|ajax|_?internal)$", re.IGNORECASE)
+#: The words of a tool's name: how many (the last ones of the path), how long each.
+MAX_WORDS: Final = 4
+MAX_WORD: Final = 20
 
 
 def segment_value(segment: str) -> str | None:
@@ -56,10 +66,19 @@ def singular(word: str) -> str:
 
 
 def _identifier(text: str) -> str:
-    cleaned = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower()
-    if not cleaned or cleaned[0].isdigit():
-        cleaned = f"p_{cleaned}"
-    return cleaned
+    """An arg's name from a path segment's words (the last few; ``value`` when none)."""
+    name = "_".join(name_words(text)[-MAX_WORDS:]) or "value"
+    return f"p_{name}" if name[0].isdigit() else name
+
+
+def name_words(text: str) -> list[str]:
+    """The words a path segment or an operation name gives a tool's name: decoded, split at
+    anything not a letter or digit and at camelCase humps, lower-case; words without a
+    letter, and words longer than :data:`MAX_WORD` (random ids), left out."""
+    decoded = unquote(unquote(text))
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", decoded)
+    words = [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+    return [w for w in words if re.search(r"[a-z]", w) and len(w) <= MAX_WORD and w.isascii()]
 
 
 def shape_of(value: Any, depth: int = 3) -> Any:
@@ -89,6 +108,7 @@ class Endpoint:
         kinds: for each arg segment, the kind of value it holds (``integer``, ``hex``,
             ``uuid``, ``string``).
         exchanges: every recorded exchange of it, in order.
+        operation: the GraphQL operation it runs, or None.
     """
 
     method: str
@@ -96,6 +116,7 @@ class Endpoint:
     segments: list[str]
     kinds: dict[str, str] = field(default_factory=dict)
     exchanges: list[Exchange] = field(default_factory=list)
+    operation: Operation | None = None
 
     @property
     def template(self) -> str:
@@ -104,8 +125,11 @@ class Endpoint:
 
     @property
     def label(self) -> str:
-        """``METHOD /template``."""
-        return f"{self.method} {self.template}"
+        """``METHOD /template``, and a GraphQL operation's kind and name after it."""
+        operation = self.operation
+        if operation is None:
+            return f"{self.method} {self.template}"
+        return f"{self.method} {self.template} {operation.kind or 'operation'} {operation.name}"
 
     def path_args(self, exchange: Exchange) -> dict[str, str]:
         """The values ``exchange``'s path gives the template's args."""
@@ -116,16 +140,21 @@ class Endpoint:
         return values
 
     def words(self) -> list[str]:
-        """The words that name it: its named segments, ``api`` and versions left out; a
-        segment followed by an arg in the singular (``/products/{id}`` -> ``product``)."""
-        found = []
+        """The words that name it (at most :data:`MAX_WORDS`, the path's last): a GraphQL
+        operation's name, else its named segments, ``api`` and versions left out, a segment
+        followed by an arg in the singular (``/products/{id}`` -> ``product``)."""
+        if self.operation is not None:
+            return name_words(self.operation.name)[-MAX_WORDS:]
+        found: list[str] = []
         for position, segment in enumerate(self.segments):
             if segment.startswith("{") or _NOISE.match(segment) or not segment:
                 continue
             following = self.segments[position + 1 : position + 2]
-            named = singular(segment) if following and following[0].startswith("{") else segment
-            found.append(_identifier(named))
-        return found
+            words = name_words(segment)
+            if words and following and following[0].startswith("{"):
+                words[-1] = singular(words[-1])
+            found += words
+        return found[-MAX_WORDS:]
 
 
 def _segments(path: str) -> list[str]:
@@ -178,6 +207,8 @@ def _merge_varying(endpoints: list[Endpoint]) -> list[Endpoint]:
 def _one_apart(a: Endpoint, b: Endpoint) -> bool:
     if a.method != b.method or a.origin != b.origin or len(a.segments) != len(b.segments):
         return False
+    if a.operation is not None or b.operation is not None:
+        return False
     differing = [(x, y) for x, y in zip(a.segments, b.segments, strict=True) if x != y]
     if len(differing) != 1 or differing[0][1].startswith("{"):
         return False
@@ -189,13 +220,20 @@ def _one_apart(a: Endpoint, b: Endpoint) -> bool:
 
 def group_endpoints(exchanges: Iterable[Exchange]) -> list[Endpoint]:
     """The endpoints ``exchanges`` call, in the order each was first seen."""
-    by_key: dict[tuple[str, str, str], Endpoint] = {}
+    by_key: dict[tuple[str, str, str, str], Endpoint] = {}
     for exchange in exchanges:
         segments, kinds = _templated(exchange)
-        key = (exchange.method, exchange.origin, "/".join(segments))
+        operation = exchange.operation
+        key = (
+            exchange.method,
+            exchange.origin,
+            "/".join(segments),
+            operation.name if operation else "",
+        )
         endpoint = by_key.get(key)
         if endpoint is None:
             endpoint = Endpoint(exchange.method, exchange.origin, segments, kinds)
+            endpoint.operation = operation
             by_key[key] = endpoint
         endpoint.exchanges.append(exchange)
     return _merge_varying(list(by_key.values()))

@@ -3,8 +3,11 @@
 A recording (HAR) holds everything a page loaded: its documents, scripts, styles, images,
 requests to other hosts, and the calls its own scripts made to the site's JSON API. Only the
 last are drafted into tools: a request on one of the site's domains whose response is JSON
-or whose body is JSON. Every other entry is kept out with a reason (:class:`Skipped`), so
-that nothing is dropped without a word.
+or whose body is JSON (a form or multipart body answered with JSON counts too, and so does
+a write answered ``204 No Content``). Every other entry is kept out with a reason
+(:class:`Skipped`), so that nothing is dropped without a word; so is a call whose answer the
+recording does not hold whole (the page moved on first), and a multipart body that sends a
+file.
 """
 
 from __future__ import annotations
@@ -12,16 +15,26 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import parse_qsl, urlsplit
 
-from ...replay.har import Entry, Har, header_value
+from ...replay.bodies import boundary_of, is_form, multipart_parts
+from ...replay.har import Entry, Har, PostData, header_value
 from ...replay.secrets import REDACTED_FIELD
+from ...replay.token_places import TOKEN_PLACES_FIELD
 from ..matching import match_domain
+from .graphql import Operation, operation_of
 from .safe_paths import REASON as PATH_LEAVES_ORIGIN
 from .safe_paths import path_problem
 
-__all__ = ["STATIC_EXTENSIONS", "Exchange", "Skipped", "is_json_type", "read_exchanges"]
+__all__ = [
+    "STATIC_EXTENSIONS",
+    "Encoding",
+    "Exchange",
+    "Skipped",
+    "is_json_type",
+    "read_exchanges",
+]
 
 #: Path endings that name a static file, whatever its type says.
 STATIC_EXTENSIONS: Final = (
@@ -51,6 +64,10 @@ STATIC_EXTENSIONS: Final = (
 _STATIC_TYPES: Final = frozenset(
     {"script", "stylesheet", "image", "font", "media", "manifest", "texttrack"}
 )
+#: Statuses whose answer has no body by definition.
+_NO_CONTENT: Final = frozenset({204, 205})
+#: How a request body was sent: JSON, a URL-encoded form, a multipart form.
+Encoding = Literal["json", "form", "multipart"]
 
 
 def is_json_type(content_type: str | None) -> bool:
@@ -73,7 +90,11 @@ class Exchange:
         origin: ``scheme://host[:port]``.
         path: the URL's path.
         query: the query parameters, in order.
-        body: the request body parsed as JSON (None when it had none, or not JSON).
+        body: the request body: parsed JSON, or for a form or multipart body a dict of its
+            fields (a field sent several times: a list of its values); None when it had
+            none, or one of another kind.
+        encoding: how the body was sent (None without a body).
+        body_type: the request's Content-Type for a JSON body (``application/vnd.api+json``).
         status: the response status.
         response: the response body parsed as JSON (None when not JSON).
         response_type: the response's Content-Type.
@@ -82,6 +103,10 @@ class Exchange:
         redacted: what recording dropped from the entry, names only (see
             :data:`ego.replay.secrets.REDACTED_FIELD`).
         page: the document the page showed when the request was made, or "".
+        token_places: where the page keeps the tokens the request sent in headers
+            (:mod:`ego.replay.token_places`; names and places, never values).
+        operation: the GraphQL operation the request ran, or None.
+        form: a form or multipart body's fields in order, repeats kept.
     """
 
     har: Path
@@ -99,6 +124,11 @@ class Exchange:
     request_headers: dict[str, str] = field(default_factory=dict)
     redacted: dict[str, list[str]] = field(default_factory=dict)
     page: str = ""
+    encoding: Encoding | None = None
+    body_type: str = ""
+    token_places: tuple[dict[str, Any], ...] = ()
+    operation: Operation | None = None
+    form: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -120,8 +150,11 @@ class Skipped:
         har: the recording.
         method, url: the request.
         reason: one of ``"static asset"``, ``"page (HTML document)"``, ``"third-party
-            host"``, ``"not JSON"``, ``"failed request"``, ``"not http(s)"``, ``"path leaves
-            the origin"`` (:mod:`.safe_paths`).
+            host"``, ``"not JSON"``, ``"failed request"``, ``"not http(s)"``,
+            ``"path leaves the origin"`` (:mod:`.safe_paths`),
+            ``"incomplete response"`` (the page moved on before the answer was recorded
+            whole), ``"file upload"`` (a multipart body with a file: a browser tool cannot
+            read one from disk).
         detail: what was seen (the host, the content type, the error).
     """
 
@@ -141,11 +174,57 @@ class Skipped:
         }
 
 
+def _pairs_dict(pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """Fields by name: one value as it is, a name sent several times as the list of them."""
+    found: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in found:
+            seen = found[name]
+            found[name] = [*seen, value] if isinstance(seen, list) else [seen, value]
+        else:
+            found[name] = value
+    return found
+
+
 def _json(text: bytes) -> Any:
     try:
         return json.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
+
+
+def _form_fields(
+    post: PostData, sent_type: str | None
+) -> tuple[Encoding, list[tuple[str, str]]] | str | None:
+    """A form or multipart body's kind and fields; the file field's name for a multipart body
+    that sends a file; None for a body of another kind."""
+    content_type = sent_type or post.mime_type
+    if is_form(content_type) or is_form(post.mime_type):
+        text = post.body().decode("utf-8", "replace")
+        return "form", parse_qsl(text, keep_blank_values=True)
+    boundary = boundary_of(content_type) or boundary_of(post.mime_type)
+    if boundary is None:
+        return None
+    parts = multipart_parts(post.body().decode("utf-8", "surrogateescape"), boundary)
+    if parts is None:
+        return None
+    for part in parts:
+        if part.is_file:
+            return part.name or "(unnamed)"
+    return "multipart", [(part.name, part.content) for part in parts]
+
+
+def _incomplete(entry: Entry, json_answer: bool) -> str:
+    """Why the recording does not hold the whole answer, or ""."""
+    status = entry.response.status
+    if status == 0 and entry.failed in ("not finished", "net::ERR_ABORTED"):
+        return f"no answer was recorded ({entry.failed}): the page moved on first"
+    if entry.response.extra.get("_bodyTruncated"):
+        return "the answer was larger than the recording keeps"
+    empty = not entry.response.content.text
+    if json_answer and empty and 200 <= status < 300 and status not in _NO_CONTENT:
+        return f"HTTP {status} with an empty body: the page moved on before it was read"
+    return ""
 
 
 def _is_static(entry: Entry, path: str) -> bool:
@@ -205,28 +284,48 @@ def read_exchanges(
         if path_refused is not None:
             skip(PATH_LEAVES_ORIGIN, path_refused)
             continue
-        if entry.failed is not None:
-            skip("failed request", entry.failed)
-            continue
         if _is_static(entry, parts.path):
             skip("static asset", entry.resource_type or parts.path.rsplit(".", 1)[-1])
             continue
-        post = request.post_data
-        body = None
-        sent_type = header_value(request.headers, "content-type")
-        if (
-            post is not None
-            and (post.text or post.params)
-            and (is_json_type(post.mime_type) or is_json_type(sent_type))
-        ):
-            body = _json(post.body())
         json_answer = is_json_type(content_type)
+        incomplete = _incomplete(entry, json_answer)
+        if incomplete:
+            skip("incomplete response", incomplete)
+            continue
+        if entry.failed is not None:
+            skip("failed request", entry.failed)
+            continue
+        post = request.post_data
+        body: Any = None
+        encoding: Encoding | None = None
+        form: list[tuple[str, str]] = []
+        sent_type = header_value(request.headers, "content-type")
+        if post is not None and (post.text or post.params):
+            if is_json_type(post.mime_type) or is_json_type(sent_type):
+                body = _json(post.body())
+                encoding = "json" if body is not None else None
+            else:
+                fields = _form_fields(post, sent_type)
+                if isinstance(fields, str):
+                    skip(
+                        "file upload",
+                        f"multipart field {fields!r} sends a file, which a browser tool "
+                        "cannot read from disk: upload it through the page's file input",
+                    )
+                    continue
+                if fields is not None:
+                    encoding, form = fields
+                    body = _pairs_dict(form)
+                elif isinstance(unlabelled := _json(post.body()), dict | list):
+                    # fetch sends a string body as text/plain: JSON all the same.
+                    body, encoding = unlabelled, "json"
         answer = _json(response.body()) if json_answer else None
-        # A JSON answer whose body the recording missed (the page moved on) is still a call.
-        if not json_answer and body is None:
+        written = method not in ("GET", "HEAD") and response.status in _NO_CONTENT
+        if not json_answer and encoding != "json" and not written:
             skip("not JSON", content_type or f"HTTP {response.status}, no content type")
             continue
         redacted = entry.extra.get(REDACTED_FIELD)
+        places = entry.extra.get(TOKEN_PLACES_FIELD)
         exchanges.append(
             Exchange(
                 har=source,
@@ -244,6 +343,15 @@ def read_exchanges(
                 request_headers={h.name.lower(): h.value for h in request.headers},
                 redacted=dict(redacted) if isinstance(redacted, dict) else {},
                 page=page,
+                encoding=encoding,
+                body_type=(sent_type or post.mime_type if post is not None else "")
+                if encoding == "json"
+                else "",
+                token_places=tuple(p for p in places if isinstance(p, dict))
+                if isinstance(places, list)
+                else (),
+                operation=operation_of(body, method) if encoding == "json" else None,
+                form=tuple(form),
             )
         )
     return exchanges, skipped, pages

@@ -195,23 +195,32 @@ async function (selector, options) {
   // Until the click's events arrive the page may still move (a late layout, a component
   // defined a moment later): whatever is at the point then would get the click. So the
   // events of this click are checked where they arrive, in the capture phase at the window,
-  // before any handler of the page's: one that would reach another element than the one the
-  // checks chose is cancelled there, with the rest of its gesture, and the miss is recorded
-  // for hit_verdict.js, which retries the click.
+  // before any handler of the page's below it. A press that would reach another element
+  // than the one the checks chose is cancelled there, with the rest of its gesture
+  // ("missed": hit_verdict.js retries the click). The page may also answer the press itself
+  // by moving things (an invisible element slid over the point, the element replaced): each
+  // later event (the release, the click) is checked too, and one that reaches another
+  // element is cancelled with the rest ("slipped": the page saw the press, so the action
+  // fails naming what took the rest). Events a script of the page dispatched say nothing of
+  // where the input went, and are let be.
   const intercept = (el, label) => {
     const key = Symbol.for("ego.hit");
     if (window[key]) window[key].stop();
-    const record = { verdict: null, target: "" };
+    const record = { verdict: null, target: "", event: "" };
     const EVENTS = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick"];
     const on = (e) => {
-      if (record.verdict === null) {
+      if (!e.isTrusted) return;
+      if (record.verdict === null || record.verdict === "hit") {
         const path = e.composedPath();
         const target = path[0];
         const ok = path.includes(el) || (label && path.includes(label)) || passesThrough(el, target);
-        record.verdict = ok ? "hit" : "missed";
-        record.target = ok ? "" : describe(target && target.nodeType === 1 ? target : target && target.parentElement);
+        if (!ok) {
+          record.verdict = record.verdict === null ? "missed" : "slipped";
+          record.target = describe(target && target.nodeType === 1 ? target : target && target.parentElement);
+          record.event = e.type;
+        } else record.verdict = "hit";
       }
-      if (record.verdict === "missed") { e.preventDefault(); e.stopImmediatePropagation(); }
+      if (record.verdict !== "hit") { e.preventDefault(); e.stopImmediatePropagation(); }
       if (e.type === "click") record.stop();
     };
     for (const type of EVENTS) window.addEventListener(type, on, true);

@@ -1,5 +1,7 @@
 // What every page script shares about the DOM: CSS selectors that pierce open shadow roots,
-// as Playwright's CSS engine does, `role=` selectors (roles.js), the text a page shows, and a
+// as Playwright's CSS engine does, `role=` selectors (roles.js), what people find things by
+// (text=, label=, placeholder=, alt=, title=, testid=: locators.js), `>>` chaining them (each
+// part found inside the elements the part before found), the text a page shows, and a
 // selector that finds an element again. Scripts get it as `dom` (page_script() splices it in
 // where a script says __DOM__). Closed shadow roots stay closed: page script cannot see into
 // them.
@@ -69,33 +71,54 @@
     }
   };
   const roles = __ROLES__(parentOf);
-  const queryAll = (selector, root = document, limit = Infinity) => {
-    let test;
-    if (roles.isRole(selector)) {
-      const wanted = roles.parse(selector); // throws a SyntaxError naming the selector
-      test = (el) => roles.matches(el, wanted);
-    } else {
-      root.querySelector(selector); // a selector that is not CSS throws here, as querySelector does
-      const alternatives = parse(selector);
-      test = (el) => alternatives.some((segments) => matchesChain(el, segments));
+  const locators = __LOCATORS__(parentOf);
+  const ENGINE = /^\s*([a-z]+)=([\s\S]*)$/;
+  // The parts of a chain (`#list >> text=Apple`), cut at each >> outside quotes and brackets.
+  const chain = (selector) => (selector.includes(">>")
+    ? splitTop(selector, (text, i) => (text[i] === ">" && text[i + 1] === ">" ? 2 : 0)).map((p) => p.trim())
+    : [selector]);
+  // A test of elements for one part of a chain: CSS (or css=...), role=, or an engine of
+  // locators.js. Throws a SyntaxError naming the part when it is malformed.
+  const compile = (part) => {
+    if (!part.trim()) throw new SyntaxError(`'${part}' is empty: write a selector on each side of >>`);
+    const engine = ENGINE.exec(part);
+    if (engine && engine[1] === "role") {
+      const wanted = roles.parse(part);
+      return (el) => roles.matches(el, wanted);
     }
+    if (engine && locators.ENGINES.has(engine[1])) return locators.compile(engine[1], engine[2], part.trim());
+    const css = engine && engine[1] === "css" ? engine[2].trim() : part;
+    document.createDocumentFragment().querySelector(css); // not CSS: throws, as querySelector does
+    const alternatives = parse(css);
+    return (el) => alternatives.some((segments) => matchesChain(el, segments));
+  };
+  const within = (el, scopes) => { for (let n = parentOf(el); n; n = parentOf(n)) if (scopes.has(n)) return true; return false; };
+  const queryAll = (selector, root = document, limit = Infinity) => {
+    const tests = chain(selector).map(compile);
     const found = [];
     if (limit <= 0) return found;
-    for (const el of elementsOf(root)) {
-      if (test(el)) {
-        found.push(el);
-        if (found.length >= limit) break;
+    let scopes = null;
+    for (let i = 0; i < tests.length; i++) {
+      const last = i === tests.length - 1;
+      const matched = [];
+      for (const el of elementsOf(root)) {
+        if ((scopes === null || within(el, scopes)) && tests[i](el)) {
+          matched.push(el);
+          if (last && matched.length >= limit) break;
+        }
       }
+      if (last) return matched;
+      if (!matched.length) return found;
+      scopes = new Set(matched);
     }
     return found;
   };
   const query = (selector, root = document) => queryAll(selector, root, 1)[0] || null;
-  // Why `selector` is no selector the engine takes (a message), or null: CSS is checked on an
-  // empty fragment and a role= selector parsed, so nothing in the page is looked up.
+  // Why `selector` is no selector the engine takes (a message), or null: each part of a chain
+  // is compiled (CSS checked on an empty fragment), so nothing in the page is looked up.
   const problem = (selector) => {
     try {
-      if (roles.isRole(selector)) roles.parse(selector);
-      else document.createDocumentFragment().querySelector(selector);
+      chain(selector).forEach(compile);
       return null;
     } catch (e) {
       return String(e.message || e);
@@ -162,5 +185,5 @@
     const own = parts.join(" > ") || el.localName;
     return inShadow ? `${selectorOf(root.host, attributes)} ${own}` : own;
   };
-  return { query, queryAll, problem, roots, shownText, selectorOf, parentOf, esc, roles };
+  return { query, queryAll, problem, roots, shownText, selectorOf, parentOf, esc, roles, locators };
 }

@@ -1,8 +1,9 @@
-// Every element matching selector (open shadow roots pierced), in document order, as an array
-// the actions keep by reference; a selector that is not CSS answers "invalid: <why>" instead,
-// checked on an empty fragment before anything is looked up.
+// Every element matching selector (open shadow roots pierced, engines and >> chains as dom.js
+// takes them), in document order, as an array the actions keep by reference; a malformed
+// selector answers "invalid: <why>" instead, checked before anything is looked up.
 (selector) => {
-  try { document.createDocumentFragment().querySelector(selector); }
-  catch (e) { return "invalid: " + e.message; }
-  return __DOM__.queryAll(selector);
+  const dom = __DOM__;
+  const why = dom.problem(selector);
+  if (why !== null) return "invalid: " + why;
+  return dom.queryAll(selector);
 }

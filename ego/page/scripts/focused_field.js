@@ -1,11 +1,17 @@
 // After the click that typing starts with (or focus(), for a field something covers): what
 // took the focus, and whether it takes text. Gets it ready as a user would: with clear, its
-// text selected (select(), or a range over a contenteditable's contents); without, the caret
-// at its end. Answers {kind, what, empty, keys} where kind is "insert" (an input, a textarea,
-// a contenteditable, an EditContext: text goes in as an input method commits it), "keys"
-// (a role=textbox or the like that only listens to keys), "value" (a date, time, colour or
-// range input, which no keyboard text fills: its value is set here) or "refuse" (with why);
-// keys are the shortcuts Python must press to get it ready where script cannot.
+// text selected (select(), or a range over a contenteditable's contents, the document's body
+// included when it is the editing host or the document is in designMode); without, the caret
+// at its end. A hidden text field (the tiny textarea a code editor listens to) is readied by
+// the keyboard instead: select all by the platform's shortcut, which the editor handles as
+// its own, where select() would reach the editor's own select event only after the Delete.
+// Answers {kind, what, empty, keys, before, read} where kind is "insert" (an input, a
+// textarea, a contenteditable, an EditContext: text goes in as an input method commits it),
+// "keys" (a role=textbox or the like that only listens to keys), "value" (a date, time,
+// colour or range input, which no keyboard text fills: its value is set here) or "refuse"
+// (with why); keys are the shortcuts Python must press to get it ready where script cannot;
+// before is what the field shows now, read again after typing (typed_field.js) from the
+// focused field or the named element, as read says.
 function (index, options) {
   // The element the checks chose: of the matches held, the ref's node, or found again.
   const el = Array.isArray(this) ? this[index] : this && this.nodeType ? this
@@ -17,13 +23,28 @@ function (index, options) {
     const role = node.getAttribute("role");
     return s + (role ? ` role=${role}` : "") + ">";
   };
-  if (options.focus && el && el.isConnected) el.focus();
+  // A document that is itself the editor (designMode, or a contenteditable body, as in an
+  // iframe-based rich-text editor) takes the focus on its body.
+  const wholeDocument = document.designMode === "on" || !!(document.body && document.body.isContentEditable);
+  if (options.focus && el && el.isConnected) {
+    if (el === document.body || el === document.documentElement) window.focus();
+    (el === document.documentElement && document.body ? document.body : el).focus();
+  }
   let active = document.activeElement;
   while (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+  if (active === document.documentElement && wholeDocument) active = document.body;
   const what = describe(active);
-  if (!active || active === document.body || active === document.documentElement) {
+  if (!active || ((active === document.body || active === document.documentElement) && !wholeDocument)) {
     return { kind: "refuse", what, why: `nothing took the focus when ${describe(el)} was clicked` };
   }
+  // A field no user sees, drawn over by what it edits: no box to speak of, or out of view.
+  // Transparency alone does not count: a field with a floating label is transparent until
+  // it has the focus, and holds its value itself.
+  const hidden = (field) => {
+    const r = field.getBoundingClientRect();
+    return r.width <= 2 || r.height <= 2 || r.right <= 0 || r.bottom <= 0;
+  };
+  const textOf = (node) => (node ? node.innerText ?? node.textContent ?? "" : "");
   const TEXT = new Set(["text", "search", "url", "tel", "email", "password", "number"]);
   const VALUE = new Set(["date", "time", "datetime-local", "month", "week", "color", "range"]);
   const ROLES = new Set(["textbox", "searchbox", "combobox", "spinbutton"]);
@@ -39,6 +60,13 @@ function (index, options) {
       return { kind: "value", what, value: active.value };
     }
     if (tag === "input" && !TEXT.has(active.type)) return { kind: "refuse", what, why: `an <input type=${active.type}> takes no text` };
+    if (hidden(active)) {
+      // What is read back is what the named element shows: the field is the editor's.
+      return {
+        kind: "insert", what, empty: false, before: textOf(el), read: "target",
+        keys: [options.clear ? "ControlOrMeta+A" : "Control+End"],
+      };
+    }
     const empty = active.value === "";
     if (options.clear) active.select();
     else {
@@ -53,6 +81,7 @@ function (index, options) {
     // The editing host: the outermost editable element holding the caret.
     let host = active;
     while (host.parentElement && host.parentElement.isContentEditable) host = host.parentElement;
+    if (host === document.documentElement && document.body) host = document.body;
     const empty = host.textContent === "";
     const range = document.createRange();
     range.selectNodeContents(host);
@@ -60,13 +89,13 @@ function (index, options) {
     const selection = host.getRootNode().getSelection ? host.getRootNode().getSelection() : getSelection();
     (selection || getSelection()).removeAllRanges();
     (selection || getSelection()).addRange(range);
-    return { kind: "insert", what, empty, keys: [] };
+    return { kind: "insert", what, empty, keys: [], before: host.textContent, read: "active" };
   }
   if (active.editContext) {
-    return { kind: "insert", what, empty: false, keys: [options.clear ? "Control+A" : "Control+End"] };
+    return { kind: "insert", what, empty: false, keys: [options.clear ? "ControlOrMeta+A" : "Control+End"] };
   }
   if (ROLES.has(active.getAttribute("role") || "")) {
-    return { kind: "keys", what, empty: false, keys: [options.clear ? "Control+A" : "Control+End"] };
+    return { kind: "keys", what, empty: false, keys: [options.clear ? "ControlOrMeta+A" : "Control+End"] };
   }
   return { kind: "refuse", what, why: "it is not editable (no input, textarea, contenteditable, EditContext or role=textbox)" };
 }

@@ -4,7 +4,7 @@
 function (index, wanted) {
   const el = Array.isArray(this) ? this[index] : this;
   if (!(el instanceof HTMLSelectElement)) {
-    return { found: true, notSelect: el.localName + (el.type ? `[type=${el.type}]` : "") };
+    return { found: true, notSelect: { tag: el.localName, type: el.localName === "input" ? el.type : "", role: el.getAttribute("role") || "" } };
   }
   const options = Array.from(el.options);
   const label = (option) => (option.label || option.text).trim();

@@ -1,7 +1,9 @@
-// A durable selector for one element (called on it): `role=...[name="..."]` from the role and
-// name Chrome computes, when the engine finds this element alone by them, else a CSS selector
-// (dom.selectorOf); each is checked here to find exactly this element. Answers {selector},
-// or {problem} when none does.
+// A durable selector for one element (called on it), as a person would name it, in this
+// order: its test id (testid=), the role and name Chrome computes (role=...[name="..."]), its
+// placeholder, label, alt text, own text or title (placeholder="...", label="...", ...: the
+// whole text, exact), else a CSS selector (dom.selectorOf). Each is checked here to find
+// exactly this element; the first that does is the answer. Answers {selector}, or {problem}
+// when none does.
 function (role, name) {
   const dom = __DOM__;
   const el = this;
@@ -10,8 +12,21 @@ function (role, name) {
     if (!root.host) return { problem: "it is not in the page's document any more" };
     if (root.mode === "closed") return { problem: "it is inside a closed shadow root, which no selector reaches into" };
   }
-  const tries = [];
-  if (role && name) tries.push(`role=${role}[name=${JSON.stringify(name)}]`);
+  const { collapse, texts, labelsOf, TEST_ID } = dom.locators;
+  const exact = (engine, value) => {
+    const text = collapse(value);
+    return text && text.length <= 80 ? `${engine}=${JSON.stringify(text)}` : null;
+  };
+  const textOf = texts();
+  const tries = [
+    exact("testid", el.getAttribute(TEST_ID)),
+    role && name ? `role=${role}[name=${JSON.stringify(name)}]` : null,
+    exact("placeholder", el.getAttribute("placeholder")),
+    ...labelsOf(el, textOf).map((label) => exact("label", label)),
+    exact("alt", el.getAttribute("alt")),
+    exact("text", textOf(el)),
+    exact("title", el.getAttribute("title")),
+  ].filter(Boolean);
   tries.push(dom.selectorOf(el));
   for (const selector of tries) {
     let found;

@@ -1,0 +1,115 @@
+"""The rest of a user's hands through ``ego mcp`` and the MCP SDK's stdio client: ``click``
+with a button, a double click and modifiers, by a text selector; ``drag`` by selector and by
+ref, HTML5 and pointer-driven; ``scroll`` to a row of a virtualized list, by the wheel, to an
+edge; ``press_key`` with chords in sequence; ``type`` with no target typing into the focus;
+wrong arguments refused in MCP words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.cli_helpers import ego_env
+from tests.conftest import PageServer
+from tests.hands_pages import CLICKS, KANBAN, RECORD, SORTABLE, VIRTUAL
+from tests.test_mcp import McpClient, text_of, value_of
+
+pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
+
+
+@pytest.fixture(scope="module")
+async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
+    base = tmp_path_factory.mktemp("mcp-hands")
+    env = ego_env(base / "profiles", workspace=base / "ws")
+    client = McpClient(env, base, base / "server-stderr.log")
+    await client.start()
+    try:
+        yield client
+    finally:
+        if client.running:
+            await client.close()
+
+
+async def open_page(agent: McpClient, server: PageServer, path: str, body: str) -> str:
+    url = server.route(path, f"<!doctype html><title>hands</title>{RECORD}{body}")
+    return str(value_of(await agent.call("navigate", {"url": url, "diff": False}))["url"])
+
+
+async def page_value(agent: McpClient, expression: str) -> Any:
+    return value_of(await agent.call("evaluate", {"expression": expression}))
+
+
+async def test_click_with_a_button_a_double_click_and_modifiers(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_page(agent, server, "/mcp-hands/clicks", CLICKS)
+    right = {"selector": "text=report.pdf", "button": "right"}
+    clicked = value_of(await agent.call("click", right))
+    assert clicked["clicked"] == "text=report.pdf"
+    assert await page_value(agent, "getComputedStyle(menu).display") == "block"
+    value_of(await agent.call("click", {"selector": "text=Buy milk", "double": True}))
+    assert await page_value(agent, "document.activeElement.id") == "edit"
+    value_of(await agent.call("click", {"selector": "#file", "modifiers": ["Shift"]}))
+    shifted = await page_value(agent, "log.filter((e) => e[0] === 'click').map((e) => e[4])")
+    assert shifted[-1] is True
+    refused = await agent.call("click", {"selector": "#file", "modifiers": ["Hyper"]})
+    assert refused.is_error
+    assert "modifiers holds 'Hyper'" in text_of(refused)
+
+
+async def test_drag_by_selector_and_by_ref(agent: McpClient, server: PageServer) -> None:
+    await open_page(agent, server, "/mcp-hands/kanban", KANBAN)
+    dragged = value_of(await agent.call("drag", {"source": "text=Card A", "target": "#done"}))
+    assert (dragged["dragged"], dragged["onto"]) == ("text=Card A", "#done")
+    assert await page_value(agent, "order()") == [["todo", ["card-b"]], ["done", ["card-a"]]]
+
+    await open_page(agent, server, "/mcp-hands/sortable", SORTABLE)
+    outline = text_of(await agent.call("take_snapshot", {}))
+    refs = {name: ref for ref, name in re.findall(r"listitem \[ref=(e\d+)\]: (\w+)", outline)}
+    one, four = refs["One"], refs["Four"]  # a bare ref, and one written ref=e12
+    value_of(await agent.call("drag", {"source": one, "target": f"ref={four}"}))
+    assert await page_value(agent, "order()") == ["Two", "Three", "One", "Four"]
+    missing = await agent.call("drag", {"source": "text=One", "target": "text=Nowhere"})
+    assert missing.is_error
+    assert "ElementNotFoundError" in text_of(missing)
+
+
+async def test_scroll_reaches_a_far_row_and_the_wheel_turns(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_page(agent, server, "/mcp-hands/virtual", VIRTUAL)
+    found = value_of(await agent.call("scroll", {"target": "#rows", "until": 'text="Row 250"'}))
+    assert found["found"] == '<div class=row> "Row 250"'
+    assert found["scrolled"] == "<div id=rows>"
+    value_of(await agent.call("click", {"selector": 'text="Row 250"'}))
+    assert await page_value(agent, "log.filter((e) => e[0] === 'row')") == [
+        ["row", True, "Row 250"]
+    ]
+    turned = value_of(await agent.call("scroll", {"target": "#rows", "dy": 90, "wheel": True}))
+    assert turned["wheel"] == [0, 90]
+    assert await page_value(agent, "rows.scrollTop") == found["y"] + 90
+    page = value_of(await agent.call("scroll", {"to": "bottom", "diff": False}))
+    assert page["scrolled"] == "the page"
+    assert page["y"] == page["max_y"]
+    both = await agent.call("scroll", {"dy": 10, "to": "top"})
+    assert both.is_error
+    assert "scroll takes one of" in text_of(both)
+
+
+async def test_keys_in_sequence_and_typing_into_the_focus(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_page(agent, server, "/mcp-hands/keys", "<input id=field value='old words'>")
+    value_of(await agent.call("click", {"selector": "#field"}))
+    pressed = value_of(await agent.call("press_key", {"key": "Control+A Backspace"}))
+    assert pressed["pressed"] == "Control+A Backspace"
+    typed = value_of(await agent.call("type", {"text": "new words"}))
+    assert typed["typed"] == "the focus"
+    assert await page_value(agent, "field.value") == "new words"
+    unknown = await agent.call("press_key", {"key": "Control+Hyper"})
+    assert unknown.is_error
+    assert "unknown key 'Hyper'" in text_of(unknown)
