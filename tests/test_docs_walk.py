@@ -11,7 +11,8 @@ needs what an earlier one left, or an option renamed since, fails here.
 
 The test picks the ports: the demo shop's 8765 is replaced by a free port in every sample
 (``ego demo --serve`` is given ``--port``), and ``$EGO_START_URL`` says where the shop is,
-as ``ego demo --serve --port N`` tells a person to. A line whose comment names an error
+as ``ego demo --serve --port N`` tells a person to. The machine has no display
+(``$DISPLAY`` and ``$WAYLAND_DISPLAY`` unset), as in CI. A line whose comment names an error
 (``# SKILL_BROKEN: ...``, ``# NeedsLoginError``) must fail with it; every other line must
 succeed.
 
@@ -362,6 +363,10 @@ async def walk(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Walk]:
         (work / ".venv" / "bin" / name).symlink_to(Path(sys.executable).parent / name)
     port = free_port()
     env = ego_env(root / "profiles", HOME=str(home))
+    # A machine with no display, as in CI, wherever the walk runs: a window is the page's to
+    # leave out (``no-window``), never this machine's to give.
+    for name in ("DISPLAY", "WAYLAND_DISPLAY"):
+        env.pop(name, None)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     shop = f"http://shop.localhost:{port}/"
     env["EGO_START_URL"] = f"demo-shop={shop} shop.localhost={shop}"

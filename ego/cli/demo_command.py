@@ -134,12 +134,12 @@ def _started(settings: Settings, port: int, changed_api: bool) -> DemoServer:
     """The demo shop serving on ``port``; a port it cannot have ends the command with one
     line naming --port."""
     from ..demo import DemoServer
-    from ..demo.server import port_problem
+    from ..errors import ListenError
 
     try:
         return DemoServer(port=port, api_changed=changed_api).start()
-    except OSError as exc:
-        sys.exit(settings.output.error(OSError(port_problem(port, exc))))
+    except ListenError as exc:
+        sys.exit(settings.output.error(exc))
 
 
 def _short(value: Any, limit: int = 160) -> str:

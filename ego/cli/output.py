@@ -171,8 +171,6 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
     (HarTooLargeError, re.compile(r"HarBounds\(max_entries=N\)"), "--max-har-entries N"),
     (HarTooLargeError, re.compile(r"HarBounds\(max_bytes=N\)"), "--max-har-bytes SIZE"),
     (PackBuildError, re.compile(r"pass (name|version)="), r"pass --\1"),
-    (ListenError, re.compile(r"\bport=0\b"), "--port 0"),
-    (ListenError, re.compile(r"\b(port|host)="), r"--\1"),
     (
         WorkspaceRequiredError,
         re.compile(r", or pass workspace= to ego\.launch\(\)/Learnings\(\)"),
@@ -206,6 +204,8 @@ def cli_words(exc: BaseException) -> str:
         return exc.worded("run it again with --confirm")
     if isinstance(exc, StorageStateTooLargeError):
         return exc.worded(f"to load it all the same, raise the bound with {exc.flag}")
+    if isinstance(exc, ListenError):
+        return exc.command_line
     message = str(exc).replace("\n", " ") or type(exc).__name__
     for kind, pattern, fix in _CLI_FIXES:
         if isinstance(exc, kind):

@@ -6,7 +6,8 @@ import argparse
 import sys
 import threading
 
-from .server import DemoServer, port_problem
+from ..errors import ListenError
+from .server import DemoServer
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,8 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         server.start()
-    except OSError as exc:
-        print(f"python -m ego.demo: {port_problem(options.port, exc)}", file=sys.stderr)
+    except ListenError as exc:
+        print(f"python -m ego.demo: ListenError: {exc.command_line}", file=sys.stderr)
         return 1
     with server:
         print(f"demo shop at {server.url} (also {server.local_url}); log in with demo / demo")

@@ -16,12 +16,12 @@ without any DNS; Python never needs to resolve that name (:attr:`DemoServer.loca
 from __future__ import annotations
 
 import asyncio
-import errno
 import threading
 from pathlib import Path
 from string import Template
 from types import TracebackType
 
+from ..errors import ListenError
 from .handler import CART_COOKIE, CSP, SESSION_COOKIE, ShopHTTPServer
 from .routes import ShopHandler
 from .state import SITE_DIR, DemoState
@@ -36,7 +36,6 @@ __all__ = [
     "SITE_DIR",
     "DemoServer",
     "DemoState",
-    "port_problem",
 ]
 
 #: The port the demo-shop learning's ``startUrl`` names (``ego demo --serve`` serves there).
@@ -96,9 +95,17 @@ class DemoServer:
         return self._httpd is not None
 
     def start(self) -> DemoServer:
-        """Bind the port and serve from a daemon thread; returns ``self``. Idempotent."""
+        """Bind the port and serve from a daemon thread; returns ``self``. Idempotent.
+
+        Raises:
+            ListenError: the port is taken, or the address cannot be listened on (the
+                message names the fix).
+        """
         if self._httpd is None:
-            httpd = ShopHTTPServer((self.host, self.requested_port), self, ShopHandler)
+            try:
+                httpd = ShopHTTPServer((self.host, self.requested_port), self, ShopHandler)
+            except OSError as exc:
+                raise ListenError.of(self.host, self.requested_port, exc) from None
             thread = threading.Thread(
                 target=httpd.serve_forever,
                 kwargs={"poll_interval": 0.05},
@@ -170,16 +177,3 @@ class DemoServer:
         traceback: TracebackType | None,
     ) -> None:
         await asyncio.to_thread(self.close)
-
-
-def port_problem(port: int, exc: OSError) -> str:
-    """The one line a person reads when the shop cannot listen on ``port``: what happened,
-    and the option that serves it elsewhere."""
-    if exc.errno == errno.EADDRINUSE:
-        return (
-            f"port {port} is taken (another program listens on it): serve the shop on another "
-            "port with --port N (--port 0 takes a free one)"
-        )
-    if exc.errno == errno.EACCES:
-        return f"port {port} needs privileges to listen on: pass --port N with N over 1023"
-    return f"cannot serve the demo shop on port {port}: {exc.strerror or exc}"
