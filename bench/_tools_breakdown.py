@@ -21,8 +21,8 @@ from _tools_contenders import Bench, CallWith, Entry, check, run_rounds
 from _tools_site import SITE_ID, TOOLS
 
 import ego
+from ego.learning.catalog.manifest import BrowserToolSpec
 from ego.learning.health.origin import unrecorded
-from ego.learning.manifest import BrowserToolSpec
 
 __all__ = ["SITE_LAYER_STEP", "StubTab", "python_overhead_us", "report_lines", "run_breakdown"]
 

@@ -20,7 +20,7 @@ from _common import Call, RawCDP, RawPipeCDP, latency_stats, rotated, split, spr
 from _tools_site import SITE_ID, TOOLS
 
 import ego
-from ego.learning.registry import LoadedSource
+from ego.learning.catalog.registry import LoadedSource
 from ego.runtime.cache import cache_key, call_snippet, hot_snippet, store_snippet
 from ego.runtime.js import embed_json, wrap
 

@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 
 import ego
-from ego.learning.manifest import BrowserToolSpec
-from ego.learning.registry import LoadedSource
+from ego.learning.catalog.manifest import BrowserToolSpec
+from ego.learning.catalog.registry import LoadedSource
 
 __all__ = ["FUNCTION", "SITE_ID", "TOOLS", "loaded_source", "padded_source", "write_site"]
 

@@ -34,8 +34,8 @@ QUERIES = {"words": "search items site 503", "domain": ""}
 
 def worker(root: Path, calls: int) -> dict[str, Any]:
     """One fresh process's figures (run with ``--worker``); prints them as JSON."""
-    from ego.learning.registry import Learnings
-    from ego.learning.search import catalog_search
+    from ego.learning.catalog.registry import Learnings
+    from ego.learning.describe.search import catalog_search
 
     learnings = Learnings(roots=[root])
     start = time.perf_counter()

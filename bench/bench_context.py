@@ -121,7 +121,7 @@ def make_sites(root: Path, count: int) -> None:
 def worker(root: Path, calls: int, edits: int) -> dict[str, Any]:
     """One fresh process's figures (run with ``--worker``); prints them as JSON."""
     start = time.perf_counter()
-    from ego.learning.registry import Learnings
+    from ego.learning.catalog.registry import Learnings
     from ego.site import context_for
 
     import_s = time.perf_counter() - start

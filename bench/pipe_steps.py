@@ -65,16 +65,16 @@ def _stub(variant: str) -> None:
 
         FRONT_END.set(None)
     if variant == "no-watch" or four:
-        import ego.learning.registry
-        from ego.learning import watch
+        from ego.learning.catalog import loading, sites, watch
 
         def generation() -> int:
             instance = watch._instance
             return -1 if instance is None else instance.generation
 
-        ego.learning.registry.generation = generation  # type: ignore[attr-defined]
+        sites.generation = generation  # type: ignore[assignment]
+        loading.generation = generation  # type: ignore[assignment]
     if variant == "no-args-check" or four:
-        from ego.learning.registry import Learnings
+        from ego.learning.catalog.registry import Learnings
         from ego.protocol.literals import embed_json
 
         def checked_args(self: Any, site_id: str, spec: Any, args: Any) -> Any:

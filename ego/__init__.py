@@ -21,9 +21,9 @@ from .errors import __all__ as _error_names
 
 if TYPE_CHECKING:
     from .api import Browser, BrowserContext, BrowserStarter, connect, launch
-    from .learning.compact import CompactContext
-    from .learning.context import LearnContext, ToolInfo
-    from .learning.registry import Learnings
+    from .learning.catalog.registry import Learnings
+    from .learning.describe.compact import CompactContext
+    from .learning.describe.context import LearnContext, ToolInfo
     from .learning.suggest import suggest
     from .page.scripts import set_test_id_attribute
     from .page.storage_state import read_storage_state
@@ -39,10 +39,10 @@ _LAZY: dict[str, str] = {
     "BrowserStarter": ".api",
     "connect": ".api",
     "launch": ".api",
-    "CompactContext": ".learning.compact",
-    "LearnContext": ".learning.context",
-    "ToolInfo": ".learning.context",
-    "Learnings": ".learning.registry",
+    "CompactContext": ".learning.describe.compact",
+    "LearnContext": ".learning.describe.context",
+    "ToolInfo": ".learning.describe.context",
+    "Learnings": ".learning.catalog.registry",
     "Tab": ".page.tab",
     "read_storage_state": ".page.storage_state",
     "set_test_id_attribute": ".page.scripts",

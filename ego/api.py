@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import Any, cast
 
 from .errors import StorageStateError
-from .learning.registry import Learnings
+from .learning.catalog.registry import Learnings
 from .page import browser as _browser
 from .page import contexts as _contexts
 from .page.dialogs import DialogPolicy, dialog_actions

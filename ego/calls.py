@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from .errors import ConfirmationRequiredError, ToolLoadError
+from .learning.catalog.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
+from .learning.catalog.registry import Learnings, LoadedSource, SiteEntry
 from .learning.health.recorder import record_refusal
-from .learning.manifest import BrowserToolSpec, Manifest, PythonToolSpec, ToolSpec
-from .learning.registry import Learnings, LoadedSource, SiteEntry
 
 if TYPE_CHECKING:
     # Only a save's gate makes a case's call: a tool call does not load them.
     from .learning.cases.format import LearningCase
-    from .learning.save_plan import ToolPlan
+    from .learning.plan.save_plan import ToolPlan
 
 __all__ = [
     "CallOptions",

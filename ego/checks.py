@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .learning.registry import Learnings
-from .learning.validate import Problem, validate_learnings, validate_site
+from .learning.catalog.registry import Learnings
+from .learning.catalog.validate import Problem, validate_learnings, validate_site
 from .skills.catalog import SkillCatalog, catalog_for, skills_roots
 
 __all__ = ["Problem", "validate_path", "validate_skills"]

@@ -363,7 +363,7 @@ def base_manifest(site_id: str) -> dict[str, Any]:
 #: What a case function gives: kind, detail, spec and the expected end.
 Made = tuple[str, str, dict[str, Any], str]
 
-#: The largest manifest.json ego reads (ego.learning.manifest.MAX_MANIFEST_BYTES, 1 MiB).
+#: The largest manifest.json ego reads (ego.learning.catalog.manifest.MAX_MANIFEST_BYTES, 1 MiB).
 MAX_MANIFEST_BYTES = 1 << 20
 #: The most digits Python reads in one integer (manifests are read by Python's json).
 MAX_INT_DIGITS = 4300

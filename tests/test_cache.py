@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.protocol.remote_values import javascript_error, python_value
 from ego.runtime.cache import SIGNAL_KEY, RunStats, cache_key, call_snippet, hot_snippet, run_cached
 from ego.runtime.js import embed_json

@@ -11,7 +11,7 @@ import ego
 from ego import calls
 from ego.calls import CallOptions
 from ego.errors import ConfirmationRequiredError, InvalidArgsError, ToolLoadError
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 
 from .conftest import PageServer
 

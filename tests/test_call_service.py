@@ -22,8 +22,8 @@ import pytest
 
 import ego
 from ego.demo import DemoServer
+from ego.learning.catalog.registry import Learnings
 from ego.learning.health.view import health_table
-from ego.learning.registry import Learnings
 from tests.cli_helpers import (
     PYTHON_EGO,
     Result,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ego.errors import UnknownToolError
-from ego.learning.registry import Learnings
-from ego.learning.search import CatalogSite, CatalogTool, catalog_search, show
+from ego.learning.catalog.registry import Learnings
+from ego.learning.describe.search import CatalogSite, CatalogTool, catalog_search, show
 from tests.cli_helpers import ego_env, ego_sync
 from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
 

@@ -22,7 +22,7 @@ from ego.cli.arg_values import value_from_text
 from ego.cli.common import parse_args
 from ego.cli.learning_commands import CLI_PROFILE_HINT, as_url
 from ego.errors import InvalidArgsError, NavigationError, NeedsLoginError
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.runtime.contract import signal_error
 from ego.site import Site
 from tests.cli_helpers import PYTHON_EGO, ROOT, ego_env, free_port, read_json_line

@@ -18,7 +18,7 @@ import pytest
 import ego
 from ego.cli.common import parse_start_urls
 from ego.demo import DemoServer
-from ego.learning.matching import as_url
+from ego.learning.catalog.matching import as_url
 from tests.cli_helpers import ego_async, ego_env, ego_sync, http_endpoint
 from tests.conftest import websocket_url
 

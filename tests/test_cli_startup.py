@@ -31,8 +31,8 @@ HEAVY = (
     "ego.site",
     "ego.page",
     "ego.pool",
-    "ego.learning.manifest",
-    "ego.learning.context",
+    "ego.learning.catalog.manifest",
+    "ego.learning.describe.context",
 )
 
 
@@ -79,7 +79,7 @@ def test_a_tool_call_command_leaves_out_what_it_does_not_use() -> None:
     # What `ego run` loads before it runs: the call path, never the MCP SDK, learn_context's
     # models, the skills' YAML, the save lock or the pool.
     modules = loaded_by("import ego.cli.learning_commands, ego.api, ego.calls")
-    unused = ("mcp", "yaml", "frontmatter", "filelock", "ego.learning.context", "ego.pool",
+    unused = ("mcp", "yaml", "frontmatter", "filelock", "ego.learning.describe.context", "ego.pool",
               "ego.skills", "ego.learning.save", "ego.replay")  # fmt: skip
     assert heavy_in(modules, unused) == []
 

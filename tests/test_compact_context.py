@@ -18,10 +18,10 @@ import pytest
 
 from ego.demo import DemoServer
 from ego.errors import UnknownNoteError, UnknownSiteError, UnknownToolError
-from ego.learning.compact import CompactContext, health_word, lead, one_line
-from ego.learning.context import LearnContext, ToolInfo
+from ego.learning.catalog.registry import Learnings
+from ego.learning.describe.compact import CompactContext, health_word, lead, one_line
+from ego.learning.describe.context import LearnContext, ToolInfo
 from ego.learning.health.view import ToolHealth
-from ego.learning.registry import Learnings
 from ego.site import Site
 from tests.cli_helpers import ego_env
 from tests.learning_fixtures import ECHO, make_site, tool

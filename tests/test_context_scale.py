@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from ego.errors import InvalidManifestError
-from ego.learning import index as index_module
-from ego.learning import registry, watch
-from ego.learning.index import read_domains
-from ego.learning.manifest import MAX_MANIFEST_BYTES, Manifest, load_manifest
-from ego.learning.matching import match_domain
-from ego.learning.registry import Learnings
-from ego.learning.watch import REVALIDATE_SECONDS
+from ego.learning.catalog import index as index_module
+from ego.learning.catalog import loading, registry, sites, watch
+from ego.learning.catalog.index import read_domains
+from ego.learning.catalog.manifest import MAX_MANIFEST_BYTES, Manifest, load_manifest
+from ego.learning.catalog.matching import match_domain
+from ego.learning.catalog.registry import Learnings
+from ego.learning.catalog.watch import REVALIDATE_SECONDS
 from ego.site import context_for
 from ego.skills import catalog as catalog_module
 from ego.skills import catalog_for
@@ -115,11 +115,11 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = load_manifest
 
-    def counting(site_dir: Path, *, root: Path | None = None) -> Manifest:
+    def counting(site_dir: Path, **options: Any) -> Manifest:
         seen.append(site_dir.name)
-        return real(site_dir, root=root)
+        return real(site_dir, **options)
 
-    monkeypatch.setattr(registry, "load_manifest", counting)
+    monkeypatch.setattr(sites, "load_manifest", counting)
     return seen
 
 
@@ -276,7 +276,8 @@ def test_a_hot_call_stats_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         stats.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(registry, "file_stamp", counting)
+    for module in (sites, loading):
+        monkeypatch.setattr(module, "file_stamp", counting)
     learnings = Learnings(roots=[tmp_path])
     for _ in range(3):  # the first call indexes, the second stats with the watches in place
         matched(learnings, "https://nowhere.test/")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.page.storage_state import read_storage_state
 
 from .conftest import PageServer

@@ -19,7 +19,7 @@ from ego.errors import (
     NeedsLoginError,
     SkillBrokenError,
 )
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.runtime.contract import signal_error
 from ego.site import Site
 from tests.conftest import PageServer

@@ -28,7 +28,7 @@ import ego
 from ego.demo import CSP, SESSION_COOKIE, SITE_DIR, DemoServer, pages
 from ego.demo.tour import tour
 from ego.errors import ConfirmationRequiredError, NeedsLoginError, SkillBrokenError
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.site import Site
 from tests.conftest import PageServer
 

@@ -25,7 +25,7 @@ from ego.errors import (
     TabClosedError,
     TargetCrashedError,
 )
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.page.dialogs import MAX_RECORDED_DIALOGS, dialog_actions
 from ego.protocol.session import Session, SessionState
 from ego.protocol.transport import Connection

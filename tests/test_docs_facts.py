@@ -11,7 +11,7 @@ from pathlib import Path
 
 import ego.cli.output as output
 from ego.batch.lock import hold_output, lock_path
-from ego.learning.locks import LOCK_TIMEOUT
+from ego.learning.plan.locks import LOCK_TIMEOUT
 from ego.pool import BrowserPool
 from tests.cli_helpers import ROOT
 
@@ -42,7 +42,7 @@ def test_fleet_md_gives_the_replacement_attempts_and_waits() -> None:
 
 def test_learning_loop_md_gives_the_site_locks_timeout() -> None:
     text = _flat(LEARNING_LOOP)
-    assert f"longer than {LOCK_TIMEOUT:g} s (`ego.learning.locks.LOCK_TIMEOUT`)" in text
+    assert f"longer than {LOCK_TIMEOUT:g} s (`ego.learning.plan.locks.LOCK_TIMEOUT`)" in text
     assert "`SiteBusyError`" in text
 
 
@@ -59,20 +59,42 @@ def test_a_batch_output_lock_stays_after_its_run_and_the_next_run_takes_it(
         pass
 
 
-def test_architecture_md_names_every_module_of_the_layer_contracts() -> None:
-    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    # Every module path or name the page shows in code: `ego/page/`, `tab.py`, `_codec | _events`.
+def named_in_architecture() -> set[str]:
+    """Every module path or name docs/architecture.md shows in code, dotted: `ego/page/`,
+    `tab.py`, `_codec | _events`, `catalog/sites.py` (as ``catalog.sites``)."""
     named = set()
     for span in re.findall(r"`([^`]+)`", ARCHITECTURE):
         named.update(re.findall(r"[A-Za-z_][\w./]*", span))
-    named = {name.removesuffix("/").removesuffix(".py").replace("/", ".") for name in named}
+    return {name.removesuffix("/").removesuffix(".py").replace("/", ".") for name in named}
+
+
+def test_architecture_md_names_every_module_of_the_layer_contracts() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    named = named_in_architecture()
+    # A layers contract's rows; a forbidden contract's modules on either side.
     modules = [
         module.strip()
         for contract in contracts["contracts"]
-        for layer in contract["layers"]
+        for layer in (
+            contract.get("layers", [])
+            + contract.get("source_modules", [])
+            + contract.get("forbidden_modules", [])
+        )
         for module in layer.split("|")
     ]
     missing = [module for module in modules if module not in named]
+    assert missing == [], f"docs/architecture.md does not name {missing}"
+
+
+def test_architecture_md_names_every_module_of_the_learning_rooms() -> None:
+    learning = ROOT / "ego" / "learning"
+    modules = [
+        ".".join(path.relative_to(learning).with_suffix("").parts)
+        for path in sorted(learning.glob("*/*.py"))
+        if path.name != "__init__.py"
+    ]
+    assert len(modules) > 50
+    missing = [module for module in modules if module not in named_in_architecture()]
     assert missing == [], f"docs/architecture.md does not name {missing}"
 
 

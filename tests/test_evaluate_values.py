@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 import ego
+from ego.learning.catalog.tool_source import normalize_source
 from ego.protocol.session import Session
 from ego.runtime.cache import run_cached
-from ego.runtime.js import embed_json, normalize_source
+from ego.runtime.js import embed_json
 from tests.conftest import PageServer
 from tests.learning_fixtures import CdpSpy
 

@@ -13,7 +13,7 @@ import ego
 from ego.demo import DemoServer
 from ego.errors import HarTooLargeError, InvalidCasesError
 from ego.learning.cases.format import MAX_CASES_BYTES, load_cases
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest import suggest
 from ego.replay import Har, HarBounds, HarProgress, build_entry
 from ego.replay.har_bounds import LARGE_HAR_BYTES, MAX_HAR_ENTRIES

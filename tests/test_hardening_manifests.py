@@ -28,16 +28,21 @@ from ego.errors import (
     UnknownToolError,
     UnsafePathError,
 )
-from ego.learning.context import build_context
-from ego.learning.manifest import (
+from ego.learning.catalog.manifest import (
     MAX_MANIFEST_BYTES,
     MAX_MANIFEST_DEPTH,
     BrowserToolSpec,
     load_manifest,
 )
-from ego.learning.registry import MAX_SITE_ID, Learnings
-from ego.learning.schemas import MAX_PATTERN_LENGTH, MAX_SCHEMA_DEPTH, mismatch, schema_problems
-from ego.learning.validate import validate_learnings
+from ego.learning.catalog.registry import MAX_SITE_ID, Learnings
+from ego.learning.catalog.schemas import (
+    MAX_PATTERN_LENGTH,
+    MAX_SCHEMA_DEPTH,
+    mismatch,
+    schema_problems,
+)
+from ego.learning.catalog.validate import validate_learnings
+from ego.learning.describe.context import build_context
 from tests.cli_helpers import ROOT, ego_env, ego_sync
 from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
 from tests.test_skills import problems_of, write_skill
@@ -344,7 +349,7 @@ _CHECK = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from ego.errors import InvalidArgsError
-    from ego.learning.registry import Learnings
+    from ego.learning.catalog.registry import Learnings
     root = Path(sys.argv[1])
     learnings = Learnings(roots=[root])
     out = {}

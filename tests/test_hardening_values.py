@@ -19,7 +19,7 @@ import pytest
 import ego
 from ego.calls import prepare
 from ego.errors import BrowserToolError, InvalidArgsError, JavaScriptError, ProtocolError
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.protocol.remote_values import python_value
 from ego.runtime.cache import PORTABLE_SIGNAL_KEY, SIGNAL_KEY, RunStats, cache_key, run_cached
 from ego.runtime.js import MAX_JSON_DEPTH, embed_json

@@ -18,8 +18,8 @@ import pytest
 import ego
 from ego.demo import DemoServer
 from ego.errors import CaseRegressionError
+from ego.learning.catalog.registry import Learnings
 from ego.learning.health.view import SUSPECT_AFTER, current_health
-from ego.learning.registry import Learnings
 from ego.learning.suggest import suggest
 from ego.replay import record
 from ego.site import Site

@@ -43,12 +43,12 @@ from ego.errors import (
     TabClosedError,
     TargetCrashedError,
 )
+from ego.learning.catalog.registry import Learnings
 from ego.learning.health.origin import current_front_end, front_end, unrecorded
 from ego.learning.health.outcomes import OK, classify
 from ego.learning.health.recorder import RunRecorder, flush
 from ego.learning.health.store import KEEP_RUNS, Run, connect, read_records, write_runs
 from ego.learning.health.view import health_for, health_table
-from ego.learning.registry import Learnings
 from ego.pool import BrowserPool
 from ego.replay import Har, build_entry
 from ego.site import Site

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import ego
+from ego.learning.catalog.registry import Learnings
 from ego.learning.health.view import health_table
-from ego.learning.registry import Learnings
 from tests.cli_helpers import ego_async, ego_env, http_endpoint
 from tests.conftest import PageServer, websocket_url
 from tests.health_fixtures import MOODY, close_tabs, isolated_store, mood_pages

@@ -19,14 +19,21 @@ import pytest
 
 import ego
 from ego import calls
-from ego.learning import freshness, registry, watch
-from ego.learning.registry import Learnings
+from ego.learning.catalog import freshness, loading, registry, sites, watch
+from ego.learning.catalog.registry import Learnings
 from ego.runtime import cache
 from ego.site import Site
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="change notification is inotify (Linux)"
 )
+
+
+def patch_catalog(monkeypatch: pytest.MonkeyPatch, name: str, value: Any) -> None:
+    """Replace ``name`` in both modules of the registry that use it: finding sites (the
+    manifests) and loading tools (their sources)."""
+    for module in (sites, loading):
+        monkeypatch.setattr(module, name, value)
 
 
 def write_site(root: Path, *, source: str = "async (args) => args.n + 1\n") -> Path:
@@ -76,7 +83,7 @@ def stats(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         seen.append(str(path))
         return real(path)
 
-    monkeypatch.setattr(registry, "file_stamp", counting)
+    patch_catalog(monkeypatch, "file_stamp", counting)
     return seen
 
 
@@ -107,7 +114,7 @@ def test_a_hot_call_looks_at_the_watcher_once(
         return watch.generation()
 
     # The site and the tool's source, both trusted: one look covers the two.
-    monkeypatch.setattr(registry, "generation", counted)
+    patch_catalog(monkeypatch, "generation", counted)
     for n in range(10):
         call = calls.prepare(learnings, "hot", "add", {"n": n}, refs=refs_for(learnings))
         assert call.args == {"n": n}
@@ -169,10 +176,10 @@ def test_a_change_no_watch_sees_is_seen_within_the_bound(
     site = write_site(tmp_path)
     learnings = Learnings(roots=[tmp_path])
     clock = [1000.0]
-    monkeypatch.setattr(registry, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(registry, "generation", lambda: 7)
+    patch_catalog(monkeypatch, "monotonic", lambda: clock[0])
+    patch_catalog(monkeypatch, "generation", lambda: 7)
     monkeypatch.setattr(freshness, "watcher_epoch", lambda: 0)
-    monkeypatch.setattr(registry, "watch", lambda paths: 0)
+    patch_catalog(monkeypatch, "watch", lambda paths: 0)
     for _ in range(3):
         expression(learnings)
     (site / "browser-tools" / "add.js").write_text("async (args) => 'edited unseen'\n")
@@ -186,7 +193,7 @@ def test_without_watches_every_call_stats(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stats: list[str]
 ) -> None:
     # Where inotify is missing (or a watch cannot be added), a call stats as it always did.
-    monkeypatch.setattr(registry, "watch", lambda paths: -1)
+    patch_catalog(monkeypatch, "watch", lambda paths: -1)
     site = write_site(tmp_path)
     learnings = Learnings(roots=[tmp_path])
     expression(learnings)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import ego
-from ego.learning.context import LearnContext, SiteContext, ToolInfo
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
+from ego.learning.describe.context import LearnContext, SiteContext, ToolInfo
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, make_site, tool, write_manifest

@@ -11,8 +11,8 @@ import pytest
 
 import ego
 from ego.errors import InvalidArgsError, InvalidManifestError
-from ego.learning import manifest as manifest_module
-from ego.learning.manifest import (
+from ego.learning.catalog import manifest as manifest_module
+from ego.learning.catalog.manifest import (
     MANIFEST_SCHEMA_PATH,
     BrowserToolSpec,
     Manifest,
@@ -21,8 +21,8 @@ from ego.learning.manifest import (
     load_manifest,
     manifest_schema,
 )
-from ego.learning.registry import Learnings
-from ego.learning.schemas import worded
+from ego.learning.catalog.registry import Learnings
+from ego.learning.catalog.schemas import worded
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
@@ -75,7 +75,7 @@ def _schema_messages(manifest: Any) -> set[str]:
 
 def test_schema_file_is_shipped_in_the_package_and_is_a_valid_schema() -> None:
     assert MANIFEST_SCHEMA_PATH.name == "manifest.schema.json"
-    assert MANIFEST_SCHEMA_PATH.parent == Path(ego.__file__).parent / "learning"
+    assert MANIFEST_SCHEMA_PATH.parent == Path(ego.__file__).parent / "learning" / "catalog"
     schema = json.loads(MANIFEST_SCHEMA_PATH.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     assert manifest_schema() == schema

@@ -1,10 +1,10 @@
-"""URL matching against a manifest's ``domains`` (ego.learning.matching.match_domain)."""
+"""URL matching against a manifest's ``domains`` (ego.learning.catalog.matching.match_domain)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ego.learning.matching import match_domain, normalize_host
+from ego.learning.catalog.matching import match_domain, normalize_host
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ego.learning.manifest import args_schema
-from ego.learning.quickcheck import quick_check
+from ego.learning.catalog.manifest import args_schema
+from ego.learning.catalog.quickcheck import quick_check
 
 COMPACT = args_schema(
     {

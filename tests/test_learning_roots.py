@@ -9,10 +9,10 @@ import pytest
 
 import ego
 from ego.errors import SaveRefusedError, UnknownSiteError
-from ego.learning.manifest import MAX_SITE_ID, is_site_id, manifest_schema
-from ego.learning.naming import check_site_id
-from ego.learning.registry import WORKSPACE_ENV, Learnings, project_learnings_dir
-from ego.learning.schemas import validator
+from ego.learning.catalog.manifest import MAX_SITE_ID, is_site_id, manifest_schema
+from ego.learning.catalog.naming import check_site_id
+from ego.learning.catalog.registry import WORKSPACE_ENV, Learnings, project_learnings_dir
+from ego.learning.catalog.schemas import validator
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, make_site, tool

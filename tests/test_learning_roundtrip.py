@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ego
-from ego.learning.registry import Learnings
-from ego.runtime.js import embed_json, normalize_source, wrap
+from ego.learning.catalog.registry import Learnings
+from ego.learning.catalog.tool_source import normalize_source
+from ego.runtime.js import embed_json, wrap
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, make_site, tool

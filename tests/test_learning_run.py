@@ -19,8 +19,9 @@ from ego.errors import (
     SiteMismatchError,
     ToolLoadError,
 )
-from ego.learning.registry import WORKSPACE_ENV, Learnings
-from ego.runtime.js import normalize_source, source_url, wrap
+from ego.learning.catalog.registry import WORKSPACE_ENV, Learnings
+from ego.learning.catalog.tool_source import normalize_source, source_url
+from ego.runtime.js import wrap
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import ECHO, WHERE, CdpSpy, make_site, tool

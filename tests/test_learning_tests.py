@@ -13,7 +13,7 @@ import pytest
 import ego
 from ego.casetests import add_case, load_cases, run_learning_tests
 from ego.errors import InvalidCasesError
-from ego.learning.registry import Learnings, project_learnings_dir
+from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.replay import Har, build_entry
 from tests.learning_fixtures import make_site, tool
 

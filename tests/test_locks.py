@@ -24,13 +24,13 @@ import pytest
 from ego.batch.lock import hold_output
 from ego.demo import DemoServer
 from ego.errors import BatchFileError, SiteBusyError
-from ego.learning import store
-from ego.learning.draft import ToolDraft
-from ego.learning.locks import LOCK_TIMEOUT, site_lock
-from ego.learning.notes import save_note
-from ego.learning.registry import Learnings
-from ego.learning.save_plan import plan_browser_tool
-from ego.learning.store import write_tool
+from ego.learning.catalog.registry import Learnings
+from ego.learning.plan.draft import ToolDraft
+from ego.learning.plan.locks import LOCK_TIMEOUT, site_lock
+from ego.learning.plan.save_plan import plan_browser_tool
+from ego.learning.save import store
+from ego.learning.save.notes import save_note
+from ego.learning.save.store import write_tool
 
 from .test_batch import run_batch_cli, start_batch, write_jsonl
 from .test_pool import POOL_LEARNINGS, HoldServer

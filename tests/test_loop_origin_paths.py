@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ego.learning.catalog.registry import Learnings
 from ego.learning.heal.compare import view_of
 from ego.learning.heal.run import _candidate, _compare
-from ego.learning.registry import Learnings
 from ego.learning.suggest import suggest
 from ego.learning.suggest.safe_paths import REASON, path_problem
 from ego.learning.suggest.source import api_tool_source, read_constants

@@ -33,8 +33,8 @@ from mcp.types import (
 from pydantic import FileUrl
 
 from ego.demo import DemoServer
-from ego.learning.manifest import args_schema
-from ego.learning.registry import project_learnings_dir
+from ego.learning.catalog.manifest import args_schema
+from ego.learning.catalog.registry import project_learnings_dir
 from ego.mcp.learning_tools import mcp_name
 from tests.cli_helpers import alive, ego_env, is_chrome, process_tree, wait_gone
 

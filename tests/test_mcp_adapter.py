@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.mcp.ego_server import EgoServer
 from ego.mcp.holder import READ_ONLY, BrowserHolder
 from ego.mcp.limits import GROUPS, ServerLimits, ToolGroup

@@ -29,7 +29,7 @@ from mcp.types import CallToolResult
 
 import ego
 from ego.errors import FileAccessError
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.mcp.files import MAX_DEPTH, MAX_NAME_BYTES, MAX_PATH_CHARS
 from ego.mcp.files import bounded as bounded_path
 from ego.mcp.holder import BrowserHolder

@@ -31,7 +31,7 @@ from mcp.types import CallToolResult, ListRootsResult, Root
 from pydantic import FileUrl
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.mcp.hosts import HostRules, bind_warning, check_entries
 from ego.mcp.http import serve_http
 from ego.mcp.learning_tools import mcp_name

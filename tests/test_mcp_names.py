@@ -18,7 +18,7 @@ import pytest
 from mcp.types import Tool as MCPTool
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.mcp.ego_server import MAX_TOOL_NAME, EgoServer
 from ego.mcp.holder import BrowserHolder
 from ego.mcp.learning_tools import mcp_name

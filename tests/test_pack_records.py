@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from ego.errors import PackIntegrityError, UnknownPackError, WorkspaceRequiredError
-from ego.learning.context import summarize_site
-from ego.learning.packs import Pack, find_pack, installed_packs
-from ego.learning.registry import Learnings, project_learnings_dir
-from ego.learning.save_plan import workspace_root
+from ego.learning.catalog.packs import Pack, find_pack, installed_packs
+from ego.learning.catalog.registry import Learnings, project_learnings_dir
+from ego.learning.describe.context import summarize_site
+from ego.learning.plan.save_plan import workspace_root
 from tests.learning_fixtures import ECHO, make_site, tool
 
 

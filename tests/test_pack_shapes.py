@@ -15,10 +15,10 @@ import pytest
 
 import ego
 from ego.errors import SaveRefusedError, ToolLoadError
-from ego.learning.jslint import NOT_A_FUNCTION, check_source
-from ego.learning.manifest import BrowserToolSpec
-from ego.learning.registry import Learnings
-from ego.learning.validate import validate_site
+from ego.learning.catalog.jslint import NOT_A_FUNCTION, check_source
+from ego.learning.catalog.manifest import BrowserToolSpec
+from ego.learning.catalog.registry import Learnings
+from ego.learning.catalog.validate import validate_site
 from ego.site import Site, context_for
 
 from .cli_helpers import ego_env, ego_sync

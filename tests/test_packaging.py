@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.places import HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV
 from ego.skills.catalog import catalog_for
 from tests.cli_helpers import ROOT, Result
@@ -189,7 +189,7 @@ def test_an_installed_ego_finds_its_learnings_outside_the_checkout(installed: In
         [
             str(installed.python),
             "-c",
-            "import json, ego, ego.places as p, ego.learning.registry as r;"
+            "import json, ego, ego.places as p, ego.learning.catalog.registry as r;"
             "print(json.dumps([ego.__file__, str(p.bundled_root()), str(p.checkout_root()),"
             " str(r.project_learnings_dir())]))",
         ],

@@ -24,9 +24,9 @@ import pytest
 from mcp.client.stdio import StdioServerParameters
 
 from ego.errors import PackBuildError, PackIntegrityError
-from ego.learning.pack_build import build_pack
-from ego.learning.packs import installed_packs
-from ego.learning.registry import Learnings
+from ego.learning.catalog.pack_build import build_pack
+from ego.learning.catalog.packs import installed_packs
+from ego.learning.catalog.registry import Learnings
 from ego.replay.har import Har, build_entry
 from tests.cli_helpers import Result, ego_env, ego_sync
 from tests.conftest import PageServer

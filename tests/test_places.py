@@ -17,7 +17,7 @@ import pytest
 
 import ego
 import ego.places as places_module
-from ego.learning.registry import Learnings, project_learnings_dir
+from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.places import (
     HOME_ENV,
     PROFILES_ENV,

@@ -31,7 +31,7 @@ from ego.errors import (
     PoolExhaustedError,
     UnknownToolError,
 )
-from ego.learning.registry import Learnings, project_learnings_dir
+from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.pool import BrowserPool, MemberInfo, PoolResult
 
 pytestmark = pytest.mark.chrome  # these tests launch pools of real Chromes

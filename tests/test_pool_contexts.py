@@ -10,7 +10,7 @@ import psutil
 import pytest
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 
 from .cli_helpers import ego_async, ego_env
 from .conftest import PageServer

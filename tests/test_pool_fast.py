@@ -36,7 +36,7 @@ from ego.errors import (
     PoolExhaustedError,
     UnknownToolError,
 )
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.pool import BrowserPool, MemberFactory, MemberInfo, PoolResult
 from ego.pool.scheduling import _Slots
 from ego.pool.sources import member_specs

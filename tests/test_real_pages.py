@@ -30,7 +30,7 @@ from ego.errors import (
     FrameDetachedError,
     FrameNotFoundError,
 )
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.page.downloads import safe_name
 from ego.runtime.cache import cache_key
 from ego.site import Site

@@ -17,7 +17,7 @@ import pytest
 
 import ego
 from ego.errors import NavigationError, UnmatchedRequestError
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.replay import Har, Recorder, build_entry, record, replay
 from ego.replay.matching import Matcher
 from ego.site import Site

@@ -453,7 +453,7 @@ async def test_recording_redacts_secrets_and_still_replays(
 
 
 def test_a_path_segment_redacted_by_value_drafts_as_an_arg(tmp_path: Path) -> None:
-    from ego.learning.registry import Learnings
+    from ego.learning.catalog.registry import Learnings
     from ego.learning.suggest import suggest
 
     token = "9f8e7d6c5b4a3210"

@@ -27,10 +27,10 @@ from ego.errors import (
     UnknownVersionError,
     WorkspaceRequiredError,
 )
-from ego.learning.history import HISTORY_DIR, content_hash, write_atomic
-from ego.learning.locks import LOCK_DIR
-from ego.learning.registry import Learnings
-from ego.learning.validate import validate_site
+from ego.learning.catalog.registry import Learnings
+from ego.learning.catalog.validate import validate_site
+from ego.learning.plan.history import HISTORY_DIR, content_hash, write_atomic
+from ego.learning.plan.locks import LOCK_DIR
 from ego.site import Site
 
 ROOT = Path(__file__).resolve().parent.parent

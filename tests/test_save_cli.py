@@ -22,8 +22,8 @@ import ego
 from ego.cli.app import Settings
 from ego.cli.save_commands import history, restore, save_note, save_tool
 from ego.demo import DemoServer
-from ego.learning.context import build_context
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
+from ego.learning.describe.context import build_context
 from ego.site import Site
 
 ROOT = Path(__file__).resolve().parent.parent

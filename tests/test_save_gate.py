@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 import ego
 from ego.errors import CaseRegressionError
-from ego.learning.registry import Learnings, project_learnings_dir
+from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.site import Site
 from tests.cli_helpers import ego_async, ego_env, http_endpoint
 from tests.conftest import PageServer, websocket_url

@@ -32,13 +32,13 @@ from ego.cli.save_commands import history, restore, save_tool
 from ego.cli.save_commands import save_note as save_note_command
 from ego.demo import DemoServer
 from ego.errors import InvalidArgsError, SaveRefusedError
-from ego.learning.draft import ToolDraft
-from ego.learning.matching import domain_of, is_too_broad, match_domain
-from ego.learning.notes import save_note
-from ego.learning.registry import Learnings
-from ego.learning.save_plan import plan_browser_tool
-from ego.learning.store import write_tool
-from ego.learning.validate import validate_site
+from ego.learning.catalog.matching import domain_of, is_too_broad, match_domain
+from ego.learning.catalog.registry import Learnings
+from ego.learning.catalog.validate import validate_site
+from ego.learning.plan.draft import ToolDraft
+from ego.learning.plan.save_plan import plan_browser_tool
+from ego.learning.save.notes import save_note
+from ego.learning.save.store import write_tool
 from ego.site import Site
 
 from .conftest import PageServer

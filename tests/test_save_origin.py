@@ -13,7 +13,7 @@ import pytest
 
 import ego
 from ego.errors import ForeignRequestError
-from ego.learning.registry import Learnings, project_learnings_dir
+from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.learning.suggest import suggest
 from ego.replay import Har, build_entry
 from ego.site import Site

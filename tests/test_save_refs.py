@@ -1,6 +1,6 @@
 """Snapshot-only references in a tool's source: refused when real, left alone when not.
 
-No browser: :func:`ego.learning.jslint.find_snapshot_refs` reads the text, and
+No browser: :func:`ego.learning.catalog.jslint.find_snapshot_refs` reads the text, and
 :func:`check_source` turns findings into a SnapshotReferenceError.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from ego.errors import SaveRefusedError, SnapshotReferenceError
-from ego.learning.jslint import check_source, find_snapshot_refs
-from ego.learning.naming import check_site_id, check_tool_name
+from ego.learning.catalog.jslint import check_source, find_snapshot_refs
+from ego.learning.catalog.naming import check_site_id, check_tool_name
 
 REFUSED = {
     "ref attribute selector": "async () => document.querySelector('[ref=e12]').click()",

@@ -9,9 +9,9 @@ import pytest
 
 import ego
 from ego.errors import SaveRefusedError
-from ego.learning.draft import ToolDraft
-from ego.learning.registry import Learnings
-from ego.learning.save import save_browser_tool
+from ego.learning.catalog.registry import Learnings
+from ego.learning.plan.draft import ToolDraft
+from ego.learning.save.tool import save_browser_tool
 
 from .conftest import PageServer
 

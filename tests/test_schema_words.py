@@ -1,7 +1,8 @@
 """How a schema failure reads: ego's own words, built from the error's fields.
 
-Every message :func:`ego.learning.schemas.worded` gives is pinned here, keyword by keyword, so
-that neither a jsonschema upgrade nor a refactor changes what people and agents read.
+Every message :func:`ego.learning.catalog.schemas.worded` gives is pinned here, keyword by
+keyword, so that neither a jsonschema upgrade nor a refactor changes what people and agents
+read.
 """
 
 from __future__ import annotations
@@ -11,7 +12,14 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ego.learning.schemas import MAX_SHOWN, mismatch, schema_problems, shown, validator, worded
+from ego.learning.catalog.schemas import (
+    MAX_SHOWN,
+    mismatch,
+    schema_problems,
+    shown,
+    validator,
+    worded,
+)
 
 
 @pytest.mark.parametrize(

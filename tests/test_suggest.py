@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest import list_drafts, suggest
 from ego.learning.suggest.source import read_constants, with_constants
 from ego.site import Site

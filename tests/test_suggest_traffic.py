@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import ego
-from ego.learning.registry import Learnings
+from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest import SuggestReport, load_draft, suggest
 from ego.learning.suggest.auth import TokenPlace
 from ego.learning.suggest.source import api_tool_source, read_constants

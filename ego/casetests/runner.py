@@ -20,10 +20,10 @@ from ..errors import EgoError, InvalidCasesError
 from ..learning.cases.format import CASES_FILE, LearningCase, load_cases
 from ..learning.cases.replayed import DEFAULT_TOOL_TIMEOUT, NAVIGATION_TIMEOUT, run_replayed
 from ..learning.cases.result import CaseResult
+from ..learning.catalog.registry import Learnings
 from ..learning.health.origin import unrecorded
 from ..learning.health.outcomes import judged
 from ..learning.health.recorder import record_judged
-from ..learning.registry import Learnings
 from ..page.browser import Browser
 from ..page.tab import Tab
 from ..site import Site

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import EgoError
 from ..learning.cases.format import CASES_FILE, MISSING, LearningCase, load_cases
 from ..learning.cases.judge import _difference
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from .report import LearningTestReport
 
 __all__ = ["ExpectationUpdate", "add_case", "expectation_updates", "write_updates"]

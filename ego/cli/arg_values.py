@@ -16,7 +16,7 @@ from typing import Any, Final
 import orjson
 
 from ..errors import InvalidArgsError
-from ..learning.schemas import json_type
+from ..learning.catalog.schemas import json_type
 
 __all__ = ["property_schema", "value_from_text"]
 

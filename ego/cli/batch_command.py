@@ -21,7 +21,7 @@ import orjson
 
 from ..batch import BatchProgress, BatchSummary, run_batch
 from ..errors import EgoError, StorageStateError
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from ..pool import BrowserPool, Endpoint
 from .common import parse_start_urls, state_bounds, storage_state_bounds_options
 from .output import EXIT_INTERRUPTED, EXIT_OTHER, EXIT_TERMINATED, Output, cli_words

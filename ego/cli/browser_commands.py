@@ -25,7 +25,7 @@ import psutil
 from .. import api
 from ..api import Browser
 from ..errors import BrowserError, ChromeLaunchError, EgoError, StorageStateError
-from ..learning.matching import as_url
+from ..learning.catalog.matching import as_url
 from ..page.tab import Tab
 from ..protocol._proctree import kill_tree
 from . import state

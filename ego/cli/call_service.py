@@ -48,7 +48,7 @@ from .output import EXIT_OTHER, cli_words, exit_code_for
 
 if TYPE_CHECKING:
     from ..api import Browser
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
 
 __all__ = ["CallService"]
 
@@ -157,7 +157,7 @@ class CallService:
 
     async def _call(self, words: _Words) -> dict[str, Any]:
         from ..calls import CallOptions
-        from ..learning.manifest import PythonToolSpec
+        from ..learning.catalog.manifest import PythonToolSpec
         from ..site import Site
         from .learning_commands import prepare_call, run_prepared
 
@@ -186,7 +186,7 @@ class CallService:
     def _learnings_for(self, workspace: str) -> Learnings:
         """One :class:`Learnings` per workspace, kept: it notices edits to the files by
         itself, so a call after an edit runs the edited tool."""
-        from ..learning.registry import Learnings
+        from ..learning.catalog.registry import Learnings
 
         learnings = self._learnings.get(workspace)
         if learnings is None:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
-from ..learning.search import CatalogSearch, CatalogSite, CatalogTool, catalog_search, show
+from ..learning.describe.search import CatalogSearch, CatalogSite, CatalogTool, catalog_search, show
 from .common import Settings, json_option, pass_settings
 
 __all__ = ["catalog"]

@@ -23,7 +23,7 @@ from .output import EXIT_INTERRUPTED, Output
 
 if TYPE_CHECKING:
     from ..api import Browser
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
     from . import state
 
 __all__ = [
@@ -110,7 +110,7 @@ class Settings:
         return found
 
     def learnings(self) -> Learnings:
-        from ..learning.registry import Learnings
+        from ..learning.catalog.registry import Learnings
 
         return Learnings(workspace=self.workspace)
 
@@ -512,7 +512,7 @@ def parse_start_urls(values: Iterable[str], site_id: str | None) -> tuple[tuple[
     Raises:
         click.UsageError: a value is neither.
     """
-    from ..learning.matching import as_url
+    from ..learning.catalog.matching import as_url
 
     pairs = []
     for value in values:

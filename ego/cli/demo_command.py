@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from ..learning.compact import CompactContext
+from ..learning.describe.compact import CompactContext
 
 if TYPE_CHECKING:
     from ..demo import DemoServer

@@ -11,8 +11,8 @@ import click
 import orjson
 
 from ..errors import EgoError
+from ..learning.catalog.matching import as_url
 from ..learning.health.origin import front_end
-from ..learning.matching import as_url
 from .common import (
     Settings,
     args_options,
@@ -28,9 +28,9 @@ from .output import EXIT_OK, EXIT_TOOL, heal_hint
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
-    from ..learning.compact import CompactContext
-    from ..learning.context import LearnContext, SiteSummary, ToolInfo
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
+    from ..learning.describe.compact import CompactContext
+    from ..learning.describe.context import LearnContext, SiteSummary, ToolInfo
     from ..site import Site
     from .output import Output
 
@@ -75,7 +75,7 @@ def tools(settings: Settings, url: str, full: bool) -> None:
 
     URL may be a bare host (``google.com`` means ``https://google.com/``).
     """
-    from ..learning.compact import compact
+    from ..learning.describe.compact import compact
     from ..site import context_for
 
     context = context_for(settings.learnings(), as_url(url), dict(settings.start_urls()))
@@ -208,7 +208,7 @@ def cli_example(tool: ToolInfo) -> str:
     """The command line that runs ``tool`` with example args."""
     import shlex
 
-    from ..learning.context import example_args
+    from ..learning.describe.context import example_args
 
     args = example_args(tool.args) if isinstance(tool.args, dict) else {}
     if tool.kind == "skill":
@@ -238,12 +238,14 @@ def sites(settings: Settings) -> None:
 
     A tool that has run shows its health on a line of its own (see `ego health`).
     """
-    from ..learning.context import summarize_site
+    from ..learning.describe.context import summarize_site
+    from ..learning.health.view import ran_tools
     from ..skills import catalog_for
     from ..skills.catalog import SkillSummary
 
     learnings = settings.learnings()
-    summaries = [summarize_site(entry, learnings) for entry in learnings.sites()]
+    ran = ran_tools()
+    summaries = [summarize_site(entry, learnings, ran) for entry in learnings.sites()]
     skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
     data = {
         "sites": [s.model_dump(mode="json") for s in summaries],

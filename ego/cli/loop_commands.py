@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
-from ..learning.matching import as_url
+from ..learning.catalog.matching import as_url
 from .common import Settings, common, pass_settings, run_async
 from .har_options import har_bound_options, reading
 from .output import EXIT_OK, EXIT_TOOL

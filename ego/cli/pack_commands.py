@@ -10,8 +10,14 @@ import click
 
 from ..errors import EgoError, PackIntegrityError
 from ..learning.cases.format import CASES_FILE
-from ..learning.packs import Pack, conflict_message, find_pack, installed_packs, pack_conflicts
-from ..learning.registry import Learnings
+from ..learning.catalog.packs import (
+    Pack,
+    conflict_message,
+    find_pack,
+    installed_packs,
+    pack_conflicts,
+)
+from ..learning.catalog.registry import Learnings
 from .common import Settings, common, json_option, pass_settings, run_async
 from .output import EXIT_OK, EXIT_TOOL
 
@@ -44,7 +50,7 @@ def pack_build(
     Each site goes in with its notes, tools and offline cases (tests/), after the checks
     `ego validate` makes; an invalid site stops the build and says why.
     """
-    from ..learning.pack_build import build_pack
+    from ..learning.catalog.pack_build import build_pack
 
     try:
         built = build_pack(

@@ -22,7 +22,7 @@ from ..casetests import (
     write_updates,
 )
 from ..errors import EgoError
-from ..learning.matching import as_url
+from ..learning.catalog.matching import as_url
 from ..protocol.jsontext import json_text
 from ..replay import HarBounds, Omitted, Recorder
 from ..replay import record as record_har

@@ -1,7 +1,7 @@
 """``ego save-tool``, ``ego save-note``, ``ego history``, ``ego restore``: the learning loop.
 
 Each command calls what an agent script calls (``site.save_tool`` and friends); the checks
-and the writing live in :mod:`ego.learning` (:mod:`ego.learning.save` orders them). Saves go
+and the writing live in :mod:`ego.learning` (:mod:`ego.learning.save.tool` orders them). Saves go
 to the agent workspace (``--workspace`` or ``$EGO_WORKSPACE``), never to the project's
 learnings.
 
@@ -18,15 +18,15 @@ import click
 import orjson
 
 from ..errors import EgoError, UnknownToolError
-from ..learning import notes
-from ..learning.draft import CLEARABLE, Auth, SideEffect, ToolDraft
+from ..learning.catalog.manifest import args_schema
+from ..learning.catalog.matching import as_url
+from ..learning.catalog.registry import Learnings
 from ..learning.health.view import ToolHealth, current_health
-from ..learning.history import list_versions
-from ..learning.manifest import args_schema
-from ..learning.matching import as_url
-from ..learning.registry import Learnings
-from ..learning.save_plan import check_domains, workspace_root
-from ..learning.store import restore_tool
+from ..learning.plan.draft import CLEARABLE, Auth, SideEffect, ToolDraft
+from ..learning.plan.history import list_versions
+from ..learning.plan.save_plan import check_domains, workspace_root
+from ..learning.save import notes
+from ..learning.save.store import restore_tool
 from .common import Settings, common, json_option, pass_settings, run_async
 
 __all__ = ["SAVE_COMMANDS", "history", "restore", "save_note", "save_tool"]

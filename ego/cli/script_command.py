@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
-from ..learning.matching import as_url
+from ..learning.catalog.matching import as_url
 from .common import (
     Settings,
     endpoint_option,

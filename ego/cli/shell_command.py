@@ -29,7 +29,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
-from ..learning.matching import as_url
+from ..learning.catalog.matching import as_url
 from .common import Settings, endpoint_option, pass_settings
 from .learning_commands import CLI_PROFILE_HINT
 from .script_command import ScriptError, script_traceback

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfirmationRequiredError, EgoError, NeedsLoginError, SkillBrokenError
-from ..learning.compact import CompactContext
+from ..learning.describe.compact import CompactContext
 
 if TYPE_CHECKING:
     from ..api import Browser

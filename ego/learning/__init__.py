@@ -1,6 +1,6 @@
 """Learnings: site folders with a manifest, notes, browser tools and Python tools.
 
-The names below import their module on first use: ``ego.learning.registry`` does not pay
+The names below import their module on first use: ``ego.learning.catalog.registry`` does not pay
 for the pydantic models of ``learn_context``'s answer, nor the other way round.
 """
 
@@ -10,15 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .context import (
-        LearnContext,
-        NoteInfo,
-        SiteContext,
-        SiteSummary,
-        ToolInfo,
-        build_context,
-    )
-    from .manifest import (
+    from .catalog.manifest import (
         MANIFEST_SCHEMA_PATH,
         BrowserToolSpec,
         Manifest,
@@ -27,13 +19,21 @@ if TYPE_CHECKING:
         args_schema,
         load_manifest,
     )
-    from .matching import match_domain
-    from .registry import WORKSPACE_ENV, Learnings, LoadedSource, Note, SiteEntry
+    from .catalog.matching import match_domain
+    from .catalog.registry import WORKSPACE_ENV, Learnings, LoadedSource, Note, SiteEntry
+    from .describe.context import (
+        LearnContext,
+        NoteInfo,
+        SiteContext,
+        SiteSummary,
+        ToolInfo,
+        build_context,
+    )
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(
         ("LearnContext", "NoteInfo", "SiteContext", "SiteSummary", "ToolInfo", "build_context"),
-        ".context",
+        ".describe.context",
     ),
     **dict.fromkeys(
         (
@@ -45,11 +45,11 @@ _LAZY: dict[str, str] = {
             "args_schema",
             "load_manifest",
         ),
-        ".manifest",
+        ".catalog.manifest",
     ),
-    "match_domain": ".matching",
+    "match_domain": ".catalog.matching",
     **dict.fromkeys(
-        ("WORKSPACE_ENV", "Learnings", "LoadedSource", "Note", "SiteEntry"), ".registry"
+        ("WORKSPACE_ENV", "Learnings", "LoadedSource", "Note", "SiteEntry"), ".catalog.registry"
     ),
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..learning.schemas import first_error, validator
+from ..learning.catalog.schemas import first_error, validator
 
 __all__ = ["argument_problem"]
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..errors import ContextDestroyedError, EgoError
-from ..learning.matching import as_url
+from ..learning.catalog.matching import as_url
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request

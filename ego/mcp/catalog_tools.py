@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..learning.search import catalog_search
+from ..learning.describe.search import catalog_search
 from .ego_server import EgoServer
 from .holder import LOCAL_ONLY, BrowserHolder, call
 from .learning_tools import mcp_example

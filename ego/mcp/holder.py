@@ -17,8 +17,8 @@ from typing import Any, Final, TypeVar
 from .. import api
 from ..api import Browser, BrowserContext
 from ..errors import EgoError
+from ..learning.catalog.registry import Learnings
 from ..learning.health.origin import front_end
-from ..learning.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from ..page.storage_state import StateSource
 from ..page.tab import Tab

@@ -43,7 +43,7 @@ import orjson
 from .. import api
 from ..api import SharedBrowser
 from ..errors import ListenError
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from ..page.storage_state import StateSource, StorageState
 from ..places import state_dir

@@ -22,10 +22,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..errors import InvalidArgsError, LearningError
-from ..learning.compact import CompactContext, CompactTool, compact
-from ..learning.context import LearnContext, NoteInfo, ToolInfo, example_args
-from ..learning.context import read_note as read_site_note
-from ..learning.manifest import ToolSpec
+from ..learning.catalog.manifest import ToolSpec
+from ..learning.describe.compact import CompactContext, CompactTool, compact
+from ..learning.describe.context import LearnContext, NoteInfo, ToolInfo, example_args
+from ..learning.describe.context import read_note as read_site_note
 from ..site import context_for
 from ..site import describe_tool as describe_site_tool
 from .ego_server import MAX_TOOL_NAME, EgoServer

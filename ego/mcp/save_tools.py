@@ -4,7 +4,7 @@ An agent in an MCP client that found a way to do something on a page keeps it, a
 it at once in the same session: through ``run_browser_tool`` (site id and tool name), and as
 its own MCP tool ``<site>__<tool>``, added (or replaced) right after the save, with a
 ``notifications/tools/list_changed`` (so do a restore and a skill import). Everything is
-checked before it is kept (see :mod:`ego.learning.save`); a refused save is an MCP tool error
+checked before it is kept (see :mod:`ego.learning.save.tool`); a refused save is an MCP tool error
 that says why.
 
 Re-saving a tool changes only what the call gives; ``tool_history`` lists a tool's versions
@@ -24,13 +24,13 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..errors import LearningError
-from ..learning.draft import ToolDraft
+from ..learning.catalog.matching import match_domain
 from ..learning.health.view import current_health, health_table
-from ..learning.history import list_versions
-from ..learning.matching import match_domain
-from ..learning.save import current_url
-from ..learning.save_plan import check_domains
-from ..learning.store import restore_tool as restore_kept
+from ..learning.plan.draft import ToolDraft
+from ..learning.plan.history import list_versions
+from ..learning.plan.save_plan import check_domains
+from ..learning.save.store import restore_tool as restore_kept
+from ..learning.save.tool import current_url
 from ..page.tab import Tab
 from ..skills import import_skill as import_skill_file
 from .ego_server import EgoServer

@@ -13,10 +13,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from ..learning.context import summarize_site
-from ..learning.manifest import ToolSpec
-from ..learning.matching import domain_of, match_domain
-from ..learning.registry import Learnings
+from ..learning.catalog.manifest import ToolSpec
+from ..learning.catalog.matching import domain_of, match_domain
+from ..learning.catalog.registry import Learnings
+from ..learning.describe.context import summarize_site
 from ..page.dialogs import DialogPolicy
 from ..page.storage_state import StateSource
 from ..skills import catalog_for

@@ -18,7 +18,7 @@ from typing import Final
 
 from ..api import BrowserContext, SharedBrowser
 from ..errors import EgoError, TabClosedError
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from ..page.dialogs import DialogPolicy
 from ..page.storage_state import StateSource
 from .holder import BrowserHolder

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..api import SharedBrowser
 from ..calls import CallOptions, ToolCall, bind, prepare, resolve
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from ..page.storage_state import StateSource, StorageState, read_storage_state
 from ..protocol.chrome import LaunchOptions
 from .map import PoolMap

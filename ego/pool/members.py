@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from ..learning.registry import Learnings
+from ..learning.catalog.registry import Learnings
 from ..page.tab import Tab
 from ..site import Site
 from .sources import MemberFactory, MemberSpec

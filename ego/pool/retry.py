@@ -22,8 +22,8 @@ from ..errors import (
     TabClosedError,
     TargetCrashedError,
 )
+from ..learning.catalog.manifest import ToolSpec
 from ..learning.health.origin import front_end
-from ..learning.manifest import ToolSpec
 from .scheduling import Scheduler
 from .types import PoolStats
 

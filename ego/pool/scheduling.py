@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Set as AbstractSet
 
 from ..errors import BrowserClosedError, PoolExhaustedError
-from ..learning.manifest import Manifest
+from ..learning.catalog.manifest import Manifest
 from ..page.tab import Tab
 from ..site import Site
 from .members import Member, Members, PoolTab

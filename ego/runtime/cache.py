@@ -266,7 +266,7 @@ async def run_cached(
         key: the localStorage key (see :func:`cache_key`).
         version: the content-derived stamp; a different one makes the Call re-store.
         expression: JavaScript that evaluates to the function (see
-            :func:`ego.runtime.js.normalize_source`).
+            :func:`ego.learning.catalog.tool_source.normalize_source`).
         arguments: the call's JavaScript argument list, e.g. ``'{"q":1}'`` or
             ``'document, {"q":1}'``.
         url: the sourceURL naming the code in JS stacks.

@@ -1,11 +1,10 @@
-"""Building the JavaScript that runs in the page: tool sources, the wrapper, embedded args.
+"""Building the JavaScript that runs in the page: the wrapper, embedded args.
 
 Everything here is pure string work; nothing talks to a browser.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..protocol.literals import MAX_JSON_DEPTH, embed_json
@@ -13,53 +12,18 @@ from ..protocol.literals import MAX_JSON_DEPTH, embed_json
 __all__ = [
     "MAX_JSON_DEPTH",
     "embed_json",
-    "normalize_source",
-    "source_url",
     "wrap",
     "wrap_call",
 ]
-
-_EXPORT_DEFAULT = re.compile(r"^([ \t]*)export\s+default\s+", re.MULTILINE)
-_EXPORT_OTHER = re.compile(r"^([ \t]*)export\s+(?=(?:async\s+)?function|const|let|class)", re.M)
-_TRAILING = re.compile(r"[\s;]+\Z")
-
-
-def normalize_source(source: str) -> str:
-    """Turn a tool file's text into one JavaScript expression that evaluates to the function.
-
-    Accepted shapes: a bare function expression (``async function (args) {...}``), an arrow
-    function (``async (args) => {...}``), or a module whose ``export default`` is a function
-    (other top-level helpers and ``export`` keywords are kept as plain declarations).
-
-    The result keeps the file's line numbers: line N of the expression is line N of the file,
-    so a JS stack points at the right line. It ends with a newline so that a trailing ``//``
-    comment cannot swallow code placed after it.
-
-    Raises:
-        ValueError: the text is empty.
-    """
-    body = source.lstrip("\ufeff")
-    if not body.strip():
-        raise ValueError("the tool source is empty")
-    if _EXPORT_DEFAULT.search(body):
-        # A module: run its top level in a function scope and hand back the default export.
-        # The prefix goes on the first line so that line numbers stay put.
-        body = _EXPORT_DEFAULT.sub(r"\1const __ego_default = ", body, count=1)
-        body = _EXPORT_OTHER.sub(r"\1", body)
-        return "(() => { " + body.rstrip() + "\n;return __ego_default; })()\n"
-    return _TRAILING.sub("", body) + "\n"
-
-
-def source_url(site_id: str, path: str) -> str:
-    """The ``sourceURL`` a tool runs under, so that a JS stack names its file."""
-    return f"ego-learnings/{site_id}/{path}"
 
 
 def wrap(expression: str, args: Any, *, url: str | None = None) -> str:
     """The plain wrap: an async IIFE that calls the tool with its args and returns the result.
 
-    ``expression`` comes from :func:`normalize_source`. The prefix shares the first line with
-    the tool, so stack lines match the tool file. ``url`` names the script in JS stacks.
+    ``expression`` is a tool's source as one expression
+    (:func:`ego.learning.catalog.tool_source.normalize_source`). The prefix shares the first
+    line with the tool, so stack lines match the tool file. ``url`` names the script in JS
+    stacks.
 
     Raises:
         TypeError: ``args`` is not JSON.

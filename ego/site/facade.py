@@ -15,9 +15,9 @@ from .loop import Loop
 if TYPE_CHECKING:
     # Skills and learn_context's models are imported where they are used: a tool call (and a
     # command that makes one) does not pay for them.
-    from ..learning.compact import CompactContext
-    from ..learning.context import LearnContext, NoteInfo, SiteSummary, ToolInfo
-    from ..learning.registry import Learnings
+    from ..learning.catalog.registry import Learnings
+    from ..learning.describe.compact import CompactContext
+    from ..learning.describe.context import LearnContext, NoteInfo, SiteSummary, ToolInfo
     from ..page.browser import TabHost
     from ..page.tab import Tab
     from ..skills import SkillSummary
@@ -75,9 +75,11 @@ class Site(Loop):
     def sites(self) -> list[SiteSummary]:
         """Every site in the learnings roots, valid or not (invalid ones list their problems),
         each with the health of its tools that have recorded runs."""
-        from ..learning.context import summarize_site
+        from ..learning.describe.context import summarize_site
+        from ..learning.health.view import ran_tools
 
-        return [summarize_site(entry, self.learnings) for entry in self.learnings.sites()]
+        ran = ran_tools()
+        return [summarize_site(entry, self.learnings, ran) for entry in self.learnings.sites()]
 
     @overload
     async def learn_context(self, url: str, detail: Literal["compact"] = ...) -> CompactContext: ...
@@ -90,9 +92,10 @@ class Site(Loop):
     ) -> CompactContext | LearnContext:
         """What the learnings offer for ``url``: matching sites, their tools and notes.
 
-        By default in a few lines (:mod:`ego.learning.compact`): per site its name, start URL
-        and one line; per tool its one-line description, args signature with an example, side
-        effect, auth and one word of health; per note its title and first paragraph.
+        By default in a few lines (:mod:`ego.learning.describe.compact`): per site its name,
+        start URL and one line; per tool its one-line description, args signature with an
+        example, side effect, auth and one word of health; per note its title and first
+        paragraph.
         ``detail="full"`` gives everything: each tool's whole description, args and returns
         schemas, example call and health record, and the notes in full. Sites with a broken
         manifest are left out (see :meth:`sites`). Reads only local files; the browser is not
@@ -111,7 +114,7 @@ class Site(Loop):
             return context
         if detail != "compact":
             raise ValueError(f"detail must be 'compact' or 'full', not {detail!r}")
-        from ..learning.compact import compact
+        from ..learning.describe.compact import compact
 
         return compact(context)
 
@@ -136,7 +139,7 @@ class Site(Loop):
             UnknownSiteError, InvalidManifestError: no such usable site.
             UnknownNoteError: the site has no such note (the message lists its notes).
         """
-        from ..learning.context import read_note
+        from ..learning.describe.context import read_note
 
         return read_note(self.learnings, site_id, note)
 
@@ -306,7 +309,7 @@ def describe_tool(learnings: Learnings, site_id: str, tool: str) -> ToolInfo:
     Raises:
         Everything :meth:`Site.describe_tool` raises.
     """
-    from ..learning.context import describe_tool as describe_site_tool
+    from ..learning.describe.context import describe_tool as describe_site_tool
     from ..skills import describe_skill
 
     try:
@@ -328,7 +331,7 @@ def context_for(
         url: the page.
         start_urls: start URLs set in place of the manifests' (``set_start_url``), by site.
     """
-    from ..learning.context import build_context
+    from ..learning.describe.context import build_context
     from ..skills import skills_for_url
 
     context = build_context(learnings, url, skills_for_url(learnings, url))

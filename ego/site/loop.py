@@ -12,14 +12,14 @@ from ..calls import CallOptions, case_call
 from .saving import Saving
 
 if TYPE_CHECKING:
-    from ..learning import store as _store
     from ..learning.cases.format import LearningCase
     from ..learning.cases.result import CaseResult
     from ..learning.cases.verdict import GateReport
-    from ..learning.draft import FrontEnd
+    from ..learning.catalog.registry import LoadedSource
     from ..learning.heal import HealCheck, HealReport, Promoted
-    from ..learning.registry import LoadedSource
-    from ..learning.save_plan import ToolPlan
+    from ..learning.plan.draft import FrontEnd
+    from ..learning.plan.save_plan import ToolPlan
+    from ..learning.save import store as _store
     from ..learning.suggest import Draft
     from ..page.tab import Tab
 
@@ -83,8 +83,8 @@ class Loop(Saving):
         name: str | None,
         front_end: FrontEnd,
     ) -> tuple[Any, ToolPlan]:
-        from ..learning.draft import ToolDraft
-        from ..learning.save_plan import plan_browser_tool
+        from ..learning.plan.draft import ToolDraft
+        from ..learning.plan.save_plan import plan_browser_tool
 
         entry = draft.entry
         new_site = draft.manifest is not None
@@ -153,10 +153,10 @@ class Loop(Saving):
             CaseRegressionError: the tool existed and the draft breaks its cases.
             BrowserError: the browser failed during the checks.
         """
-        from ..learning import save as _save
         from ..learning.cases.gate import check_origins
         from ..learning.cases.verdict import CaseCheck, GateReport
-        from ..learning.naming import refuse
+        from ..learning.catalog.naming import refuse
+        from ..learning.save import tool as _save
         from ..learning.suggest import load_draft
         from ..learning.suggest.drafts import install_cases, remove_draft
 
@@ -278,8 +278,8 @@ class Loop(Saving):
         from ..learning.heal import promote
 
         async def save(draft: Any, accepted: set[str]) -> _store.SavedTool:
-            from ..learning import save as _save
             from ..learning.cases.verdict import refusal
+            from ..learning.save import tool as _save
 
             async def gate(plan: ToolPlan) -> GateReport | None:
                 report = await self._gate(plan)

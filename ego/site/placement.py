@@ -12,12 +12,12 @@ from ..errors import (
     SiteMismatchError,
     SiteUnreachableError,
 )
-from ..learning.matching import domain_of, match_domain, url_host
-from ..learning.registry import Learnings
+from ..learning.catalog.matching import domain_of, match_domain, url_host
+from ..learning.catalog.registry import Learnings
 from ..page.network import unreachable
 
 if TYPE_CHECKING:
-    from ..learning.manifest import Manifest
+    from ..learning.catalog.manifest import Manifest
     from ..page.browser import TabHost
     from ..page.frame import Frame
     from ..page.tab import Tab

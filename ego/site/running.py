@@ -24,7 +24,7 @@ from ..runtime.contract import signal_in_exception, signal_in_result, tool_error
 from .placement import Placement, url_on_site
 
 if TYPE_CHECKING:
-    from ..learning.registry import Learnings, LoadedSource
+    from ..learning.catalog.registry import Learnings, LoadedSource
     from ..page.browser import TabHost
     from ..page.frame import Frame
     from ..page.tab import Tab
@@ -296,7 +296,7 @@ async def _unreachable_request(page: Tab | Frame, since: float) -> Request | Non
 
 def _check_returns(ref: ToolRef, result: Any) -> None:
     """Raise ReturnsMismatchError when ``result`` does not fit the tool's ``returns`` schema."""
-    from ..learning.schemas import mismatch
+    from ..learning.catalog.schemas import mismatch
 
     assert ref.spec.returns is not None
     problem = mismatch(ref.spec.returns, result)

@@ -12,14 +12,14 @@ from .running import Running
 if TYPE_CHECKING:
     # Saving's modules are imported where they are used: a tool call (and a command that
     # makes one) does not pay for them.
-    from ..learning import notes as _notes
-    from ..learning import store as _store
     from ..learning.cases.format import LearningCase
     from ..learning.cases.verdict import GateReport
-    from ..learning.draft import ToolDraft
-    from ..learning.history import ToolVersion
-    from ..learning.registry import LoadedSource
-    from ..learning.save_plan import ToolPlan
+    from ..learning.catalog.registry import LoadedSource
+    from ..learning.plan.draft import ToolDraft
+    from ..learning.plan.history import ToolVersion
+    from ..learning.plan.save_plan import ToolPlan
+    from ..learning.save import notes as _notes
+    from ..learning.save import store as _store
     from ..page.tab import Tab
 
 __all__ = ["Saving"]
@@ -109,7 +109,7 @@ class Saving(Running):
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
-        from ..learning.draft import ToolDraft
+        from ..learning.plan.draft import ToolDraft
 
         draft = ToolDraft(
             site_id=site_id,
@@ -129,7 +129,7 @@ class Saving(Running):
         return await self.save_tool(draft, tab=tab)
 
     async def save_tool(self, draft: ToolDraft, *, tab: Tab | None = None) -> _store.SavedTool:
-        """Keep a browser tool described by a ready :class:`~ego.learning.draft.ToolDraft`.
+        """Keep a browser tool described by a ready :class:`~ego.learning.plan.draft.ToolDraft`.
 
         The same save as :meth:`save_browser_tool`, for a front end that built the draft,
         gated by the tool's offline cases the same way (``draft.force`` goes past them).
@@ -150,7 +150,7 @@ class Saving(Running):
             BrowserError: the browser failed during the checks; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
-        from ..learning import save as _save
+        from ..learning.save import tool as _save
 
         return await _save.save_browser_tool(
             self.learnings,
@@ -201,8 +201,8 @@ class Saving(Running):
                 a broken manifest; nothing was written.
             OSError: the write failed; the site stays consistent.
         """
-        from ..learning import notes as _notes
-        from ..learning import save as _save
+        from ..learning.save import notes as _notes
+        from ..learning.save import tool as _save
 
         url = await _save.current_url(tab)
         return _notes.save_note(
@@ -220,7 +220,7 @@ class Saving(Running):
 
         Empty when the site or tool does not exist.
         """
-        from ..learning.history import list_versions
+        from ..learning.plan.history import list_versions
 
         return list_versions(self.learnings, site_id, tool)
 
@@ -233,6 +233,6 @@ class Saving(Running):
             SaveRefusedError: the restored manifest would be invalid.
             OSError: the write failed; the site stays consistent.
         """
-        from ..learning import store as _store
+        from ..learning.save import store as _store
 
         return _store.restore_tool(self.learnings, site_id, tool, version)

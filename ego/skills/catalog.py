@@ -20,10 +20,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ..errors import InvalidSkillError, UnknownSkillError
-from ..learning.context import ToolInfo, example_args
+from ..learning.catalog.matching import host_suffixes, match_domain, url_host
+from ..learning.catalog.registry import FileStamp, Learnings, file_stamp
+from ..learning.describe.context import ToolInfo, example_args
 from ..learning.health.view import ToolHealth, health_of
-from ..learning.matching import host_suffixes, match_domain, url_host
-from ..learning.registry import FileStamp, Learnings, file_stamp
 from .format import EXTRACTOR_FILE, NAMESPACE, SKILL_FILE, Skill, is_kebab, is_site, load_skill
 
 __all__ = [

@@ -25,11 +25,11 @@ from frontmatter.default_handlers import YAMLHandler
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import InvalidSkillError, UnsafePathError
-from ..learning.manifest import args_schema
-from ..learning.matching import match_domain
-from ..learning.paths import resolve_inside
-from ..learning.schemas import schema_problems, worded
-from ..runtime.js import normalize_source
+from ..learning.catalog.manifest import args_schema
+from ..learning.catalog.matching import match_domain
+from ..learning.catalog.paths import resolve_inside
+from ..learning.catalog.schemas import schema_problems, worded
+from ..learning.catalog.tool_source import normalize_source
 
 __all__ = [
     "CAPABILITIES",

@@ -32,11 +32,11 @@ from ..errors import (
     UnknownSkillError,
     UnknownToolError,
 )
-from ..learning.context import example_args
-from ..learning.locks import site_lock
-from ..learning.manifest import BrowserToolSpec
-from ..learning.paths import resolve_inside
-from ..learning.registry import WORKSPACE_ENV, Learnings
+from ..learning.catalog.manifest import BrowserToolSpec
+from ..learning.catalog.paths import resolve_inside
+from ..learning.catalog.registry import WORKSPACE_ENV, Learnings
+from ..learning.describe.context import example_args
+from ..learning.plan.locks import site_lock
 from ..runtime.cache import PORTABLE_SIGNAL_KEY, call_snippet, store_snippet
 from ..runtime.js import embed_json
 from .catalog import catalog_for

@@ -22,9 +22,9 @@ from ..errors import (
     MissingCapabilityError,
     ReturnsMismatchError,
 )
-from ..learning.matching import match_domain
-from ..learning.registry import LoadedSource
-from ..learning.schemas import failing_field, first_error, key_problem, mismatch, validator
+from ..learning.catalog.matching import match_domain
+from ..learning.catalog.registry import LoadedSource
+from ..learning.catalog.schemas import failing_field, first_error, key_problem, mismatch, validator
 from ..runtime.js import embed_json
 from .catalog import SkillCatalog
 from .format import CAPABILITIES, EXTRACTOR_FILE, NAMESPACE, Skill

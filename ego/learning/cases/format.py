@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...errors import InvalidCasesError, UnsafePathError
-from ..paths import resolve_inside
-from ..registry import SiteEntry
-from ..schemas import validator, worded
+from ..catalog.paths import resolve_inside
+from ..catalog.registry import SiteEntry
+from ..catalog.schemas import validator, worded
 
 __all__ = [
     "CASES_FILE",

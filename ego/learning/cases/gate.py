@@ -4,8 +4,8 @@ When the site carries cases for the tool (``tests/cases.json``), each runs on it
 offline (:mod:`.replayed`), with the new source. A case the new source fails runs again with
 the current version: a case that passed there and fails now is **broken**, and the save is
 refused (:func:`~.verdict.refusal`) unless it was forced. The site layer runs this before it
-hands the save to :func:`ego.learning.save.save_browser_tool` as its ``gate``: running a call
-is the site's, and this layer only orders the runs and judges them.
+hands the save to :func:`ego.learning.save.tool.save_browser_tool` as its ``gate``: running a
+call is the site's, and this layer only orders the runs and judges them.
 
 None of these runs is recorded in the tool's health: the new version has not run for real
 yet (its record starts at zero once saved), and the current version's replayed runs say
@@ -24,9 +24,9 @@ from typing import Any
 from ...errors import EgoError, ForeignRequestError, InvalidCasesError
 from ...page.browser import TabHost
 from ...page.tab import Tab
+from ..catalog.registry import Learnings, LoadedSource, version_of
 from ..health.origin import unrecorded
-from ..registry import Learnings, LoadedSource, version_of
-from ..save_plan import ToolPlan
+from ..plan.save_plan import ToolPlan
 from .format import LearningCase, load_cases
 from .replayed import DEFAULT_TOOL_TIMEOUT, run_replayed
 from .result import CaseResult

@@ -18,7 +18,7 @@ from ...errors import (
     NeedsLoginError,
     SkillBrokenError,
 )
-from ..schemas import mismatch
+from ..catalog.schemas import mismatch
 from .format import MISSING, LearningCase
 
 __all__ = ["error_kind", "judge", "judge_error", "short"]

@@ -2,8 +2,8 @@
 kept, and the refusal when the new source breaks one that the current version passes.
 
 The gate's runs happen in :mod:`.gate`; this module holds only the results, which the save
-(:mod:`ego.learning.save`) refuses with, the writer keeps beside the version
-(:mod:`ego.learning.history`) and every front end prints.
+(:mod:`ego.learning.save.tool`) refuses with, the writer keeps beside the version
+(:mod:`ego.learning.plan.history`) and every front end prints.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...errors import CaseRegressionError
-from ..draft import ToolDraft, words_for
+from ..plan.draft import ToolDraft, words_for
 
 if TYPE_CHECKING:
-    from ..save_plan import ToolPlan
+    from ..plan.save_plan import ToolPlan
 
 __all__ = ["CaseCheck", "GateReport", "SaveGate", "refusal"]
 

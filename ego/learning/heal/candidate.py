@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...errors import LearningError
-from ..history import write_atomic
-from ..naming import check_site_id, check_tool_name
-from ..registry import Learnings
-from ..save_plan import workspace_root
+from ..catalog.naming import check_site_id, check_tool_name
+from ..catalog.registry import Learnings
+from ..plan.history import write_atomic
+from ..plan.save_plan import workspace_root
 
 __all__ = [
     "HEAL_DIR",

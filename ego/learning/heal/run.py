@@ -12,7 +12,7 @@
 3. :func:`promote` saves the candidate through the save gate, refusing changed cases not
    accepted by name; the new case (its ``expect`` the candidate's result) joins the site's
    cases, accepted cases get the candidate's result as their ``expect``, and the tool's
-   history keeps the provenance (:func:`ego.learning.history.keep_provenance`).
+   history keeps the provenance (:func:`ego.learning.plan.history.keep_provenance`).
 
 Running a call is the site's: the site passes the runners in (``Site.heal_tool``).
 """
@@ -33,10 +33,10 @@ from ...replay.recorder import Recorder
 from ..cases.format import CASES_FILE, LearningCase, load_cases
 from ..cases.judge import error_kind
 from ..cases.result import CaseResult
-from ..draft import FrontEnd, ToolDraft
-from ..history import content_hash, keep_provenance
-from ..registry import Learnings
-from ..save_plan import ToolPlan, plan_browser_tool, workspace_root
+from ..catalog.registry import Learnings
+from ..plan.draft import FrontEnd, ToolDraft
+from ..plan.history import content_hash, keep_provenance
+from ..plan.save_plan import ToolPlan, plan_browser_tool, workspace_root
 from ..suggest.drafts import install_cases
 from ..suggest.safe_paths import REASON as PATH_LEAVES_ORIGIN
 from ..suggest.safe_paths import path_problem
@@ -50,7 +50,7 @@ from .selectors import check_selectors
 if TYPE_CHECKING:
     from ...page.browser import TabHost
     from ...page.tab import Tab
-    from ..store import SavedTool
+    from ..save.store import SavedTool
 
 __all__ = ["MIN_SHAPE_SCORE", "Promoted", "check_candidate", "heal", "promote"]
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from time import perf_counter
 from typing import TYPE_CHECKING, Final, Protocol
 
-from ..registry import Learnings, LoadedSource, SiteEntry
+from ..catalog.registry import Learnings, LoadedSource, SiteEntry
 from .origin import FRONT_END
 from .outcomes import OK, classify
 from .store import Key, Run, connect, store_path, write_runs
@@ -39,7 +39,7 @@ from .versions import python_version, tool_version
 if TYPE_CHECKING:
     import sqlite3
 
-    from ..manifest import ToolSpec
+    from ..catalog.manifest import ToolSpec
 
 __all__ = [
     "BATCH_SECONDS",

@@ -44,6 +44,7 @@ __all__ = [
     "VersionRecord",
     "connect",
     "read_records",
+    "recorded_tools",
     "store_path",
     "write_runs",
 ]
@@ -311,6 +312,21 @@ def read_records(
     finally:
         conn.close()
     return found
+
+
+def recorded_tools(path: Path) -> set[tuple[str, str]]:
+    """Every (site id, tool name) the store at ``path`` holds an outcome of, any version.
+
+    Raises:
+        sqlite3.Error, OSError: the store exists but cannot be read.
+    """
+    conn = connect(path, create=False)
+    if conn is None:
+        return set()
+    try:
+        return {(site, tool) for site, tool in conn.execute("SELECT site, tool FROM outcomes")}
+    finally:
+        conn.close()
 
 
 def _runs(conn: sqlite3.Connection, key: Key, limit: int, *, counted_only: bool) -> list[Run]:

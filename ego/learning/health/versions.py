@@ -15,11 +15,11 @@ import threading
 from pathlib import Path
 
 from ...errors import LearningError
-from ...runtime.js import source_url
-from ..jslint import function_expression
-from ..manifest import BrowserToolSpec, ToolSpec
-from ..paths import resolve_inside
-from ..registry import FileStamp, Learnings, SiteEntry, file_stamp, version_of
+from ..catalog.jslint import function_expression
+from ..catalog.manifest import BrowserToolSpec, ToolSpec
+from ..catalog.paths import resolve_inside
+from ..catalog.registry import FileStamp, Learnings, SiteEntry, file_stamp, version_of
+from ..catalog.tool_source import source_url
 
 __all__ = ["kept_version", "python_version", "tool_version"]
 

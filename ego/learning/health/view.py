@@ -19,16 +19,16 @@ run is visible as soon as the call that made it returned.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Final
 
 from pydantic import BaseModel, Field
 
 from ...errors import LearningError
-from ..history import ToolVersion, list_versions
-from ..manifest import Manifest, ToolSpec
-from ..registry import Learnings, SiteEntry
+from ..catalog.manifest import Manifest, ToolSpec
+from ..catalog.registry import Learnings, SiteEntry
+from ..plan.history import ToolVersion, list_versions
 from .outcomes import (
     CONFIRMATION_REQUIRED,
     NEEDS_LOGIN,
@@ -39,7 +39,7 @@ from .outcomes import (
     UNCOUNTED,
 )
 from .recorder import flush
-from .store import Key, Run, VersionRecord, read_records, store_path
+from .store import Key, Run, VersionRecord, read_records, recorded_tools, store_path
 from .versions import kept_version, tool_version
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "health_for",
     "health_of",
     "health_table",
+    "ran_tools",
     "site_health",
     "tool_health",
 ]
@@ -193,16 +194,32 @@ def _warned_read(keys: Iterable[Key], *, recent: int = 0) -> dict[Key, VersionRe
     try:
         return read_records(store_path(), keys, recent=recent)
     except Exception as exc:  # sqlite3.Error, OSError: health is shown, never required
-        global _read_warned
-        if not _read_warned:
-            _read_warned = True
-            logger.warning(
-                "ego: the run record at %s cannot be read (%s: %s); health is not shown",
-                store_path(),
-                type(exc).__name__,
-                exc,
-            )
+        _warn_unreadable(exc)
         return {}
+
+
+def ran_tools() -> set[tuple[str, str]]:
+    """Every (site id, tool name) with a recorded run of any version; empty (and a warning
+    logged once) when the store is unreadable. A listing asks once, so that the tools that
+    never ran cost no look at their files (see :func:`site_health`)."""
+    flush(READ_FLUSH_SECONDS)
+    try:
+        return recorded_tools(store_path())
+    except Exception as exc:  # sqlite3.Error, OSError: health is shown, never required
+        _warn_unreadable(exc)
+        return set()
+
+
+def _warn_unreadable(exc: Exception) -> None:
+    global _read_warned
+    if not _read_warned:
+        _read_warned = True
+        logger.warning(
+            "ego: the run record at %s cannot be read (%s: %s); health is not shown",
+            store_path(),
+            type(exc).__name__,
+            exc,
+        )
 
 
 _read_warned = False
@@ -317,12 +334,26 @@ def current_health(learnings: Learnings, site_id: str, tool: str) -> ToolHealth 
     return tool_health(learnings, entry, [spec]).get(tool)
 
 
-def site_health(learnings: Learnings, entry: SiteEntry) -> dict[str, ToolHealth]:
-    """The health of every tool of a valid site that has a record (``ego sites``)."""
+def site_health(
+    learnings: Learnings, entry: SiteEntry, ran: Collection[tuple[str, str]] | None = None
+) -> dict[str, ToolHealth]:
+    """The health of every tool of a valid site that has a record (``ego sites``).
+
+    Args:
+        learnings: the roots ``entry`` comes from.
+        entry: the site.
+        ran: what :func:`ran_tools` answered for the listing the site is part of: only the
+            tools it names are looked at (a tool that never ran has no record to show).
+    """
     manifest = entry.manifest
     if manifest is None:
         return {}
-    every = tool_health(learnings, entry, _specs(manifest))
+    specs = _specs(manifest)
+    if ran is not None:
+        specs = [spec for spec in specs if (entry.site_id, spec.name) in ran]
+        if not specs:
+            return {}
+    every = tool_health(learnings, entry, specs)
     return {name: health for name, health in every.items() if health.recorded}
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ...errors import LearningError
 from ...replay.har_bounds import HarBounds, ProgressCallback, reading_hars
-from ..registry import Learnings
+from ..catalog.registry import Learnings
 from .drafting import CaseDraft, DraftedTool, SuggestReport, suggest_from
 from .drafts import Draft, list_drafts, load_draft, write_drafts
 

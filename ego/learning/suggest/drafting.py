@@ -1,7 +1,7 @@
 """From recordings to drafted tools: :func:`suggest` reads HAR files and drafts one browser
 tool per JSON endpoint of the site, each with offline cases built from its recorded calls.
 
-A draft is what a save would need (:class:`~ego.learning.draft.ToolDraft`'s fields: source,
+A draft is what a save would need (:class:`~ego.learning.plan.draft.ToolDraft`'s fields: source,
 description, args, returns, side effect, auth) plus its evidence: the endpoint, the calls
 seen, and a case per call (:mod:`ego.learning.cases.format`), each on a HAR of its own cut
 from the recording: the page the call was made on, from its document to the call. Nothing is
@@ -20,7 +20,7 @@ from typing import Any, Final
 from ...errors import HarFormatError
 from ...replay.har import Har, Header
 from ...replay.secrets import REDACTED, REDACTED_FIELD
-from ..matching import domain_of
+from ..catalog.matching import domain_of
 from .auth import Csrf, TokenPlace, find_csrf, is_csrf_name, token_places, unplaced_headers
 from .endpoints import Endpoint, group_endpoints
 from .source import JSON_ENCODING, api_tool_source

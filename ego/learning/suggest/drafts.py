@@ -28,11 +28,11 @@ from typing import Any, Final
 
 from ...errors import LearningError
 from ..cases.format import CASES_FILE, LearningCase, load_cases
-from ..history import write_atomic
-from ..locks import site_lock
-from ..naming import check_site_id, check_tool_name
-from ..registry import Learnings, SiteEntry
-from ..save_plan import workspace_root
+from ..catalog.naming import check_site_id, check_tool_name
+from ..catalog.registry import Learnings, SiteEntry
+from ..plan.history import write_atomic
+from ..plan.locks import site_lock
+from ..plan.save_plan import workspace_root
 from .drafting import SuggestReport
 
 __all__ = [

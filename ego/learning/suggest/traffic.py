@@ -22,7 +22,7 @@ from ...replay.bodies import boundary_of, is_form, multipart_parts
 from ...replay.har import Entry, Har, PostData, header_value
 from ...replay.secrets import REDACTED_FIELD
 from ...replay.token_places import TOKEN_PLACES_FIELD
-from ..matching import match_domain
+from ..catalog.matching import match_domain
 from .graphql import Operation, operation_of
 from .safe_paths import REASON as PATH_LEAVES_ORIGIN
 from .safe_paths import path_problem

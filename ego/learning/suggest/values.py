@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ...replay.secrets import REDACTED
-from ..schemas import json_type
+from ..catalog.schemas import json_type
 from .endpoints import Endpoint
 from .traffic import Exchange
 

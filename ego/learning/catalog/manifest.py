@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -10,10 +11,12 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import InvalidManifestError
+from ...errors import InvalidManifestError
+from .checked import CheckedManifests
 from .schemas import json_depth, schema_problems, validator, worded
 
 __all__ = [
+    "CHECKS",
     "MANIFEST_SCHEMA_PATH",
     "MAX_MANIFEST_BYTES",
     "MAX_MANIFEST_DEPTH",
@@ -31,6 +34,9 @@ __all__ = [
 
 #: The JSON Schema every manifest.json is validated against (shipped with the package).
 MANIFEST_SCHEMA_PATH = Path(__file__).with_name("manifest.schema.json")
+#: The files that make a manifest's checks: the schema, this module and the schema checks
+#: (what :class:`~.checked.CheckedManifests` keys its verdicts by).
+CHECKS: Final = (MANIFEST_SCHEMA_PATH, Path(__file__), Path(__file__).with_name("schemas.py"))
 #: The largest manifest.json read, in bytes (1 MiB); a larger one makes its site invalid.
 MAX_MANIFEST_BYTES = 1 << 20
 #: The deepest a manifest may nest (objects and arrays; the top-level object is 1).
@@ -193,7 +199,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def load_manifest(site_dir: Path, *, root: Path | None = None) -> Manifest:
+def load_manifest(
+    site_dir: Path, *, root: Path | None = None, checked: CheckedManifests | None = None
+) -> Manifest:
     """Read and validate ``site_dir/manifest.json``.
 
     Whatever the file holds, the only error is this site's InvalidManifestError: a failure of
@@ -204,18 +212,20 @@ def load_manifest(site_dir: Path, *, root: Path | None = None) -> Manifest:
         site_dir: the site folder.
         root: the learnings root it was found in; when given, the folder and its manifest
             must not resolve (through a symlink) outside it.
+        checked: the manifests that passed before: one whose bytes passed the schema checks
+            is not checked against the schemas again, and one that passes now is added.
 
     Raises:
         InvalidManifestError: the file is missing, not JSON, larger than
             :data:`MAX_MANIFEST_BYTES` or deeper than :data:`MAX_MANIFEST_DEPTH`, links
             outside ``root``, fails the manifest schema, its ``id`` differs from the folder
             name, or a tool's ``args``/``returns`` is not a usable JSON Schema (see
-            :func:`ego.learning.schemas.schema_problems`). ``problems`` lists every problem found,
-            one line each.
+            :func:`ego.learning.catalog.schemas.schema_problems`). ``problems`` lists every
+            problem found, one line each.
     """
     path = site_dir / "manifest.json"
     try:
-        return _load(site_dir, path, root)
+        return _load(site_dir, path, root, checked)
     except InvalidManifestError:
         raise
     except Exception as exc:  # any other failure is still only this site's problem
@@ -225,13 +235,21 @@ def load_manifest(site_dir: Path, *, root: Path | None = None) -> Manifest:
         ) from None
 
 
-def _load(site_dir: Path, path: Path, root: Path | None) -> Manifest:
+def _load(
+    site_dir: Path, path: Path, root: Path | None, checked: CheckedManifests | None
+) -> Manifest:
     site_id = site_dir.name
-    if root is not None:
-        base = root.resolve()
-        for what, link in (("the site folder", site_dir), ("manifest.json", path)):
-            target = link.resolve()
-            if not target.is_relative_to(base):
+    # A folder of the root that is no link, holding a manifest that is none, is inside the
+    # root whatever the root resolves to: only a link is followed to see where it leads.
+    plain = site_dir.parent == root and site_dir.name != ".." and not os.path.islink(site_dir)
+    if root is not None and not (plain and not os.path.islink(path)):
+        base = os.path.realpath(root)
+        folder = os.path.realpath(site_dir)
+        for what, target in (
+            ("the site folder", folder),
+            ("manifest.json", os.path.realpath(path)),
+        ):
+            if not _inside(target, base):
                 raise _invalid(
                     site_id,
                     path,
@@ -258,24 +276,23 @@ def _load(site_dir: Path, path: Path, root: Path | None) -> Manifest:
         raise _invalid(site_id, path, [_too_deep()]) from None
     except ValueError as exc:  # NaN, Infinity, an integer of more digits than Python reads
         raise _invalid(site_id, path, [f"not JSON: {exc}"]) from None
-    if json_depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
+    # Bytes that passed every check of their content before need none of them again.
+    digest = checked.digest(data) if checked is not None else None
+    passed = digest is not None and checked is not None and checked.passed(digest)
+    if not passed and json_depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
         raise _invalid(site_id, path, [_too_deep()])
-    problems = []
-    for error in sorted(_manifest_validator().iter_errors(raw), key=lambda e: list(e.path)):
-        where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
-        problems.append(f"{where}: {worded(error)}")
-    # One line per problem: jsonschema reports each missing required property apart, and
-    # worded() names them all in each.
-    problems = list(dict.fromkeys(problems))
+    problems = [] if passed else _schema_errors(raw)
     if isinstance(raw, dict):
         if isinstance(raw.get("id"), str) and raw["id"] != site_id:
             problems.append(f"id: {raw['id']!r} must equal the folder name {site_id!r}")
         for kind in ("browserTools", "pythonTools"):
             tools = raw.get(kind)
-            if isinstance(tools, dict):
+            if isinstance(tools, dict) and not passed:
                 _check_tool_schemas(kind, tools, problems)
     if problems:
         raise _invalid(site_id, path, problems)
+    if digest is not None and checked is not None and not passed:
+        checked.remember(digest)
     data_out = dict(raw)
     for kind in ("browserTools", "pythonTools"):
         data_out[kind] = {
@@ -286,6 +303,22 @@ def _load(site_dir: Path, path: Path, root: Path | None) -> Manifest:
         name: {**tool, "name": name} for name, tool in (raw.get("nodeTools") or {}).items()
     }
     return Manifest.model_validate(data_out)
+
+
+def _schema_errors(raw: Any) -> list[str]:
+    """Where a parsed manifest fails the manifest schema, one line per problem."""
+    problems = []
+    for error in sorted(_manifest_validator().iter_errors(raw), key=lambda e: list(e.path)):
+        where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
+        problems.append(f"{where}: {worded(error)}")
+    # One line per problem: jsonschema reports each missing required property apart, and
+    # worded() names them all in each.
+    return list(dict.fromkeys(problems))
+
+
+def _inside(target: str, base: str) -> bool:
+    """Whether the resolved path ``target`` is ``base`` or under it."""
+    return target == base or target.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def _too_deep() -> str:

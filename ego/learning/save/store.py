@@ -2,7 +2,7 @@
 
 A new site (or the workspace copy of a project site) is assembled in a hidden folder of the
 workspace and renamed into place. Replacing a tool in a workspace site keeps the previous
-version in ``browser-tools/.history/<tool>/`` (see :mod:`ego.learning.history`) and then, for
+version in ``browser-tools/.history/<tool>/`` (see :mod:`ego.learning.plan.history`) and then, for
 a tool file whose name does not change, points the manifest at that kept copy before the live
 file is replaced, so that whatever step a crash interrupts, the manifest names a file that
 exists and holds the source that goes with its entry. :func:`restore_tool` brings a kept
@@ -21,9 +21,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .cases.verdict import GateReport
-from .draft import ToolDraft, merge_entry
-from .history import (
+from ..cases.verdict import GateReport
+from ..catalog.manifest import load_manifest
+from ..catalog.naming import check_site_id, check_tool_name, live_path
+from ..catalog.registry import Learnings
+from ..plan.draft import ToolDraft, merge_entry
+from ..plan.history import (
     HISTORY_DIR,
     ToolVersion,
     archive_file,
@@ -34,12 +37,9 @@ from .history import (
     load_version,
     write_atomic,
 )
-from .locks import site_lock
-from .manifest import load_manifest
-from .modes import folder_mode
-from .naming import check_site_id, check_tool_name, live_path
-from .registry import Learnings
-from .save_plan import ToolPlan, validate_candidate, workspace_root
+from ..plan.locks import site_lock
+from ..plan.modes import folder_mode
+from ..plan.save_plan import ToolPlan, validate_candidate, workspace_root
 
 __all__ = [
     "SavedTool",
@@ -171,7 +171,7 @@ def write_tool(plan: ToolPlan, *, cases: GateReport | None = None) -> SavedTool:
     ``os.replace``, and after any of them the manifest names an existing file holding the
     source that belongs to its entry.
 
-    Holds the site's lock (:func:`~ego.learning.locks.site_lock`) throughout, and reads the
+    Holds the site's lock (:func:`~ego.learning.plan.locks.site_lock`) throughout, and reads the
     workspace site again under it, so concurrent saves of different tools all stay.
 
     Args:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import PackBuildError
+from ...errors import PackBuildError
 from .manifest import Manifest
 from .packs import ENTRY_POINT_GROUP, canonical_name
 from .registry import Learnings

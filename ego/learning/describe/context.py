@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from ..errors import UnknownNoteError
-from .health.view import ToolHealth, site_health, tool_health
-from .manifest import NodeToolSpec, ToolSpec, args_schema
-from .packs import conflict_message
-from .registry import Learnings, SiteEntry
+from ...errors import UnknownNoteError
+from ..catalog.manifest import NodeToolSpec, ToolSpec, args_schema
+from ..catalog.packs import conflict_message
+from ..catalog.registry import Learnings, SiteEntry
+from ..health.view import ToolHealth, site_health, tool_health
 
 __all__ = [
     "FirstSite",
@@ -343,9 +343,15 @@ def build_context(learnings: Learnings, url: str, skills: Sequence[ToolInfo] = (
     )
 
 
-def summarize_site(entry: SiteEntry, learnings: Learnings | None = None) -> SiteSummary:
+def summarize_site(
+    entry: SiteEntry,
+    learnings: Learnings | None = None,
+    ran: Collection[tuple[str, str]] | None = None,
+) -> SiteSummary:
     """One line's worth of facts about a site, valid or not; with ``learnings`` (the roots
-    ``entry`` comes from), the health of its tools that have recorded runs."""
+    ``entry`` comes from), the health of its tools that have recorded runs. A listing passes
+    ``ran`` (:func:`~ego.learning.health.view.ran_tools`, asked once for all its sites), so
+    that only the tools that ran are looked at."""
     manifest = entry.manifest
     origin = entry.origin
     packs = [shadow.label for shadow in entry.shadows if shadow.kind == "pack"]
@@ -367,5 +373,5 @@ def summarize_site(entry: SiteEntry, learnings: Learnings | None = None) -> Site
         pack_version=origin.version if origin is not None else None,
         shadows=[shadow.label for shadow in entry.shadows],
         warning=warning,
-        health=site_health(learnings, entry) if learnings is not None else {},
+        health=site_health(learnings, entry, ran) if learnings is not None else {},
     )

@@ -38,6 +38,7 @@ from jsonschema_specifications import REGISTRY as _SPECIFICATIONS
 
 __all__ = [
     "MAX_PATTERN_LENGTH",
+    "MAX_REMEMBERED_SCHEMAS",
     "MAX_SCHEMA_DEPTH",
     "MAX_SHOWN",
     "failing_field",
@@ -340,11 +341,38 @@ def schema_problems(schema: Any) -> list[str]:
     passes its draft's meta-schema, nests at most :data:`MAX_SCHEMA_DEPTH` levels, resolves
     every ``$ref`` inside itself, and holds only patterns :func:`pattern_problem` accepts.
     Never raises: a failure of the check itself is a problem too.
+
+    The answer for a schema of the same JSON text is remembered (the last
+    :data:`MAX_REMEMBERED_SCHEMAS`): the meta-schema check takes about a millisecond, and
+    tools share their schemas (every tool without args has the same one).
     """
     if not isinstance(schema, dict | bool):
         return [f"must be a JSON Schema (an object or true/false), not {_kind_in_words(schema)}"]
     if isinstance(schema, bool):
         return []
+    try:
+        text: str | None = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = None  # not JSON: checked each time, and said so
+    if text is not None:
+        known = _remembered.get(text)
+        if known is not None:
+            return list(known)
+    problems = _check_schema(schema)
+    if text is not None:
+        if len(_remembered) >= MAX_REMEMBERED_SCHEMAS:
+            _remembered.clear()
+        _remembered[text] = tuple(problems)
+    return problems
+
+
+#: How many schemas' answers :func:`schema_problems` keeps, by their JSON text.
+MAX_REMEMBERED_SCHEMAS = 4096
+_remembered: dict[str, tuple[str, ...]] = {}
+
+
+def _check_schema(schema: dict[str, Any]) -> list[str]:
+    """:func:`schema_problems` of an object schema, checked now."""
     depth = json_depth(schema, MAX_SCHEMA_DEPTH)
     if depth > MAX_SCHEMA_DEPTH:
         return [f"nests more than {MAX_SCHEMA_DEPTH} levels deep"]

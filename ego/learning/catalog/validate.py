@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UnsafePathError
+from ...errors import UnsafePathError
 from .jslint import function_expression
 from .jssyntax import syntax_problem
 from .manifest import Manifest
@@ -53,8 +53,8 @@ def validate_site(entry: SiteEntry) -> list[Problem]:
     """Every problem of one site: its manifest, then each tool and note file.
 
     Browser tool sources must be non-empty and of an accepted shape (the same check as saving
-    and loading: :func:`~ego.learning.jslint.function_expression`) and parse as JavaScript
-    (:mod:`~ego.learning.jssyntax`); Python tools must parse (they are not imported, so
+    and loading: :func:`~ego.learning.catalog.jslint.function_expression`) and parse as JavaScript
+    (:mod:`~ego.learning.catalog.jssyntax`); Python tools must parse (they are not imported, so
     nothing runs). Node tools give one warning per site.
     """
     where = str(entry.directory / "manifest.json")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from ..errors import PackIntegrityError, UnknownPackError
+from ...errors import PackIntegrityError, UnknownPackError
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from ..errors import UnsafePathError
+from ...errors import UnsafePathError
 
 __all__ = ["MAX_NAME_BYTES", "MAX_PATH_BYTES", "check_relative", "resolve_inside"]
 

@@ -26,13 +26,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..errors import UnsafePathError
+from ...errors import UnsafePathError
+from ..catalog.index import read_raw
+from ..catalog.manifest import BrowserToolSpec
+from ..catalog.matching import match_host, url_host
+from ..catalog.paths import check_relative, resolve_inside
+from ..catalog.registry import Learnings, SiteEntry, file_stamp
 from .context import NoteInfo, ToolInfo, node_tool_info, tool_info
-from .index import read_raw
-from .manifest import BrowserToolSpec
-from .matching import match_host, url_host
-from .paths import check_relative, resolve_inside
-from .registry import Learnings, SiteEntry, file_stamp
 
 __all__ = ["CatalogHit", "CatalogSearch", "CatalogSite", "CatalogTool", "catalog_search", "show"]
 

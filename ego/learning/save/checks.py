@@ -11,16 +11,16 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BrowserError, JavaScriptError, SaveRefusedError
-from ..runtime.contract import signal_error
-from ..runtime.js import wrap, wrap_call
-from .naming import refuse
-from .save_plan import ToolPlan
-from .schemas import mismatch
+from ...errors import BrowserError, JavaScriptError, SaveRefusedError
+from ...runtime.contract import signal_error
+from ...runtime.js import wrap, wrap_call
+from ..catalog.naming import refuse
+from ..catalog.schemas import mismatch
+from ..plan.save_plan import ToolPlan
 
 if TYPE_CHECKING:
-    from ..page.browser import TabHost
-    from ..page.tab import Tab
+    from ...page.browser import TabHost
+    from ...page.tab import Tab
 
 __all__ = ["compile_check", "run_trial"]
 
@@ -89,7 +89,7 @@ async def run_trial(
 
     Args:
         tab: a tab on the site, where the tool runs.
-        plan: the planned save (:func:`ego.learning.save_plan.plan_browser_tool`).
+        plan: the planned save (:func:`ego.learning.plan.save_plan.plan_browser_tool`).
         try_args: the args to run it with; they must fit the tool's args schema.
         profile: how to name the browser profile in a NEEDS_LOGIN message.
         timeout: seconds the run may take (None: the evaluate default).

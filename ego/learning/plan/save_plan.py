@@ -5,8 +5,8 @@ project's. :func:`find_base` says where a site stands now (new, only in a projec
 the workspace), :func:`candidate_manifest` is its manifest after the save, and
 :func:`validate_candidate` checks it exactly as loading would. :func:`plan_browser_tool`
 runs every check of a browser tool save that needs no browser and returns a
-:class:`ToolPlan` that the browser checks (:mod:`ego.learning.save_checks`) and the writer
-(:mod:`ego.learning.store`) take.
+:class:`ToolPlan` that the browser checks (:mod:`ego.learning.save.checks`) and the writer
+(:mod:`ego.learning.save.store`) take.
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ from typing import Any, Literal
 
 import jsonschema
 
-from ..errors import InvalidManifestError, WorkspaceRequiredError
-from ..runtime.js import source_url
+from ...errors import InvalidManifestError, WorkspaceRequiredError
+from ..catalog.jslint import check_source
+from ..catalog.manifest import Manifest, args_schema, load_manifest
+from ..catalog.matching import domain_of, is_too_broad, match_domain, split_domain
+from ..catalog.naming import check_site_id, check_tool_name, refuse
+from ..catalog.registry import Learnings
+from ..catalog.schemas import validator, worded
+from ..catalog.tool_source import source_url
 from .draft import FrontEnd, ToolDraft, merge_entry, words_for
 from .history import changed_fields, content_hash
-from .jslint import check_source
-from .manifest import Manifest, args_schema, load_manifest
-from .matching import domain_of, is_too_broad, match_domain, split_domain
-from .naming import check_site_id, check_tool_name, refuse
-from .registry import Learnings
-from .schemas import validator, worded
 
 __all__ = [
     "SiteBase",
@@ -289,7 +289,7 @@ class ToolPlan:
         site_id, tool: what is saved.
         source: the tool file's text as given.
         expression: the source normalised to one expression (see
-            :func:`ego.runtime.js.normalize_source`).
+            :func:`ego.learning.catalog.tool_source.normalize_source`).
         entry: the manifest entry to write: the tool's current entry with what the draft
             named applied (:func:`merge_entry`).
         manifest: the whole manifest to write (raw JSON data).

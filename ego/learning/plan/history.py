@@ -16,7 +16,7 @@ its provenance (what failed, what changed, which cases passed) the same way, in
 Every write here goes to a temporary file in the same folder which is then ``os.replace``'d
 over the target, so a reader sees the old file or the new one, never half of one. A rewritten
 file always gets a newer modification time than the file it replaces (bumped when the clock
-did not move on), so :class:`~ego.learning.registry.Learnings`, which re-reads files when
+did not move on), so :class:`~ego.learning.catalog.registry.Learnings`, which re-reads files when
 their modification time or size changes, never keeps a stale copy. :func:`json_fields`
 turns these records (and the save results built on them) into JSON-ready dicts.
 """
@@ -35,9 +35,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ..errors import UnknownVersionError
+from ...errors import UnknownVersionError
+from ..catalog.registry import Learnings
 from .modes import file_mode
-from .registry import Learnings
 
 __all__ = [
     "HISTORY_DIR",

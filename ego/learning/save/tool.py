@@ -6,18 +6,18 @@ puts the steps in order; each lives in a module of its own. Everything is checke
 single byte is written:
 
 1. the site id and the tool name are valid, the source is not empty
-   (:mod:`ego.learning.naming`);
+   (:mod:`ego.learning.catalog.naming`);
 2. the source holds no snapshot-only references (ephemeral element refs such as
    ``ref=e12``, pixel coordinates such as ``elementFromPoint(``): see
-   :func:`ego.learning.jslint.find_snapshot_refs`;
+   :func:`ego.learning.catalog.jslint.find_snapshot_refs`;
 3. the args and returns schemas are valid JSON Schema and the resulting manifest passes the
-   same validation as loading it (:mod:`ego.learning.save_plan`);
+   same validation as loading it (:mod:`ego.learning.plan.save_plan`);
 4. the source parses in the browser: ``Runtime.compileScript`` (``persistScript`` false) on
    the wrapped source and on the form the cache evals, in a fresh about:blank tab, which
-   compiles without running anything (:func:`ego.learning.save_checks.compile_check`);
+   compiles without running anything (:func:`ego.learning.save.checks.compile_check`);
 5. with ``try_args``, the tool runs once in the page (plain wrap, no cache) and must neither
    throw nor signal NEEDS_LOGIN or SKILL_BROKEN, and its result must fit ``returns``
-   (:func:`ego.learning.save_checks.run_trial`);
+   (:func:`ego.learning.save.checks.run_trial`);
 6. when the caller gives a ``gate`` (the site layer always does), the tool's offline cases
    run against the new source, and a case that passes with the current version and fails
    with the new one refuses the save unless the draft says ``force``
@@ -25,8 +25,8 @@ single byte is written:
 
 Saves go to the agent workspace's learnings root, never to the project's: a site that exists
 only in the project is first copied to the workspace (the copy shadows it) and the copy is
-changed. The writes are atomic and keep the replaced version (:mod:`ego.learning.store`).
-Notes are saved by :func:`ego.learning.notes.save_note`.
+changed. The writes are atomic and keep the replaced version (:mod:`ego.learning.save.store`).
+Notes are saved by :func:`ego.learning.save.notes.save_note`.
 """
 
 from __future__ import annotations
@@ -35,21 +35,21 @@ import contextlib
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BrowserError, InvalidManifestError, JavaScriptError
-from .cases.verdict import SaveGate, refusal
-from .draft import ToolDraft
-from .jslint import check_source
-from .manifest import load_manifest
-from .matching import match_domain
-from .naming import check_site_id, check_tool_name, refuse
-from .registry import Learnings
-from .save_checks import compile_check, run_trial
-from .save_plan import ToolPlan, check_schemas, plan_browser_tool, workspace_root
+from ...errors import BrowserError, InvalidManifestError, JavaScriptError
+from ..cases.verdict import SaveGate, refusal
+from ..catalog.jslint import check_source
+from ..catalog.manifest import load_manifest
+from ..catalog.matching import match_domain
+from ..catalog.naming import check_site_id, check_tool_name, refuse
+from ..catalog.registry import Learnings
+from ..plan.draft import ToolDraft
+from ..plan.save_plan import ToolPlan, check_schemas, plan_browser_tool, workspace_root
+from .checks import compile_check, run_trial
 from .store import SavedTool, write_tool
 
 if TYPE_CHECKING:
-    from ..page.browser import TabHost
-    from ..page.tab import Tab
+    from ...page.browser import TabHost
+    from ...page.tab import Tab
 
 __all__ = ["current_url", "save_browser_tool"]
 

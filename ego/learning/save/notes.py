@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .history import json_fields, write_atomic
-from .locks import site_lock
-from .naming import check_note_name, check_site_id, refuse
-from .registry import Learnings
-from .save_plan import candidate_manifest, find_base, validate_candidate, workspace_root
+from ..catalog.naming import check_note_name, check_site_id, refuse
+from ..catalog.registry import Learnings
+from ..plan.history import json_fields, write_atomic
+from ..plan.locks import site_lock
+from ..plan.save_plan import candidate_manifest, find_base, validate_candidate, workspace_root
 from .store import assemble_and_rename, manifest_bytes, overlay
 
 __all__ = ["SavedNote", "save_note"]

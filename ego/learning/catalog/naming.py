@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import SaveRefusedError
+from ...errors import SaveRefusedError
 from .manifest import MAX_SITE_ID, is_site_id
 
 __all__ = [

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .naming import live_path, refuse
+from ..catalog.naming import live_path, refuse
 
 __all__ = [
     "CLEARABLE",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from ..errors import SiteBusyError
+from ...errors import SiteBusyError
 
 __all__ = ["LOCK_DIR", "LOCK_TIMEOUT", "site_lock"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import bisect
 import re
 
-from ..errors import SnapshotReferenceError
-from ..runtime.js import normalize_source
+from ...errors import SnapshotReferenceError
 from .naming import refuse
+from .tool_source import normalize_source
 
 __all__ = ["NOT_A_FUNCTION", "check_source", "find_snapshot_refs", "function_expression"]
 
