@@ -22,7 +22,7 @@ from .page import contexts as _contexts
 from .page.dialogs import DialogPolicy, dialog_actions
 from .page.downloads import Downloads
 from .page.policy import OPEN, NavigationPolicy
-from .page.records import set_har_recorder
+from .page.records import set_har_recorder, set_tracer
 from .page.storage_state import StorageState, read_storage_state
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.slow_motion import SlowMotion
@@ -40,7 +40,37 @@ __all__ = [
 ]
 
 
-class BrowserContext(_contexts.BrowserContext):
+class _Traced:
+    """What a browser and a browser context offer of traces."""
+
+    def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
+        """Trace every tab of this browser (its contexts' too) or context, and their frames,
+        those opened later too, into the file ``path`` while the block runs; see
+        :meth:`ego.Tab.trace` and docs/tracing.md::
+
+            async with browser.trace("session.trace.jsonl"):
+                ...
+
+        Args:
+            path: the trace file (replaced if it exists; made ``0600``).
+            options: ``subject=`` (what the viewer's title names), and what each step keeps
+                and the file's bound (:class:`ego.trace.TraceOptions`: ``max_bytes``,
+                ``max_body``, ``screenshot_scale``, ``screenshot_quality``,
+                ``snapshot_lines``, ``page_events``).
+
+        Returns:
+            an :class:`ego.trace.Trace` (``async with`` it, or ``await`` it and ``stop()`` it).
+
+        Raises:
+            ValueError: an option out of its range (raised at once).
+            TraceFileError: the file cannot be made (raised when the trace starts).
+        """
+        from .trace import trace_pages
+
+        return trace_pages(self, path, **options)
+
+
+class BrowserContext(_Traced, _contexts.BrowserContext):
     """A browser context with its learnings: ``context.site`` runs their tools in the
     context's tabs only (a tab it finds or opens for a site is one of the context's).
 
@@ -96,7 +126,17 @@ def _har_recorder(tab: Any, path: Any, **options: Any) -> Any:
 set_har_recorder(_har_recorder)
 
 
-class Browser(_browser.Browser):
+def _tracer(tab: Any, path: Any, **options: Any) -> Any:
+    """What ``tab.trace`` returns: imported on use, so a call never loads the trace layer."""
+    from .trace import trace_tab
+
+    return trace_tab(tab, path, **options)
+
+
+set_tracer(_tracer)
+
+
+class Browser(_Traced, _browser.Browser):
     """A connected browser with its learnings: ``browser.site`` runs their tools.
 
     Everything :class:`ego.page.browser.Browser` offers, plus :attr:`site`.

@@ -63,6 +63,8 @@ NO_BROWSER_COMMANDS = {
     ("catalog", "show"),
     ("pack", "build"),
     ("pack", "list"),
+    ("show-trace",),
+    ("report",),
 }
 
 

@@ -136,6 +136,19 @@ async def test_read_only_serves_the_tools_kept_there_of_the_groups_chosen(site_r
     assert set(server.tool_groups().values()) == {"learnings"}
 
 
+async def test_the_tools_that_name_a_file_are_held_to_the_operators_file_limits(
+    site_root: Path,
+) -> None:
+    # The client's roots are asked for before these run; each resolves its path through the
+    # server's FileAccess. The trace tools are served when the operator asks for them.
+    assert not {"start_trace", "stop_trace"} & await served(server_on(site_root))
+    server = server_on(site_root, ServerLimits(trace_tools=True))
+    assert {"start_trace", "stop_trace"} <= await served(server)
+    for name in ("take_screenshot", "save_pdf", "upload_file", "start_trace", "stop_trace"):
+        assert server.uses_files(name), name
+    assert not server.uses_files("navigate")
+
+
 def bare_server() -> EgoServer:
     async def nothing() -> None:
         return None

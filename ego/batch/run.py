@@ -35,6 +35,8 @@ from ..calls import CallOptions, ToolCall, ToolRef, bind, resolve
 from ..errors import BrowserError, LearningError
 from ..learning.health.origin import front_end
 from ..pool import BrowserPool, PoolResult
+from ..trace.failures import FailureTraces
+from ..trace.options import TraceOptions
 from .files import (
     InputItem,
     ResultLog,
@@ -79,6 +81,8 @@ async def run_batch(
     timeout: float | None = None,
     retry_failed: bool = False,
     progress: Callable[[BatchProgress], None] | None = None,
+    trace_failures: str | os.PathLike[str] | None = None,
+    trace_options: TraceOptions | None = None,
 ) -> BatchSummary:
     """Run ``site_id``/``tool`` once per input line; resume where an earlier run stopped.
 
@@ -96,6 +100,11 @@ async def run_batch(
         retry_failed: drop the failed results from the output first (the file is rewritten
             atomically) and run those inputs again.
         progress: called after every result, in the event loop: keep it quick.
+        trace_failures: keep a trace of each input that fails in this folder
+            (``input-<index>.trace.jsonl`` and a time stamp), and name it in the input's
+            output line (``trace``); passing inputs keep nothing (see
+            :mod:`ego.trace.failures`).
+        trace_options: what each of those traces keeps, and its bound.
 
     Raises:
         UnknownSiteError, UnknownToolError, InvalidManifestError, ConfirmationRequiredError:
@@ -103,6 +112,7 @@ async def run_batch(
         BatchFileError: the input is unreadable, the output is corrupt in its middle or was
             made from another input, or another run holds the output (its lock,
             ``<output>.lock``, is held for the run's whole life).
+        TraceFileError: ``trace_failures`` cannot be made or written.
         ConnectionFailedError, ChromeLaunchError, ...: no browser of the pool started.
         PoolExhaustedError: every browser died and none could be replaced; the results
             written so far stay, and the next run continues from them.
@@ -113,9 +123,19 @@ async def run_batch(
     with front_end("batch"):
         ref = resolve(pool.learnings, site_id, tool, CallOptions(timeout=timeout, confirm=confirm))
         with hold_output(output):
-            return await _run(
-                pool, ref, source, output, retry_failed=retry_failed, progress=progress
+            if trace_failures is None:
+                return await _run(
+                    pool, ref, source, output, retry_failed=retry_failed, progress=progress
+                )
+            labels: dict[int, str] = {}
+            traces = FailureTraces(
+                trace_failures, trace_options, label=lambda run: labels.get(id(run.call))
             )
+            async with traces:
+                return await _run(
+                    pool, ref, source, output, retry_failed=retry_failed, progress=progress,
+                    traces=(traces, labels),
+                )  # fmt: skip
 
 
 async def _run(
@@ -126,6 +146,7 @@ async def _run(
     *,
     retry_failed: bool,
     progress: Callable[[BatchProgress], None] | None,
+    traces: tuple[FailureTraces, dict[int, str]] | None = None,
 ) -> BatchSummary:
     site_id, tool, spec = ref.site_id, ref.tool, ref.spec
     journaled = spec.side_effect != "read"
@@ -214,6 +235,8 @@ async def _run(
                 assert call is not None
                 runnable.append(item)
                 calls.append(call)
+                if traces is not None:
+                    traces[1][id(call)] = f"input-{item.index}"
         if runnable:
             if journaled:
                 journal_fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -240,7 +263,11 @@ async def _run(
                         lines: list[bytes] = []
                         outcomes: list[PoolResult] = []
                         for result in group:
-                            line, result = _line(runnable[result.index], result)
+                            line, result = _line(
+                                runnable[result.index],
+                                result,
+                                traces[0].labelled if traces is not None else None,
+                            )
                             lines.append(line)
                             outcomes.append(result)
                         log.write(b"".join(lines))
@@ -265,10 +292,16 @@ async def _run(
     return summary
 
 
-def _line(item: InputItem, result: PoolResult) -> tuple[bytes, PoolResult]:
+def _line(
+    item: InputItem, result: PoolResult, traced: dict[str, Path] | None = None
+) -> tuple[bytes, PoolResult]:
     """The output line of ``result``, and the result as counted: a Python tool may return
-    what JSON cannot hold (a set, bytes), which makes a failed result instead."""
+    what JSON cannot hold (a set, bytes), which makes a failed result instead. A failure
+    whose trace was kept (in ``traced``, by the input's label) names it."""
     record = _record(item, result)
+    trace = traced.get(f"input-{item.index}") if traced is not None and not result.ok else None
+    if trace is not None:
+        record["trace"] = str(trace)
     try:
         return dumps(record) + b"\n", result
     except TypeError as exc:

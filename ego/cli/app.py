@@ -146,6 +146,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "pack",
         "Learning packs: build sites into a wheel, list and verify the installed ones.",
     ),
+    "show-trace": (
+        "trace_commands",
+        "show_trace",
+        "Write the viewer of TRACE: one HTML file that shows it offline, nothing fetched.",
+    ),
+    "report": (
+        "report_command",
+        "report",
+        "A page of every tool's health per version over time, its failures and their traces.",
+    ),
     "catalog": (
         "catalog_commands",
         "catalog",

@@ -23,8 +23,10 @@ from ..batch import BatchProgress, BatchSummary, run_batch
 from ..errors import EgoError, StorageStateError
 from ..learning.catalog.registry import Learnings
 from ..pool import BrowserPool, Endpoint
+from ..trace.options import TraceOptions
 from .common import parse_start_urls, state_bounds, storage_state_bounds_options
 from .output import EXIT_INTERRUPTED, EXIT_OTHER, EXIT_TERMINATED, Output, cli_words
+from .trace_commands import trace_bound_options
 
 if TYPE_CHECKING:
     from ..page.storage_state import StorageState
@@ -226,6 +228,14 @@ def _root_settings() -> Any:
     default=None,
     help="Print the summary (and errors) as JSON [the default when stdout is not a terminal].",
 )
+@click.option(
+    "--trace-failures",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Keep a trace of each input that fails in DIR (its line in --output names it); "
+    "passing inputs keep none.",
+)
+@trace_bound_options
 def batch(
     site_id: str,
     tool: str,
@@ -247,6 +257,8 @@ def batch(
     replace_attempts: int,
     retry_failed: bool,
     json_flag: bool | None,
+    trace_failures: Path | None,
+    trace_options: dict[str, Any],
 ) -> None:
     """Run TOOL of SITE_ID once per line of --input, over a pool of browsers.
 
@@ -255,6 +267,10 @@ def batch(
     the same command run again skips what is done and continues. Exit code: 0 when every
     input succeeded, 3 when some failed, 4 when a failure came from the browsers (or none
     could be started or reached).
+
+    With --trace-failures DIR, each input that fails leaves a trace in DIR (the tool's run
+    with a screenshot of its page, the requests and console of its call, secrets redacted;
+    `ego show-trace FILE` shows it), named in its output line; passing inputs leave none.
     """
     settings = _root_settings()
     output: Output = getattr(settings, "output", None) or Output(None)
@@ -314,6 +330,8 @@ def batch(
             timeout=timeout,
             retry_failed=retry_failed,
             progress=progress,
+            trace_failures=trace_failures,
+            trace_options=TraceOptions(**trace_options),
         )
 
     try:

@@ -5,39 +5,19 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from ..replay.har_bounds import MAX_HAR_BYTES, MAX_HAR_ENTRIES, HarBounds, HarProgress, reading_hars
+from .sizes import ByteSize
 
 __all__ = ["ByteSize", "HarProgressDisplay", "har_bound_options", "har_bounds", "reading"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_UNITS: Final = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-_SIZE: Final = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
-
-
-class ByteSize(click.ParamType[int]):
-    """A number of bytes: ``300000000``, ``512K``, ``256M``, ``1G`` (``MiB``, ``MB`` alike:
-    units of 1024)."""
-
-    name = "SIZE"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        found = _SIZE.match(str(value))
-        if found is None or int(found.group(1)) < 1:
-            self.fail(
-                f"{value!r} is not a size: give bytes, or a number with K, M or G", param, ctx
-            )
-        return int(found.group(1)) * _UNITS[found.group(2).lower()]
 
 
 def har_bound_options(what: str) -> Callable[[F], F]:

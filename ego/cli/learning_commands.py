@@ -25,6 +25,7 @@ from .common import (
     storage_state_bounds_options,
 )
 from .output import EXIT_OK, EXIT_TOOL, heal_hint
+from .trace_commands import trace_option, traced
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
@@ -315,6 +316,7 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
     "browser context of its own.",
 )
 @storage_state_bounds_options
+@trace_option
 @common
 @pass_settings
 def run(
@@ -333,6 +335,8 @@ def run(
     storage_state: Path | None,
     max_state_mb: int,
     max_state_items: int,
+    trace_path: Path | None,
+    trace_options: dict[str, Any],
 ) -> None:
     """Run TOOL of SITE_ID (a browser or a Python tool) and print its result.
 
@@ -341,12 +345,16 @@ def run(
     (and closed after), whichever browser the command uses. --headed runs it in a Chrome
     with a window (the kept browser when it has one) and --slow-mo MS pauses before each
     input and navigation, so that a person can watch. Without TOOL, lists the site's tools.
+
+    With --trace FILE the run is traced (the page's steps, a screenshot after each, its
+    requests and console, the tool's result or error), secrets redacted, into FILE (0600,
+    at most --trace-max-size); `ego show-trace FILE` shows it.
     """
     if tool is None:
         sys.exit(_missing_tool(settings, site_id))
     start_urls = settings.start_urls(site_id)
     url = as_url(url) if url else None
-    if storage_state is None and not (headed or slow_mo):
+    if storage_state is None and trace_path is None and not (headed or slow_mo):
         # Through the browser `ego launch` keeps, when it serves calls: no imports, no attach.
         from .call_client import run_through_service
 
@@ -358,6 +366,8 @@ def run(
 
     options = CallOptions(timeout=timeout, confirm=confirm, cache=not no_cache)
     call = checked_call(settings, site_id, tool, args_json, pairs, options)
+
+    subject = f"ego run {site_id} {tool}"
 
     async def go() -> Any:
         state = None
@@ -371,8 +381,12 @@ def run(
             profile=profile, headless=not headed, site_id=site_id, slow_mo=slow_mo
         ) as browser:
             if state is None:
-                return await run_prepared(browser.site, call, url, start_urls, settings.output)
-            async with await browser.new_context(storage_state=state) as context:
+                async with traced(browser, trace_path, trace_options, subject, settings.output):
+                    return await run_prepared(browser.site, call, url, start_urls, settings.output)
+            async with (
+                await browser.new_context(storage_state=state) as context,
+                traced(context, trace_path, trace_options, subject, settings.output),
+            ):
                 return await run_prepared(context.site, call, url, start_urls, settings.output)
 
     result = run_async(settings, go())

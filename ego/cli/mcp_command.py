@@ -4,7 +4,7 @@ per session (``--http``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from click.core import ParameterSource
@@ -18,6 +18,7 @@ from .common import (
     storage_state_bounds_options,
 )
 from .display import check_display
+from .trace_commands import trace_bound_options
 
 if TYPE_CHECKING:
     from ..mcp.limits import SiteTools, ToolGroup
@@ -274,6 +275,20 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     metavar="N",
     help="With --http: the most tabs one session may have open.",
 )
+@click.option(
+    "--trace-tools",
+    is_flag=True,
+    help="Serve start_trace and stop_trace, with which an agent traces its own session "
+    "into a file within the server's folders (off: a trace holds a screenshot of every step).",
+)
+@click.option(
+    "--trace-failures",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Keep a trace of each failing step (an action or a tool run) in DIR, with the "
+    "steps before it on its tab.",
+)
+@trace_bound_options
 @endpoint_option
 @pass_settings
 @click.pass_context
@@ -307,6 +322,9 @@ def mcp(
     session_idle: float,
     max_sessions: int,
     max_tabs: int,
+    trace_tools: bool,
+    trace_failures: Path | None,
+    trace_options: dict[str, Any],
 ) -> None:
     """Serve ego's tools to MCP clients, over stdio (or HTTP with --http).
 
@@ -318,11 +336,18 @@ def mcp(
     With --http, one server serves several agents: each MCP session gets a browser context
     of its own (tabs, cookies, storage, downloads) in one shared Chrome, and every request
     must carry the bearer token (docs/mcp.md, "Several agents").
+
+    With --trace-failures DIR, each action or tool run that fails leaves a trace in DIR: it
+    and the steps before it on its tab, each with a screenshot, the requests and console,
+    secrets redacted (docs/tracing.md); `ego show-trace FILE` shows one. With --trace-tools,
+    agents trace a session themselves with start_trace and stop_trace; --trace-max-size,
+    --trace-scale and --trace-quality bound both.
     """
     from ..mcp import serve
     from ..mcp.limits import ServerLimits
     from ..page.policy import OriginPattern
     from ..page.scripts import set_test_id_attribute
+    from ..trace.options import TraceOptions
 
     if test_id_attribute is not None:
         try:
@@ -355,6 +380,8 @@ def mcp(
         max_tabs=max_tabs,
         max_storage_state_bytes=bounds["max_bytes"],
         max_storage_state_items=bounds["max_items"],
+        trace_tools=trace_tools,
+        trace_options=TraceOptions(**trace_options),
     )
     for option, patterns in (("--allowed-origins", allowed), ("--blocked-origins", blocked)):
         for pattern in _patterns(patterns, option):
@@ -366,6 +393,15 @@ def mcp(
     policy = dialogs or ("auto" if read_only else "manual")
 
     async def go() -> None:
+        if trace_failures is None:
+            await serving()
+            return
+        from ..trace.failures import FailureTraces
+
+        async with FailureTraces(trace_failures, limits.trace_options):
+            await serving()
+
+    async def serving() -> None:
         kept = settings.kept_browser(profile=profile, headless=not headed)
         endpoint = settings.endpoint or (kept.websocket if kept is not None else None)
         if headed and endpoint is None:

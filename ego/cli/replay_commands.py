@@ -30,6 +30,7 @@ from .common import Settings, args_options, common, pass_settings, run_async
 from .har_options import har_bound_options, har_bounds, reading
 from .learning_commands import CLI_PROFILE_HINT, checked_call
 from .output import EXIT_OK, EXIT_TOOL
+from .trace_commands import trace_option
 
 if TYPE_CHECKING:
     from ..api import Browser
@@ -99,6 +100,7 @@ CASES_FILE_NAME = Path(CASES_FILE).name
 )
 @click.option("--profile", help="Persistent profile to launch with (to record a logged-in page).")
 @har_bound_options("writes")
+@trace_option
 @common
 @pass_settings
 def record(
@@ -118,6 +120,8 @@ def record(
     profile: str | None,
     max_har_entries: int,
     max_har_bytes: int,
+    trace_path: Path | None,
+    trace_options: dict[str, Any],
 ) -> None:
     """Record what URL loads into a HAR 1.2 file (no session secrets unless asked).
 
@@ -134,8 +138,13 @@ def record(
 
     The recording keeps at most --max-har-entries requests and --max-har-bytes (as written);
     what goes over them is left out, and said in the HAR (log._omitted) and on stderr.
+
+    With --session, --trace FILE also traces the session: each page the tab loads, with a
+    screenshot, its requests and console, secrets redacted (`ego show-trace FILE`).
     """
     bounds = har_bounds(max_har_entries, max_har_bytes)
+    if trace_path is not None and session_site is None:
+        raise click.UsageError("--trace goes with --session SITE (ego run --trace traces a tool)")
     if session_site is not None:
         if run_tool is not None or args_json or pairs or confirm:
             raise click.UsageError("--session records a session of work: not with --run")
@@ -149,6 +158,8 @@ def record(
             duration,
             profile,
             bounds,
+            trace_path,
+            trace_options,
         )
         return
     if until_url is not None or duration is not None:
@@ -272,8 +283,11 @@ def _record_session(
     duration: float | None,
     profile: str | None,
     bounds: HarBounds,
+    trace_path: Path | None = None,
+    trace_options: dict[str, Any] | None = None,
 ) -> None:
-    """``ego record --session SITE``: a tab recorded while someone works in it."""
+    """``ego record --session SITE``: a tab recorded (and traced, with ``trace_path``) while
+    someone works in it."""
     start = as_url(url) if url else None
     if start is None:
         try:
@@ -297,6 +311,7 @@ def _record_session(
         # for anyone to reach the tab it records.
         async with settings.browser(profile=profile, site_id=site_id, port=0) as browser:
             tab = await browser.new_tab()
+            trace_summary: Any = None
             stop = asyncio.Event()
             endpoint = settings.endpoint or _http_endpoint(browser)
             reach = (
@@ -329,17 +344,33 @@ def _record_session(
                         + reach
                     )
 
-                end = await record_session(
-                    tab,
-                    har_path,
-                    start_url=start,
-                    until_url=until_url,
-                    duration=duration,
-                    stop=stop,
-                    strip_secrets=not keep_secrets,
-                    on_start=started,
-                    bounds=bounds,
+                traced = (
+                    tab.trace(
+                        trace_path,
+                        subject=f"ego record --session {site_id}",
+                        page_events=True,
+                        **(trace_options or {}),
+                    )
+                    if trace_path is not None
+                    else None
                 )
+                if traced is not None:
+                    await traced.start()
+                try:
+                    end = await record_session(
+                        tab,
+                        har_path,
+                        start_url=start,
+                        until_url=until_url,
+                        duration=duration,
+                        stop=stop,
+                        strip_secrets=not keep_secrets,
+                        on_start=started,
+                        bounds=bounds,
+                    )
+                finally:
+                    if traced is not None:
+                        trace_summary = await traced.stop()
             finally:
                 for number in signals:
                     with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -357,6 +388,7 @@ def _record_session(
             "next": f"ego suggest {site_id} --har {har_path}",
             "endpoint": endpoint,
             **_omitted(end.omitted, bounds),
+            **({"trace": trace_summary.as_dict()} if trace_path is not None else {}),
         }
 
     data = run_async(settings, go())
@@ -365,6 +397,12 @@ def _record_session(
         lambda d: (
             f"recorded {d['entries']} request(s) of a session on {d['site']} into {d['har']} "
             f"(ended: {d['ended']}, {d['seconds']} s); draft tools from it with `{d['next']}`"
+            + (
+                f"\ntraced {d['trace']['steps']} page(s) into {d['trace']['trace']}: "
+                f"ego show-trace {d['trace']['trace']} --open"
+                if "trace" in d
+                else ""
+            )
         ),
     )
 

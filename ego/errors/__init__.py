@@ -54,6 +54,7 @@ The tree::
     ├── ListenError                   a server cannot listen where asked (a taken port)
     ├── StorageStateError             a saved login (cookies, storage) cannot be read or written
     │   └── StorageStateTooLargeError ... its file is over the size or item bound (not read)
+    ├── TraceFileError                a trace cannot be written there, or a file is no trace
     └── LearningError                 a learning (site, tool, skill) cannot be used as asked
         ├── UnknownSiteError          no site with that id in any learnings root
         ├── InvalidManifestError      the site's manifest is broken; the site is unusable
@@ -126,6 +127,7 @@ from .files import (
     FileAccessError,
     StorageStateError,
     StorageStateTooLargeError,
+    TraceFileError,
 )
 from .javascript import (
     BrowserToolError,
@@ -236,6 +238,7 @@ __all__ = [
     "TargetCrashedError",
     "TokenRejectedError",
     "ToolLoadError",
+    "TraceFileError",
     "UnknownNoteError",
     "UnknownPackError",
     "UnknownSiteError",

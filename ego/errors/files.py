@@ -9,6 +9,7 @@ __all__ = [
     "FileAccessError",
     "StorageStateError",
     "StorageStateTooLargeError",
+    "TraceFileError",
 ]
 
 
@@ -33,6 +34,19 @@ class StorageStateError(EgoError, ValueError):
     """A saved storage state (cookies and localStorage) cannot be read, used or written
     where it was asked: not JSON, not the format, or a path inside a learnings folder. The
     message never quotes the file's content (it holds session secrets)."""
+
+
+class TraceFileError(EgoError, ValueError):
+    """A trace file cannot be written where it was asked, or read as a trace (not one, or
+    unreadable). The message names the file and what to do.
+
+    Attributes:
+        path: the file.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class StorageStateTooLargeError(StorageStateError):

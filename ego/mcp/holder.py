@@ -132,6 +132,9 @@ class BrowserHolder:
         self._tab: Tab | None = None
         self._lock = asyncio.Lock()
         self._told_preloading = False
+        #: Awaited first when the server closes, while the browser still runs (a trace
+        #: still running is written).
+        self.closing: list[Callable[[], Awaitable[None]]] = []
 
     async def browser(self) -> Pages:
         """Where the page tools act: the browser, started (again) when there is none."""
@@ -247,9 +250,19 @@ class BrowserHolder:
         if self._tab is tab:
             self._tab = None
 
+    async def finish(self) -> None:
+        """Await :attr:`closing`'s steps, once (one that fails is logged)."""
+        steps, self.closing = self.closing, []
+        for step in steps:
+            try:
+                await step()
+            except Exception:
+                logger.warning("ego mcp: a step of closing failed", exc_info=True)
+
     async def close(self) -> None:
         """Close the browser (disconnect from an attached one) and remove what the server
         made for itself; where files were kept is said once, on the ``ego.mcp`` logger."""
+        await self.finish()
         if self._pages is not None and self._pages is not self._browser:
             await self._pages.close()  # the saved login's context, its tabs with it
         self._pages = None

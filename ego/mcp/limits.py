@@ -6,7 +6,7 @@ reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
@@ -18,6 +18,7 @@ from ..page.storage_state import (
     StorageState,
     read_storage_state,
 )
+from ..trace.options import TraceOptions
 
 __all__ = ["GROUPS", "MAX_TABS", "SITE_TOOLS", "ServerLimits", "SiteTools", "ToolGroup"]
 
@@ -62,6 +63,12 @@ class ServerLimits:
         max_tabs: the most tabs an HTTP session may have open at once.
         max_storage_state_bytes, max_storage_state_items: the largest storage-state file
             (``--storage-state``, ``load_storage_state``) read, and the most items it may hold.
+        trace_tools: serve ``start_trace`` and ``stop_trace`` (off by default, as
+            playwright-mcp's tracing tools are: a trace holds a screenshot of every step, and
+            the two definitions stay out of an agent's context unless the operator wants
+            them).
+        trace_options: the bounds of the traces its agents start (``start_trace``) and of
+            those it keeps of failures.
     """
 
     allowed_origins: tuple[str, ...] = ()
@@ -79,6 +86,8 @@ class ServerLimits:
     max_tabs: int = MAX_TABS
     max_storage_state_bytes: int = MAX_STATE_BYTES
     max_storage_state_items: int = MAX_STATE_ITEMS
+    trace_tools: bool = False
+    trace_options: TraceOptions = field(default_factory=TraceOptions)
 
     def check(self) -> None:
         """Refuse limits that could not hold, before anything starts.

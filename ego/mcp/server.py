@@ -32,6 +32,7 @@ from .results import bounded, tool_result
 from .save_tools import add_save_tools
 from .sdk import CallToolResult, Context, TextContent, ToolError, client_roots
 from .storage_tools import add_storage_tools
+from .trace_tools import add_trace_tools
 
 __all__ = ["build_server", "serve"]
 
@@ -127,6 +128,7 @@ def build_server(holder: BrowserHolder) -> EgoServer:
     add_save_tools(server, holder)
     add_loop_tools(server, holder)
     add_storage_tools(server, holder)
+    add_trace_tools(server, holder)
 
     async def ask_for_roots(name: str, context: Context[Any, Any] | None) -> None:
         # Only where the client's roots are folders of this machine (see .files).

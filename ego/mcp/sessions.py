@@ -136,6 +136,7 @@ class SessionHolder(BrowserHolder):
 
     async def close(self) -> None:
         """Close the session's context (its tabs with it); the shared Chrome stays."""
+        await self.finish()
         async with self._lock:
             self._closed = True
             context, self._context = self._context, None

@@ -21,6 +21,7 @@ from ..protocol.chrome import ChromeProcess, LaunchOptions
 from ..protocol.endpoint import resolve_endpoint
 from ..protocol.launcher import launch_chrome
 from ..protocol.transport import Connection
+from .action_log import tab_made
 from .contexts import BrowserContext, Contexts, find_in, unknown_tab
 from .dialogs import DialogPolicy, dialog_actions
 from .downloads import Download, Downloads
@@ -268,6 +269,7 @@ class Browser:
             )
             self._tabs[tab.target_id] = tab
             self._contexts.note(tab.target_id, context_id)
+            tab_made(tab, self, context)
         else:
             tab._listed(info)
         return tab

@@ -19,6 +19,7 @@ from .verbs import PageVerbs
 if TYPE_CHECKING:
     from ..protocol.session import Session
     from ..protocol.transport import Connection
+    from .action_log import Observation
     from .hands import InputState
     from .network import NetworkLog
     from .refs import RefRegistry
@@ -34,6 +35,7 @@ class FrameHost(Protocol):
 
     default_timeout: float
     target_id: str
+    _action_observers: list[Observation]
 
     @property
     def connection(self) -> Connection: ...
@@ -99,6 +101,8 @@ class Frame(PageVerbs):
         self, host: FrameHost, frame_id: str, parent: Frame | None, *, main: bool = False
     ) -> None:
         self._host = host
+        # The tab's observers of actions (ego.page.action_log): one list for the whole tab.
+        self._action_observers = host._action_observers
         self.id = frame_id
         self.parent = parent
         self._main = main

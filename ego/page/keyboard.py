@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from .action_log import observed_device
 from .keys import key_event, modifier_fields, platform_is_mac, press, send_input, text_events
 from .page import Page
 
@@ -20,6 +21,7 @@ __all__ = ["Keyboard"]
 _KEY = "Input.dispatchKeyEvent"
 
 
+@observed_device("keyboard")
 class Keyboard:
     """The tab's keyboard (``tab.keyboard``; ``frame.keyboard`` is the same keyboard)."""
 

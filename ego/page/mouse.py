@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any, Final, cast
 
 from ..errors import CommandTimeoutError, EgoError
+from .action_log import observed_device
 from .hands import BUTTON_BITS
 from .keys import send_input
 from .page import Page
@@ -274,6 +275,7 @@ def _drag_event(page: Page, kind: str) -> dict[str, Any]:
     }
 
 
+@observed_device("mouse")
 class Mouse:
     """The tab's mouse (``tab.mouse``; on a frame, the same mouse, in the tab's coordinates).
 

@@ -1,5 +1,5 @@
 """What a tab records of its page, and the verbs that read it: requests, console messages,
-dialogs and downloads.
+dialogs and downloads; who observes its actions, and its trace.
 
 :class:`TabRecords` is a base of :class:`ego.Tab`: it holds the tab's network and console
 logs, its dialog tracker and its share of the browser's downloads, and offers what reads them.
@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .action_log import ActionObserver, Observation, StartObserver, observe
 from .console import ConsoleLog, ConsoleMessage
 from .dialogs import Dialog, DialogExpectation, DialogPolicy, DialogTracker
 from .downloads import Download, DownloadExpectation, Downloads
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from ..protocol.session import Session
     from .frames import FrameTree
 
-__all__ = ["HarRecorderFactory", "TabRecords", "set_har_recorder"]
+__all__ = ["HarRecorderFactory", "TabRecords", "TracerFactory", "set_har_recorder", "set_tracer"]
 
 #: Makes what :meth:`TabRecords.record_har` returns: ``factory(tab, path, strip_secrets=,
 #: bounds=)``.
@@ -38,6 +39,19 @@ def set_har_recorder(factory: HarRecorderFactory) -> None:
     _har_recorder = factory
 
 
+#: Makes what :meth:`TabRecords.trace` returns: ``factory(tab, path, **options)``.
+TracerFactory = Callable[..., Any]
+#: The trace layer's tracer, registered by ``ego.api`` as the HAR recorder is.
+_tracer: TracerFactory | None = None
+
+
+def set_tracer(factory: TracerFactory) -> None:
+    """Register what :meth:`TabRecords.trace` returns (``ego.api`` registers
+    :func:`ego.trace.trace`)."""
+    global _tracer
+    _tracer = factory
+
+
 class TabRecords:
     """Requests, console messages, dialogs and downloads of one tab (see :class:`ego.Tab`)."""
 
@@ -47,6 +61,7 @@ class TabRecords:
     _dialogs: DialogTracker
     _downloads: Downloads | None
     _frames: FrameTree
+    _action_observers: list[Observation]
     target_id: str
 
     async def attach(self) -> Session:
@@ -86,6 +101,57 @@ class TabRecords:
                 "no HAR recorder is registered: get the tab from ego.launch() or ego.connect()"
             )
         return _har_recorder(self, path, strip_secrets=strip_secrets, bounds=bounds)
+
+    def observe_actions(
+        self, observer: ActionObserver, *, started: StartObserver | None = None
+    ) -> Observation:
+        """Call ``observer`` with each action of this tab from now on: every page verb (on
+        the tab or any of its frames: click, dblclick, type, press, drag_to, scroll, select,
+        wait_for, snapshot, ...), every call of its mouse and keyboard (``mouse.click``,
+        ``keyboard.type``, ...) and every navigation (navigate, reload, back, forward), once
+        it ended, as an
+        :class:`~ego.page.action_log.Action`: the verb, its target as written and the element
+        it named (role, name, ref), the other arguments, how long it took, its result or
+        error. An observer may be a coroutine function: the action's caller waits for it.
+        ::
+
+            seen = []
+            with tab.observe_actions(seen.append):
+                await tab.click("#save")
+            print(seen[0].verb, seen[0].element)   # click button "Save" [ref=e4]
+
+        Args:
+            observer: called with each action once it ended.
+            started: also called (not awaited) with each action before its verb runs.
+
+        Returns:
+            an :class:`~ego.page.action_log.Observation`: ``stop()`` it, or use it as a
+            ``with`` block, to stop observing.
+        """
+        return observe(self._action_observers, observer, started)
+
+    def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
+        """Trace this tab into the file ``path`` while the block runs (see docs/tracing.md)::
+
+            async with tab.trace("run.trace.jsonl"):
+                await tab.navigate("https://shop.example/")
+                await tab.click("text=Add to cart")
+            # ego show-trace run.trace.jsonl --open
+
+        Each action (with a screenshot after it and the snapshot around its target), each
+        tool run, the requests with their bodies, console messages, dialogs and downloads,
+        written as they come, secrets redacted, within ``options``' bounds
+        (:class:`ego.trace.TraceOptions`).
+
+        Raises:
+            RuntimeError: no tracer is registered (``ego.api`` was never imported: use
+                ``ego.launch`` or ``ego.connect``).
+        """
+        if _tracer is None:
+            raise RuntimeError(
+                "no tracer is registered: get the tab from ego.launch() or ego.connect()"
+            )
+        return _tracer(self, path, **options)
 
     @property
     def network_log(self) -> NetworkLog:

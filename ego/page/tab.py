@@ -23,6 +23,7 @@ from ..errors import (
     TabClosedError,
 )
 from . import history, locate, screenshots
+from .action_log import Observation, observed
 from .closing import CLOSE_ATTEMPTS, close_target
 from .console import ConsoleLog
 from .dialogs import DialogPolicy, DialogTracker
@@ -90,6 +91,8 @@ class Tab(TabRecords, OnMainFrame):
         self._on_closed = on_closed
         self._network = NetworkLog()
         self._console = ConsoleLog()
+        # Before the frames: each frame shares the list (tab.observe_actions adds to it).
+        self._action_observers: list[Observation] = []
         self._frames = FrameTree(self, connection)
         self._frames.main._seen(url)
         self._workers = TabWorkers(connection, target_id, lambda: self.default_timeout)
@@ -260,6 +263,7 @@ class Tab(TabRecords, OnMainFrame):
         except ProtocolError:
             pass
 
+    @observed
     async def navigate(
         self,
         url: str,
@@ -323,6 +327,7 @@ class Tab(TabRecords, OnMainFrame):
             load.commit(str(loader_id))
             await load.reached()
 
+    @observed
     async def reload(
         self, *, wait_until: WaitUntil = "load", timeout: float | None = None, resend: bool = True
     ) -> None:
@@ -468,6 +473,7 @@ class Tab(TabRecords, OnMainFrame):
         """Wait until a frame of the tab changes; False when ``timeout`` passed first."""
         return await self._frames.changed(timeout)
 
+    @observed
     async def back(self, *, wait_until: WaitUntil = "load", timeout: float | None = None) -> None:
         """Go back one page in the tab's history and wait for it (as :meth:`navigate`).
 
@@ -480,6 +486,7 @@ class Tab(TabRecords, OnMainFrame):
             timeout=self.default_timeout if timeout is None else timeout,
         )  # fmt: skip
 
+    @observed
     async def forward(
         self, *, wait_until: WaitUntil = "load", timeout: float | None = None
     ) -> None:

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, cast
 
 from . import drag, durable, predicate, screenshots, scrolling, snapshot, waits
 from . import input as actions
+from .action_log import observed_verbs
 from .keyboard import Keyboard
 from .keys import press as press_keys
 from .mouse import Mouse
 
 if TYPE_CHECKING:
+    from .action_log import Observation
     from .aim import Position
     from .page import Page
     from .predicate import Polling
@@ -52,13 +54,19 @@ def _quoted(text: str) -> str:
     return '"' + (text[:119] + "…" if len(text) > 120 else text).replace('"', '\\"') + '"'
 
 
+@observed_verbs
 class PageVerbs:
     """Snapshot, click, double-click, type, check, keys, the mouse and keyboard, hover,
     drag, scrolling, select, upload, waits and element screenshots, in the page's own
-    document."""
+    document.
+
+    Every public verb reports each call to the observers of its tab
+    (:mod:`ego.page.action_log`): a verb added here is observed with no more code."""
 
     #: How the header of a snapshot names the page.
     _outline_kind = "page"
+    #: Who observes the actions of the page's tab (the tab's list, shared by its frames).
+    _action_observers: list[Observation]
 
     async def snapshot(
         self: Page,

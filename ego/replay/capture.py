@@ -19,7 +19,7 @@ from typing import Any
 
 from .har import Content, Entry, HarRequest, HarResponse, Header, PostData
 
-__all__ = ["Capture", "Hop", "Outcome", "iso_time"]
+__all__ = ["Capture", "Hop", "Outcome", "iso_time", "response_body"]
 
 
 @dataclass
@@ -99,6 +99,30 @@ class Capture:
         """The outcome of ``request_id``, made empty on first use."""
         return self.outcomes.setdefault(request_id, Outcome())
 
+    def add_extra_request(self, params: dict[str, Any]) -> None:
+        """File a ``requestWillBeSentExtraInfo`` (the headers that went over the wire)."""
+        self.extra_requests.setdefault(str(params.get("requestId", "")), []).append(params)
+
+    def add_extra_response(self, params: dict[str, Any]) -> None:
+        """File a ``responseReceivedExtraInfo`` (the headers that came over the wire)."""
+        self.extra_responses.setdefault(str(params.get("requestId", "")), []).append(params)
+
+    def add_response(self, params: dict[str, Any]) -> None:
+        """File a ``responseReceived``."""
+        outcome = self.outcome(str(params.get("requestId", "")))
+        outcome.response = params.get("response") or {}
+        outcome.response_type = str(params.get("type", "")) or None
+
+    def add_failure(self, params: dict[str, Any]) -> None:
+        """File a ``loadingFailed`` (a cancelled load as ``net::ERR_ABORTED``)."""
+        outcome = self.outcome(str(params.get("requestId", "")))
+        outcome.finished = float(params.get("timestamp", 0.0))
+        outcome.error = (
+            "net::ERR_ABORTED"
+            if params.get("canceled")
+            else str(params.get("errorText") or "failed")
+        )
+
     def open_ids(self, ignore: Sequence[str]) -> list[str]:
         """The request ids not finished or failed yet, those whose URL matches ``ignore`` aside."""
         found = []
@@ -115,6 +139,16 @@ class Capture:
         """One entry per hop, in the order the page made the requests."""
         hops = sorted((hop for hops in self.hops.values() for hop in hops), key=lambda h: h.order)
         return [self._entry(hop, page_id) for hop in hops]
+
+    def entries_of(self, request_id: str, page_id: str) -> list[Entry]:
+        """The entries of one request id (one per hop: a redirect and what followed), as
+        :meth:`entries` makes them: for a reader that takes requests as each one ends."""
+        return [self._entry(hop, page_id) for hop in self.hops.get(request_id, [])]
+
+    def ended(self, request_id: str) -> bool:
+        """True once ``request_id`` finished or failed."""
+        outcome = self.outcomes.get(request_id)
+        return outcome is not None and (outcome.finished is not None or bool(outcome.error))
 
     def _entry(self, hop: Hop, page_id: str) -> Entry:
         last = hop.index == len(self.hops[hop.request_id]) - 1
@@ -175,6 +209,12 @@ class Capture:
             else None,
             resource_type=((last and outcome.response_type) or hop.resource_type).lower(),
         )
+
+
+def response_body(result: dict[str, Any]) -> bytes:
+    """The bytes of a ``Network.getResponseBody`` answer (base64 decoded when it says so)."""
+    body = str(result.get("body", ""))
+    return base64.b64decode(body) if result.get("base64Encoded") else body.encode("utf-8")
 
 
 def iso_time(seconds: float) -> str:

@@ -23,7 +23,6 @@ the entry (:mod:`ego.replay.token_places`), never the token.
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import os
 import time
@@ -35,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BrowserClosedError, EgoError, TabClosedError
 from ..page.browser import Browser
-from .capture import Capture, Outcome, iso_time
+from .capture import Capture, Outcome, iso_time, response_body
 from .har import Har, Page
 from .har_bounds import HarBounds
 from .replayer import DEFAULT_IGNORE
@@ -356,17 +355,13 @@ class Recorder:
         return self._capture.outcome(str(params.get("requestId", "")))
 
     def _on_request_extra(self, params: dict[str, Any]) -> None:
-        extra = self._capture.extra_requests
-        extra.setdefault(str(params.get("requestId", "")), []).append(params)
+        self._capture.add_extra_request(params)
 
     def _on_response_extra(self, params: dict[str, Any]) -> None:
-        extra = self._capture.extra_responses
-        extra.setdefault(str(params.get("requestId", "")), []).append(params)
+        self._capture.add_extra_response(params)
 
     def _on_response(self, params: dict[str, Any]) -> None:
-        outcome = self._outcome(params)
-        outcome.response = params.get("response") or {}
-        outcome.response_type = str(params.get("type", "")) or None
+        self._capture.add_response(params)
         self._touch()
 
     def _on_finished(self, params: dict[str, Any]) -> None:
@@ -387,13 +382,7 @@ class Recorder:
         self._touch()
 
     def _on_failed(self, params: dict[str, Any]) -> None:
-        outcome = self._outcome(params)
-        outcome.finished = float(params.get("timestamp", 0.0))
-        outcome.error = (
-            "net::ERR_ABORTED"
-            if params.get("canceled")
-            else str(params.get("errorText") or "failed")
-        )
+        self._capture.add_failure(params)
         self._touch()
 
     def _spawn(self, coroutine: Any, name: str) -> None:
@@ -418,11 +407,10 @@ class Recorder:
             # Redirects, 204s and some cached or aborted loads have no body to give.
             logger.debug("record: no body for request %s: %s", request_id, exc)
             return
-        body = str(result.get("body", ""))
-        data = base64.b64decode(body) if result.get("base64Encoded") else body.encode("utf-8")
+        data = response_body(result)
         outcome = self._capture.outcome(request_id)
         # About as written: a binary body as the base64 Chrome gave, text as its bytes.
-        cost = len(body) if result.get("base64Encoded") else len(data)
+        cost = len(str(result.get("body", ""))) if result.get("base64Encoded") else len(data)
         if self._kept + cost > self.bounds.max_bytes:
             outcome.omitted = True
             self._leave_out(bodies=1, size=len(data))

@@ -272,6 +272,15 @@ class SecretValues:
         """A page title with the noted values cut out."""
         return self._in_text(title)[0]
 
+    def redact_text(self, text: str) -> str:
+        """Any text (a console line, a snapshot's line) with the noted values cut out."""
+        return self._in_text(text)[0] if self._names else text
+
+    def collect_json(self, data: Any, *, request: bool = True) -> None:
+        """Note every value parsed JSON ``data`` holds under a secret name, as a request body
+        (``request``) or an answer's are noted (a tool's args and result)."""
+        self._json(data, request, None)
+
     def _patterns(self) -> tuple[Any, Any]:
         """Two RE2 expressions for every noted value: the long ones anywhere (also
         percent-encoded), the short ones as a word of their own (group 1). RE2 matches an

@@ -18,6 +18,7 @@ from ..errors import (
     SiteUnreachableError,
 )
 from ..learning.health.recorder import record_failure, record_ok
+from ..learning.health.watch import RUN_WATCHERS, tool_ran
 from ..page.network import Request, unreachable
 from ..runtime.cache import RunStats, cache_key, run_cached
 from ..runtime.contract import signal_in_exception, signal_in_result, tool_error_type
@@ -110,6 +111,7 @@ class Running(Placement):
         started = perf_counter()
         ref = call.ref
         options = ref.options
+        page: Tab | Frame | None = tab
         try:
             loaded = call.source
             if loaded is not None:
@@ -132,8 +134,12 @@ class Running(Placement):
                 _check_returns(ref, result)
         except Exception as exc:
             record_failure(call, started, exc)
+            if RUN_WATCHERS:  # the run's hook (ego.learning.health.watch): a trace
+                await tool_ran(call, started, page, self.browser, error=exc)
             raise
         record_ok(call, started)
+        if RUN_WATCHERS:  # the run's hook (ego.learning.health.watch): a trace
+            await tool_ran(call, started, page, self.browser, result=result)
         return result
 
     async def _run_python(self, call: ToolCall, tab: Tab | None) -> Any:
