@@ -65,6 +65,7 @@ ORDER = (
     "docs/learning-loop.md",
     "docs/replay.md",
     "docs/fleet.md",
+    "docs/tracing.md",
 )
 
 #: The blocks the walk does not run, by page, each with its reason in the page: kept short.
