@@ -5,12 +5,15 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from ..learning.describe.compact import CompactContext
+
+if TYPE_CHECKING:
+    from ..demo import DemoServer
 from .common import (
     Settings,
     common,
@@ -24,6 +27,8 @@ __all__ = ["demo"]
 
 #: Where ``--serve`` serves the shop: the port the demo-shop learning's ``startUrl`` names.
 SERVE_PORT = 8765
+#: The learning the demo shop's tools are in.
+_SITE = "demo-shop"
 
 
 @click.command()
@@ -53,7 +58,6 @@ def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -
     it from another terminal; `python -m ego.demo` does the same. --changed-api breaks the
     shop's API as a redesign would, for `ego heal` to mend (docs/learning-loop.md).
     """
-    from ..demo import DemoServer
     from ..demo.tour import tour
 
     if serve:
@@ -63,8 +67,10 @@ def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -
         raise click.UsageError("--changed-api goes with --serve")
     port = port or 0
 
+    shop = _started(settings, port, False)
+
     async def go() -> tuple[CompactContext, list[Any]]:
-        with DemoServer(port=port) as shop:
+        with shop:
             settings.output.info(f"demo shop at {shop.url}")
             async with settings.browser() as browser:
                 with settings.output.progress("running the demo shop's tools"):
@@ -88,15 +94,9 @@ def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -
 
 def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
     """Serve the demo shop on ``port`` until Ctrl+C (or SIGTERM)."""
-    from ..demo import DemoServer
-
-    try:
-        server = DemoServer(port=port, api_changed=changed_api)
-        server.start()
-    except OSError as exc:
-        sys.exit(
-            settings.output.error(OSError(f"cannot serve the demo shop on port {port}: {exc}"))
-        )
+    server = _started(settings, port, changed_api)
+    # Commands open the shop at the learning's start URL: elsewhere, they need telling.
+    moved = None if server.port == SERVE_PORT else f"{_SITE}={server.url}"
     try:
         settings.output.result(
             {
@@ -104,11 +104,19 @@ def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
                 "local_url": server.local_url,
                 "port": server.port,
                 "api_changed": changed_api,
+                "start_url": moved,
             },
             lambda data: (
                 f"demo shop at {data['url']} (also {data['local_url']}); log in with demo / "
                 "demo."
                 + (" Its API is changed (search moved, name is title)." if changed_api else "")
+                + (
+                    f" ego commands open it at :{SERVE_PORT}: give them --start-url {moved}, "
+                    f'or export EGO_START_URL="{moved} shop.localhost={server.url}" (its '
+                    "skills too)."
+                    if moved
+                    else ""
+                )
                 + " Press Ctrl+C to stop."
             ),
             one_line=True,
@@ -120,6 +128,18 @@ def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
         settings.output.info("stopped")
     finally:
         server.close()
+
+
+def _started(settings: Settings, port: int, changed_api: bool) -> DemoServer:
+    """The demo shop serving on ``port``; a port it cannot have ends the command with one
+    line naming --port."""
+    from ..demo import DemoServer
+    from ..errors import ListenError
+
+    try:
+        return DemoServer(port=port, api_changed=changed_api).start()
+    except ListenError as exc:
+        sys.exit(settings.output.error(exc))
 
 
 def _short(value: Any, limit: int = 160) -> str:

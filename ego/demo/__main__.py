@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 
+from ..errors import ListenError
 from .server import DemoServer
 
 
@@ -17,12 +19,15 @@ def main(argv: list[str] | None = None) -> int:
         "--changed-api", action="store_true", help="serve the shop with its API changed"
     )
     options = parser.parse_args(argv)
-    with DemoServer(
-        options.port,
-        host=options.host,
-        verbose=not options.quiet,
-        api_changed=options.changed_api,
-    ) as server:
+    server = DemoServer(
+        options.port, host=options.host, verbose=not options.quiet, api_changed=options.changed_api
+    )
+    try:
+        server.start()
+    except ListenError as exc:
+        print(f"python -m ego.demo: ListenError: {exc.command_line}", file=sys.stderr)
+        return 1
+    with server:
         print(f"demo shop at {server.url} (also {server.local_url}); log in with demo / demo")
         try:
             threading.Event().wait()
