@@ -25,6 +25,7 @@ from .page.policy import OPEN, NavigationPolicy
 from .page.records import set_action_recorder, set_har_recorder, set_tracer
 from .page.storage_state import StorageState, read_storage_state
 from .protocol.chrome import ChromeProcess, LaunchOptions
+from .protocol.slow_motion import SlowMotion
 from .protocol.transport import Connection
 from .site import Site
 
@@ -294,10 +295,12 @@ class BrowserStarter:
         factory: Callable[[], Awaitable[Browser]],
         learnings: Learnings | None,
         storage_state: StorageState | None = None,
+        slow_motion: SlowMotion | None = None,
     ) -> None:
         self._factory = factory
         self._learnings = learnings
         self._storage_state = storage_state
+        self._slow_motion = slow_motion
         self._browser: Browser | None = None
 
     def __await__(self) -> Generator[Any, None, Browser]:
@@ -305,6 +308,8 @@ class BrowserStarter:
 
     async def _start(self) -> Browser:
         browser = await self._factory()
+        if self._slow_motion is not None:
+            browser.connection.slow_motion = self._slow_motion
         if self._learnings is not None:
             browser.site = Site(browser, self._learnings)
         if self._storage_state is not None:
@@ -349,6 +354,7 @@ def launch(
     port: int | None = None,
     storage_state: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     max_js_heap_mb: int | None = None,
+    slow_mo: float = 0,
 ) -> BrowserStarter:
     """Start a local Chrome and connect to it.
 
@@ -397,11 +403,14 @@ def launch(
             (``--js-flags=--max-old-space-size``): a page that wants more crashes its tab
             (``TargetCrashedError``; reload or close it) instead of taking the machine's
             memory. By default Chrome's own limit.
+        slow_mo: milliseconds to pause before each input (every mouse and key event) and
+            navigation ego sends, so that a person can follow a run in a window
+            (``headless=False``), as Playwright's ``slowMo``; 0 (the default) never pauses.
 
     Raises:
         ValueError: ``dialogs`` is not a dialog policy, an origin pattern is malformed,
-            ``port`` is not a port number, or ``max_js_heap_mb`` is not a positive number
-            (raised here, before Chrome starts).
+            ``port`` is not a port number, or ``max_js_heap_mb`` or ``slow_mo`` is not a
+            positive number (raised here, before Chrome starts).
         StorageStateError: ``storage_state`` is not a storage state (raised here too).
         ChromeNotFoundError: no Chrome binary was found (the message says how to install one).
         ProfileInUseError: another running Chrome holds the profile.
@@ -434,13 +443,14 @@ def launch(
     )
 
     state = read_storage_state(storage_state) if storage_state is not None else None
+    slow_motion = SlowMotion(slow_mo) if slow_mo else None
 
     async def factory() -> Browser:
         return await Browser.launch_with(
             options, dialogs=dialogs, downloads=downloads, policy=policy
         )
 
-    return BrowserStarter(factory, _learnings(workspace, learnings), state)
+    return BrowserStarter(factory, _learnings(workspace, learnings), state, slow_motion)
 
 
 def connect(
@@ -457,6 +467,7 @@ def connect(
     blocked_origins: Sequence[str] | None = None,
     allow_file_urls: bool = True,
     allow_script_urls: bool = True,
+    slow_mo: float = 0,
 ) -> BrowserStarter:
     """Attach to a Chrome that is already running, locally or on another host.
 
@@ -473,9 +484,12 @@ def connect(
             connected. A page of a browser that preloads pages (speculation rules; one ego
             did not start, with "Preload pages" on) can bring in a refused origin's
             document: ``browser.preloads_pages`` says when a page reported it.
+        slow_mo: as for :func:`launch`: milliseconds to pause before each input and
+            navigation this connection sends.
 
     Raises:
-        ValueError: ``dialogs`` is not a dialog policy (raised here, before connecting).
+        ValueError: ``dialogs`` is not a dialog policy, or ``slow_mo`` is negative (raised
+            here, before connecting).
         ConnectionFailedError: the endpoint is unreachable, refused (401 for a wrong token),
             or is not a DevTools endpoint.
 
@@ -490,6 +504,8 @@ def connect(
         allow_script_urls=allow_script_urls,
     )
 
+    slow_motion = SlowMotion(slow_mo) if slow_mo else None
+
     async def factory() -> Browser:
         return await Browser.connect(
             endpoint,
@@ -501,7 +517,7 @@ def connect(
             policy=policy,
         )
 
-    return BrowserStarter(factory, _learnings(workspace, learnings))
+    return BrowserStarter(factory, _learnings(workspace, learnings), slow_motion=slow_motion)
 
 
 def _learnings(

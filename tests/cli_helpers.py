@@ -27,7 +27,7 @@ EGO_SCRIPT = Path(sys.executable).with_name("ego")
 PYTHON_EGO = [sys.executable, "-m", "ego"]
 
 #: Environment variables of the developer's shell that would change what a command sees.
-_CLEARED = ("EGO_WORKSPACE", "EGO_ENDPOINT", "EGO_NEW_BROWSER")
+_CLEARED = ("EGO_WORKSPACE", "EGO_ENDPOINT", "EGO_NEW_BROWSER", "EGO_START_URL")
 
 
 def ego_env(profiles: Path, *, workspace: Path | None = None, **extra: str) -> dict[str, str]:

@@ -521,6 +521,11 @@ async def test_demo_runs_the_tour(env: dict[str, str], cwd: Path) -> None:
     context = data["learn_context"]
     assert context["matched"] is True
     assert [site["site_id"] for site in context["sites"]] == ["demo-shop"]
+    # The start URL shown is where the tour's shop runs (a free port), not the manifest's.
+    [shown] = re.findall(r"demo shop at (\S+)", result.stderr) or [None]
+    start = context["sites"][0]["start_url"]
+    assert start != "http://shop.localhost:8765/", start
+    assert shown in (None, start)
     steps = data["steps"]
     by_tool: dict[str, list[dict[str, Any]]] = {}
     for step in steps:
@@ -607,29 +612,71 @@ async def test_launch_prints_endpoint_and_stops_on_sigint(tmp_path: Path, cwd: P
 
 
 @pytest.mark.chrome
-async def test_login_opens_no_port_and_ends_when_its_chrome_is_closed(
+async def test_login_without_a_window_says_how_to_reach_its_tab_and_saves_the_login(
     tmp_path: Path, cwd: Path, shop: DemoServer
 ) -> None:
     env = ego_env(tmp_path)
-    args = ("login", "demo-shop", "--headless", "--profile", "alone", "--url", shop.url)
+    state = tmp_path / "login.json"
+    args = ("login", "demo-shop", "--headless", "--profile", "alone", "--no-json")
+    args += ("--url", shop.url_for("/login?next=/account"), "--save-state", str(state))
     async with background(*args, env=env, cwd=cwd) as process:
         assert process.stdout is not None
         assert process.stderr is not None
-        info = await read_json_line(process.stdout, timeout=60)
-        # A browser for a person to log in with: nothing else may attach to it.
-        assert info["endpoint"] is None
+        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+        while line and "Chrome has no window here" not in line:  # past a wrapper's line
+            line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+        # No window: the way to its tab is a port on 127.0.0.1, said with how to reach it.
+        endpoint = re.search(r"--endpoint (http://127\.0\.0\.1:\d+)", line)
+        assert endpoint, line
+        port = endpoint.group(1).rsplit(":", 1)[1]
+        assert f"ssh -L {port}:127.0.0.1:{port}" in line
+        assert "chrome://inspect" in line
         chromes = with_descendants(profile_pids(tmp_path / "alone"))
         [main] = [each for each in chromes if "--type=" not in " ".join(each.cmdline())]
-        assert "--remote-debugging-pipe" in main.cmdline()
         listening = [
-            conn for conn in main.net_connections(kind="tcp") if conn.status == psutil.CONN_LISTEN
+            conn.laddr
+            for conn in main.net_connections(kind="tcp")
+            if conn.status == psutil.CONN_LISTEN
         ]
-        assert listening == []
-        main.terminate()  # as when the person closes the window: Chrome quits cleanly
+        assert [address.ip for address in listening] == ["127.0.0.1"]
+        # A person (played here through CDP) logs in in that tab, then closes it.
+        async with ego.connect(endpoint.group(1)) as reached:
+            [tab] = [t for t in await reached.tabs() if t.url.startswith(shop.url)]
+            await tab.type('[data-testid="login-username"]', "demo")
+            await tab.type('[data-testid="login-password"]', "demo")
+            await tab.click('[data-testid="login-submit"]')
+            await tab.wait_for(url=shop.url_for("/account"), timeout=30)
+            await tab.close()
         code = await asyncio.wait_for(process.wait(), 30)
         stderr = (await process.stderr.read()).decode()
     assert code == 0, stderr
+    assert "ego: saved the login to" in stderr
+    saved = json.loads(state.read_text())
+    assert SESSION_COOKIE in {cookie["name"] for cookie in saved["cookies"]}
     assert await wait_gone(chromes, timeout=15) == []
+
+
+@pytest.mark.chrome
+async def test_login_ended_before_anyone_logged_in_keeps_no_empty_login(
+    tmp_path: Path, cwd: Path, shop: DemoServer
+) -> None:
+    env = ego_env(tmp_path)
+    state = tmp_path / "login.json"
+    args = ("login", "demo-shop", "--headless", "--profile", "quitter", "--url", shop.url_for("/x"))
+    async with background(*args, "--save-state", str(state), env=env, cwd=cwd) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        info = await read_json_line(process.stdout, timeout=60)
+        assert info["endpoint"].startswith("http://127.0.0.1:")
+        process.send_signal(signal.SIGINT)  # Ctrl+C: done, with nobody logged in
+        code = await asyncio.wait_for(process.wait(), 30)
+        stderr = (await process.stderr.read()).decode()
+    assert code not in (0, 130), stderr  # ended by Ctrl+C as asked, and failed
+    [error] = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    assert error["type"] == "StorageStateError"
+    assert "no login was saved" in error["error"]
+    assert not state.exists()
+    assert profile_pids(tmp_path / "quitter") == []
 
 
 @pytest.mark.chrome

@@ -1,4 +1,5 @@
-"""The global options (``--workspace``, ``--endpoint``, ``--new-browser``, ``--json``) work
+"""The global options (``--workspace``, ``--endpoint``, ``--new-browser``, ``--json``,
+``--start-url``) work
 before or after every command's name; ``--endpoint`` is used or refused with a reason by each
 command that touches a browser; errors word their fixes as a command-line user types them.
 
@@ -26,9 +27,12 @@ from ego.errors import (
     ConfirmationRequiredError,
     NoTabError,
     ProfileInUseError,
+    SkillBrokenError,
     SkillExistsError,
     WorkspaceRequiredError,
 )
+from ego.mcp.wording import mcp_message
+from ego.runtime.contract import signal_error
 from tests.cli_helpers import ROOT, ego_env, ego_sync, free_port
 
 
@@ -67,7 +71,7 @@ NO_BROWSER_COMMANDS = {
 @pytest.fixture
 def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
     """A runner whose environment has no workspace or endpoint of the developer's."""
-    for name in ("EGO_WORKSPACE", "EGO_ENDPOINT", "EGO_NEW_BROWSER"):
+    for name in ("EGO_WORKSPACE", "EGO_ENDPOINT", "EGO_NEW_BROWSER", "EGO_START_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("EGO_STATE_DIR", str(tmp_path / "state"))
     return CliRunner()
@@ -111,6 +115,7 @@ def test_every_command_takes_every_global_option_after_its_name(
         "--endpoint": ["http://127.0.0.1:9"],
         "--new-browser": [],
         "--json": [],
+        "--start-url": ["demo-shop=http://127.0.0.1:9/"],
     }
     for option in GLOBAL_OPTIONS:
         after = invoke(runner, *path, option, *values[option], "--help")
@@ -259,7 +264,19 @@ def test_errors_word_their_fixes_as_flags() -> None:
         "no open tab on a.example for site 'a', and its manifest has no startUrl: open one "
         "(browser.new_tab(url)) and pass tab=, or call set_start_url('a', url)"
     )
-    assert cli_words(no_tab).endswith("startUrl: pass --url with a page of the site")
+    assert cli_words(no_tab).endswith("startUrl: pass --start-url with a page of the site")
+
+    broken = signal_error(
+        "SKILL_BROKEN: /api/products answered 404", site_id="shop", tool="get_products", profile="p"
+    )
+    assert isinstance(broken, SkillBrokenError)
+    assert "site.heal_tool('shop', 'get_products')" in str(broken)
+    assert cli_words(broken).endswith(
+        "`ego heal shop get_products` finds what changed and drafts one"
+    )
+    assert mcp_message(broken).endswith(
+        "`heal_tool('shop', 'get_products')` finds what changed and drafts one"
+    )
 
 
 def test_a_shipped_python_worded_error_reaches_the_shell_in_flag_words(

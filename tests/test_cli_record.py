@@ -6,8 +6,10 @@ so the tests after it replay the HAR with no server at all.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,7 +19,7 @@ import pytest
 import ego
 from ego.demo import DemoServer
 from ego.replay import Har
-from tests.cli_helpers import ROOT, ego_async, ego_env, http_endpoint
+from tests.cli_helpers import ROOT, background, ego_async, ego_env, http_endpoint
 from tests.conftest import websocket_url
 
 
@@ -30,7 +32,11 @@ def endpoint(ported_browser: ego.Browser) -> str:
 def workspace(tmp_path: Path) -> Path:
     """A workspace whose learnings hold a copy of demo-shop (with a tests/ folder)."""
     root = tmp_path / "workspace"
-    shutil.copytree(ROOT / "learnings" / "demo-shop", root / "learnings" / "demo-shop")
+    shutil.copytree(
+        ROOT / "learnings" / "demo-shop",
+        root / "learnings" / "demo-shop",
+        ignore=shutil.ignore_patterns("tests"),  # its own cases: these tests record theirs
+    )
     (root / "learnings" / "demo-shop" / "tests").mkdir()
     return root
 
@@ -161,3 +167,36 @@ async def test_test_update_leaves_a_case_without_a_result_alone(
         "demo-shop/get_product as recorded: it did not return a result to expect"
     ]
     assert _cases(workspace).read_text() == before
+
+
+@pytest.mark.chrome
+async def test_a_session_recorded_with_no_browser_to_attach_to_says_how_to_reach_it(
+    tmp_path: Path,
+) -> None:
+    env = ego_env(tmp_path / "profiles")
+    har = tmp_path / "session.har"
+    with DemoServer(port=0) as shop:
+        args = ["record", "--session", "demo-shop", "--har", str(har), shop.url, "--no-json"]
+        async with background(*args, env=env, cwd=tmp_path) as process:
+            assert process.stderr is not None
+            line = ""
+            seen = []
+            while "recording a session" not in line:
+                raw = await asyncio.wait_for(process.stderr.readline(), 60)
+                assert raw, f"ego record --session ended before it said it was recording: {seen}"
+                line = raw.decode()
+                seen.append(line)
+            # Its own Chrome has no window: the line says how a script reaches the tab.
+            assert "ego launch --headed" in line
+            endpoint = line.split("--endpoint ", 1)[1].split(" ", 1)[0]
+            tab_id = line.split(" in tab ", 1)[1].split(";", 1)[0]
+            cart = shop.url_for("/cart")
+            async with ego.connect(endpoint) as reached:
+                tab = next(t for t in await reached.tabs() if t.target_id == tab_id)
+                await tab.navigate(cart)
+            process.send_signal(signal.SIGINT)
+            out, err = await asyncio.wait_for(process.communicate(), 60)
+            assert process.returncode == 0, err.decode()
+    assert "recorded" in out.decode(), out
+    urls = [e["request"]["url"] for e in json.loads(har.read_text())["log"]["entries"]]
+    assert cart in urls

@@ -148,13 +148,13 @@ async def test_the_shell_runs_piped_statements_with_await(
         (
             "print('before')\ndef check(n):\n    return 1 / n\n\ncheck(0)\n",
             1,
-            [(1, "<module>"), (2, "check")],
+            [(5, "<module>"), (3, "check")],  # the lines of the input, as a script's
             {"error": "ZeroDivisionError: division by zero", "type": "ScriptError"},
         ),
         (
             "print('before')\nawait site.run_tool('demo-shop', 'get_prodct')\n",
             3,
-            [(1, "<module>")],
+            [(2, "<module>")],
             {"type": "UnknownToolError"},
         ),
     ],
@@ -176,6 +176,26 @@ async def test_a_failed_piped_statement_stops_the_shell_as_a_script_would(
     # Its own frames (the statement's, in <stdin>) and one error line, as `ego script` gives.
     reported = _assert_short_traceback(result, Path("<stdin>"), frames)
     assert {key: reported[key] for key in error} == error
+
+
+@pytest.mark.parametrize(
+    ("statements", "error"),
+    [
+        ("print('before')\nx = 1\nx +* 2\n", "SyntaxError: invalid syntax (line 3)"),
+        (
+            "print('before')\n\nif True:\n    y = (\n",
+            "SyntaxError: the input ended inside a statement (line 3)",
+        ),
+    ],
+    ids=["syntax-error", "unfinished"],
+)
+async def test_a_piped_statement_that_does_not_parse_is_named_by_its_line(
+    tmp_path: Path, endpoint: str, statements: str, error: str
+) -> None:
+    result = await _shell(statements, ego_env(tmp_path / "profiles"), "--endpoint", endpoint)
+    assert result.returncode == 1, result
+    assert result.stdout.splitlines() == ["before"]
+    assert json.loads(result.stderr.strip().splitlines()[-1])["error"] == error
 
 
 async def test_the_shell_leaves_on_exit(tmp_path: Path, endpoint: str) -> None:

@@ -1,5 +1,6 @@
 """A login saved once (``ego login SITE --save-state FILE``) and used by any command after
-(``ego run ... --storage-state FILE``): on another browser, with no profile."""
+(``ego run ... --storage-state FILE``): on another browser, with no profile; and never left
+behind in a browser a command attached to (``ego mcp --storage-state FILE``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import ego
 from ego.demo import SESSION_COOKIE, DemoServer
 
 from .cli_helpers import background, ego_async, ego_env, read_json_line
+from .conftest import websocket_url
+from .test_mcp import McpClient, value_of
 
 pytestmark = pytest.mark.chrome
 
@@ -100,3 +103,49 @@ async def test_a_login_saved_by_ego_login_is_used_by_ego_run(
     )
     assert anonymous.returncode == 0, anonymous
     assert anonymous.json()["logged_in"] is False
+    # A session tool run without a login names both ways to bring one.
+    refused = await ego_async(
+        "run", "demo-shop", "get_orders", "--new-browser", "--url", shop.url, env=env, cwd=tmp_path
+    )
+    assert refused.returncode == 3, refused
+    line = refused.error_line()
+    assert "NEEDS_LOGIN" in line
+    assert "--profile NAME" in line
+    assert "--storage-state FILE, a login saved by `ego login SITE --save-state FILE`" in line
+
+
+async def test_ego_mcp_storage_state_leaves_no_login_in_an_attached_browser(
+    tmp_path: Path, shop: DemoServer, ported_browser: ego.Browser
+) -> None:
+    state = tmp_path / "logins" / "shop.json"
+    async with await ported_browser.new_context() as person:
+        tab = await person.new_tab(shop.url_for("/login?next=/account"))
+        await tab.type('[data-testid="login-username"]', "demo")
+        await tab.type('[data-testid="login-password"]', "demo")
+        await tab.click('[data-testid="login-submit"]')
+        await tab.wait_for(url=shop.url_for("/account"), timeout=30)
+        await person.storage_state(path=state)
+
+    def shop_cookies(saved: dict[str, object]) -> list[object]:
+        cookies = saved["cookies"]
+        assert isinstance(cookies, list)
+        return [c for c in cookies if c["name"] == SESSION_COOKIE]
+
+    assert shop_cookies(json.loads(state.read_text()))
+    args = (
+        "--storage-state", str(state), "--endpoint", websocket_url(ported_browser),
+        "--start-url", f"demo-shop={shop.url}",
+    )  # fmt: skip
+    client = McpClient(ego_env(tmp_path / "profiles"), tmp_path, tmp_path / "mcp.log", args)
+    await client.start()
+    try:
+        whoami = value_of(
+            await client.call("run_browser_tool", {"site_id": "demo-shop", "tool": "whoami"})
+        )
+        assert whoami["logged_in"] is True
+        # The login lives in the server's own context, not in the browser it attached to.
+        assert shop_cookies(dict(await ported_browser.storage_state())) == []
+    finally:
+        await client.close()
+    assert shop_cookies(dict(await ported_browser.storage_state())) == []
+    assert not [t for t in await ported_browser.tabs() if t.url.startswith(shop.url)]

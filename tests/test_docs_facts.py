@@ -107,7 +107,7 @@ def test_the_readmes_sample_of_a_users_hands_is_the_agent_script_the_tests_run()
     def code(line: str) -> str:
         return line.split("  #")[0].strip()
 
-    pattern = r"\(from\s+`agent_scripts/hands\.py`\):\s*```python\n(.*?)```"
+    pattern = r"\(from\s+`agent_scripts/hands\.py`\):\s*(?:<!--.*?-->\s*)?```python\n(.*?)```"
     block = re.search(pattern, README, re.DOTALL)
     assert block, "README.md shows no sample from agent_scripts/hands.py"
     script = {code(line) for line in (ROOT / "agent_scripts/hands.py").read_text().splitlines()}

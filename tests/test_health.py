@@ -681,6 +681,10 @@ async def test_tools_sites_and_health_commands_show_health(
     assert header.split()[:4] == ["TOOL", "VERSION", "HASH", "RUNS"]
     assert line.split()[:7] == [f"{site_id}/check", "current", line.split()[2], "5", "2", "3", "0"]
     assert "SUSPECT" in line
+    # Each SUSPECT a person reads names what to run about it.
+    assert line.endswith(f"`ego heal {site_id} check` finds why"), line
+    assert f"`ego heal {site_id} check` finds why" in sites.stdout
+    assert f"`ego heal {site_id} check` finds why" in tools.stdout
     as_json = await ego_async("health", f"{site_id}/check", "--json", env=env)
     [row] = as_json.json()
     assert row["health"]["failure_kinds"] == {"SKILL_BROKEN": 3}

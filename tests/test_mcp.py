@@ -365,6 +365,13 @@ async def test_learn_context_for_the_demo_shop(mcp: McpClient, shop: DemoServer)
 
 
 @pytest.mark.chrome
+async def test_navigate_reads_a_bare_host_as_a_url(mcp: McpClient, shop: DemoServer) -> None:
+    bare = shop.url_for("/cart").removeprefix("http://")
+    navigated = value_of(await mcp.call("navigate", {"url": bare}))
+    assert navigated["url"] == shop.url_for("/cart")
+
+
+@pytest.mark.chrome
 async def test_run_browser_tool_on_the_demo_shop(mcp: McpClient, shop: DemoServer) -> None:
     navigated = value_of(await mcp.call("navigate", {"url": shop.url}))
     assert navigated["url"] == shop.url

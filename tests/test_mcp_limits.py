@@ -468,7 +468,7 @@ async def test_ego_run_takes_start_url_too(tmp_path: Path) -> None:
         product = json.loads(result.stdout)
         assert product["url"].startswith(shop.origin)
         bad = await ego_async(
-            "run", "demo-shop", "get_product", "--start-url", "no-equals-sign",
+            "run", "demo-shop", "get_product", "--start-url", "demo-shop=",
             env=env, cwd=tmp_path,
         )  # fmt: skip
         assert bad.returncode == 2

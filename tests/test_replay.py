@@ -23,6 +23,7 @@ from ego.replay.matching import Matcher
 from ego.site import Site
 from tests.conftest import PageServer
 from tests.learning_fixtures import make_site, tool
+from tests.loop_sites import NotesServer
 
 CSP = "script-src 'self'; object-src 'none'"
 
@@ -370,3 +371,22 @@ async def test_recording_strips_cookies_and_credentials(
         assert entry.request.cookies == [] == entry.response.cookies
         names = {h.name.lower() for h in entry.request.headers + entry.response.headers}
         assert not names & {"cookie", "set-cookie", "authorization", "x-csrf-token", "x-api-key"}
+
+
+async def test_an_answer_whose_body_the_page_never_reads_does_not_hold_the_network_busy(
+    browser: ego.Browser, tmp_path: Path
+) -> None:
+    """Chrome never ends the load of a body the page leaves unread (the notes list asks
+    ``/v1/private`` and reads its status alone): such an answer is recorded, and once it shows
+    no life for the quiet time it no longer holds wait_idle, which would otherwise wait out its
+    whole timeout and report the network busy."""
+    notes = NotesServer()
+    try:
+        async with isolated_tab(browser) as tab, Recorder(tab, tmp_path / "list.har") as recorder:
+            await tab.navigate(notes.url("/?page=1"))
+            await tab.wait_for(selector="body[data-ready]")
+            assert await recorder.wait_idle(quiet=0.3, timeout=8), recorder.pending()
+        private = [e for e in recorder.har.entries if e.request.url == notes.url("/v1/private")]
+        assert [entry.response.status for entry in private] == [401]
+    finally:
+        notes.close()

@@ -21,8 +21,8 @@ from tests.conftest import PageServer
 
 pytestmark = pytest.mark.chrome
 
-TABS = 150
-FRAMES = 100
+TABS = 60
+FRAMES = 40
 #: Bounds every wait of the test; a leak shows as counts, never as time.
 HANG = 60.0
 

@@ -13,7 +13,7 @@ import click
 from click.core import ParameterSource
 
 from .. import __version__
-from .common import Settings, accept_global_options
+from .common import START_URL_HELP, Settings, accept_global_options
 
 __all__ = ["COMMANDS", "Settings", "cli", "main"]
 
@@ -182,6 +182,18 @@ class _Group(click.Group):
             self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint} `ego --help` lists the commands.")
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # As click lists commands, from the summaries: no command module is imported.
         names = self.list_commands(ctx)
@@ -226,6 +238,14 @@ class _Group(click.Group):
     type=click.Path(file_okay=False),
     help="Agent workspace whose learnings/ and skills/ come first.",
 )
+@click.option(
+    "--start-url",
+    "start_urls",
+    multiple=True,
+    envvar="EGO_START_URL",
+    metavar="[SITE=]URL",
+    help=START_URL_HELP,
+)
 # The version as ego writes it, not looked up in the installed metadata (slow to scan).
 @click.version_option(version=__version__, prog_name="ego")
 @click.pass_context
@@ -235,13 +255,14 @@ def cli(
     new_browser: bool,
     json_mode: bool | None,
     workspace: str | None,
+    start_urls: tuple[str, ...],
 ) -> None:
     """ego: run site learnings in a real Chrome over the DevTools Protocol.
 
-    The options above work before or after a command's name. Commands that need a browser
+    The options below work before or after a command's name. Commands that need a browser
     attach to --endpoint, else to the one `ego launch` keeps, else start a fresh Chrome.
     """
-    settings = Settings(endpoint, json_mode, workspace, new_browser)
+    settings = Settings(endpoint, json_mode, workspace, new_browser, start_urls)
     if endpoint and ctx.get_parameter_source("endpoint") == ParameterSource.ENVIRONMENT:
         settings.endpoint_source = "EGO_ENDPOINT"
     ctx.obj = settings

@@ -24,7 +24,7 @@ from ..errors import EgoError, StorageStateError
 from ..learning.catalog.registry import Learnings
 from ..pool import BrowserPool, Endpoint
 from ..trace.options import TraceOptions
-from .common import start_url_option, state_bounds, storage_state_bounds_options
+from .common import parse_start_urls, state_bounds, storage_state_bounds_options
 from .output import EXIT_INTERRUPTED, EXIT_OTHER, EXIT_TERMINATED, Output, cli_words
 from .trace_commands import trace_bound_options
 
@@ -200,8 +200,8 @@ def _root_settings() -> Any:
     "from; repeat it once per context for several accounts side by side.",
 )
 @storage_state_bounds_options
-@click.option("--url", help="Open this page for the site instead of its startUrl.")
-@start_url_option
+# The spelling before --start-url, kept for scripts: a bare --start-url for SITE_ID.
+@click.option("--url", hidden=True)
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
 @click.option("--timeout", type=float, help="Seconds each call may run.")
 @click.option(
@@ -251,7 +251,6 @@ def batch(
     max_state_mb: int,
     max_state_items: int,
     url: str | None,
-    start_urls: tuple[tuple[str, str], ...],
     confirm: bool,
     timeout: float | None,
     retries: int,
@@ -306,10 +305,11 @@ def batch(
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    start_urls = parse_start_urls(
+        [*getattr(settings, "start_url_values", ()), *([url] if url else [])], site_id
+    )
     for start_site, start_url in start_urls:
         browser_pool.set_start_url(start_site, start_url)
-    if url:
-        browser_pool.set_start_url(site_id, url)
     progress = _Progress()
 
     async def go() -> BatchSummary:

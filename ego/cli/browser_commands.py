@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ import psutil
 
 from .. import api
 from ..api import Browser
-from ..errors import BrowserError, EgoError
+from ..errors import BrowserError, ChromeLaunchError, EgoError, StorageStateError
+from ..learning.catalog.matching import as_url
 from ..page.tab import Tab
 from ..protocol._proctree import kill_tree
 from . import state
@@ -34,12 +36,16 @@ from .common import (
     pass_settings,
     run_async,
 )
+from .display import check_display, no_display_error
 from .login_state import LoginSaver
+from .output import EXIT_OK
 
 __all__ = ["close", "launch", "login", "tabs"]
 
 #: Seconds ``ego launch --detach`` waits for the background Chrome to be up.
 _DETACH_TIMEOUT = 90.0
+#: Seconds a background ``ego launch`` that closed its stdout gets to exit with its error.
+_EXIT_GRACE = 10.0
 #: Seconds ``ego close`` gives Chrome, then its ``ego launch``, to end by themselves.
 _CLOSE_GRACE = 10.0
 
@@ -79,6 +85,11 @@ def launch(settings: Settings, profile: str, headed: bool, detach: bool, child: 
     (Ctrl+C, `ego close`, or its window closed); with --detach it returns once Chrome is up.
     """
     _refuse_endpoint(settings, "launch", "starts a browser of its own and takes no endpoint")
+    if headed:
+        try:
+            check_display("ego launch")
+        except ChromeLaunchError as exc:
+            sys.exit(settings.output.error(exc))
     existing = state.kept()
     if existing is not None:
         if detach and (existing.profile, existing.headless) == (profile, not headed):
@@ -100,7 +111,10 @@ async def _keep(settings: Settings, profile: str, headed: bool, child: bool) -> 
     with settings.output.progress("starting Chrome"):
         # The one browser ego opens a port for by itself: later commands attach to it. Any
         # local process can, too (docs/install.md says what that exposes).
-        browser = await api.launch(profile=profile, headless=not headed, port=0)
+        try:
+            browser = await api.launch(profile=profile, headless=not headed, port=0)
+        except ChromeLaunchError as exc:
+            raise (no_display_error(exc, "ego launch") if headed else exc) from None
     kept: state.KeptBrowser | None = None
     service: CallService | None = None
     try:
@@ -190,8 +204,12 @@ def _detach(settings: Settings, profile: str, headed: bool) -> None:
             stderr=subprocess.PIPE,
             start_new_session=True,  # no Ctrl+C or hang-up of this terminal reaches it
         )
-        line = _first_json_line(child, _DETACH_TIMEOUT)
+        line, ended = _first_json_line(child, _DETACH_TIMEOUT)
     if line is None:
+        if ended:
+            # Its stdout closed without the line: it is exiting, and its stderr says why.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=_EXIT_GRACE)
         if child.poll() is None:
             child.kill()
             child.wait()
@@ -202,9 +220,9 @@ def _detach(settings: Settings, profile: str, headed: bool) -> None:
     settings.output.result(orjson.loads(line), _detached_text)
 
 
-def _first_json_line(child: subprocess.Popen[bytes], timeout: float) -> str | None:
-    """The first line of ``child``'s stdout that is a JSON object; None at end of stream or
-    after ``timeout`` seconds."""
+def _first_json_line(child: subprocess.Popen[bytes], timeout: float) -> tuple[str | None, bool]:
+    """The first line of ``child``'s stdout that is a JSON object (None when there was none)
+    and whether its stdout ended (False: ``timeout`` seconds passed first)."""
     found: list[str] = []
 
     def read() -> None:
@@ -218,7 +236,7 @@ def _first_json_line(child: subprocess.Popen[bytes], timeout: float) -> str | No
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     reader.join(timeout)
-    return found[0] if found else None
+    return (found[0] if found else None), not reader.is_alive()
 
 
 def _relay_error(settings: Settings, stderr: str, child: subprocess.Popen[bytes]) -> int:
@@ -295,7 +313,7 @@ def _still_running(process: psutil.Process, timeout: float) -> bool:
 @click.command()
 @click.argument("site_id")
 @click.option("--profile", default="default", show_default=True, help="Profile to log in with.")
-@click.option("--url", help="Page to open instead of the site's start URL.")
+@click.option("--url", help="The page to open (default: the site's start URL).")
 @click.option("--headless", is_flag=True, help="No window (for machines without a display).")
 @click.option(
     "--save-state",
@@ -317,48 +335,116 @@ def login(
 
     The session is kept in the profile; close the window (or press Ctrl+C) when done. With
     the browser `ego launch --headed` keeps on that profile (or --endpoint), the page opens
-    in a tab of it: close that tab when done. With --save-state FILE the login is also kept
-    in FILE, saved at each page the login tab shows.
+    in a tab of it: close that tab when done. With --headless, Chrome has no window and
+    listens on a local port: the command prints how to reach its tab (chrome://inspect on a
+    machine with a screen, over an ssh tunnel) or drive it from a script; close the tab or
+    press Ctrl+C when done. With --save-state FILE the login is also kept in FILE, saved at
+    each page the login tab shows; a FILE that ends up holding no cookie is an error.
     """
 
-    async def go() -> None:
+    async def go() -> int:
         manifest = settings.learnings().site(site_id)
-        start = url or manifest.start_url
+        start = as_url(url) if url else settings.start_url(site_id, manifest.start_url)
         if not start:
             raise click.UsageError(f"site {site_id!r} has no startUrl: pass --url")
-        async with settings.browser(profile=profile, headless=headless) as browser:
+        # Without a window, a Chrome of its own listens on a port: the way to reach its tab.
+        async with settings.browser(
+            profile=profile, headless=headless, site_id=site_id, port=0 if headless else None
+        ) as browser:
             tab = await browser.new_tab(start, wait_until="domcontentloaded")
-            attached = browser.process is None
-            done = "close that tab" if attached else "close it"
+            endpoint = settings.endpoint or _http_endpoint(browser)
+            window = browser.process is not None and not headless
             saver = LoginSaver(browser, tab, save_state) if save_state is not None else None
             if saver is not None:
                 await saver.start()
-            # Listening before the line is printed: whoever reads it may close the tab at once.
-            closing = _tab_closed(browser, tab) if attached else None
-            settings.output.result(
-                {
-                    "site": site_id,
-                    "url": start,
-                    "profile": profile,
-                    "tab": tab.target_id,
-                    "endpoint": settings.endpoint or _http_endpoint(browser),
-                    "save_state": str(save_state) if save_state is not None else None,
-                },
-                f"Log in to {manifest.name} in the window, then {done} (profile {profile}).",
-                one_line=True,
-            )
-            sys.stdout.flush()
-            try:
-                if closing is not None:
-                    with contextlib.suppress(EgoError):
-                        await closing
-                else:
-                    await _closed(browser)
-            finally:
-                if saver is not None:
-                    await saver.finish()
+            # Listening before the line is printed: whoever reads it may close the tab, or
+            # press Ctrl+C, at once.
+            closing = _closed(browser) if window else _tab_closed(browser, tab)
+            text = _login_text(manifest.name, profile, tab, endpoint, window, headless)
+            with _stop_on_signals() as stop:
+                settings.output.result(
+                    {
+                        "site": site_id,
+                        "url": start,
+                        "profile": profile,
+                        "tab": tab.target_id,
+                        "endpoint": endpoint,
+                        "save_state": str(save_state) if save_state is not None else None,
+                    },
+                    text,
+                    one_line=True,
+                )
+                sys.stdout.flush()
+                try:
+                    await _first_of([closing, stop.wait()])
+                finally:
+                    if saver is not None:
+                        await saver.finish()
+            if saver is not None and save_state is not None and saver.empty:
+                # A file with no login would load as a logged-out browser, without a word.
+                with contextlib.suppress(OSError):
+                    save_state.unlink()
+                error = StorageStateError(
+                    f"no login was saved: the browser held no cookie when the login ended (was "
+                    f"it finished in tab {tab.target_id[:8]}?), so {save_state} was not kept; "
+                    "run the command again and log in before closing the tab"
+                )
+                return settings.output.error(error)
+        return EXIT_OK
 
-    run_async(settings, go())
+    sys.exit(run_async(settings, go()))
+
+
+def _login_text(
+    name: str, profile: str, tab: Tab, endpoint: str | None, window: bool, headless: bool
+) -> str:
+    """What ``ego login`` tells the person: where to log in, and how to say it is done."""
+    if window:
+        return f"Log in to {name} in the window, then close it (profile {profile})."
+    if not headless or endpoint is None:
+        return f"Log in to {name} in the tab it opened, then close that tab (profile {profile})."
+    port = endpoint.rsplit(":", 1)[-1]
+    return (
+        f"Chrome has no window here: log in to {name} in its tab {tab.target_id[:8]} from a "
+        f"machine with a screen (`ssh -L {port}:127.0.0.1:{port}` to this one, then "
+        f"chrome://inspect there with 127.0.0.1:{port} under Configure, and inspect the tab), "
+        f"or from a script (--endpoint {endpoint}); then close the tab or press Ctrl+C "
+        f"(profile {profile})."
+    )
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[asyncio.Event]:
+    """An event Ctrl+C or SIGTERM sets while the block runs (the person says the login is
+    done), in place of stopping the command."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    caught = (signal.SIGINT, signal.SIGTERM)
+    for number in caught:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(number, stop.set)
+    try:
+        yield stop
+    finally:
+        for number in caught:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(number)
+
+
+async def _first_of(waits: list[Any]) -> None:
+    """Wait until the first of ``waits`` ends (an ego error ends it too); cancel the rest."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(
+            result, (asyncio.CancelledError, EgoError)
+        ):
+            raise result
 
 
 def _http_endpoint(browser: Browser) -> str | None:

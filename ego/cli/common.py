@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GLOBAL_OPTIONS",
+    "START_URL_HELP",
     "Settings",
     "accept_global_options",
     "args_options",
@@ -36,9 +37,9 @@ __all__ = [
     "json_option",
     "new_browser_option",
     "parse_args",
+    "parse_start_urls",
     "pass_settings",
     "run_async",
-    "start_url_option",
     "state_bounds",
     "storage_state_bounds_options",
     "workspace_option",
@@ -48,7 +49,7 @@ T = TypeVar("T")
 
 
 #: The options every command accepts, before or after its name.
-GLOBAL_OPTIONS = ("--workspace", "--endpoint", "--new-browser", "--json")
+GLOBAL_OPTIONS = ("--workspace", "--endpoint", "--new-browser", "--json", "--start-url")
 
 #: Seconds to reach the kept browser before starting a new one instead.
 _ATTACH_TIMEOUT = 3.0
@@ -73,12 +74,40 @@ class Settings:
         json_mode: bool | None = None,
         workspace: str | None = None,
         new_browser: bool = False,
+        start_url_values: tuple[str, ...] = (),
     ) -> None:
         self.endpoint = endpoint
         self.endpoint_source = "--endpoint"
         self.output = Output(json_mode)
         self.workspace = workspace
         self.new_browser = new_browser
+        self.start_url_values: list[str] = list(start_url_values)
+
+    def start_urls(self, site_id: str | None = None) -> tuple[tuple[str, str], ...]:
+        """The ``--start-url`` values (``$EGO_START_URL`` first) as (site, URL) pairs.
+
+        Args:
+            site_id: the site a bare ``--start-url URL`` is for (the command's own site);
+                None for a command that names no site.
+
+        Raises:
+            click.UsageError: a value is not ``SITE=URL`` (or a bare URL where the command
+                names a site).
+        """
+        return parse_start_urls(self.start_url_values, site_id)
+
+    def start_url(self, site_id: str, default: str | None) -> str | None:
+        """Where ``site_id``'s tools open: its last ``--start-url``, else ``default`` (the
+        manifest's ``startUrl``).
+
+        Raises:
+            click.UsageError: as :meth:`start_urls`.
+        """
+        found = default
+        for site, url in self.start_urls(site_id):
+            if site == site_id:
+                found = url
+        return found
 
     def learnings(self) -> Learnings:
         from ..learning.catalog.registry import Learnings
@@ -119,12 +148,34 @@ class Settings:
 
     @contextlib.asynccontextmanager
     async def browser(
-        self, *, profile: str | None = None, headless: bool = True
+        self,
+        *,
+        profile: str | None = None,
+        headless: bool = True,
+        site_id: str | None = None,
+        slow_mo: float = 0,
+        port: int | None = None,
     ) -> AsyncIterator[Browser]:
-        """The browser to use: ``--endpoint``'s, else the kept one, else a launched Chrome.
+        """The browser to use: ``--endpoint``'s, else the kept one, else a launched Chrome,
+        with every ``--start-url`` set on its ``site`` (a bare URL for ``site_id``).
 
         Closing it at the end only disconnects from an attached browser.
+
+        Args:
+            profile: the profile a launched Chrome uses (the kept browser only when it runs
+                this one).
+            headless: False wants a window: the kept browser only if it has one, and a
+                launched Chrome opens one (refused at once where there is no display).
+            site_id: the command's own site, which a bare ``--start-url URL`` is for.
+            slow_mo: milliseconds to pause before each input and navigation (``--slow-mo``).
+            port: a debugging port for a launched Chrome (0: Chrome's choice), so that
+                another process can reach it; none by default.
+
+        Raises:
+            click.UsageError: a ``--start-url`` is malformed (before any browser starts).
+            ChromeLaunchError: a window is wanted and this machine has no display.
         """
+        start_urls = self.start_urls(site_id)
         learnings = self.learnings()
         browser: Browser | None = None
         if self.endpoint:
@@ -132,25 +183,31 @@ class Settings:
                 # Imported here: commands that read only files never pay for the browser.
                 from ..api import connect
 
-                browser = await connect(self.endpoint, learnings=learnings)
+                browser = await connect(self.endpoint, learnings=learnings, slow_mo=slow_mo)
         else:
             kept = self.kept_browser(profile=profile, headless=headless)
             if kept is not None:
-                browser = await self._attach(kept, learnings)
+                browser = await self._attach(kept, learnings, slow_mo)
             if browser is None:
                 with self.output.progress("starting Chrome"):
-                    browser = await self._launch(profile, headless, learnings)
+                    browser = await self._launch(profile, headless, learnings, slow_mo, port)
+        for start_site, start_url in start_urls:
+            browser.site.set_start_url(start_site, start_url)
         try:
             yield browser
         finally:
             await browser.close()
 
-    async def _attach(self, kept: state.KeptBrowser, learnings: Learnings) -> Browser | None:
+    async def _attach(
+        self, kept: state.KeptBrowser, learnings: Learnings, slow_mo: float = 0
+    ) -> Browser | None:
         """Attach to the kept browser; None (and a stale record removed) when it is gone."""
         try:
             from ..api import connect
 
-            browser = await connect(kept.websocket, learnings=learnings, timeout=_ATTACH_TIMEOUT)
+            browser = await connect(
+                kept.websocket, learnings=learnings, timeout=_ATTACH_TIMEOUT, slow_mo=slow_mo
+            )
         except BrowserError:
             from . import state
 
@@ -169,11 +226,24 @@ class Settings:
                 err=True,
             )
 
-    async def _launch(self, profile: str | None, headless: bool, learnings: Learnings) -> Browser:
+    async def _launch(
+        self,
+        profile: str | None,
+        headless: bool,
+        learnings: Learnings,
+        slow_mo: float = 0,
+        port: int | None = None,
+    ) -> Browser:
+        if not headless:
+            from .display import check_display
+
+            check_display(_command_name())
         try:
             from ..api import launch
 
-            return await launch(profile=profile, headless=headless, learnings=learnings)
+            return await launch(
+                profile=profile, headless=headless, learnings=learnings, slow_mo=slow_mo, port=port
+            )
         except ProfileInUseError as exc:
             from . import state
 
@@ -188,23 +258,17 @@ class Settings:
                 pid=exc.pid,
             ) from None
         except ChromeLaunchError as exc:
-            text = str(exc)
-            if headless or not _no_display(text):
+            if headless:
                 raise
-            raise ChromeLaunchError(
-                f"{text.rstrip('. ')}; this machine has no display for a window: run "
-                "`ego launch --headed --profile NAME` on a machine with a screen and log in "
-                "there, or attach to it with --endpoint http://HOST:PORT (an ssh -L tunnel "
-                "works), or give this machine a virtual display (xvfb-run ego login SITE)"
-            ) from None
+            from .display import no_display_error
+
+            raise no_display_error(exc, _command_name()) from None
 
 
-def _no_display(text: str) -> bool:
-    lowered = text.lower()
-    # The last lines Chrome printed: "Missing X server" may have scrolled past them, while
-    # the windowing platform's own failure comes after it.
-    signs = ("missing x server", "cannot open display", "platform failed to initialize")
-    return any(sign in lowered for sign in signs)
+def _command_name() -> str:
+    """The running command as a person typed it (``ego run``), for messages."""
+    context = click.get_current_context(silent=True)
+    return context.command_path if context is not None else "ego"
 
 
 def run_async(settings: Settings, coroutine: Coroutine[Any, Any, T]) -> T:
@@ -250,6 +314,19 @@ def _remember_workspace(ctx: click.Context, _: click.Parameter, value: str | Non
 def _remember_new_browser(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     if value:
         _settings(ctx).new_browser = True
+
+
+def _remember_start_urls(ctx: click.Context, _: click.Parameter, values: tuple[str, ...]) -> None:
+    if values:
+        _settings(ctx).start_url_values.extend(values)
+
+
+#: What ``--start-url`` does, for every command's help.
+START_URL_HELP = (
+    "Open SITE's tools at URL (a local copy on another port, a staging host) instead of its "
+    "manifest's startUrl; tabs on URL's host and port count as the site's. A bare URL is for "
+    "the command's own site. Repeatable; $EGO_START_URL holds SITE=URL pairs for every command."
+)
 
 
 _NO_BROWSER = " (This command uses no browser; accepted so that global options work anywhere.)"
@@ -298,6 +375,17 @@ def _workspace(_: bool = True) -> click.Option:
     )
 
 
+def _start_url(_: bool = True) -> click.Option:
+    return click.Option(
+        ["--start-url"],
+        multiple=True,
+        metavar="[SITE=]URL",
+        expose_value=False,
+        callback=_remember_start_urls,
+        help=START_URL_HELP,
+    )
+
+
 def _decorator(make: Callable[[], click.Option]) -> Callable[[Callable[..., Any]], Any]:
     def decorate(function: Callable[..., Any]) -> Any:
         option = make()
@@ -332,6 +420,7 @@ _GLOBAL_MAKERS: dict[str, Callable[[bool], click.Option]] = {
     "--endpoint": _endpoint,
     "--new-browser": _new_browser,
     "--json": _json,
+    "--start-url": _start_url,
 }
 
 
@@ -413,28 +502,35 @@ def parse_args(args_json: str | None, pairs: tuple[str, ...], schema: Any = None
     return args
 
 
-def _start_urls(
-    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-) -> tuple[tuple[str, str], ...]:
+def parse_start_urls(values: Iterable[str], site_id: str | None) -> tuple[tuple[str, str], ...]:
+    """``--start-url`` values as (site, URL) pairs, each URL as :func:`as_url` reads it.
+
+    Args:
+        values: ``SITE=URL`` texts, or a bare ``URL`` for ``site_id``.
+        site_id: the site a bare URL is for; None refuses bare URLs.
+
+    Raises:
+        click.UsageError: a value is neither.
+    """
+    from ..learning.catalog.matching import as_url
+
     pairs = []
     for value in values:
-        site_id, sep, url = value.partition("=")
-        if not sep or not site_id or not url:
-            raise click.BadParameter(f"{value!r} is not SITE=URL", param_hint="--start-url")
-        pairs.append((site_id.strip(), url.strip()))
+        site, sep, url = value.partition("=")
+        if not sep or "/" in site or ":" in site:
+            site, url = "", value  # a bare URL (its query may hold "=")
+        site, url = site.strip(), url.strip()
+        if not url:
+            raise click.UsageError(f"--start-url {value!r} is not SITE=URL")
+        if not site:
+            if site_id is None:
+                raise click.UsageError(
+                    f"--start-url {value!r} names no site, and this command has none of its "
+                    "own: give SITE=URL"
+                )
+            site = site_id
+        pairs.append((site, as_url(url)))
     return tuple(pairs)
-
-
-#: ``--start-url SITE=URL`` (repeatable): where a site's tools open a tab.
-start_url_option = click.option(
-    "--start-url",
-    "start_urls",
-    multiple=True,
-    metavar="SITE=URL",
-    callback=_start_urls,
-    help="Open SITE's tools at URL (a local copy on another port, a staging host) instead of "
-    "its manifest's startUrl; tabs on URL's host and port count as the site's. Repeatable.",
-)
 
 
 #: What the storage-state bound options say of their defaults (ego.page.storage_state's

@@ -5,12 +5,15 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from ..learning.describe.compact import CompactContext
+
+if TYPE_CHECKING:
+    from ..demo import DemoServer
 from .common import (
     Settings,
     common,
@@ -24,6 +27,8 @@ __all__ = ["demo"]
 
 #: Where ``--serve`` serves the shop: the port the demo-shop learning's ``startUrl`` names.
 SERVE_PORT = 8765
+#: The learning the demo shop's tools are in.
+_SITE = "demo-shop"
 
 
 @click.command()
@@ -62,7 +67,6 @@ def demo(
     shop's API as a redesign would, for `ego heal` to mend (docs/learning-loop.md);
     --changed-pages the order desk's pages.
     """
-    from ..demo import DemoServer
     from ..demo.tour import tour
 
     if serve:
@@ -72,8 +76,10 @@ def demo(
         raise click.UsageError("--changed-api and --changed-pages go with --serve")
     port = port or 0
 
+    shop = _started(settings, port, False)
+
     async def go() -> tuple[CompactContext, list[Any]]:
-        with DemoServer(port=port) as shop:
+        with shop:
             settings.output.info(f"demo shop at {shop.url}")
             async with settings.browser() as browser:
                 with settings.output.progress("running the demo shop's tools"):
@@ -99,15 +105,9 @@ def _serve(
     settings: Settings, port: int, changed_api: bool = False, changed_pages: bool = False
 ) -> None:
     """Serve the demo shop on ``port`` until Ctrl+C (or SIGTERM)."""
-    from ..demo import DemoServer
-
-    try:
-        server = DemoServer(port=port, api_changed=changed_api, pages_changed=changed_pages)
-        server.start()
-    except OSError as exc:
-        sys.exit(
-            settings.output.error(OSError(f"cannot serve the demo shop on port {port}: {exc}"))
-        )
+    server = _started(settings, port, changed_api, changed_pages)
+    # Commands open the shop at the learning's start URL: elsewhere, they need telling.
+    moved = None if server.port == SERVE_PORT else f"{_SITE}={server.url}"
     try:
         settings.output.result(
             {
@@ -116,11 +116,19 @@ def _serve(
                 "port": server.port,
                 "api_changed": changed_api,
                 "pages_changed": changed_pages,
+                "start_url": moved,
             },
             lambda data: (
                 f"demo shop at {data['url']} (also {data['local_url']}); log in with demo / "
                 "demo."
                 + (" Its API is changed (search moved, name is title)." if changed_api else "")
+                + (
+                    f" ego commands open it at :{SERVE_PORT}: give them --start-url {moved}, "
+                    f'or export EGO_START_URL="{moved} shop.localhost={server.url}" (its '
+                    "skills too)."
+                    if moved
+                    else ""
+                )
                 + " Press Ctrl+C to stop."
             ),
             one_line=True,
@@ -132,6 +140,20 @@ def _serve(
         settings.output.info("stopped")
     finally:
         server.close()
+
+
+def _started(
+    settings: Settings, port: int, changed_api: bool, changed_pages: bool = False
+) -> DemoServer:
+    """The demo shop serving on ``port``; a port it cannot have ends the command with one
+    line naming --port."""
+    from ..demo import DemoServer
+    from ..errors import ListenError
+
+    try:
+        return DemoServer(port=port, api_changed=changed_api, pages_changed=changed_pages).start()
+    except ListenError as exc:
+        sys.exit(settings.output.error(exc))
 
 
 def _short(value: Any, limit: int = 160) -> str:

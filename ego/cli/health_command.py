@@ -15,6 +15,7 @@ import click
 from ..errors import EgoError
 from ..learning.health.view import ToolHealth, VersionHealth, health_table
 from .common import Settings, json_option, pass_settings
+from .output import heal_hint
 
 __all__ = ["health", "health_text"]
 
@@ -56,18 +57,18 @@ def health_text(rows: list[VersionHealth]) -> str:
         lines.append(
             f"{row.site_id + '/' + row.tool:34} {row.version:26} {row.hash:12} "
             f"{health.runs:>5} {health.ok:>5} {health.failures:>6} {health.needs_login:>5}  "
-            f"{health.last_ok or '-':20}  {_status(health)}"
+            f"{health.last_ok or '-':20}  {_status(health, row.site_id, row.tool)}"
         )
     return "\n".join(lines)
 
 
-def _status(health: ToolHealth) -> str:
+def _status(health: ToolHealth, site_id: str, tool: str) -> str:
     unreachable = health.last_site_failure if health.unreachable else None
     if unreachable is not None:
         return f"site unreachable at {unreachable.at}: {unreachable.message[:80]}"
     if health.suspect:
         restore = f"; version {health.last_passed} last passed" if health.last_passed else ""
-        return f"SUSPECT: {health.reason}{restore}"
+        return f"SUSPECT: {health.reason}{restore}; {heal_hint(site_id, tool)}"
     failure = health.last_failure
     if failure is not None:
         return f"last failure {failure.kind} {failure.at}: {failure.message[:80]}"

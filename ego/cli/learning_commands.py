@@ -6,11 +6,12 @@ import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import click
+import orjson
 
 from ..errors import EgoError
+from ..learning.catalog.matching import as_url
 from ..learning.health.origin import front_end
 from .common import (
     Settings,
@@ -20,23 +21,23 @@ from .common import (
     parse_args,
     pass_settings,
     run_async,
-    start_url_option,
     state_bounds,
     storage_state_bounds_options,
 )
-from .output import EXIT_OK, EXIT_TOOL
+from .output import EXIT_OK, EXIT_TOOL, heal_hint
 from .trace_commands import trace_option, traced
 
 if TYPE_CHECKING:
     from ..calls import CallOptions, ToolCall
     from ..learning.catalog.registry import Learnings
     from ..learning.describe.compact import CompactContext
-    from ..learning.describe.context import LearnContext, SiteSummary
+    from ..learning.describe.context import LearnContext, SiteSummary, ToolInfo
     from ..site import Site
     from .output import Output
 
 __all__ = [
     "CLI_PROFILE_HINT",
+    "RUN_PROFILE_HINT",
     "as_url",
     "checked_call",
     "compact_text",
@@ -51,6 +52,11 @@ __all__ = [
 
 #: How a NEEDS_LOGIN message tells a command-line user to use a persistent profile.
 CLI_PROFILE_HINT = "run the command again with --profile NAME"
+#: The same for ``ego run``, which also takes a login saved in a file.
+RUN_PROFILE_HINT = (
+    "run the command again with --profile NAME, or with --storage-state FILE, a login saved "
+    "by `ego login SITE --save-state FILE`"
+)
 
 
 @click.command()
@@ -73,28 +79,12 @@ def tools(settings: Settings, url: str, full: bool) -> None:
     from ..learning.describe.compact import compact
     from ..site import context_for
 
-    context = context_for(settings.learnings(), as_url(url))
+    context = context_for(settings.learnings(), as_url(url), dict(settings.start_urls()))
     if full:
         settings.output.result(context.model_dump(mode="json"), lambda _: context_text(context))
         return
     short = compact(context)
     settings.output.result(short.model_dump(mode="json"), lambda _: compact_text(short))
-
-
-def as_url(text: str) -> str:
-    """``text`` as a URL: a bare host or ``host/path`` gets a scheme (``http`` for a local
-    host, else ``https``) and a path.
-
-    ``google.com`` becomes ``https://google.com/``, ``shop.localhost:8765`` becomes
-    ``http://shop.localhost:8765/``; a text with a scheme is returned as it is.
-    """
-    text = text.strip()
-    if "://" in text or text.startswith(("about:", "data:", "file:")):
-        return text
-    host = urlsplit(f"//{text}").hostname or ""
-    local = host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
-    url = f"{'http' if local else 'https'}://{text}"
-    return url if urlsplit(url).path else url + "/"
 
 
 def checked_call(
@@ -152,7 +142,7 @@ async def run_prepared(
     Raises:
         EgoError: everything :meth:`ego.site.Site.run_call` and ``Browser.new_tab`` raise.
     """
-    site.profile_hint = CLI_PROFILE_HINT
+    site.profile_hint = RUN_PROFILE_HINT
     for start_site, start_url in start_urls:
         site.set_start_url(start_site, start_url)
     tab = None
@@ -173,28 +163,72 @@ def compact_text(context: CompactContext) -> str:
         tools_header=lambda site_id: (
             f"tools (ego run {site_id} NAME --args JSON; * required, =example):"
         ),
-        skills_header=lambda domain: (
-            f"{domain} skills (ego skill run {domain}/NAME --params JSON):"
-        ),
+        skills_header=lambda domain: f"{domain} skills (ego skill run {domain}/NAME --args JSON):",
         notes_header="notes (ego tools URL --full prints them whole):",
     )
 
 
 def context_text(context: LearnContext) -> str:
-    """The full learn_context as ``ego tools --full`` prints it."""
+    """The full learn_context as ``ego tools --full`` prints it: per site its description,
+    every tool with its whole description, args and returns schemas, a command line to
+    paste and its health record, then its notes in full; then the skills alike."""
     if not context.matched:
         return f"no learnings match {context.url}"
-    lines = []
+    lines: list[str] = []
     for site in context.sites:
-        lines.append(f"{site.name} ({site.site_id}, matched {site.matched_domain})")
-        for note in site.notes:
-            lines.append(f"  note  {note.path}: {note.title}")
+        start = f" {site.start_url}" if site.start_url else ""
+        lines += [f"{site.name} ({site.site_id}){start}, matched {site.matched_domain}"]
+        lines += _indented(site.description, 2)
         for tool in site.tools:
-            lines.append(f"  {tool.kind:7} {tool.tool_name}: {tool.description}")
-            lines.append(f"          {tool.example}")
-            if tool.health is not None:
-                lines.append(f"          health: {tool.health.line()}")
-    return "\n".join(lines)
+            lines += ["", *_tool_text(tool)]
+        for note in site.notes:
+            lines += ["", f"note {note.path}: {note.title}", *_indented(note.text.strip(), 2)]
+        lines.append("")
+    for skill in context.skills:
+        lines += [*_tool_text(skill), ""]
+    return "\n".join(lines).rstrip()
+
+
+def _tool_text(tool: ToolInfo) -> list[str]:
+    kind = "skill" if tool.kind == "skill" else f"{tool.kind} tool"
+    lines = [f"{kind} {tool.tool_name} ({tool.side_effect}, auth {tool.auth})"]
+    lines += _indented(tool.description, 2)
+    if not tool.runnable:
+        return [*lines, f"  not runnable here: {tool.reason}"]
+    lines += ["  args:", *_indented(_schema_text(tool.args), 4)]
+    if tool.returns is not None:
+        lines += ["  returns:", *_indented(_schema_text(tool.returns), 4)]
+    lines.append(f"  example: {cli_example(tool)}")
+    if tool.health is not None:
+        hint = f"; {heal_hint(tool.site_id, tool.tool_name)}" if tool.health.suspect else ""
+        lines.append(f"  health: {tool.health.line()}{hint}")
+    return lines
+
+
+def cli_example(tool: ToolInfo) -> str:
+    """The command line that runs ``tool`` with example args."""
+    import shlex
+
+    from ..learning.describe.context import example_args
+
+    args = example_args(tool.args) if isinstance(tool.args, dict) else {}
+    if tool.kind == "skill":
+        words = ["ego", "skill", "run", f"{tool.site_id}/{tool.tool_name}"]
+    else:
+        words = ["ego", "run", tool.site_id, tool.tool_name]
+    if args:
+        words += ["--args", orjson.dumps(args).decode()]
+    if tool.side_effect == "irreversible":
+        words.append("--confirm")
+    return shlex.join(words)
+
+
+def _schema_text(schema: Any) -> str:
+    return orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode()
+
+
+def _indented(text: str, width: int) -> list[str]:
+    return [" " * width + line if line else "" for line in text.splitlines()]
 
 
 @click.command()
@@ -246,7 +280,11 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
             if summary.node_tools:
                 line += f"  (not runnable here: {', '.join(summary.node_tools)})"
             lines.append(line)
-            lines += [f"  {name}: {health.line()}" for name, health in summary.health.items()]
+            lines += [
+                f"  {name}: {health.line()}"
+                + (f"; {heal_hint(summary.site_id, name)}" if health.suspect else "")
+                for name, health in summary.health.items()
+            ]
         else:
             lines.append(f"{summary.site_id:16} INVALID: {'; '.join(summary.problems)}")
     return "\n".join(lines) or "no sites"
@@ -254,11 +292,21 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
 
 @click.command()
 @click.argument("site_id")
-@click.argument("tool")
+@click.argument("tool", required=False)
 @args_options("Tool args", "arg", "the tool's")
 @click.option("--confirm", is_flag=True, help="Allow an irreversible tool to run.")
 @click.option("--url", help="Open this page first (else a matching tab or the site's start URL).")
 @click.option("--profile", help="Persistent profile to launch with.")
+@click.option(
+    "--headed", is_flag=True, help="Run in a Chrome with a window, to watch (with --slow-mo)."
+)
+@click.option(
+    "--slow-mo",
+    type=click.FloatRange(min=0),
+    default=0,
+    metavar="MS",
+    help="Pause this many milliseconds before each input and navigation, to follow the run.",
+)
 @click.option("--timeout", type=float, help="Seconds the tool may run.")
 @click.option("--no-cache", is_flag=True, help="Do not use the localStorage cache.")
 @click.option(
@@ -268,25 +316,25 @@ def _sites_text(summaries: list[SiteSummary]) -> str:
     "browser context of its own.",
 )
 @storage_state_bounds_options
-@start_url_option
 @trace_option
 @common
 @pass_settings
 def run(
     settings: Settings,
     site_id: str,
-    tool: str,
+    tool: str | None,
     args_json: str | None,
     pairs: tuple[str, ...],
     confirm: bool,
     url: str | None,
     profile: str | None,
+    headed: bool,
+    slow_mo: float,
     timeout: float | None,
     no_cache: bool,
     storage_state: Path | None,
     max_state_mb: int,
     max_state_items: int,
-    start_urls: tuple[tuple[str, str], ...],
     trace_path: Path | None,
     trace_options: dict[str, Any],
 ) -> None:
@@ -294,13 +342,19 @@ def run(
 
     Site, tool, args and --confirm are checked before a browser starts. With
     --storage-state the tool runs in a browser context of its own, loaded with that login
-    (and closed after), whichever browser the command uses.
+    (and closed after), whichever browser the command uses. --headed runs it in a Chrome
+    with a window (the kept browser when it has one) and --slow-mo MS pauses before each
+    input and navigation, so that a person can watch. Without TOOL, lists the site's tools.
 
     With --trace FILE the run is traced (the page's steps, a screenshot after each, its
     requests and console, the tool's result or error), secrets redacted, into FILE (0600,
     at most --trace-max-size); `ego show-trace FILE` shows it.
     """
-    if storage_state is None and trace_path is None:
+    if tool is None:
+        sys.exit(_missing_tool(settings, site_id))
+    start_urls = settings.start_urls(site_id)
+    url = as_url(url) if url else None
+    if storage_state is None and trace_path is None and not (headed or slow_mo):
         # Through the browser `ego launch` keeps, when it serves calls: no imports, no attach.
         from .call_client import run_through_service
 
@@ -323,7 +377,9 @@ def run(
             # Read within the bounds before a browser starts: a bad file costs nothing.
             bounds = state_bounds(max_state_mb, max_state_items)
             state = read_storage_state(storage_state, **bounds)
-        async with settings.browser(profile=profile) as browser:
+        async with settings.browser(
+            profile=profile, headless=not headed, site_id=site_id, slow_mo=slow_mo
+        ) as browser:
             if state is None:
                 async with traced(browser, trace_path, trace_options, subject, settings.output):
                     return await run_prepared(browser.site, call, url, start_urls, settings.output)
@@ -335,6 +391,21 @@ def run(
 
     result = run_async(settings, go())
     settings.output.result(result)
+
+
+def _missing_tool(settings: Settings, site_id: str) -> int:
+    """Say which tools SITE_ID has when a command line names none; the exit code."""
+    try:
+        manifest = settings.learnings().site(site_id)
+    except EgoError as exc:
+        return settings.output.error(exc)
+    names = [*manifest.browser_tools, *manifest.python_tools]
+    return settings.output.error(
+        click.UsageError(
+            f"missing argument TOOL: {site_id}'s tools are {', '.join(names) or 'none'} "
+            f"(`ego catalog show {site_id}` describes each)"
+        )
+    )
 
 
 @click.command()

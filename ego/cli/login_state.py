@@ -70,6 +70,11 @@ class LoginSaver:
         except (EgoError, OSError) as exc:  # the tab or browser going: the last save stands
             logger.debug("saving the login to %s: %s", self.path, exc)
 
+    @property
+    def empty(self) -> bool:
+        """True when what was saved holds no cookie at all: no login happened."""
+        return self.saved is None or not self.saved["cookies"]
+
     async def finish(self) -> None:
         """Save once more if the browser is still there; then say what the file holds (on
         stderr, never a value)."""
@@ -78,7 +83,7 @@ class LoginSaver:
         if not self.browser.closed:
             with contextlib.suppress(EgoError, OSError):
                 await self._save()
-        if self.saved is not None:
+        if self.saved is not None and not self.empty:
             held = describe_state(self.saved)
             origins = ", ".join(entry["origin"] for entry in held["origins"]) or "none"
             click.echo(

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
+from ..learning.catalog.matching import as_url
 from .common import Settings, common, pass_settings, run_async
 from .har_options import har_bound_options, reading
 from .output import EXIT_OK, EXIT_TOOL
@@ -247,8 +248,10 @@ def heal(
     if accepted and not promote:
         raise click.UsageError("--accept-changed-cases goes with --promote")
 
+    page = as_url(url) if url else None
+
     async def go() -> tuple[dict[str, Any], str, bool]:
-        async with settings.browser() as browser:
+        async with settings.browser(site_id=site_id) as browser:
             site = browser.site
             if promote:
                 with settings.output.progress(f"promoting the candidate of {site_id}/{tool}"):
@@ -268,7 +271,7 @@ def heal(
                     result = await site.check_candidate(site_id, tool)
                 return result.as_dict(), result.format(), result.passed
             with settings.output.progress(f"healing {site_id}/{tool}"):
-                report = await site.heal_tool(site_id, tool, confirm=confirm, url=url)
+                report = await site.heal_tool(site_id, tool, confirm=confirm, url=page)
             return report.as_dict(), report.format(), True
 
     with reading(max_har_entries, max_har_bytes):

@@ -14,10 +14,10 @@ from .common import (
     endpoint_option,
     pass_settings,
     run_async,
-    start_url_option,
     state_bounds,
     storage_state_bounds_options,
 )
+from .display import check_display
 from .trace_commands import trace_bound_options
 
 if TYPE_CHECKING:
@@ -289,7 +289,6 @@ def _groups(ctx: click.Context, param: click.Parameter, value: str | None) -> tu
     "steps before it on its tab.",
 )
 @trace_bound_options
-@start_url_option
 @endpoint_option
 @pass_settings
 @click.pass_context
@@ -323,7 +322,6 @@ def mcp(
     session_idle: float,
     max_sessions: int,
     max_tabs: int,
-    start_urls: tuple[tuple[str, str], ...],
     trace_tools: bool,
     trace_failures: Path | None,
     trace_options: dict[str, Any],
@@ -376,7 +374,7 @@ def mcp(
         unrestricted_files=unrestricted,
         read_only=read_only,
         groups=frozenset(cast("tuple[ToolGroup, ...]", groups)),
-        start_urls=start_urls,
+        start_urls=settings.start_urls(),
         site_tools=cast("SiteTools", site_tools),
         max_js_heap_mb=max_js_heap,
         max_tabs=max_tabs,
@@ -406,6 +404,8 @@ def mcp(
     async def serving() -> None:
         kept = settings.kept_browser(profile=profile, headless=not headed)
         endpoint = settings.endpoint or (kept.websocket if kept is not None else None)
+        if headed and endpoint is None:
+            check_display("ego mcp")  # refused now, not at the agent's first call
         if endpoint is not None and max_js_heap is not None:
             raise click.UsageError(
                 "--max-js-heap applies to a Chrome this server starts, and it would attach to "

@@ -25,6 +25,7 @@ from ..errors import (
     PackBuildError,
     ProfileInUseError,
     SiteUnreachableError,
+    SkillBrokenError,
     SkillExistsError,
     StorageStateTooLargeError,
     WorkspaceRequiredError,
@@ -42,6 +43,7 @@ __all__ = [
     "Output",
     "cli_words",
     "exit_code_for",
+    "heal_hint",
 ]
 
 EXIT_OK = 0
@@ -161,11 +163,14 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
     ),
     (ProfileInUseError, re.compile(r"use another profile"), "pass another --profile"),
     (SkillExistsError, re.compile(r"pass overwrite=True"), "pass --overwrite"),
+    (
+        SkillBrokenError,
+        re.compile(r"`site\.heal_tool\('([^']*)', '([^']*)'\)`"),
+        r"`ego heal \1 \2`",
+    ),
     (HarTooLargeError, re.compile(r"HarBounds\(max_entries=N\)"), "--max-har-entries N"),
     (HarTooLargeError, re.compile(r"HarBounds\(max_bytes=N\)"), "--max-har-bytes SIZE"),
     (PackBuildError, re.compile(r"pass (name|version)="), r"pass --\1"),
-    (ListenError, re.compile(r"\bport=0\b"), "--port 0"),
-    (ListenError, re.compile(r"\b(port|host)="), r"--\1"),
     (
         WorkspaceRequiredError,
         re.compile(r", or pass workspace= to ego\.launch\(\)/Learnings\(\)"),
@@ -177,7 +182,7 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
         re.compile(
             r"open one \(browser\.new_tab\(url\)\) and pass tab=, or call set_start_url\([^)]*\)"
         ),
-        "pass --url with a page of the site",
+        "pass --start-url with a page of the site",
     ),
     (
         SiteUnreachableError,
@@ -187,6 +192,11 @@ _CLI_FIXES: tuple[tuple[type[BaseException], re.Pattern[str], str], ...] = (
 )
 
 
+def heal_hint(site_id: str, tool: str) -> str:
+    """What to run about a tool whose health says SUSPECT."""
+    return f"`ego heal {site_id} {tool}` finds why"
+
+
 def cli_words(exc: BaseException) -> str:
     """``exc``'s message on one line, with a fix worded for Python callers (``confirm=True``,
     ``ego.connect()``, ``overwrite=True``) worded as the command-line user types it."""
@@ -194,6 +204,8 @@ def cli_words(exc: BaseException) -> str:
         return exc.worded("run it again with --confirm")
     if isinstance(exc, StorageStateTooLargeError):
         return exc.worded(f"to load it all the same, raise the bound with {exc.flag}")
+    if isinstance(exc, ListenError):
+        return exc.command_line
     message = str(exc).replace("\n", " ") or type(exc).__name__
     for kind, pattern, fix in _CLI_FIXES:
         if isinstance(exc, kind):

@@ -6,7 +6,7 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,8 @@ from ..casetests import (
     write_updates,
 )
 from ..errors import EgoError
+from ..learning.catalog.matching import as_url
+from ..protocol.jsontext import json_text
 from ..replay import HarBounds, Omitted, Recorder
 from ..replay import record as record_har
 from .common import Settings, args_options, common, pass_settings, run_async
@@ -29,6 +31,9 @@ from .har_options import har_bound_options, har_bounds, reading
 from .learning_commands import CLI_PROFILE_HINT, checked_call
 from .output import EXIT_OK, EXIT_TOOL
 from .trace_commands import trace_option
+
+if TYPE_CHECKING:
+    from ..api import Browser
 
 __all__ = ["REPLAY_COMMANDS", "record", "test"]
 
@@ -175,16 +180,18 @@ def record(
             raise click.UsageError("give the URL to record, or --run SITE TOOL")
         if args_json or pairs or confirm:
             raise click.UsageError("--args, --arg and --confirm go with --run SITE TOOL")
-        _record_page(settings, url, har_path, keep_secrets, wait_until, settle, profile, bounds)
+        _record_page(
+            settings, as_url(url), har_path, keep_secrets, wait_until, settle, profile, bounds
+        )
         return
     site_id, tool = run_tool
     call = checked_call(settings, site_id, tool, args_json, pairs, CallOptions(confirm=confirm))
-    start = url or call.ref.manifest.start_url
+    start = as_url(url) if url else settings.start_url(site_id, call.ref.manifest.start_url)
     if not start:
         raise click.UsageError(f"site {site_id!r} has no startUrl: give the URL to load first")
 
     async def go() -> tuple[dict[str, Any], EgoError | None]:
-        async with settings.browser(profile=profile) as browser:
+        async with settings.browser(profile=profile, site_id=site_id) as browser:
             browser.site.profile_hint = CLI_PROFILE_HINT
             tab = await browser.new_tab()
             recorder = Recorder(tab, strip_secrets=not keep_secrets, bounds=bounds)
@@ -293,12 +300,13 @@ def _record_session(
 ) -> None:
     """``ego record --session SITE``: a tab recorded (and traced, with ``trace_path``; its
     page actions kept, with ``actions_path``) while someone works in it."""
-    start = url
+    start = as_url(url) if url else None
     if start is None:
         try:
-            start = settings.learnings().site(site_id).start_url
+            default = settings.learnings().site(site_id).start_url
         except EgoError:
-            start = None
+            default = None  # a site with no learning yet: the URL must be given
+        start = settings.start_url(site_id, default)
     if not start:
         raise click.UsageError(
             f"give the URL to start the session on: site {site_id!r} has no learning with a "
@@ -311,10 +319,19 @@ def _record_session(
 
         from ..replay.session import record_session
 
-        async with settings.browser(profile=profile) as browser:
+        # With no browser to attach to, a Chrome of its own listens on a port: the only way
+        # for anyone to reach the tab it records.
+        async with settings.browser(profile=profile, site_id=site_id, port=0) as browser:
             tab = await browser.new_tab()
             trace_summary: Any = None
             stop = asyncio.Event()
+            endpoint = settings.endpoint or _http_endpoint(browser)
+            reach = (
+                f"; it has no window: a script reaches it with --endpoint {endpoint} (to work in "
+                "it by hand, keep a browser with a window first: `ego launch --headed`)"
+                if browser.process is not None
+                else ""
+            )
             loop = asyncio.get_running_loop()
             signals = (signal.SIGINT, signal.SIGTERM)
             for number in signals:
@@ -328,9 +345,15 @@ def _record_session(
                     ends.append(f"{duration:g} s")
 
                 def started() -> None:
+                    if settings.output.json:
+                        # What a script needs to work in the tab, as one JSON line.
+                        line = {"recording": start, "tab": tab.target_id, "endpoint": endpoint}
+                        click.echo(json_text(line), err=True)
+                        return
                     settings.output.info(
                         f"recording a session on {start} in tab {tab.target_id}; it ends on "
                         + " or ".join(ends)
+                        + reach
                     )
 
                 traced = (
@@ -392,6 +415,7 @@ def _record_session(
                 if actions_path is not None
                 else f"ego suggest {site_id} --har {har_path}"
             ),
+            "endpoint": endpoint,
             **_omitted(end.omitted, bounds),
             **({"trace": trace_summary.as_dict()} if trace_path is not None else {}),
             **(
@@ -415,6 +439,13 @@ def _record_session(
             )
         ),
     )
+
+
+def _http_endpoint(browser: Browser) -> str | None:
+    """``http://127.0.0.1:PORT`` of a browser with a debugging port (what --endpoint takes)."""
+    if browser.endpoint is None:
+        return None
+    return "http://" + browser.endpoint.split("://", 1)[1].split("/", 1)[0]
 
 
 def _omitted(omitted: Omitted, bounds: HarBounds) -> dict[str, Any]:

@@ -17,8 +17,10 @@ from typing import Any, TypeVar, cast
 import click
 import orjson
 
-from ..errors import EgoError
+from ..errors import EgoError, UnknownToolError
 from ..learning.catalog.manifest import args_schema
+from ..learning.catalog.matching import as_url
+from ..learning.catalog.registry import Learnings
 from ..learning.health.view import ToolHealth, current_health
 from ..learning.plan.draft import CLEARABLE, Auth, SideEffect, ToolDraft
 from ..learning.plan.history import list_versions
@@ -191,11 +193,11 @@ def save_tool(
         # The checks that need no browser fail before Chrome starts.
         workspace_root(settings.learnings())
         check_domains(site_id, tool, domains, front_end="cli")
-        async with settings.browser(profile=profile) as browser:
+        async with settings.browser(profile=profile, site_id=site_id) as browser:
             tab = None
             if url:
                 with settings.output.progress(f"loading {url}"):
-                    tab = await browser.new_tab(url)
+                    tab = await browser.new_tab(as_url(url))
             with settings.output.progress(f"checking {site_id}/{tool}"):
                 saved = await browser.site.save_tool(draft, tab=tab)
             return saved.as_dict()
@@ -233,7 +235,7 @@ def save_note(
             name,
             text,
             domains=list(domains) or None,
-            page_url=url,
+            page_url=as_url(url) if url else None,
             site_name=site_name,
         )
         return saved.as_dict()
@@ -289,7 +291,11 @@ def history(settings: Settings, site_id: str, tool: str) -> None:
     """
 
     def go() -> list[dict[str, Any]]:
-        return [v.as_dict() for v in list_versions(settings.learnings(), site_id, tool)]
+        learnings = settings.learnings()
+        versions = list_versions(learnings, site_id, tool)
+        if not versions:
+            _require_tool(learnings, site_id, tool)
+        return [v.as_dict() for v in versions]
 
     rows = _run(settings, go)
 
@@ -304,6 +310,26 @@ def history(settings: Settings, site_id: str, tool: str) -> None:
         return "\n".join(lines)
 
     settings.output.result(rows, text)
+
+
+def _require_tool(learnings: Learnings, site_id: str, tool: str) -> None:
+    """Raise when ``site_id`` or its ``tool`` does not exist (a history with no versions).
+
+    Raises:
+        UnknownSiteError, InvalidManifestError: no such site, or its manifest is broken.
+        UnknownToolError: the site declares no such browser tool (the message lists them).
+    """
+    manifest = learnings.site(site_id)
+    if tool in manifest.python_tools:
+        raise UnknownToolError(
+            f"{site_id}/{tool} is a Python tool: only browser tools are saved in versions"
+        )
+    if tool not in manifest.browser_tools:
+        declared = ", ".join(sorted(manifest.browser_tools)) or "none"
+        raise UnknownToolError(
+            f"site {site_id!r} has no browser tool {tool!r:.200}, so no versions of it; its "
+            f"browser tools: {declared}"
+        )
 
 
 @click.command("restore")

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
+from ..learning.catalog.matching import as_url
 from .common import (
     Settings,
     endpoint_option,
@@ -39,7 +40,7 @@ class ScriptError(Exception):
 def script(settings: Settings, file: Path, url: str | None, profile: str | None) -> None:
     """Run an agent script with `browser`, `tab` and `site` ready.
 
-    The script is plain Python and may use `await` at the top level
+    `ego` is imported for it too. The script is plain Python and may use `await` at the top level
     (`print(await site.run_tool("demo-shop", "get_product", {"id": 1}))`). It may also
     define `async def main(browser, tab, site)`, which is awaited after the top level ran.
     An exception prints the script's own frames and one error line.
@@ -53,7 +54,7 @@ def script(settings: Settings, file: Path, url: str | None, profile: str | None)
     async def go() -> BaseException | None:
         async with settings.browser(profile=profile) as browser:
             browser.site.profile_hint = CLI_PROFILE_HINT
-            tab = await browser.new_tab(url) if url else await browser.new_tab()
+            tab = await browser.new_tab(as_url(url)) if url else await browser.new_tab()
             try:
                 await run_script(code, file, browser=browser, tab=tab, site=browser.site)
             except Exception as exc:
@@ -94,10 +95,13 @@ async def run_script(code: Any, file: Path, **names: Any) -> dict[str, Any]:
     Returns:
         The script's globals once it ran.
     """
+    import ego  # the package itself, as an agent script imports it
+
     namespace: dict[str, Any] = {
         "__name__": "__ego_script__",
         "__file__": str(file),
         "__builtins__": builtins,
+        "ego": ego,
         **names,
     }
     result = eval(code, namespace)  # the user's own script, compiled above

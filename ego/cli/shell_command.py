@@ -29,6 +29,7 @@ from typing import Any
 import click
 
 from ..errors import EgoError
+from ..learning.catalog.matching import as_url
 from .common import Settings, endpoint_option, pass_settings
 from .learning_commands import CLI_PROFILE_HINT
 from .script_command import ScriptError, script_traceback
@@ -67,6 +68,8 @@ class AsyncConsole(code.InteractiveConsole):
         self.running: asyncio.Task[Any] | None = None
         #: The exception of the piped statement that failed (None: none did).
         self.failure: BaseException | None = None
+        # Lines read from a pipe so far: a statement's frames name its lines in the input.
+        self._read = 0
 
     def raw_input(self, prompt: str = "") -> str:
         if not self.piped:
@@ -75,7 +78,19 @@ class AsyncConsole(code.InteractiveConsole):
         line = sys.stdin.readline()
         if not line:
             raise EOFError
+        self._read += 1
         return line.rstrip("\n")
+
+    @property
+    def lines_read(self) -> int:
+        """How many lines were read from the pipe so far."""
+        return self._read
+
+    def runsource(self, source: str, filename: str = "<input>", symbol: str = "single") -> bool:
+        if self.piped:
+            # Compiled where it stands in the input: its first line is the buffer's first.
+            source = "\n" * (self._read - len(self.buffer)) + source
+        return super().runsource(source, filename, symbol)
 
     def showsyntaxerror(self, filename: str | None = None, **kwargs: Any) -> None:
         if not self.piped:
@@ -148,7 +163,8 @@ def shell(settings: Settings, url: str | None, profile: str | None) -> None:
                 stack.enter_async_context(settings.browser(profile=profile))
             )
             browser.site.profile_hint = CLI_PROFILE_HINT
-            tab = loop.run_until_complete(browser.new_tab(url) if url else browser.new_tab())
+            opening = browser.new_tab(as_url(url)) if url else browser.new_tab()
+            tab = loop.run_until_complete(opening)
         except EgoError as exc:
             loop.run_until_complete(stack.aclose())
             sys.exit(settings.output.error(exc))
@@ -156,6 +172,7 @@ def shell(settings: Settings, url: str | None, profile: str | None) -> None:
             "__name__": "__console__",
             "__doc__": None,
             "asyncio": asyncio,
+            "ego": sys.modules["ego"],
             "browser": browser,
             "tab": tab,
             "site": browser.site,
@@ -193,6 +210,12 @@ def _interact(console: AsyncConsole, loop: asyncio.AbstractEventLoop) -> None:
     def read() -> None:
         try:
             console.interact(banner="" if console.piped else BANNER, exitmsg="")
+            if console.piped and console.buffer and console.failure is None:
+                # The input ended inside a statement: it never ran, and that is said.
+                start = console.lines_read - len(console.buffer) + 1
+                console.failure = SyntaxError(
+                    "the input ended inside a statement", (STDIN, start, 0, console.buffer[0])
+                )
         except SystemExit:
             pass  # exit() or quit(): leave like Ctrl+D
         finally:

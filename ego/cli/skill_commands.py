@@ -32,7 +32,8 @@ def skill() -> None:
 @click.argument("skill_id", metavar="DOMAIN/TASK")
 @args_options("Params", "param", "the skill's")
 @click.option("--confirm", is_flag=True, help="Allow an irreversible skill to run.")
-@click.option("--url", help="Use this page (scheme, host and port) instead of the skill's url.")
+# The spelling before --start-url, kept for scripts: a bare --start-url for the skill.
+@click.option("--url", hidden=True)
 @click.option("--profile", help="Persistent profile to launch with.")
 @click.option("--timeout", type=float, help="Seconds the extractor may run.")
 @common
@@ -49,7 +50,8 @@ def skill_run(
 ) -> None:
     """Run a skill by its catalog id and print its result.
 
-    The skill, its params and --confirm are checked before a browser starts.
+    The skill, its params and --confirm are checked before a browser starts. --start-url
+    URL opens it on URL's scheme, host and port instead of the skill's url.
     """
     from ..skills import catalog_for, prepare_skill
 
@@ -61,11 +63,14 @@ def skill_run(
     except EgoError as exc:
         sys.exit(settings.output.error(exc))
 
+    if url:
+        settings.start_url_values.append(url)
+    domain = skill_id.partition("/")[0]
+
     async def go() -> Any:
-        async with settings.browser(profile=profile) as browser:
+        # A skill's start URL is set under its domain (a bare --start-url is for it).
+        async with settings.browser(profile=profile, site_id=domain) as browser:
             browser.site.profile_hint = CLI_PROFILE_HINT
-            if url:
-                browser.site.set_start_url(skill_id.partition("/")[0], url)
             with settings.output.progress(f"running {skill_id}"):
                 return await browser.site.run_skill(
                     skill_id, params, confirm=confirm, timeout=timeout

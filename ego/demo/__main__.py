@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 
+from ..errors import ListenError
 from .server import DemoServer
 
 
@@ -22,13 +24,19 @@ def main(argv: list[str] | None = None) -> int:
         help="serve the order desk redesigned (its search button renamed, a field moved)",
     )
     options = parser.parse_args(argv)
-    with DemoServer(
+    server = DemoServer(
         options.port,
         host=options.host,
         verbose=not options.quiet,
         api_changed=options.changed_api,
         pages_changed=options.changed_pages,
-    ) as server:
+    )
+    try:
+        server.start()
+    except ListenError as exc:
+        print(f"python -m ego.demo: ListenError: {exc.command_line}", file=sys.stderr)
+        return 1
+    with server:
         print(f"demo shop at {server.url} (also {server.local_url}); log in with demo / demo")
         try:
             threading.Event().wait()

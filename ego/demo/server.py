@@ -21,13 +21,25 @@ from pathlib import Path
 from string import Template
 from types import TracebackType
 
+from ..errors import ListenError
 from .handler import CART_COOKIE, CSP, SESSION_COOKIE, ShopHTTPServer
 from .routes import ShopHandler
 from .state import SITE_DIR, DemoState
 
 # The cookie names, CSP, site folder and state type are re-exported: ``ego.demo.server.<name>``
 # was their home before the shop was split by job.
-__all__ = ["CART_COOKIE", "CSP", "SESSION_COOKIE", "SITE_DIR", "DemoServer", "DemoState"]
+__all__ = [
+    "CART_COOKIE",
+    "CSP",
+    "DEFAULT_PORT",
+    "SESSION_COOKIE",
+    "SITE_DIR",
+    "DemoServer",
+    "DemoState",
+]
+
+#: The port the demo-shop learning's ``startUrl`` names (``ego demo --serve`` serves there).
+DEFAULT_PORT = 8765
 
 # The old name of the request handler class: bench/bench_pool.py toggles its
 # ``disable_nagle_algorithm`` through ``ego.demo.server._Handler``.
@@ -90,9 +102,17 @@ class DemoServer:
         return self._httpd is not None
 
     def start(self) -> DemoServer:
-        """Bind the port and serve from a daemon thread; returns ``self``. Idempotent."""
+        """Bind the port and serve from a daemon thread; returns ``self``. Idempotent.
+
+        Raises:
+            ListenError: the port is taken, or the address cannot be listened on (the
+                message names the fix).
+        """
         if self._httpd is None:
-            httpd = ShopHTTPServer((self.host, self.requested_port), self, ShopHandler)
+            try:
+                httpd = ShopHTTPServer((self.host, self.requested_port), self, ShopHandler)
+            except OSError as exc:
+                raise ListenError.of(self.host, self.requested_port, exc) from None
             thread = threading.Thread(
                 target=httpd.serve_forever,
                 kwargs={"poll_interval": 0.05},

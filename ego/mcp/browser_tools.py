@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..errors import ContextDestroyedError, EgoError
+from ..learning.catalog.matching import as_url
 from ..page import snapshot
 from ..page.frame import Frame
 from ..page.network import Request
@@ -130,6 +131,7 @@ def add_browser_tools(server: EgoServer, holder: BrowserHolder) -> None:
     ) -> CallToolResult:
         """Open a URL in the current tab and wait for it to load. Returns {id, url, title}
         and the page's first lines with refs."""
+        url = as_url(url)  # a bare host, as a person types it, is a URL
         browser = await holder.browser()
         if new_tab:
             opened = await call(lambda: browser.new_tab(url))

@@ -127,6 +127,8 @@ class BrowserHolder:
         #: What the next result tells the agent about a browser that changed under it.
         self.notice: str | None = None
         self._browser: Browser | None = None
+        # Where the page tools act: the browser, or a context of its own for a saved login.
+        self._pages: Pages | None = None
         self._tab: Tab | None = None
         self._lock = asyncio.Lock()
         self._told_preloading = False
@@ -137,7 +139,7 @@ class BrowserHolder:
     async def browser(self) -> Pages:
         """Where the page tools act: the browser, started (again) when there is none."""
         async with self._lock:
-            if self._browser is None or self._browser.closed:
+            if self._pages is None or self._pages.closed or self._browser_gone():
                 if self._browser is not None:
                     self.notice = _REPLACED.format(
                         what="reconnected to the browser"
@@ -154,22 +156,36 @@ class BrowserHolder:
                     "allow_file_urls": limits.allow_file_urls,
                     "allow_script_urls": not limits.read_only,
                 }
+                # A browser that outlives the server (attached, or on a persistent profile)
+                # gets a saved login in a context of its own, which ends with the server:
+                # nothing of the login stays in that browser's profile.
+                own_context = self.storage_state is not None and bool(self.endpoint or self.profile)
+                if self._browser is not None:
+                    await self._browser.close()
                 if self.endpoint:
                     self._browser = await api.connect(self.endpoint, **keywords)
-                    if self.storage_state is not None:
-                        await self._browser.set_storage_state(self.storage_state)
                 else:
                     self._browser = await api.launch(
                         profile=self.profile,
                         headless=self.headless,
-                        storage_state=self.storage_state,
+                        storage_state=None if own_context else self.storage_state,
                         max_js_heap_mb=limits.max_js_heap_mb,
                         **keywords,
                     )
+                self._pages = self._browser
+                if own_context:
+                    self._pages = await self._browser.new_context(
+                        storage_state=self.storage_state,
+                        dialogs=self.dialogs,
+                        downloads=self.files.downloads_dir(),
+                    )
                 for site_id, url in self.start_urls.items():
-                    self._browser.site.set_start_url(site_id, url)
+                    self._pages.site.set_start_url(site_id, url)
                 self._tab = None
-            return self._browser
+            return self._pages
+
+    def _browser_gone(self) -> bool:
+        return self._browser is None or self._browser.closed
 
     async def keep_bounds(self) -> None:
         """Hold what the pages did since the last call to the server's bounds (before each
@@ -178,8 +194,8 @@ class BrowserHolder:
     def set_start_url(self, site_id: str, url: str) -> None:
         """Open ``site_id``'s tools at ``url`` from now on (this browser and any later one)."""
         self.start_urls[site_id] = url
-        if self._browser is not None:
-            self._browser.site.set_start_url(site_id, url)
+        if self._pages is not None:
+            self._pages.site.set_start_url(site_id, url)
 
     def take_notice(self) -> str | None:
         """What the next result tells the agent first (each thing once), or None."""
@@ -247,6 +263,9 @@ class BrowserHolder:
         """Close the browser (disconnect from an attached one) and remove what the server
         made for itself; where files were kept is said once, on the ``ego.mcp`` logger."""
         await self.finish()
+        if self._pages is not None and self._pages is not self._browser:
+            await self._pages.close()  # the saved login's context, its tabs with it
+        self._pages = None
         if self._browser is not None:
             await self._browser.close()
             self._browser = None

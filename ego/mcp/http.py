@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import hmac
 import logging
 import os
@@ -356,18 +355,7 @@ def _listening(host: str, port: int) -> socket.socket:
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        if exc.errno == errno.EADDRINUSE:
-            why = (
-                "another process listens on that port: pass another port= (port=0 takes a free one)"
-            )
-        elif exc.errno == errno.EADDRNOTAVAIL:
-            why = "no interface of this machine has that address: pass another host="
-        elif exc.errno == errno.EACCES:
-            why = "that port needs privileges this process lacks: pass a port= above 1023"
-        else:
-            why = f"{exc.strerror or exc}: pass another host= or port="
-        raise ListenError(f"cannot listen on {shown}: {why}", host=host, port=port) from None
+        raise ListenError.of(host, port, exc) from None
     except BaseException:
         sock.close()
         raise

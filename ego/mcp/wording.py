@@ -50,6 +50,7 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("reload with resend=True", "call reload with resend: true"),
     ("site.save_browser_tool(", "save_browser_tool("),
     ("site.run_browser_tool(", "run_browser_tool("),
+    ("`site.heal_tool(", "`heal_tool("),
     (
         "pass that tab (tab=) or call set_start_url(",
         "navigate to it and call the tool again, or call set_start_url(",

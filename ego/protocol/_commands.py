@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ..errors import BrowserClosedError, CommandTimeoutError
+from .slow_motion import SlowMotion
 
 __all__ = ["MAX_COMMAND_BYTES", "Commands", "Link", "Pending", "allowed"]
 
@@ -34,15 +35,15 @@ MAX_COMMAND_BYTES: Final = 99 * 1024 * 1024
 class Link:
     """What a session needs of the connection that carries it, and all it gets: the event
     loop, the command ids (one count per connection), the write to the channel, the default
-    timeout, and whether the connection is closed. The connection makes one and hands it to
-    each of its sessions.
+    timeout, the pause before what a person sees happen (slow motion), and whether the
+    connection is closed. The connection makes one and hands it to each of its sessions.
 
     Args:
         write: sends one encoded message; False when the channel no longer takes any.
         default_timeout: seconds a command may take unless its call says otherwise.
     """
 
-    __slots__ = ("closed", "default_timeout", "ids", "loop", "write")
+    __slots__ = ("closed", "default_timeout", "ids", "loop", "slow_motion", "write")
 
     def __init__(self, write: Callable[[bytes], bool], default_timeout: float) -> None:
         self.loop = asyncio.get_running_loop()
@@ -51,6 +52,8 @@ class Link:
         self.default_timeout = default_timeout
         #: Why the connection closed (its error), or None while it is open.
         self.closed: BrowserClosedError | None = None
+        #: A pause before each input and navigation sent (``ego.launch(slow_mo=)``), or None.
+        self.slow_motion: SlowMotion | None = None
 
 
 def allowed(method: str, allow: frozenset[str]) -> bool:

@@ -227,6 +227,9 @@ class Session:
         Cancelling the caller abandons the command: Chrome still runs it, and its answer is
         dropped when it arrives.
         """
+        slow_motion = self._link.slow_motion
+        if slow_motion is not None:
+            await slow_motion.before(method)
         message_id, future = self._post(method, params, timeout)
         try:
             return await future

@@ -25,6 +25,7 @@ from ._events import JSON, EventHandler, Subscription, Waiter, count_entries, re
 from .gc_pause import gc_paused
 from .pipe import PipeWire
 from .session import MAX_COMMAND_BYTES, Link, Session, SessionState
+from .slow_motion import SlowMotion
 from .wire import Wire
 
 __all__ = [
@@ -146,6 +147,16 @@ class Connection:
     @default_timeout.setter
     def default_timeout(self, seconds: float) -> None:
         self._link.default_timeout = seconds
+
+    @property
+    def slow_motion(self) -> SlowMotion | None:
+        """The pause every session makes before each input and navigation it sends
+        (``ego.launch(slow_mo=)``), or None."""
+        return self._link.slow_motion
+
+    @slow_motion.setter
+    def slow_motion(self, slow_motion: SlowMotion | None) -> None:
+        self._link.slow_motion = slow_motion
 
     def session(self, session_id: str | None) -> Session:
         """The :class:`~ego.protocol.session.Session` Chrome attached as ``session_id`` (None:

@@ -23,6 +23,7 @@ the entry (:mod:`ego.replay.token_places`), never the token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -159,6 +160,10 @@ class Recorder:
         self._token_places = TokenPlaces()
         self._tasks: set[asyncio.Task[None]] = set()
         self._activity = asyncio.Event()
+        # When each answered request last showed life (its response, a chunk of its body):
+        # Chrome sends no loadingFinished for a body the page never reads, so such a request
+        # would hold wait_idle until its timeout.
+        self._answered: dict[str, float] = {}
         self._running = False
         self._har: Har | None = None
         self._started_at = ""
@@ -230,6 +235,7 @@ class Recorder:
             "Network.requestWillBeSentExtraInfo": self._on_request_extra,
             "Network.responseReceived": self._on_response,
             "Network.responseReceivedExtraInfo": self._on_response_extra,
+            "Network.dataReceived": self._on_data,
             "Network.loadingFinished": self._on_finished,
             "Network.loadingFailed": self._on_failed,
         }
@@ -291,6 +297,10 @@ class Recorder:
     async def wait_idle(self, quiet: float = 0.5, timeout: float = 10.0) -> bool:
         """Wait until no request has been in flight for ``quiet`` seconds.
 
+        A request whose answer came and then showed no life for ``quiet`` seconds does not
+        count: Chrome never ends the load of a body the page leaves unread (a ``fetch`` whose
+        response nobody reads), and its entry is recorded all the same.
+
         Args:
             quiet: seconds of silence that count as idle (a page that fetches after a timer
                 needs more).
@@ -303,20 +313,35 @@ class Recorder:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                logger.debug("record: still in flight after %g s: %s", timeout, self.pending())
                 return False
             self._activity.clear()
-            if self.in_flight == 0:
+            busy, settles_in = self._busy(quiet)
+            if not busy:
                 try:
                     await asyncio.wait_for(self._activity.wait(), min(quiet, remaining))
                 except TimeoutError:
-                    if self.in_flight == 0:
+                    if not self._busy(quiet)[0]:
                         return True
                 continue
-            try:
-                await asyncio.wait_for(self._activity.wait(), remaining)
-            except TimeoutError:
-                logger.debug("record: still in flight after %g s: %s", timeout, self.pending())
-                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._activity.wait(), min(settles_in, remaining))
+
+    def _busy(self, quiet: float) -> tuple[int, float]:
+        """How many requests hold the network busy (answered ones quiet for ``quiet``
+        seconds aside), and in how many seconds the next answered one goes quiet (infinity:
+        none will by itself)."""
+        now = time.monotonic()
+        busy = len(self._tasks)
+        settles_in = float("inf")
+        for request_id in self._capture.open_ids(self.ignore):
+            answered = self._answered.get(request_id)
+            if answered is None:
+                busy += 1
+            elif now - answered < quiet:
+                busy += 1
+                settles_in = min(settles_in, quiet - (now - answered))
+        return busy, settles_in
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write :attr:`har` to ``path`` and return the path."""
@@ -362,7 +387,14 @@ class Recorder:
 
     def _on_response(self, params: dict[str, Any]) -> None:
         self._capture.add_response(params)
+        self._answered[str(params.get("requestId", ""))] = time.monotonic()
         self._touch()
+
+    def _on_data(self, params: dict[str, Any]) -> None:
+        request_id = str(params.get("requestId", ""))
+        if request_id in self._answered:
+            self._answered[request_id] = time.monotonic()
+            self._touch()
 
     def _on_finished(self, params: dict[str, Any]) -> None:
         if str(params.get("requestId", "")) in self._left_out:

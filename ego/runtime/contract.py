@@ -92,7 +92,8 @@ def signal_error(
         detail = _detail(stripped, SKILL_BROKEN)
         return SkillBrokenError(
             f"SKILL_BROKEN from {site_id}/{tool}: {detail}; the site changed and the tool "
-            "needs a new version (retrying will not help)",
+            f"needs a new version (retrying will not help): `site.heal_tool({site_id!r}, "
+            f"{tool!r})` finds what changed and drafts one",
             site_id=site_id,
             tool=tool,
             detail=detail,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -98,7 +99,8 @@ class Site(Loop):
         ``detail="full"`` gives everything: each tool's whole description, args and returns
         schemas, example call and health record, and the notes in full. Sites with a broken
         manifest are left out (see :meth:`sites`). Reads only local files; the browser is not
-        involved.
+        involved. A site's start URL is where this facade opens its tools: the one
+        :meth:`set_start_url` set, else its manifest's.
 
         Args:
             url: the page.
@@ -107,7 +109,7 @@ class Site(Loop):
         Raises:
             ValueError: ``detail`` is neither.
         """
-        context = context_for(self.learnings, url)
+        context = context_for(self.learnings, url, self.start_urls())
         if detail == "full":
             return context
         if detail != "compact":
@@ -319,9 +321,20 @@ def describe_tool(learnings: Learnings, site_id: str, tool: str) -> ToolInfo:
             raise exc from None
 
 
-def context_for(learnings: Learnings, url: str) -> LearnContext:
-    """What :meth:`Site.learn_context` answers, from ``learnings`` alone (no browser needed)."""
+def context_for(
+    learnings: Learnings, url: str, start_urls: Mapping[str, str] | None = None
+) -> LearnContext:
+    """What :meth:`Site.learn_context` answers, from ``learnings`` alone (no browser needed).
+
+    Args:
+        learnings: the roots.
+        url: the page.
+        start_urls: start URLs set in place of the manifests' (``set_start_url``), by site.
+    """
     from ..learning.describe.context import build_context
     from ..skills import skills_for_url
 
-    return build_context(learnings, url, skills_for_url(learnings, url))
+    context = build_context(learnings, url, skills_for_url(learnings, url))
+    for site in context.sites:
+        site.start_url = (start_urls or {}).get(site.site_id, site.start_url)
+    return context

@@ -209,7 +209,10 @@ class Running(Placement):
         """What a run of ``loaded`` that threw ``exc`` raises: the signal it carries, else a
         SiteUnreachableError when a request the page made since ``since`` (seconds since the
         epoch) found no server (the tool's ``fetch`` threw for the site's sake, which says
-        nothing about the tool), else a BrowserToolError naming the file and line."""
+        nothing about the tool), else a BrowserToolError naming the file and line (for code
+        that does not compile too)."""
+        if exc.name == "SyntaxError" and not exc.url:
+            exc = await _placed(page, loaded, exc)
         thrown = self._thrown(loaded, exc)
         if not isinstance(thrown, BrowserToolError):
             return thrown
@@ -307,6 +310,41 @@ def _check_returns(ref: ToolRef, result: Any) -> None:
         raise ReturnsMismatchError(
             f"{ref.subject} returned data that does not match its returns schema {problem}"
         )
+
+
+async def _placed(tab: Tab | Frame, loaded: LoadedSource, exc: JavaScriptError) -> JavaScriptError:
+    """``exc``, a tool's code that failed to compile, with the line and column in its file.
+
+    A script that does not compile has no frame to name its place, so the form the cache
+    evaluates (``'(' + source + '\n)'``) is compiled again, not run, under the tool's own URL
+    (``Runtime.compileScript``, ``persistScript`` false). ``exc`` unchanged when that fails.
+    """
+    try:
+        answer = await tab.send(
+            "Runtime.compileScript",
+            {
+                "expression": "(" + loaded.expression.rstrip("\n") + "\n)",
+                "sourceURL": loaded.url,
+                "persistScript": False,
+            },
+        )
+    except EgoError:
+        return exc
+    details = answer.get("exceptionDetails")
+    if not isinstance(details, dict) or "lineNumber" not in details:
+        return exc
+    line = int(details["lineNumber"]) + 1
+    column = int(details.get("columnNumber", 0)) + (0 if line == 1 else 1)  # after "("
+    return JavaScriptError(
+        str(exc),
+        name=exc.name,
+        js_message=exc.js_message,
+        stack=exc.stack,
+        url=loaded.url,
+        line=line,
+        column=column,
+        value=exc.value,
+    )
 
 
 def tool_error(loaded: LoadedSource, exc: JavaScriptError) -> BrowserToolError:

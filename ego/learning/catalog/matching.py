@@ -1,4 +1,5 @@
-"""Matching a URL's host against a manifest's ``domains``, and naming a URL's domain.
+"""Matching a URL's host against a manifest's ``domains``, naming a URL's domain, and reading
+a URL as a person types it (:func:`as_url`).
 
 A domain entry is a host (``x.com``), a wildcard (``*.x.com``), either with an optional
 ``:port``; an IPv6 address is written in brackets (``[::1]:8765``).
@@ -7,9 +8,12 @@ A domain entry is a host (``x.com``), a wildcard (``*.x.com``), either with an o
 from __future__ import annotations
 
 import ipaddress
+import re
+from typing import Final
 from urllib.parse import urlsplit
 
 __all__ = [
+    "as_url",
     "domain_of",
     "host_suffixes",
     "index_keys",
@@ -169,3 +173,25 @@ def is_too_broad(entry: str) -> bool:
     except ValueError:
         return False
     return address.is_loopback or address.is_unspecified
+
+
+# A scheme at the start of a text (``https:``, ``about:``), unless what follows the colon is
+# a port (``shop.localhost:8765``, ``localhost:8765/cart``).
+_SCHEME: Final = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:(?!\d+(?:[/?#]|$))")
+
+
+def as_url(text: str) -> str:
+    """``text`` as a person types a URL, made one: a bare host or ``host/path`` gets a scheme
+    (``http`` for a local host, else ``https``) and a path.
+
+    ``google.com`` becomes ``https://google.com/``, ``shop.localhost:8765`` becomes
+    ``http://shop.localhost:8765/``; a text with a scheme (``about:blank``, ``data:...``)
+    is returned as it is, stripped.
+    """
+    text = text.strip()
+    if not text or _SCHEME.match(text):
+        return text
+    host = urlsplit(f"//{text}").hostname or ""
+    local = host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
+    url = f"{'http' if local else 'https'}://{text}"
+    return url if urlsplit(url).path else url + "/"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...errors import UnsafePathError
 from .jslint import function_expression
+from .jssyntax import syntax_problem
 from .manifest import Manifest
 from .paths import resolve_inside
 from .registry import Learnings, SiteEntry
@@ -52,8 +53,9 @@ def validate_site(entry: SiteEntry) -> list[Problem]:
     """Every problem of one site: its manifest, then each tool and note file.
 
     Browser tool sources must be non-empty and of an accepted shape (the same check as saving
-    and loading: :func:`~ego.learning.catalog.jslint.function_expression`); Python tools must parse
-    (they are not imported, so nothing runs). Node tools give one warning per site.
+    and loading: :func:`~ego.learning.catalog.jslint.function_expression`) and parse as JavaScript
+    (:mod:`~ego.learning.catalog.jssyntax`); Python tools must parse (they are not imported, so
+    nothing runs). Node tools give one warning per site.
     """
     where = str(entry.directory / "manifest.json")
     if entry.manifest is None:
@@ -66,9 +68,14 @@ def validate_site(entry: SiteEntry) -> list[Problem]:
             problems.append(Problem(where, error))
             continue
         try:
-            function_expression(file.read_text(encoding="utf-8"))
+            source = file.read_text(encoding="utf-8")
+            expression = function_expression(source)
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             problems.append(Problem(str(file), f"browser tool {name}: {exc}"))
+            continue
+        syntax = syntax_problem(source, expression)
+        if syntax is not None:
+            problems.append(Problem(str(file), f"browser tool {name} does not parse: {syntax}"))
     for name, python_spec in manifest.python_tools.items():
         file, error = _check_file(
             entry.directory, manifest.id, python_spec.path, f"python tool {name}"
