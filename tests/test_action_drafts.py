@@ -137,3 +137,15 @@ def test_a_file_that_is_no_flow_is_refused_with_its_name(tmp_path: Path) -> None
     other.write_text('{"log": {}}', encoding="utf-8")
     with pytest.raises(HarFormatError, match=r"other\.json: not a recording of page actions"):
         suggest_actions_from("shop", [other])
+
+
+def test_actions_a_draft_does_not_replay_are_named_in_its_notes(tmp_path: Path) -> None:
+    path = write_flow(tmp_path, "one", "lamp")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["left_out"] = ["dblclick #row-3", "mouse.wheel"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    (draft,) = suggest_actions_from("shop", [path]).drafts
+    said = [note for note in draft.notes if "does not replay" in note]
+    assert len(said) == 2
+    assert "dblclick #row-3" in said[0]
+    assert "mouse.wheel" in said[1]

@@ -277,3 +277,23 @@ async def test_a_step_in_an_iframe_keeps_a_selector_the_tab_finds_it_by(
     assert step.selector is not None
     assert " >> " in step.selector
     await tab.click(step.selector)  # the tab finds the button by it
+
+
+async def test_actions_a_flow_cannot_replay_are_kept_as_left_out(
+    tab: ego.Tab, server: PageServer, tmp_path: Path
+) -> None:
+    page = server.route(
+        "/flows/gestures",
+        "<title>gestures</title><input id=q aria-label=Words>"
+        "<p id=cell ondblclick=\"this.textContent='editing'\">cell</p>",
+    )
+    path = tmp_path / "gestures.actions.json"
+    async with tab.record_actions(path):
+        await tab.navigate(page)
+        await tab.type("#q", "lamp")
+        await tab.dblclick("#cell")
+        await tab.mouse.wheel(0, 40)
+        await tab.wait_for(selector="#cell")
+    flow = load_flow(path)
+    assert [step.verb for step in flow.steps] == ["navigate", "type"]
+    assert flow.left_out == ["dblclick #cell", "mouse.wheel"]

@@ -226,6 +226,10 @@ class ActionRecording:
 
     async def _ended(self, action: Action) -> None:
         pending = self._selectors.pop(id(action), None)
+        if action.ok and _left_out(action):
+            # Said in the flow (and so in the draft's notes), never dropped unsaid.
+            where = f" {self.secrets.url(action.target)}" if action.target else ""
+            self.flow.left_out.append(f"{action.verb}{where}")
         if not action.ok or (action.verb not in ACTING_VERBS and action.verb != "snapshot"):
             if pending is not None:
                 pending.cancel()
@@ -317,6 +321,15 @@ def _stem(path: Path) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
+
+
+#: Verbs that leave the page as it was: a flow has nothing to replay of them.
+_NO_EFFECT: Final = frozenset({"wait_for", "selector_for", "snapshot", "screenshot"})
+
+
+def _left_out(action: Action) -> bool:
+    """Whether ``action`` changed the page in a way a drafted flow does not replay."""
+    return not (action.reads or action.verb in ACTING_VERBS or action.verb in _NO_EFFECT)
 
 
 def _write_private(path: Path, text: str) -> None:

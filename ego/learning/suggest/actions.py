@@ -210,6 +210,12 @@ def draft_flow(site_id: str, tool: str, flows: list[RecordedFlow]) -> DraftedToo
             "no HAR was recorded with the flow (record_actions(har=True)), so what it sent is "
             "unknown: drafted irreversible"
         )
+    for action in flow.left_out:
+        plan.notes.append(
+            f"the flow also did {action}, which a drafted tool does not replay (it replays "
+            "navigate, click, type, select, check, uncheck and press): check the tool does "
+            "without it, or add it to the tool's file by hand"
+        )
     unchecked = [i for i, step in enumerate(plan.steps) if not step.checked and step.selector]
     for index in unchecked:
         plan.notes.append(

@@ -104,6 +104,9 @@ class RecordedFlow:
     recorded_at: str = ""
     har: str | None = None
     secrets: list[str] = field(default_factory=list)
+    #: Actions made during the flow that a draft cannot replay (a double click, a drag, the
+    #: wheel, ...), as ``verb target``: said in the draft's notes, never dropped unsaid.
+    left_out: list[str] = field(default_factory=list)
     path: Path | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -116,6 +119,7 @@ class RecordedFlow:
             "end_url": self.end_url,
             "har": self.har,
             "secrets": sorted(set(self.secrets)),
+            "left_out": list(self.left_out),
         }
 
     def har_path(self) -> Path | None:
@@ -163,5 +167,6 @@ def load_flow(path: str | os.PathLike[str]) -> RecordedFlow:
         recorded_at=str(data.get("recorded_at") or ""),
         har=data.get("har"),
         secrets=list(data.get("secrets") or []),
+        left_out=[str(item) for item in data.get("left_out") or []],
         path=file,
     )
