@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .learning.catalog.registry import Learnings
     from .learning.describe.compact import CompactContext
     from .learning.describe.context import LearnContext, ToolInfo
-    from .learning.suggest import suggest
+    from .learning.suggest import suggest, suggest_actions
     from .page.scripts import set_test_id_attribute
     from .page.storage_state import read_storage_state
     from .page.tab import Tab
@@ -53,6 +53,7 @@ _LAZY: dict[str, str] = {
     "Site": ".site",
     "ToolContext": ".site",
     "suggest": ".learning.suggest",
+    "suggest_actions": ".learning.suggest",
 }
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "read_storage_state",
     "set_test_id_attribute",
     "suggest",
+    "suggest_actions",
     *_error_names,
 ]
 

@@ -22,7 +22,7 @@ from .page import contexts as _contexts
 from .page.dialogs import DialogPolicy, dialog_actions
 from .page.downloads import Downloads
 from .page.policy import OPEN, NavigationPolicy
-from .page.records import set_har_recorder, set_tracer
+from .page.records import set_action_recorder, set_har_recorder, set_tracer
 from .page.storage_state import StorageState, read_storage_state
 from .protocol.chrome import ChromeProcess, LaunchOptions
 from .protocol.slow_motion import SlowMotion
@@ -134,6 +134,16 @@ def _tracer(tab: Any, path: Any, **options: Any) -> Any:
 
 
 set_tracer(_tracer)
+
+
+def _action_recorder(tab: Any, path: Any, **options: Any) -> Any:
+    """What ``tab.record_actions`` returns: imported on use, as the HAR recorder is."""
+    from .actions import ActionRecording
+
+    return ActionRecording(tab, path, **options)
+
+
+set_action_recorder(_action_recorder)
 
 
 class Browser(_Traced, _browser.Browser):

@@ -72,6 +72,22 @@ async def test_an_mcp_agent_records_suggests_saves_and_heals(
         stopped = payload(await session.call_tool("stop_recording", {}))
         assert stopped["entries"] > 0
         assert stopped["hosts"][f"shop.localhost:{shop.port}"] > 0
+        # The page actions, beside the HAR: a Python tool is drafted from them.
+        assert stopped["actions"] == str((output / "session.actions.json").resolve())
+        assert stopped["steps"] == 2  # the two navigations
+        flow = payload(
+            await session.call_tool(
+                "suggest_tools",
+                {"site_id": "shop-pages", "har_paths": ["session.actions.json"]},
+            )
+        )
+        assert flow["found"][0]["tool"] == "search"
+        assert flow["found"][0]["side_effect"] == "read"
+        kept = payload(
+            await session.call_tool("save_draft", {"site_id": "shop-pages", "tool": "search"})
+        )
+        assert kept["file"].endswith("tools/search.py")
+        assert [c["passed"] for c in kept["cases"]["ran"]] == [True]
 
         drafted = payload(
             await session.call_tool(

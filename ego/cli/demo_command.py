@@ -48,23 +48,32 @@ _SITE = "demo-shop"
     help="Serve the shop with its API changed on purpose (with --serve): the product search "
     "moves to /api/catalog/search and its products say title for name.",
 )
+@click.option(
+    "--changed-pages",
+    is_flag=True,
+    help="Serve the order desk redesigned on purpose (with --serve): its search button is "
+    "renamed (its test id too) and the order's email field moves to the second step.",
+)
 @common
 @pass_settings
-def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -> None:
+def demo(
+    settings: Settings, port: int | None, serve: bool, changed_api: bool, changed_pages: bool
+) -> None:
     """Serve the bundled demo shop, launch Chrome, show learn_context and run its tools.
 
     With --serve, serve the shop alone on http://shop.localhost:8765/ (the demo-shop
     learning's start URL) until Ctrl+C, so that `ego run demo-shop TOOL` and scripts can use
     it from another terminal; `python -m ego.demo` does the same. --changed-api breaks the
-    shop's API as a redesign would, for `ego heal` to mend (docs/learning-loop.md).
+    shop's API as a redesign would, for `ego heal` to mend (docs/learning-loop.md);
+    --changed-pages the order desk's pages.
     """
     from ..demo.tour import tour
 
     if serve:
-        _serve(settings, SERVE_PORT if port is None else port, changed_api)
+        _serve(settings, SERVE_PORT if port is None else port, changed_api, changed_pages)
         return
-    if changed_api:
-        raise click.UsageError("--changed-api goes with --serve")
+    if changed_api or changed_pages:
+        raise click.UsageError("--changed-api and --changed-pages go with --serve")
     port = port or 0
 
     shop = _started(settings, port, False)
@@ -92,9 +101,11 @@ def demo(settings: Settings, port: int | None, serve: bool, changed_api: bool) -
     settings.output.result(data, human)
 
 
-def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
+def _serve(
+    settings: Settings, port: int, changed_api: bool = False, changed_pages: bool = False
+) -> None:
     """Serve the demo shop on ``port`` until Ctrl+C (or SIGTERM)."""
-    server = _started(settings, port, changed_api)
+    server = _started(settings, port, changed_api, changed_pages)
     # Commands open the shop at the learning's start URL: elsewhere, they need telling.
     moved = None if server.port == SERVE_PORT else f"{_SITE}={server.url}"
     try:
@@ -104,6 +115,7 @@ def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
                 "local_url": server.local_url,
                 "port": server.port,
                 "api_changed": changed_api,
+                "pages_changed": changed_pages,
                 "start_url": moved,
             },
             lambda data: (
@@ -130,14 +142,16 @@ def _serve(settings: Settings, port: int, changed_api: bool = False) -> None:
         server.close()
 
 
-def _started(settings: Settings, port: int, changed_api: bool) -> DemoServer:
+def _started(
+    settings: Settings, port: int, changed_api: bool, changed_pages: bool = False
+) -> DemoServer:
     """The demo shop serving on ``port``; a port it cannot have ends the command with one
     line naming --port."""
     from ..demo import DemoServer
     from ..errors import ListenError
 
     try:
-        return DemoServer(port=port, api_changed=changed_api).start()
+        return DemoServer(port=port, api_changed=changed_api, pages_changed=changed_pages).start()
     except ListenError as exc:
         sys.exit(settings.output.error(exc))
 

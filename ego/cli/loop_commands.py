@@ -33,6 +33,15 @@ def _cases_line(results: list[Any]) -> str:
     help="A recording to draft from (repeat it: recordings that differ in ids and values "
     "tell args from constants).",
 )
+@click.option(
+    "--actions",
+    "flows",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A recording of page actions (tab.record_actions) to draft a Python tool from "
+    "(repeat it: recordings of the same flow make one tool).",
+)
+@click.option("--name", "tool_name", help="With --actions: the drafted tool's name.")
 @click.option("--check", is_flag=True, help="Also run each draft's offline cases (a browser).")
 @click.option(
     "--save",
@@ -54,6 +63,8 @@ def suggest(
     settings: Settings,
     site_id: str,
     hars: tuple[Path, ...],
+    flows: tuple[Path, ...],
+    tool_name: str | None,
     check: bool,
     save_tools: tuple[str, ...],
     side_effect: Any,
@@ -66,7 +77,9 @@ def suggest(
     Each draft is the site's API call as a same-origin fetch in the page: the path as a
     template (ids become args), query and body fields as args or constants, returns as the
     JSON Schema of what came back, the side effect from the method, the CSRF token read where
-    the page keeps it, and offline cases from the recorded calls. Drafts wait in the
+    the page keeps it, and offline cases from the recorded calls. With --actions, a Python
+    tool per recorded flow of page actions instead (its steps on durable selectors, the
+    values typed as args, what the agent read as the result). Drafts wait in the
     workspace's learnings/.drafts/SITE/ and are never live until saved with --save. Without
     --har or --save, lists the drafts. A recording over --max-har-entries or --max-har-bytes
     is refused before it is read whole; a large one shows its progress on stderr.
@@ -75,10 +88,16 @@ def suggest(
         raise click.UsageError("--description goes with exactly one --save TOOL")
     if side_effect is not None and not save_tools:
         raise click.UsageError("--side-effect goes with --save TOOL")
-    if hars and save_tools:
-        raise click.UsageError("draft (--har) and keep (--save) in two commands")
+    if (hars or flows) and save_tools:
+        raise click.UsageError("draft (--har, --actions) and keep (--save) in two commands")
+    if hars and flows:
+        raise click.UsageError("draft from traffic (--har) or from page actions (--actions)")
+    if tool_name is not None and not flows:
+        raise click.UsageError("--name goes with --actions")
     with reading(max_har_entries, max_har_bytes):
-        _suggest(settings, site_id, hars, check, save_tools, side_effect, description)
+        _suggest(
+            settings, site_id, hars, check, save_tools, side_effect, description, flows, tool_name
+        )
 
 
 def _suggest(
@@ -89,15 +108,17 @@ def _suggest(
     save_tools: tuple[str, ...],
     side_effect: Any,
     description: str | None,
+    flows: tuple[Path, ...] = (),
+    tool_name: str | None = None,
 ) -> None:
-    from ..learning.suggest import list_drafts
+    from ..learning.suggest import SuggestReport, list_drafts, suggest_actions
     from ..learning.suggest import suggest as draft_tools
 
     learnings = settings.learnings()
     if save_tools:
         _save(settings, site_id, save_tools, side_effect, description)
         return
-    if not hars:
+    if not hars and not flows:
         drafts = [draft.as_dict() for draft in list_drafts(learnings, site_id)]
         settings.output.result(
             drafts,
@@ -107,10 +128,16 @@ def _suggest(
             ),
         )
         return
+    report: SuggestReport
     try:
-        report = draft_tools(site_id, list(hars), learnings=learnings)
+        if flows:
+            report = suggest_actions(site_id, list(flows), learnings=learnings, name=tool_name)
+        else:
+            report = draft_tools(site_id, list(hars), learnings=learnings)
     except (EgoError, OSError) as exc:
         sys.exit(settings.output.error(exc))
+    except ValueError as exc:
+        raise click.UsageError(f"--actions: {exc}") from None
     data = report.as_dict()
     checks: dict[str, Any] = {}
     if check and report.drafts:

@@ -98,6 +98,13 @@ CASES_FILE_NAME = Path(CASES_FILE).name
     metavar="SECONDS",
     help="With --session: end after this many seconds.",
 )
+@click.option(
+    "--actions",
+    "actions_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --session: also keep the page actions made in the tab (a person's clicks and "
+    "typing, a script's verbs) in this file; `ego suggest SITE --actions FILE` drafts a tool.",
+)
 @click.option("--profile", help="Persistent profile to launch with (to record a logged-in page).")
 @har_bound_options("writes")
 @trace_option
@@ -117,6 +124,7 @@ def record(
     session_site: str | None,
     until_url: str | None,
     duration: float | None,
+    actions_path: Path | None,
     profile: str | None,
     max_har_entries: int,
     max_har_bytes: int,
@@ -145,6 +153,8 @@ def record(
     bounds = har_bounds(max_har_entries, max_har_bytes)
     if trace_path is not None and session_site is None:
         raise click.UsageError("--trace goes with --session SITE (ego run --trace traces a tool)")
+    if actions_path is not None and session_site is None:
+        raise click.UsageError("--actions goes with --session SITE")
     if session_site is not None:
         if run_tool is not None or args_json or pairs or confirm:
             raise click.UsageError("--session records a session of work: not with --run")
@@ -160,6 +170,7 @@ def record(
             bounds,
             trace_path,
             trace_options,
+            actions_path,
         )
         return
     if until_url is not None or duration is not None:
@@ -285,9 +296,10 @@ def _record_session(
     bounds: HarBounds,
     trace_path: Path | None = None,
     trace_options: dict[str, Any] | None = None,
+    actions_path: Path | None = None,
 ) -> None:
-    """``ego record --session SITE``: a tab recorded (and traced, with ``trace_path``) while
-    someone works in it."""
+    """``ego record --session SITE``: a tab recorded (and traced, with ``trace_path``; its
+    page actions kept, with ``actions_path``) while someone works in it."""
     start = as_url(url) if url else None
     if start is None:
         try:
@@ -356,6 +368,15 @@ def _record_session(
                 )
                 if traced is not None:
                     await traced.start()
+                # The actions are heard in the page: whoever makes them, in whatever process.
+                actions = (
+                    tab.record_actions(actions_path, source="page")
+                    if actions_path is not None
+                    else None
+                )
+                if actions is not None:
+                    actions.beside(har_path)
+                    await actions.start()
                 try:
                     end = await record_session(
                         tab,
@@ -369,8 +390,12 @@ def _record_session(
                         bounds=bounds,
                     )
                 finally:
+                    if actions is not None:
+                        await actions.stop()
                     if traced is not None:
                         trace_summary = await traced.stop()
+                if actions is not None and actions.cut_secrets(end.har):
+                    end.har.save(har_path)  # what was typed into a secret field, cut out
             finally:
                 for number in signals:
                     with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -385,10 +410,19 @@ def _record_session(
             "ended": end.reason,
             "url": end.url,
             "seconds": round(end.seconds, 1),
-            "next": f"ego suggest {site_id} --har {har_path}",
+            "next": (
+                f"ego suggest {site_id} --actions {actions_path}"
+                if actions_path is not None
+                else f"ego suggest {site_id} --har {har_path}"
+            ),
             "endpoint": endpoint,
             **_omitted(end.omitted, bounds),
             **({"trace": trace_summary.as_dict()} if trace_path is not None else {}),
+            **(
+                {"actions": str(actions_path), "steps": len(actions.flow.steps)}
+                if actions is not None and actions_path is not None
+                else {}
+            ),
         }
 
     data = run_async(settings, go())

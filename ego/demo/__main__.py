@@ -18,9 +18,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--changed-api", action="store_true", help="serve the shop with its API changed"
     )
+    parser.add_argument(
+        "--changed-pages",
+        action="store_true",
+        help="serve the order desk redesigned (its search button renamed, a field moved)",
+    )
     options = parser.parse_args(argv)
     server = DemoServer(
-        options.port, host=options.host, verbose=not options.quiet, api_changed=options.changed_api
+        options.port,
+        host=options.host,
+        verbose=not options.quiet,
+        api_changed=options.changed_api,
+        pages_changed=options.changed_pages,
     )
     try:
         server.start()

@@ -45,6 +45,8 @@ class Shop(Protocol):
     state: DemoState
     site_dir: Path
     api_changed: bool
+    pages_changed: bool
+    desk_orders: list[dict[str, object]]
     layout: Template
     verbose: bool
 

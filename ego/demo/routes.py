@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from . import pages
+from . import desk, pages
 from .handler import (
     CART_COOKIE,
     SESSION_COOKIE,
@@ -387,6 +387,9 @@ _GET = _routes(
     (r"/api/me", ShopHandler.api_me),
     (r"/api/orders", ShopHandler.api_orders),
     (r"/api/cart", ShopHandler.api_cart_get),
+    # The order desk, rendered on the server (ego.demo.desk).
+    (r"/desk/search", desk.desk_search),
+    (r"/desk/order", desk.desk_order),
 )
 _ROUTES: dict[str, list[_Route]] = {
     "GET": _GET,
@@ -398,6 +401,9 @@ _ROUTES: dict[str, list[_Route]] = {
         (r"/api/cart", ShopHandler.api_cart_post),
         (r"/api/products/(\d{1,9})/reviews", ShopHandler.api_review),
         (r"/api/contact", ShopHandler.api_contact),
+        (r"/desk/results", desk.desk_results),
+        (r"/desk/order/details", desk.desk_details),
+        (r"/desk/order/done", desk.desk_done),
     ),
     "DELETE": _routes((r"/api/cart", ShopHandler.api_cart_delete)),
 }

@@ -63,6 +63,10 @@ class DemoServer:
             ``/api/catalog/search`` (the old path answers 404) and its products call their
             ``name`` a ``title``; the shop's own pages follow. A tool learned before the
             change fails until it is healed (docs/learning-loop.md).
+        pages_changed: the switch that redesigns the order desk's pages on purpose
+            (:mod:`ego.demo.desk`; settable while it serves): its search button is renamed
+            and the order's email field moves to the second step.
+        desk_orders: the orders the desk placed, oldest first.
     """
 
     def __init__(
@@ -74,6 +78,7 @@ class DemoServer:
         site_dir: str | Path | None = None,
         verbose: bool = False,
         api_changed: bool = False,
+        pages_changed: bool = False,
     ) -> None:
         self.requested_port = port
         self.host = host
@@ -81,6 +86,8 @@ class DemoServer:
         self.site_dir = Path(site_dir) if site_dir is not None else SITE_DIR
         self.verbose = verbose
         self.api_changed = api_changed
+        self.pages_changed = pages_changed
+        self.desk_orders: list[dict[str, object]] = []
         self.state = DemoState.load(self.site_dir)
         self.layout = Template((self.site_dir / "layout.html").read_text("utf-8"))
         self._httpd: ShopHTTPServer | None = None

@@ -3,7 +3,8 @@ from the recording, keep a draft, and heal a tool that stopped working.
 
 - ``start_recording`` / ``stop_recording`` (group ``network``): the current tab's traffic
   into a HAR inside the server's folders (the operator's file limits), secrets stripped as
-  ``ego record`` strips them;
+  ``ego record`` strips them, and its page actions beside it (``<name>.actions.json``,
+  :class:`ego.actions.ActionRecording`), from which ``suggest_tools`` drafts a Python tool;
 - ``suggest_tools``, ``save_draft``, ``heal_tool`` (group ``saving``): ``ego suggest`` and
   ``ego heal`` for an agent; a kept draft or a promoted candidate is served as its own MCP
   tool at once.
@@ -14,13 +15,16 @@ from the recording, keep a draft, and heal a tool that stopped working.
 from __future__ import annotations
 
 import asyncio
+import json
 import weakref
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..learning.suggest import suggest
+from ..actions import ActionRecording
+from ..learning.suggest import suggest, suggest_actions
 from ..replay.recorder import Recorder
+from ..replay.secret_values import strip_values
 from .ego_server import EgoServer
 from .holder import READ_ONLY, BrowserHolder, call, check
 from .learning_tools import saved_tool_result
@@ -38,9 +42,10 @@ _SAVES = ToolAnnotations(
 class _Recording:
     """The recording a server runs (one at a time)."""
 
-    def __init__(self, recorder: Recorder, path: str) -> None:
+    def __init__(self, recorder: Recorder, path: str, actions: ActionRecording) -> None:
         self.recorder = recorder
         self.path = path
+        self.actions = actions
 
 
 _recordings: weakref.WeakKeyDictionary[BrowserHolder, _Recording] = weakref.WeakKeyDictionary()
@@ -54,8 +59,8 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
     async def start_recording(
         path: Annotated[str | None, Field(description="The HAR file to write.")] = None,
     ) -> CallToolResult:
-        """Record what the tab loads (pages, API calls; no secrets) into a HAR until
-        stop_recording, for suggest_tools."""
+        """Record what the tab loads (pages, API calls; no secrets) into a HAR, and the page
+        actions beside it, until stop_recording, for suggest_tools."""
         running = _recordings.get(holder)
         if running is not None and running.recorder.running:
             raise ToolError(
@@ -66,7 +71,8 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
         tab = await holder.tab()
         recorder = Recorder(tab)  # stop_recording writes the file, without following a link
         await call(recorder.start)
-        _recordings[holder] = _Recording(recorder, str(target))
+        actions = await ActionRecording(tab).start()  # kept in memory, written beside
+        _recordings[holder] = _Recording(recorder, str(target), actions)
         return tool_result({"har": str(target), "tab": tab.target_id})
 
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
@@ -81,25 +87,44 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
             return await running.recorder.stop()
 
         har = await call(stop)
+        flow = await running.actions.stop()
+        strip_values(har, running.actions.secrets.values)  # what was typed into secrets
         data = har.dumps().encode()
         await call(lambda: asyncio.to_thread(holder.files.write, running.path, data))
+        flow.har = running.path.rsplit("/", 1)[-1]
+        actions_path = running.path.removesuffix(".har") + ".actions.json"
+        flow_data = json.dumps(flow.as_dict(), indent=2, ensure_ascii=False).encode()
+        await call(lambda: asyncio.to_thread(holder.files.write, actions_path, flow_data))
         hosts: dict[str, int] = {}
         for entry in har.entries:
             host = entry.request.url.split("/")[2] if "://" in entry.request.url else "?"
             hosts[host] = hosts.get(host, 0) + 1
-        return tool_result({"har": running.path, "entries": len(har.entries), "hosts": hosts})
+        return tool_result(
+            {
+                "har": running.path,
+                "entries": len(har.entries),
+                "hosts": hosts,
+                "actions": actions_path,
+                "steps": len(flow.steps),
+            }
+        )
 
     @server.tool(group="saving", annotations=_SAVES, files=True)
     async def suggest_tools(
         site_id: str,
-        har_paths: Annotated[list[str], Field(description="stop_recording's HAR files.")],
+        har_paths: Annotated[
+            list[str], Field(description="stop_recording's HAR files, or its .actions.json")
+        ],
         check_cases: Annotated[bool, Field(description="Run each draft's cases.")] = False,
     ) -> CallToolResult:
-        """Draft a browser tool per JSON endpoint the recordings show, with args, returns and
-        offline cases from the calls; save_draft keeps one."""
+        """Draft a browser tool per JSON endpoint the recordings show (a Python tool per flow
+        of page actions), with args, returns and offline cases; save_draft keeps one."""
         files = check(lambda: [holder.files.for_reading(p) for p in har_paths])
+        flows = all(str(p).endswith(".actions.json") for p in files)
 
         async def draft() -> Any:
+            if flows:
+                return suggest_actions(site_id, list(files), learnings=holder.learnings)
             return suggest(site_id, list(files), learnings=holder.learnings)
 
         report = await call(draft)

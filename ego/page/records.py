@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from ..protocol.session import Session
     from .frames import FrameTree
 
-__all__ = ["HarRecorderFactory", "TabRecords", "TracerFactory", "set_har_recorder", "set_tracer"]
+__all__ = [
+    "ActionRecorderFactory",
+    "HarRecorderFactory",
+    "TabRecords",
+    "TracerFactory",
+    "set_action_recorder",
+    "set_har_recorder",
+    "set_tracer",
+]
 
 #: Makes what :meth:`TabRecords.record_har` returns: ``factory(tab, path, strip_secrets=,
 #: bounds=)``.
@@ -50,6 +58,19 @@ def set_tracer(factory: TracerFactory) -> None:
     :func:`ego.trace.trace`)."""
     global _tracer
     _tracer = factory
+
+
+#: Makes what :meth:`TabRecords.record_actions` returns: ``factory(tab, path, har=)``.
+ActionRecorderFactory = Callable[..., Any]
+#: The recorder of page actions, registered by ``ego.api`` as the HAR recorder is.
+_action_recorder: ActionRecorderFactory | None = None
+
+
+def set_action_recorder(factory: ActionRecorderFactory) -> None:
+    """Register what :meth:`TabRecords.record_actions` returns (``ego.api`` registers
+    :class:`ego.actions.ActionRecording`)."""
+    global _action_recorder
+    _action_recorder = factory
 
 
 class TabRecords:
@@ -129,6 +150,43 @@ class TabRecords:
             ``with`` block, to stop observing.
         """
         return observe(self._action_observers, observer, started)
+
+    def record_actions(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        har: bool | str | os.PathLike[str] = False,
+        source: str = "verbs",
+    ) -> Any:
+        """Record the page actions of this tab while the block runs, as a flow a tool can be
+        drafted from (``ego suggest SITE --actions FILE``)::
+
+            async with tab.record_actions("search.actions.json", har=True):
+                await tab.navigate("https://shop.example/search")
+                await tab.type("#q", "lamp")
+                await tab.click("text=Search")
+                await tab.snapshot(selector="#results")     # what the tool returns
+
+        Each navigate, click, type, select, check, uncheck and press, with its target as
+        written, a durable selector for the element it named, the value typed (a password
+        redacted) and the URL before; the last snapshot is the result. An
+        :class:`ego.actions.ActionRecording` (its ``flow``).
+
+        Args:
+            path: where the flow is written when the block ends (private), or None.
+            har: also record what the tab loads (True: beside ``path``; or a path).
+            source: ``"verbs"`` (this process's page verbs) or ``"page"`` (the actions heard
+                in the page: a person's in a headed window, another process's).
+
+        Raises:
+            RuntimeError: no recorder is registered (use ``ego.launch`` or ``ego.connect``).
+            ValueError: ``har=True`` without a ``path``, or another ``source``.
+        """
+        if _action_recorder is None:
+            raise RuntimeError(
+                "no action recorder is registered: get the tab from ego.launch() or ego.connect()"
+            )
+        return _action_recorder(self, path, har=har, source=source)
 
     def trace(self, path: str | os.PathLike[str], **options: Any) -> Any:
         """Trace this tab into the file ``path`` while the block runs (see docs/tracing.md)::

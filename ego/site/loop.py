@@ -114,6 +114,10 @@ class Loop(Saving):
         from ..learning.suggest import load_draft
 
         draft = load_draft(self.learnings, site_id, tool)
+        if draft.kind == "python":  # drafted from page actions (ego.site.python_drafts)
+            from .python_drafts import check_python_draft
+
+            return await check_python_draft(self, draft)
         _, plan = self._draft_plan(
             draft, description=None, side_effect=None, name=None, front_end="python"
         )
@@ -129,7 +133,8 @@ class Loop(Saving):
         name: str | None = None,
         front_end: FrontEnd = "python",
     ) -> _store.SavedTool:
-        """Keep a tool ``ego suggest`` drafted: through the save gate, with its cases.
+        """Keep a tool ``ego suggest`` drafted: through the save gate, with its cases (a
+        Python tool drafted from page actions: :mod:`ego.site.python_drafts`).
 
         The save is :meth:`save_tool`'s (every check, the site's own cases of the tool); the
         gate also runs the draft's offline cases against its source, and one that fails
@@ -161,6 +166,17 @@ class Loop(Saving):
         from ..learning.suggest.drafts import install_cases, remove_draft
 
         draft = load_draft(self.learnings, site_id, tool)
+        if draft.kind == "python":  # drafted from page actions (ego.site.python_drafts)
+            from .python_drafts import save_python_draft
+
+            return await save_python_draft(
+                self,
+                draft,
+                description=description,
+                side_effect=side_effect,
+                name=name,
+                front_end=front_end,
+            )
         tool_draft, _ = self._draft_plan(
             draft, description=description, side_effect=side_effect, name=name, front_end=front_end
         )

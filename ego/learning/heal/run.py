@@ -46,6 +46,7 @@ from .candidate import CaseOutcome, HealCheck, HealReport, heal_folder, read_jso
 from .candidate import write_json as _write
 from .compare import Change, ExchangeView, compare_answers, login_like, shape_score, view_of
 from .selectors import check_selectors
+from .steps import StepWatch
 
 if TYPE_CHECKING:
     from ...page.browser import TabHost
@@ -205,7 +206,13 @@ def _candidate(
 
 
 async def _live_run(
-    browser: TabHost, url: str, args: dict[str, Any], live: LiveRun, run_tool: bool, source: str
+    browser: TabHost,
+    url: str,
+    args: dict[str, Any],
+    live: LiveRun,
+    run_tool: bool,
+    source: str,
+    steps: str | None = None,
 ) -> tuple[dict[str, Any], Har, int, list[Change]]:
     tab = await browser.new_tab()
     info: dict[str, Any] = {"url": url, "ran": run_tool, "ok": False}
@@ -220,6 +227,8 @@ async def _live_run(
             start = len(recorder.har.entries)
             selectors = await check_selectors(tab, source)
             if run_tool:
+                # A tool drafted from page actions: which of its steps fails (.steps).
+                watch = StepWatch(tab, steps) if steps is not None else None
                 try:
                     info["result"] = await live(tab, args)
                     info["ok"] = True
@@ -228,6 +237,11 @@ async def _live_run(
                 except EgoError as exc:
                     info["error_kind"] = error_kind(exc)
                     info["error"] = str(exc)
+                finally:
+                    if watch is not None:
+                        watch.stop()
+                if watch is not None:
+                    selectors += await watch.changes()
                 await recorder.wait_idle(quiet=_SETTLE)
         return info, recorder.har, start, selectors
     finally:
@@ -289,7 +303,15 @@ async def heal(
     if page is None:
         report.notes.append("no page to run it on live: give --url")
     else:
-        info, har, start, selectors = await _live_run(browser, page, args, live, run_tool, source)
+        # A Python tool's steps are watched, their comments naming the elements recorded.
+        steps = (
+            (entry.directory / spec.path).read_text(encoding="utf-8")
+            if tool in manifest.python_tools
+            else None
+        )
+        info, har, start, selectors = await _live_run(
+            browser, page, args, live, run_tool, source, steps=steps
+        )
         har.save(folder / "live.har")
         tool_live, all_live = _live_views(har, start)
         info["requests"] = [f"{v.method} {v.url} -> {v.status}" for v in tool_live]

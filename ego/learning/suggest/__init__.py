@@ -12,7 +12,9 @@ from the recorded calls. Drafts are written beside the site's tools, never live
 - :mod:`.values`: args, constants and the ``returns`` schema;
 - :mod:`.auth`: the session, the header tokens the page keeps, and the CSRF token;
 - :mod:`.source`: the tool's JavaScript;
-- :mod:`.drafting`: the drafts and their cases; :mod:`.drafts`: on disk.
+- :mod:`.drafting`: the drafts and their cases; :mod:`.drafts`: on disk;
+- :mod:`.flow`, :mod:`.actions` and :mod:`.action_source`: Python tools drafted from recorded
+  page actions (:func:`suggest_actions`, ``ego suggest SITE --actions FILE``).
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from pathlib import Path
 from ...errors import LearningError
 from ...replay.har_bounds import HarBounds, ProgressCallback, reading_hars
 from ..catalog.registry import Learnings
+from .actions import ActionsReport, suggest_actions
 from .drafting import CaseDraft, DraftedTool, SuggestReport, suggest_from
 from .drafts import Draft, list_drafts, load_draft, write_drafts
 
 __all__ = [
+    "ActionsReport",
     "CaseDraft",
     "Draft",
     "DraftedTool",
@@ -34,6 +38,7 @@ __all__ = [
     "list_drafts",
     "load_draft",
     "suggest",
+    "suggest_actions",
 ]
 
 

@@ -82,6 +82,8 @@ class DraftedTool:
         cases: its offline cases.
         renamed_from: the name it would have had when another tool of the site holds it.
         notes: what a reader should check (a guessed CSRF source, secrets to give).
+        kind: ``"browser"`` (its source is JavaScript) or ``"python"`` (a ``run(ctx, args)``
+            drafted from page actions: :mod:`.actions`).
     """
 
     site_id: str
@@ -101,6 +103,12 @@ class DraftedTool:
     cases: list[CaseDraft] = field(default_factory=list)
     renamed_from: str | None = None
     notes: list[str] = field(default_factory=list)
+    kind: str = "browser"
+
+    @property
+    def file_name(self) -> str:
+        """Its source file's name: ``<tool>.js``, or ``<tool>.py`` for a Python tool."""
+        return f"{self.tool}.py" if self.kind == "python" else f"{self.tool}.js"
 
     def entry(self) -> dict[str, Any]:
         """The manifest entry a save of it would write (its path aside)."""

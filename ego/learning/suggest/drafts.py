@@ -8,7 +8,7 @@ it)::
 
     .drafts/<site>/manifest.json        a site with no learning yet: the drafted manifest
     .drafts/<site>/<tool>/draft.json    the manifest entry and the evidence (endpoint, calls)
-    .drafts/<site>/<tool>/<tool>.js     the source
+    .drafts/<site>/<tool>/<tool>.js     the source (<tool>.py for a tool drafted from page actions)
     .drafts/<site>/<tool>/tests/cases.json  its offline cases, as a site keeps them
     .drafts/<site>/<tool>/tests/*.har   the HAR each case replays
 
@@ -81,13 +81,14 @@ def write_drafts(learnings: Learnings, report: SuggestReport) -> Path:
         try:
             record = {
                 "tool": draft.tool,
+                "kind": draft.kind,
                 "drafted_at": now,
                 "entry": draft.entry(),
                 "evidence": draft.as_dict(),
                 "hars": [str(p) for p in report.hars],
             }
             (staging / "draft.json").write_bytes(_json_bytes(record))
-            (staging / f"{draft.tool}.js").write_text(draft.source, encoding="utf-8")
+            (staging / draft.file_name).write_text(draft.source, encoding="utf-8")
             (staging / "tests").mkdir()
             for case in draft.cases:
                 case.har.save(staging / "tests" / case.har_name)
@@ -118,6 +119,8 @@ class Draft:
             its ``tests/``).
         manifest: the drafted manifest of a site that has no learning yet, else None.
         evidence: what it was drafted from (endpoint, calls, constants, notes).
+        kind: ``"browser"``, or ``"python"`` for a tool drafted from page actions (its
+            source is ``<tool>.py``).
     """
 
     site_id: str
@@ -128,6 +131,12 @@ class Draft:
     cases: list[dict[str, Any]] = field(default_factory=list)
     manifest: dict[str, Any] | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    kind: str = "browser"
+
+    @property
+    def source_file(self) -> Path:
+        """Its source file in the draft's folder."""
+        return self.folder / f"{self.tool}{'.py' if self.kind == 'python' else '.js'}"
 
     def learning_cases(self) -> list[LearningCase]:
         """Its cases, ready to run (each HAR path resolved inside the draft's folder)."""
@@ -142,6 +151,7 @@ class Draft:
             "entry": self.entry,
             "cases": [case.get("name") for case in self.cases],
             "new_site": self.manifest is not None,
+            "kind": self.kind,
             "evidence": self.evidence,
         }
 
@@ -160,7 +170,9 @@ def load_draft(learnings: Learnings, site_id: str, tool: str) -> Draft:
     record_file = folder / tool / "draft.json"
     try:
         record = json.loads(record_file.read_text(encoding="utf-8"))
-        source = (folder / tool / f"{tool}.js").read_text(encoding="utf-8")
+        kind = "python" if record.get("kind") == "python" else "browser"
+        suffix = ".py" if kind == "python" else ".js"
+        source = (folder / tool / f"{tool}{suffix}").read_text(encoding="utf-8")
         cases = json.loads((folder / tool / CASES_FILE).read_text(encoding="utf-8"))["cases"]
     except (OSError, ValueError, KeyError, TypeError):
         listed = ", ".join(d.tool for d in list_drafts(learnings, site_id)) or "none"
@@ -180,6 +192,7 @@ def load_draft(learnings: Learnings, site_id: str, tool: str) -> Draft:
         list(cases),
         manifest,
         dict(record.get("evidence") or {}),
+        kind,
     )
 
 

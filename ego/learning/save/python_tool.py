@@ -1,0 +1,193 @@
+"""Saving a Python tool (a ``run(ctx, args)`` drafted from page actions): planned with the same
+checks as a browser tool save where they apply, and written the same way.
+
+:func:`plan_python_tool` checks what needs no browser (the names, the source parses and
+defines ``run``, the args and returns schemas, the manifest the save would leave) and
+:func:`write_python_tool` writes ``tools/<tool>.py`` and the manifest's ``pythonTools`` entry
+under the site's lock: a new site (or the workspace copy of a project site) assembled in a
+hidden folder and renamed into place, else the file then the manifest, each replaced
+atomically. The gate between them (the draft's cases) is the site's
+(:meth:`ego.site.Site.save_draft`). A Python tool keeps no history of versions yet: a save
+replaces it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..catalog.manifest import Manifest
+from ..catalog.naming import check_site_id, check_tool_name, refuse
+from ..catalog.registry import Learnings
+from ..plan.draft import ToolDraft, merge_entry
+from ..plan.history import content_hash, write_atomic
+from ..plan.locks import site_lock
+from ..plan.save_plan import (
+    candidate_manifest,
+    check_schemas,
+    find_base,
+    validate_candidate,
+    workspace_root,
+)
+from .store import SavedTool, assemble_and_rename, manifest_bytes, overlay
+
+__all__ = ["PythonPlan", "plan_python_tool", "python_path", "write_python_tool"]
+
+
+def python_path(tool: str) -> str:
+    """Where a saved Python tool lives in its site folder."""
+    return f"tools/{tool}.py"
+
+
+@dataclass(frozen=True)
+class PythonPlan:
+    """A Python tool save that passed every check that needs no browser.
+
+    Attributes:
+        site_id, tool: what is saved.
+        source: the file's text.
+        entry: the manifest entry to write.
+        manifest: the whole manifest to write (raw JSON data).
+        parsed: ``manifest`` parsed and validated.
+        base: ``"new"``, ``"project"`` or ``"workspace"`` (as a browser tool's plan).
+        base_dir: the site folder that exists now (None for a new site).
+        workspace: the workspace learnings root.
+    """
+
+    site_id: str
+    tool: str
+    source: str
+    entry: dict[str, Any]
+    manifest: dict[str, Any]
+    parsed: Manifest
+    base: Literal["new", "project", "workspace"]
+    base_dir: Path | None
+    workspace: Path
+
+
+def _check_source(site_id: str, tool: str, source: str) -> None:
+    try:
+        tree = ast.parse(source, filename=f"{tool}.py")
+    except SyntaxError as exc:
+        raise refuse(site_id, tool, "syntax", [f"line {exc.lineno}: {exc.msg}"]) from None
+    if not any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "run"
+        for node in tree.body
+    ):
+        raise refuse(site_id, tool, "source", ["the source defines no run(ctx, args)"])
+
+
+def plan_python_tool(
+    learnings: Learnings, draft: ToolDraft, *, page_url: str | None = None
+) -> PythonPlan:
+    """Check a Python tool save as far as possible without a browser, and plan its writes.
+
+    Args:
+        learnings: the roots; the save goes to their workspace root.
+        draft: what to save (``source`` is the Python file's text).
+        page_url: a new site's start URL (and its domain when ``draft.domains`` is None).
+
+    Raises:
+        WorkspaceRequiredError: no workspace root.
+        SaveRefusedError: a check failed (``reason`` says which: ``"syntax"`` or
+            ``"source"`` for the file, ``"name"`` when the site has a browser tool of that
+            name, as a browser tool save for the others).
+    """
+    site_id, tool = draft.site_id, draft.tool
+    check_site_id(site_id, name=str(tool))
+    check_tool_name(site_id, tool)
+    _check_source(site_id, tool, draft.source)
+    check_schemas(draft)
+    base = find_base(learnings, site_id, tool)
+    raw = candidate_manifest(
+        base,
+        site_id,
+        tool,
+        domains=draft.domains,
+        page_url=page_url,
+        site_name=draft.name,
+        front_end=draft.front_end,
+    )
+    browser_tools = raw.get("browserTools") or {}
+    if isinstance(browser_tools, dict) and tool in browser_tools:
+        raise refuse(
+            site_id,
+            tool,
+            "name",
+            [f"site {site_id!r} already has a browser tool {tool!r}: pick another name"],
+        )
+    python_tools = dict(raw.get("pythonTools") or {})
+    entry = merge_entry(python_tools.get(tool), draft)
+    entry["path"] = python_path(tool)
+    python_tools[tool] = entry
+    raw["pythonTools"] = python_tools
+    parsed = validate_candidate(site_id, tool, raw)
+    return PythonPlan(
+        site_id=site_id,
+        tool=tool,
+        source=draft.source,
+        entry=entry,
+        manifest=raw,
+        parsed=parsed,
+        base=base.kind,
+        base_dir=base.directory,
+        workspace=workspace_root(learnings),
+    )
+
+
+def write_python_tool(plan: PythonPlan) -> SavedTool:
+    """Write a planned Python tool save (see the module docstring). Call only after every
+    check passed.
+
+    Raises:
+        SiteBusyError: another save kept the site's lock too long; nothing was written.
+        SaveRefusedError: the site's manifest, as it is now, would be invalid with the tool.
+        OSError: a write failed; the site is left consistent.
+    """
+    data = plan.source.encode("utf-8")
+    live = plan.entry["path"]
+    site_dir = plan.workspace / plan.site_id
+    with site_lock(plan.workspace, plan.site_id):
+        if plan.base in ("new", "project") and not site_dir.is_dir():
+
+            def fill(staging: Path) -> None:
+                write_atomic(staging / live, data)
+                write_atomic(staging / "manifest.json", manifest_bytes(plan.manifest))
+
+            target = assemble_and_rename(plan.site_id, plan.workspace, plan.base_dir, fill)
+            return SavedTool(
+                site_id=plan.site_id,
+                tool=plan.tool,
+                file=target / live,
+                manifest=target / "manifest.json",
+                created_site=plan.base == "new",
+                shadowed=plan.base == "project",
+                replaced=False,
+                previous_version=None,
+                hash=content_hash(data),
+            )
+        manifest_path = site_dir / "manifest.json"
+        # Read now, under the lock: a save that raced this one keeps its changes.
+        current = json.loads(manifest_path.read_text(encoding="utf-8"))
+        merged = overlay(current, plan.manifest)
+        tools = dict(merged.get("pythonTools") or {})
+        replaced = plan.tool in tools
+        tools[plan.tool] = plan.entry
+        merged["pythonTools"] = tools
+        validate_candidate(plan.site_id, plan.tool, merged)
+        write_atomic(site_dir / live, data)
+        write_atomic(manifest_path, manifest_bytes(merged))
+        return SavedTool(
+            site_id=plan.site_id,
+            tool=plan.tool,
+            file=site_dir / live,
+            manifest=manifest_path,
+            created_site=False,
+            shadowed=False,
+            replaced=replaced,
+            previous_version=None,
+            hash=content_hash(data),
+        )

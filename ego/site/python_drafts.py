@@ -1,0 +1,181 @@
+"""Keeping a Python tool drafted from page actions (``ego suggest --actions``) through the
+save gate: its offline cases run against the draft's own file, each in a tab of its own on
+its recording (the tool drives the tab; every request, the pages' too, is answered by the
+HAR), and one that fails refuses the save. :meth:`ego.site.Site.save_draft` and
+:meth:`~ego.site.Site.check_draft` come here for a draft whose ``kind`` is ``"python"``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..calls import CallOptions, ToolCall, ToolRef
+from ..errors import ToolLoadError
+from ..learning.catalog.sites import SiteEntry
+
+if TYPE_CHECKING:
+    from ..learning.cases.format import LearningCase
+    from ..learning.cases.result import CaseResult
+    from ..learning.plan.draft import FrontEnd
+    from ..learning.save import store as _store
+    from ..learning.save.python_tool import PythonPlan
+    from ..learning.suggest import Draft
+    from ..page.tab import Tab
+    from .loop import Loop
+
+__all__ = ["check_python_draft", "save_python_draft"]
+
+
+def _plan(
+    site: Loop,
+    draft: Draft,
+    *,
+    description: str | None,
+    side_effect: Literal["read", "write", "irreversible"] | None,
+    name: str | None,
+    front_end: FrontEnd,
+) -> PythonPlan:
+    from ..learning.plan.draft import ToolDraft
+    from ..learning.save.python_tool import plan_python_tool
+
+    entry = draft.entry
+    new_site = draft.manifest is not None
+    tool_draft = ToolDraft(
+        site_id=draft.site_id,
+        tool=draft.tool,
+        source=draft.source,
+        description=description or entry.get("description"),
+        args=entry.get("args") or {},
+        returns=entry.get("returns"),
+        side_effect=side_effect or entry.get("sideEffect"),
+        auth=entry.get("auth"),
+        domains=list(draft.manifest["domains"]) if new_site and draft.manifest else None,
+        name=name or (draft.manifest.get("name") if new_site and draft.manifest else None),
+        front_end=front_end,
+    )
+    start = draft.manifest.get("startUrl") if new_site and draft.manifest else None
+    return plan_python_tool(site.learnings, tool_draft, page_url=start)
+
+
+def _load_run(draft: Draft) -> Callable[..., Any]:
+    """The draft file's ``run``, imported from the draft's folder (so an error names it)."""
+    file = draft.source_file
+    module_name = f"ego_drafts.{draft.site_id.replace('-', '_')}.{draft.tool}"
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise ToolLoadError(f"{draft.site_id}/{draft.tool}: {file} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        exec(compile(draft.source, str(file), "exec", dont_inherit=True), module.__dict__)
+    except Exception as exc:
+        raise ToolLoadError(
+            f"{draft.site_id}/{draft.tool}: importing {file} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    finally:
+        sys.modules.pop(module_name, None)
+    run = getattr(module, "run", None)
+    if not callable(run):
+        raise ToolLoadError(f"{draft.site_id}/{draft.tool}: {file} defines no run(ctx, args)")
+    return run  # type: ignore[no-any-return]
+
+
+async def _run_cases(
+    site: Loop, plan: PythonPlan, draft: Draft, cases: Sequence[LearningCase]
+) -> list[CaseResult]:
+    from ..learning.cases.replayed import DEFAULT_TOOL_TIMEOUT, run_replayed
+    from ..learning.health.origin import unrecorded
+
+    function = _load_run(draft)
+    spec = plan.parsed.python_tools[plan.tool]
+    entry = (
+        SiteEntry(plan.site_id, plan.workspace, plan.workspace / plan.site_id, plan.parsed, None)
+        if plan.base == "new"
+        else site.learnings.find(plan.site_id)
+    )
+    results = []
+    with unrecorded():
+        for case in cases:
+            timeout = case.timeout or DEFAULT_TOOL_TIMEOUT
+
+            async def invoke(tab: Tab, seconds: float, case: LearningCase = case) -> Any:
+                options = CallOptions(
+                    seconds, True, case.check_returns and case.expect_error is None
+                )
+                ref = ToolRef(plan.site_id, plan.tool, entry, plan.parsed, spec, options)
+                checked, embedded = site.learnings.checked_args(plan.site_id, spec, case.args)
+                return await site.run_call(ToolCall(ref, checked, None, function, embedded), tab)
+
+            results.append(await run_replayed(site.browser, case, invoke, tool_timeout=timeout))
+    return results
+
+
+async def check_python_draft(site: Loop, draft: Draft) -> list[CaseResult]:
+    """Run a drafted Python tool's offline cases against its file, without saving it.
+
+    Raises:
+        SaveRefusedError: the draft would not save (source, schemas, manifest).
+        ToolLoadError: its file fails to import.
+    """
+    plan = _plan(site, draft, description=None, side_effect=None, name=None, front_end="python")
+    return await _run_cases(site, plan, draft, draft.learning_cases())
+
+
+async def save_python_draft(
+    site: Loop,
+    draft: Draft,
+    *,
+    description: str | None,
+    side_effect: Literal["read", "write", "irreversible"] | None,
+    name: str | None,
+    front_end: FrontEnd,
+) -> _store.SavedTool:
+    """Keep a drafted Python tool: checked, its cases run against its file (one that fails
+    refuses the save), written, its cases and HARs into the site's ``tests/``, the draft
+    removed.
+
+    Raises:
+        SaveRefusedError: a check failed, or a case fails (reason ``"cases"``); nothing was
+            written.
+        ForeignRequestError: a case sent a request to another origin than its page.
+        ToolLoadError: its file fails to import.
+    """
+    from dataclasses import replace
+
+    from ..learning.cases.gate import check_origins
+    from ..learning.cases.verdict import CaseCheck, GateReport
+    from ..learning.catalog.naming import refuse
+    from ..learning.save.python_tool import write_python_tool
+    from ..learning.suggest.drafts import install_cases, remove_draft
+
+    plan = _plan(
+        site,
+        draft,
+        description=description,
+        side_effect=side_effect,
+        name=name,
+        front_end=front_end,
+    )
+    results = await _run_cases(site, plan, draft, draft.learning_cases())
+    check_origins(draft.site_id, draft.tool, results, front_end)
+    failed = [r for r in results if not r.passed]
+    if failed:
+        raise refuse(
+            draft.site_id,
+            draft.tool,
+            "cases",
+            [f"draft case {r.name!r} fails: {r.reason}" for r in failed],
+        )
+    saved = write_python_tool(plan)
+    folder = draft.folder / "tests"
+    install_cases(
+        site.learnings,
+        draft.site_id,
+        [(case, folder / str(case["har"])) for case in draft.cases],
+    )
+    remove_draft(draft)
+    report = GateReport(tuple(CaseCheck(r.name, True) for r in results))
+    return replace(saved, cases=report)
