@@ -90,6 +90,13 @@ class TabTrace:
         self._unclaimed: list[Action] = []
         self._unasked = False  # the main frame committed a document no action of ego's asked for
         self._listener: Listener | None = None
+        # A main-frame navigation the page asked for (a link clicked, a form sent) and not
+        # committed yet, with how many were asked for so far: an action that asked for one
+        # is captured once it committed, so its screenshot and URL show where it went (a
+        # click returns before the document it asked for commits).
+        self._navigating: asyncio.Event | None = None
+        self._asked = 0
+        self._asked_before: dict[int, int] = {}
 
     async def start(self) -> None:
         """Start hearing the tab and observing its actions.
@@ -105,7 +112,10 @@ class TabTrace:
         )
         # Inline, as the event arrives: whether an action of ego's was running when the main
         # frame committed a document decides whether its load is a step of its own.
-        self._listener = session.listen(["Page.frameNavigated"], self._on_commit)
+        self._listener = session.listen(
+            ["Page.frameNavigated", "Page.frameRequestedNavigation", "Page.frameStoppedLoading"],
+            self._on_commit,
+        )
         session.on_detach(self._on_closed)
         self._observation = self.tab.observe_actions(self.on_action, started=self._started)
         self._record({"type": "tab", "event": "followed", "url": self.secrets.url(self.tab.url)})
@@ -136,9 +146,17 @@ class TabTrace:
 
     def _started(self, action: Action) -> None:
         self._unclaimed.append(action)
+        self._asked_before[id(action)] = self._asked
 
     async def on_action(self, action: Action) -> None:
         """An action of the tab (or one of its frames) ended: capture it, hand it over."""
+        asked_before = self._asked_before.pop(id(action), self._asked)
+        navigating = self._navigating
+        if navigating is not None and self._asked > asked_before and not action.reads:
+            # Bounded: a navigation that ends in no document (a download, a 204) stops
+            # loading, which also ends the wait.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(navigating.wait(), CAPTURE_SECONDS)
         self._unclaimed = [running for running in self._unclaimed if running is not action]
         if self._stopped:
             return
@@ -212,11 +230,32 @@ class TabTrace:
         self._record({"type": "page", "url": self.secrets.url(url)})
 
     def _on_commit(self, method: str, params: dict[str, Any]) -> None:
+        if method == "Page.frameRequestedNavigation":
+            if params.get("frameId") == self._main_frame_id() and (
+                params.get("disposition", "currentTab") == "currentTab"
+            ):
+                self._asked += 1
+                self._navigating = self._navigating or asyncio.Event()
+            return
+        if method == "Page.frameStoppedLoading":
+            if params.get("frameId") == self._main_frame_id():
+                self._settled()
+            return
         if not (params.get("frame") or {}).get("parentId"):
+            self._settled()
             # Claimed by the oldest running action that has none yet, else unasked.
             self._unasked = not self._unclaimed
             if self._unclaimed:
                 del self._unclaimed[0]
+
+    def _main_frame_id(self) -> str:
+        return self.tab.main_frame.id
+
+    def _settled(self) -> None:
+        """The navigation asked for committed (or stopped without a document)."""
+        if self._navigating is not None:
+            self._navigating.set()
+            self._navigating = None
 
     def _on_load(self, params: dict[str, Any]) -> None:
         # A load an action of ego's made is that action's step (its screenshot shows it).
