@@ -211,18 +211,22 @@ class ActionRecording:
 
     # -- the action log's hook ----------------------------------------------------------------
 
-    def _started(self, action: Action) -> None:
+    async def _started(self, action: Action) -> None:
         if action.element is None or (
             action.verb not in ACTING_VERBS and action.verb != "snapshot"
         ):
             return
         # From the tab's main frame, whichever frame ran the verb (a tab's verbs run on its
         # main frame, a frame's on itself): the tool the flow drafts acts on the tab, so a node
-        # in an iframe gets a frame-qualified selector.
-        found = selector_for(self.tab.main_frame, action.element.ref)
-        self._selectors[id(action)] = asyncio.ensure_future(
-            asyncio.wait_for(found, SELECTOR_SECONDS)
+        # in an iframe gets a frame-qualified selector. Awaited before the verb runs: a click
+        # that submits a form takes its button's page with it.
+        found = asyncio.ensure_future(
+            asyncio.wait_for(
+                selector_for(self.tab.main_frame, action.element.ref), SELECTOR_SECONDS
+            )
         )
+        await asyncio.wait([found])
+        self._selectors[id(action)] = found
 
     async def _ended(self, action: Action) -> None:
         pending = self._selectors.pop(id(action), None)

@@ -168,9 +168,10 @@ class Action:
 ActionObserver = Callable[[Action], Awaitable[None] | None]
 
 
-#: What hears that an action starts: called (never awaited) with its :class:`Action`, before
-#: the verb runs (``element`` is known; ``result``, ``error`` and ``seconds`` are not yet).
-StartObserver = Callable[[Action], None]
+#: What hears that an action starts: called with its :class:`Action` before the verb runs
+#: (``element`` is known; ``result``, ``error`` and ``seconds`` are not yet). A coroutine
+#: function is awaited, so it may read the page as it is before the verb changes it.
+StartObserver = Callable[[Action], Awaitable[None] | None]
 
 
 class Registration:
@@ -317,7 +318,7 @@ async def _observed(
         selector = target_name in ("selector", "source") and isinstance(target, str)
         if selector:
             action.element = await describe_element(page, str(target))
-        _starting(page._action_observers, action)
+        await _starting(page._action_observers, action)
         began = time.perf_counter()
         try:
             action.result = await verb(held, *args, **kwargs)
@@ -334,12 +335,14 @@ async def _observed(
     return action.result
 
 
-def _starting(observers: list[Observation], action: Action) -> None:
+async def _starting(observers: list[Observation], action: Action) -> None:
     """Tell the observers that want it that ``action`` starts; one that fails is logged."""
     for observation in list(observers):
         if observation.started is not None:
             try:
-                observation.started(action)
+                outcome = observation.started(action)
+                if inspect.isawaitable(outcome):
+                    await outcome
             except Exception:
                 logger.warning("an observer of %s failed", action.verb, exc_info=True)
 

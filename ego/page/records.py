@@ -143,7 +143,8 @@ class TabRecords:
 
         Args:
             observer: called with each action once it ended.
-            started: also called (not awaited) with each action before its verb runs.
+            started: also called with each action before its verb runs (awaited when it is a
+                coroutine function).
 
         Returns:
             an :class:`~ego.page.action_log.Observation`: ``stop()`` it, or use it as a

@@ -266,6 +266,11 @@ class _State:
                 except Exception as exc:
                     if runner.closing:
                         raise
+                    if _cancelled():
+                        # The map stopped this worker while a layer below turned the
+                        # cancellation into an error: stop, or it would wait for inputs
+                        # that never come and hold the map's exit.
+                        raise asyncio.CancelledError from exc
                     ms = (clock() - started) * 1000
                     finished.append(PoolResult(index, args, False, None, exc, ms, attempts[0]))
                 else:
@@ -361,6 +366,12 @@ class _State:
         if turn is None:
             turn = self._turn = asyncio.get_running_loop().create_future()
         await turn
+
+
+def _cancelled() -> bool:
+    """Whether the running task has been asked to stop (``Task.cancel``)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 class _Source:
