@@ -6,6 +6,8 @@ durable selectors for them, and the ``role=`` selectors the engine takes.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import re
 from typing import Any
 
@@ -544,3 +546,36 @@ async def test_a_large_page_is_read_only_as_far_as_the_lines_shown(
     assert later[1:301] == whole[1201:1501]
     await tab.click("ref=e23")
     assert (await tab.snapshot(max_lines=40)).splitlines()[31] == "generic [ref=e23]: done"
+
+
+async def test_the_collector_is_paused_while_the_tree_is_read_and_runs_again_after(
+    tab: ego.Tab, server: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Paused from the request of the whole tree to its lines (the answer's containers are
+    # never walked), and running again after a snapshot, also one cancelled midway.
+    await tab.navigate(server.route("/ax/collector", STATES))
+    asked = asyncio.Event()
+    answer = asyncio.Event()
+    paused: list[bool] = []
+    frame = tab.main_frame
+    send = frame.send
+
+    async def held(method: str, params: dict[str, Any] | None = None, **more: Any) -> Any:
+        if method == "Accessibility.getFullAXTree":
+            paused.append(not gc.isenabled())
+            asked.set()
+            await answer.wait()
+        return await send(method, params, **more)
+
+    monkeypatch.setattr(frame, "send", held)
+    reading = asyncio.ensure_future(tab.snapshot())
+    await asyncio.wait_for(asked.wait(), 10)
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+    assert paused == [True]
+    assert gc.isenabled()
+    answer.set()
+    assert "[ref=" in await tab.snapshot()
+    assert paused == [True, True]
+    assert gc.isenabled()
