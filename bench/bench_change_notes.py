@@ -4,6 +4,8 @@ in the same server, through the MCP SDK's stdio client as an agent's client call
 
     .venv/bin/python bench/bench_change_notes.py                # 15 rounds, 200 rows
     .venv/bin/python bench/bench_change_notes.py --rounds 30 --rows 500
+    git archive <commit> ego | tar -x -C /tmp/ego-then          # ego as it was, to compare
+    .venv/bin/python bench/bench_change_notes.py --against /tmp/ego-then
 
 The actions: ``select_option`` on the Priority select (a value it does not hold), ``check``
 and ``uncheck`` of the "Only mine" box, and ``navigate`` to the page again. Each round runs
@@ -13,6 +15,9 @@ follows each ``diff: false`` one, so that every timed note starts from the snaps
 agent's previous call left, as it does when an agent keeps its notes on. Target (issue 39):
 an action with its note within 1.5 times the same action with ``diff: false`` (the ratio of
 medians).
+``--against DIR`` runs a second server on the ``ego`` package in ``DIR`` (another version's
+source, put first on its ``PYTHONPATH``), the two servers taking turns round by round, so
+that a change is measured against what it changed in the same run.
 The machine's load is printed before and after: compare the figures of one run.
 """
 
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -56,30 +62,46 @@ async def _timed(session: ClientSession, name: str, arguments: dict[str, Any]) -
     return took
 
 
-async def measure(url: str, rounds: int) -> dict[str, tuple[list[float], list[float]]]:
-    """Each action's seconds with its note and with ``diff: false``."""
+#: Each action's seconds with its note and with ``diff: false``.
+Found = dict[str, tuple[list[float], list[float]]]
+
+
+async def measure(url: str, rounds: int, sources: list[Path | None]) -> list[Found]:
+    """Each action's seconds with its note and with ``diff: false``, for a server on each of
+    ``sources`` (None: this tree's ``ego``), the servers taking turns round by round."""
+    found: list[Found] = [{} for _ in sources]
+    with open(os.devnull, "w") as errlog:
+        async with contextlib.AsyncExitStack() as stack:
+            sessions = [await _server(stack, source, errlog, url) for source in sources]
+            values = ["Low", "Medium", "High"]
+            for index in range(rounds):
+                turns = list(zip(sessions, found, strict=True))
+                for session, times in turns if index % 2 == 0 else reversed(turns):
+                    for label, steps in _steps(url, values, index).items():
+                        noted, plain = times.setdefault(label, ([], []))
+                        for tool, arguments, diff, timed in steps:
+                            took = await _timed(session, tool, {**arguments, "diff": diff})
+                            if timed:
+                                (noted if diff else plain).append(took)
+    return found
+
+
+async def _server(
+    stack: contextlib.AsyncExitStack, source: Path | None, errlog: Any, url: str
+) -> ClientSession:
+    """A started ``ego mcp`` (on the ``ego`` in ``source``, if given) showing ``url``."""
     state = Path(tempfile.mkdtemp(prefix="ego-bench-notes-"))
     env = dict(os.environ, EGO_STATE_DIR=str(state), EGO_PROFILES_DIR=str(state / "profiles"))
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "ego", "mcp"], env=env, cwd=state
     )
-    found: dict[str, tuple[list[float], list[float]]] = {}
-    with open(os.devnull, "w") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            await _timed(session, "navigate", {"url": url})
-            values = ["Low", "Medium", "High"]
-            for index in range(rounds):
-                for label, steps in _steps(url, values, index).items():
-                    noted, plain = found.setdefault(label, ([], []))
-                    for tool, arguments, diff, timed in steps:
-                        took = await _timed(session, tool, {**arguments, "diff": diff})
-                        if timed:
-                            (noted if diff else plain).append(took)
-    return found
+    read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    await _timed(session, "navigate", {"url": url})
+    return session
 
 
 def _steps(
@@ -149,16 +171,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--rows", type=int, default=200)
+    parser.add_argument("--against", type=Path, help="another version's source tree of ego")
     options = parser.parse_args()
+    sources: list[Path | None] = [None]
+    if options.against is not None:
+        if not (options.against / "ego" / "__init__.py").is_file():
+            parser.error(f"--against {options.against}: no ego package in it")
+        sources.append(options.against.resolve())
     server = PageServer()
     try:
         url = server.route("/tracker", tracker(options.rows))
         load = os.getloadavg()[0]
-        found = asyncio.run(measure(url, options.rounds))
+        found = asyncio.run(measure(url, options.rounds, sources))
     finally:
         server.close()
     print(f"change notes on a {options.rows}-row tracker, medians of {options.rounds} rounds")
     print(f"1-minute load: {load:.2f} before, {os.getloadavg()[0]:.2f} after")
+    for source, times in zip(sources, found, strict=True):
+        print(f"ego from {source or ROOT}:")
+        _table(times)
+    if len(found) == 2:
+        print("with note, this tree against --against (ratio of medians):")
+        for label, (noted, _) in found[0].items():
+            then = statistics.median(found[1][label][0])
+            print(f"  {label:15} {statistics.median(noted) / then:6.2f}")
+
+
+def _table(found: Found) -> None:
     print(f"{'action':15} {'with note':>10} {'diff false':>11} {'ratio':>6}  target <= {TARGET}")
     for label, (noted, plain) in found.items():
         mine, other = statistics.median(noted), statistics.median(plain)
