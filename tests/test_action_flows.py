@@ -17,9 +17,10 @@ from ego.demo.desk import DESK_PASSWORD
 from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest.flow import load_flow
 from ego.site import Site
-
-from .cli_helpers import ROOT, background, ego_async, ego_env, http_endpoint
-from .conftest import PageServer, websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import background, ego_async, ego_env, http_endpoint
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
 
 pytestmark = pytest.mark.chrome
 

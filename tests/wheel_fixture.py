@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import ROOT, ego_sync
+from tests.helpers.commands import ego_sync
+from tests.helpers.paths import ROOT
 
 #: Seconds the build may take (a cold package cache downloads the backend).
 BUILD_TIMEOUT = 300
