@@ -4,6 +4,7 @@ without the ``chrome`` mark cannot start one (tests/conftest.py)."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -81,6 +82,12 @@ def test_no_test_module_imports_another_or_conftest() -> None:
         if shared.match(module)
     ]
     assert wrong == []
+
+
+def test_the_readme_gives_the_fast_tier_on_two_workers() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert '`pytest -m "not chrome" -n 2` is the fast tier' in readme
+    assert importlib.util.find_spec("xdist") is not None, "pip install -e '.[test]'"
 
 
 async def test_a_test_without_the_chrome_mark_cannot_start_chrome() -> None:
