@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Generator, Iterator
@@ -248,3 +249,12 @@ os.environ.setdefault("EGO_PROFILES_DIR", str(ROOT / ".pytest_cache" / "profiles
 # that no command here attaches to a developer's kept Chrome (or another run's).
 os.environ["EGO_STATE_DIR"] = str(ROOT / ".pytest_cache" / f"state-{RUN_ID}")
 os.environ.pop("EGO_NEW_BROWSER", None)
+# A shell that asks Python to write no bytecode (PYTHONDONTWRITEBYTECODE) would have every
+# `ego` subprocess compile ego from source and every run rewrite each test module's asserts
+# anew: a fifth of the fast tier's CPU. The run keeps that bytecode under .pytest_cache
+# instead, for itself and the processes it starts, and the source folders stay as they are.
+if sys.dont_write_bytecode:
+    sys.pycache_prefix = str(ROOT / ".pytest_cache" / "pycache")
+    sys.dont_write_bytecode = False
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
