@@ -1,4 +1,5 @@
-"""Helpers for the front-end tests: run ``ego`` as a real subprocess, find and await processes.
+"""Running ``ego`` as a real subprocess (to its end, or in the background), its environment, and
+the ports and endpoints a command is given (processes.py finds and awaits processes).
 
 Every wait here is bounded: a subprocess that outlives its timeout is killed and the test fails
 with what it printed so far.
