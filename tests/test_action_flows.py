@@ -292,8 +292,16 @@ async def test_actions_a_flow_cannot_replay_are_kept_as_left_out(
         await tab.navigate(page)
         await tab.type("#q", "lamp")
         await tab.dblclick("#cell")
+        await tab.click("#cell", click_count=2)  # a plain click would be another act
+        await tab.click("#cell", button="right", modifiers=["Shift"])
+        await tab.click("#cell")
         await tab.mouse.wheel(0, 40)
         await tab.wait_for(selector="#cell")
     flow = load_flow(path)
-    assert [step.verb for step in flow.steps] == ["navigate", "type"]
-    assert flow.left_out == ["dblclick #cell", "mouse.wheel"]
+    assert [step.verb for step in flow.steps] == ["navigate", "type", "click"]
+    assert flow.left_out == [
+        "dblclick #cell",
+        "click #cell (click_count=2)",
+        "click #cell (button='right', modifiers=['Shift'])",
+        "mouse.wheel",
+    ]

@@ -230,11 +230,17 @@ class ActionRecording:
 
     async def _ended(self, action: Action) -> None:
         pending = self._selectors.pop(id(action), None)
-        if action.ok and _left_out(action):
+        left_out = action.ok and _left_out(action)
+        if left_out:
             # Said in the flow (and so in the draft's notes), never dropped unsaid.
             where = f" {self.secrets.url(action.target)}" if action.target else ""
-            self.flow.left_out.append(f"{action.verb}{where}")
-        if not action.ok or (action.verb not in ACTING_VERBS and action.verb != "snapshot"):
+            gesture = f" ({_gesture(action)})" if action.verb == "click" else ""
+            self.flow.left_out.append(f"{action.verb}{where}{gesture}")
+        if (
+            left_out
+            or not action.ok
+            or (action.verb not in ACTING_VERBS and action.verb != "snapshot")
+        ):
             if pending is not None:
                 pending.cancel()
             return
@@ -331,9 +337,27 @@ def _stem(path: Path) -> str:
 _NO_EFFECT: Final = frozenset({"wait_for", "selector_for", "snapshot", "screenshot"})
 
 
+#: A click's arguments that make it another gesture than a drafted flow's plain left click.
+_CLICK_GESTURE: Final = ("button", "click_count", "modifiers", "position")
+
+
 def _left_out(action: Action) -> bool:
     """Whether ``action`` changed the page in a way a drafted flow does not replay."""
+    if action.verb == "click" and _gesture(action):
+        return True  # a double or right click replayed as a left click would be another act
     return not (action.reads or action.verb in ACTING_VERBS or action.verb in _NO_EFFECT)
+
+
+def _gesture(action: Action) -> str:
+    """A click's arguments that a flow's plain left click would not repeat, as words
+    (``click_count=2``), or "" for a plain click."""
+    plain: dict[str, Any] = {"button": "left", "click_count": 1, "modifiers": ()}
+    said = [
+        f"{name}={action.args[name]!r}"
+        for name in _CLICK_GESTURE
+        if name in action.args and action.args[name] not in (plain.get(name), [], None)
+    ]
+    return ", ".join(said)
 
 
 def _write_private(path: Path, text: str) -> None:
