@@ -19,6 +19,7 @@ Saving a draft (``Site.save_draft``) puts its cases and HARs into the site's ``t
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from .drafting import SuggestReport
 __all__ = [
     "DRAFTS_DIR",
     "Draft",
+    "SiteSoFar",
     "drafts_folder",
     "install_cases",
     "list_drafts",
@@ -254,3 +256,31 @@ def install_cases(
             data["cases"].append(case)
         write_atomic(file, _json_bytes(data))
     return file
+
+
+@dataclass(frozen=True)
+class SiteSoFar:
+    """What drafting for a site needs to know of it: where to write, the site's domains
+    (None for a site with no learning yet: a manifest is drafted) and the names its tools
+    already take."""
+
+    learnings: Learnings
+    domains: list[str] | None
+    tools: frozenset[str]
+
+    @classmethod
+    def of(
+        cls,
+        site_id: str,
+        learnings: Learnings | None,
+        workspace: str | os.PathLike[str] | None,
+    ) -> SiteSoFar:
+        """The site as ``learnings`` (by default the workspace's and the project's) has it."""
+        if learnings is None:
+            learnings = Learnings(workspace=Path(workspace).expanduser() if workspace else None)
+        try:
+            manifest = learnings.site(site_id)
+        except LearningError:
+            return cls(learnings, None, frozenset())
+        tools = frozenset(manifest.browser_tools) | frozenset(manifest.python_tools)
+        return cls(learnings, list(manifest.domains), tools)
