@@ -83,26 +83,12 @@ class Loop(Saving):
         name: str | None,
         front_end: FrontEnd,
     ) -> tuple[Any, ToolPlan]:
-        from ..learning.plan.draft import ToolDraft
         from ..learning.plan.save_plan import plan_browser_tool
 
-        entry = draft.entry
-        new_site = draft.manifest is not None
-        tool_draft = ToolDraft(
-            site_id=draft.site_id,
-            tool=draft.tool,
-            source=draft.source,
-            description=description or entry.get("description"),
-            args=entry.get("args") or {},
-            returns=entry.get("returns"),
-            side_effect=side_effect or entry.get("sideEffect"),
-            auth=entry.get("auth"),
-            domains=list(draft.manifest["domains"]) if new_site and draft.manifest else None,
-            name=name or (draft.manifest.get("name") if new_site and draft.manifest else None),
-            front_end=front_end,
+        tool_draft = draft.tool_draft(
+            description=description, side_effect=side_effect, name=name, front_end=front_end
         )
-        start = draft.manifest.get("startUrl") if new_site and draft.manifest else None
-        return tool_draft, plan_browser_tool(self.learnings, tool_draft, page_url=start)
+        return tool_draft, plan_browser_tool(self.learnings, tool_draft, page_url=draft.start_url)
 
     async def check_draft(self, site_id: str, tool: str) -> list[CaseResult]:
         """Run a drafted tool's offline cases against its source, without saving it.
@@ -198,14 +184,13 @@ class Loop(Saving):
             checks += tuple(CaseCheck(r.name, True) for r in results)
             return GateReport(checks, forced=False, problem=own.problem if own else "")
 
-        start = draft.manifest.get("startUrl") if draft.manifest else None
         saved = await _save.save_browser_tool(
             self.learnings,
             self.browser,
             tool_draft,
             profile=self.profile_description,
             gate=gate,
-            page_url=start,
+            page_url=draft.start_url,
         )
         folder = draft.folder / "tests"
         install_cases(

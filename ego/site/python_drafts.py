@@ -38,26 +38,12 @@ def _plan(
     name: str | None,
     front_end: FrontEnd,
 ) -> PythonPlan:
-    from ..learning.plan.draft import ToolDraft
     from ..learning.save.python_tool import plan_python_tool
 
-    entry = draft.entry
-    new_site = draft.manifest is not None
-    tool_draft = ToolDraft(
-        site_id=draft.site_id,
-        tool=draft.tool,
-        source=draft.source,
-        description=description or entry.get("description"),
-        args=entry.get("args") or {},
-        returns=entry.get("returns"),
-        side_effect=side_effect or entry.get("sideEffect"),
-        auth=entry.get("auth"),
-        domains=list(draft.manifest["domains"]) if new_site and draft.manifest else None,
-        name=name or (draft.manifest.get("name") if new_site and draft.manifest else None),
-        front_end=front_end,
+    tool_draft = draft.tool_draft(
+        description=description, side_effect=side_effect, name=name, front_end=front_end
     )
-    start = draft.manifest.get("startUrl") if new_site and draft.manifest else None
-    return plan_python_tool(site.learnings, tool_draft, page_url=start)
+    return plan_python_tool(site.learnings, tool_draft, page_url=draft.start_url)
 
 
 def _load_run(draft: Draft) -> Callable[..., Any]:

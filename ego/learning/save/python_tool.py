@@ -6,9 +6,10 @@ defines ``run``, the args and returns schemas, the manifest the save would leave
 :func:`write_python_tool` writes ``tools/<tool>.py`` and the manifest's ``pythonTools`` entry
 under the site's lock: a new site (or the workspace copy of a project site) assembled in a
 hidden folder and renamed into place, else the file then the manifest, each replaced
-atomically. The gate between them (the draft's cases) is the site's
-(:meth:`ego.site.Site.save_draft`). A Python tool keeps no history of versions yet: a save
-replaces it.
+atomically. The gate between them (the draft's cases, a heal's old cases) is the site's
+(:meth:`ego.site.Site.save_draft`, :meth:`~ego.site.Site.promote_candidate`). The version a
+save replaces is kept in ``tools/.history/<tool>/`` first, as a browser tool's is
+(:mod:`ego.learning.plan.history`; ``ego history`` lists them).
 """
 
 from __future__ import annotations
@@ -22,17 +23,17 @@ from typing import Any, Literal
 from ..catalog.manifest import Manifest
 from ..catalog.naming import check_site_id, check_tool_name, refuse
 from ..catalog.registry import Learnings
-from ..plan.draft import ToolDraft, merge_entry
+from ..plan.draft import ToolDraft
 from ..plan.history import content_hash, write_atomic
 from ..plan.locks import site_lock
 from ..plan.save_plan import (
-    candidate_manifest,
     check_schemas,
     find_base,
+    manifest_with_tool,
     validate_candidate,
     workspace_root,
 )
-from .store import SavedTool, assemble_and_rename, manifest_bytes, overlay
+from .store import SavedTool, archive_old, assemble_and_rename, manifest_bytes, overlay
 
 __all__ = ["PythonPlan", "plan_python_tool", "python_path", "write_python_tool"]
 
@@ -102,28 +103,9 @@ def plan_python_tool(
     _check_source(site_id, tool, draft.source)
     check_schemas(draft)
     base = find_base(learnings, site_id, tool)
-    raw = candidate_manifest(
-        base,
-        site_id,
-        tool,
-        domains=draft.domains,
-        page_url=page_url,
-        site_name=draft.name,
-        front_end=draft.front_end,
+    raw, _, entry = manifest_with_tool(
+        base, draft, page_url=page_url, kind="python", path=python_path(tool)
     )
-    browser_tools = raw.get("browserTools") or {}
-    if isinstance(browser_tools, dict) and tool in browser_tools:
-        raise refuse(
-            site_id,
-            tool,
-            "name",
-            [f"site {site_id!r} already has a browser tool {tool!r}: pick another name"],
-        )
-    python_tools = dict(raw.get("pythonTools") or {})
-    entry = merge_entry(python_tools.get(tool), draft)
-    entry["path"] = python_path(tool)
-    python_tools[tool] = entry
-    raw["pythonTools"] = python_tools
     parsed = validate_candidate(site_id, tool, raw)
     return PythonPlan(
         site_id=site_id,
@@ -152,8 +134,15 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
     site_dir = plan.workspace / plan.site_id
     with site_lock(plan.workspace, plan.site_id):
         if plan.base in ("new", "project") and not site_dir.is_dir():
+            kept: list[str] = []
 
             def fill(staging: Path) -> None:
+                if plan.base == "project":
+                    raw = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
+                    old = (raw.get("pythonTools") or {}).get(plan.tool)
+                    previous = archive_old(staging, plan.tool, old)
+                    if previous is not None:
+                        kept.append(previous.version)
                 write_atomic(staging / live, data)
                 write_atomic(staging / "manifest.json", manifest_bytes(plan.manifest))
 
@@ -165,8 +154,8 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
                 manifest=target / "manifest.json",
                 created_site=plan.base == "new",
                 shadowed=plan.base == "project",
-                replaced=False,
-                previous_version=None,
+                replaced=bool(kept),
+                previous_version=kept[0] if kept else None,
                 hash=content_hash(data),
             )
         manifest_path = site_dir / "manifest.json"
@@ -175,6 +164,7 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
         merged = overlay(current, plan.manifest)
         tools = dict(merged.get("pythonTools") or {})
         replaced = plan.tool in tools
+        previous = archive_old(site_dir, plan.tool, tools.get(plan.tool))
         tools[plan.tool] = plan.entry
         merged["pythonTools"] = tools
         validate_candidate(plan.site_id, plan.tool, merged)
@@ -188,6 +178,6 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
             created_site=False,
             shadowed=False,
             replaced=replaced,
-            previous_version=None,
+            previous_version=previous.version if previous is not None else None,
             hash=content_hash(data),
         )

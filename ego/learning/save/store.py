@@ -28,6 +28,7 @@ from ..catalog.registry import Learnings
 from ..plan.draft import ToolDraft, merge_entry
 from ..plan.history import (
     HISTORY_DIR,
+    PYTHON_HISTORY_DIR,
     ToolVersion,
     archive_file,
     content_hash,
@@ -43,6 +44,7 @@ from ..plan.save_plan import ToolPlan, validate_candidate, workspace_root
 
 __all__ = [
     "SavedTool",
+    "archive_old",
     "assemble_and_rename",
     "manifest_bytes",
     "overlay",
@@ -102,10 +104,10 @@ def manifest_bytes(raw: dict[str, Any]) -> bytes:
 
 
 def _is_history_path(path: str) -> bool:
-    return path.startswith(HISTORY_DIR + "/")
+    return path.startswith((HISTORY_DIR + "/", PYTHON_HISTORY_DIR + "/"))
 
 
-def _archive_old(
+def archive_old(
     site_dir: Path, tool: str, old_entry: Any, *, folder: Path | None = None
 ) -> ToolVersion | None:
     """Keep the tool's current version, unless there is none or it is a kept copy already."""
@@ -201,7 +203,7 @@ def _write_tool(plan: ToolPlan, data: bytes, cases: GateReport | None) -> SavedT
         def fill(staging: Path) -> None:
             if plan.base == "project":
                 raw = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
-                previous = _archive_old(staging, plan.tool, _current_entry(raw, plan.tool))
+                previous = archive_old(staging, plan.tool, _current_entry(raw, plan.tool))
                 if previous is not None:
                     kept.append(previous)
             if cases is not None:
@@ -299,7 +301,7 @@ def _replace_in_workspace(
         unchanged = _unchanged(site_dir, tool, data, merged)
         if unchanged is not None:
             return unchanged
-    previous = _archive_old(site_dir, tool, old_entry)
+    previous = archive_old(site_dir, tool, old_entry)
     if previous is not None and isinstance(old_entry, dict) and old_entry.get("path") == live:
         # Point the manifest at the kept copy, so that replacing the live file below never
         # leaves the old entry naming the new source.
