@@ -102,6 +102,11 @@ async def test_a_renamed_button_heals_through_the_gate_and_the_old_version_is_ke
     with pytest.raises(LearningError, match="run `ego heal desk desk_search` first"):
         await site.check_candidate("desk", "desk_search")  # the heal folder went
 
+    back = site.restore_tool("desk", "desk_search", kept.version)  # and back
+    assert back.file.read_text() == kept.file.read_text()
+    assert learnings.site("desk").python_tools["desk_search"].path == "tools/desk_search.py"
+    assert len(list_versions(learnings, "desk", "desk_search")) == 3
+
 
 def test_a_step_healed_twice_gets_the_newest_selector_first() -> None:
     source = "\n".join(

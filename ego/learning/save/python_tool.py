@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..catalog.manifest import Manifest
+from ..catalog.manifest import Manifest, load_manifest
 from ..catalog.naming import check_site_id, check_tool_name, refuse
 from ..catalog.registry import Learnings
 from ..plan.draft import ToolDraft
-from ..plan.history import content_hash, write_atomic
+from ..plan.history import content_hash, load_version, write_atomic
 from ..plan.locks import site_lock
 from ..plan.save_plan import (
     check_schemas,
@@ -35,7 +35,13 @@ from ..plan.save_plan import (
 )
 from .store import SavedTool, archive_old, assemble_and_rename, manifest_bytes, overlay
 
-__all__ = ["PythonPlan", "plan_python_tool", "python_path", "write_python_tool"]
+__all__ = [
+    "PythonPlan",
+    "plan_python_tool",
+    "python_path",
+    "restore_python_tool",
+    "write_python_tool",
+]
 
 
 def python_path(tool: str) -> str:
@@ -158,26 +164,60 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
                 previous_version=kept[0] if kept else None,
                 hash=content_hash(data),
             )
-        manifest_path = site_dir / "manifest.json"
         # Read now, under the lock: a save that raced this one keeps its changes.
-        current = json.loads(manifest_path.read_text(encoding="utf-8"))
-        merged = overlay(current, plan.manifest)
-        tools = dict(merged.get("pythonTools") or {})
-        replaced = plan.tool in tools
-        previous = archive_old(site_dir, plan.tool, tools.get(plan.tool))
-        tools[plan.tool] = plan.entry
-        merged["pythonTools"] = tools
-        validate_candidate(plan.site_id, plan.tool, merged)
-        write_atomic(site_dir / live, data)
-        write_atomic(manifest_path, manifest_bytes(merged))
-        return SavedTool(
-            site_id=plan.site_id,
-            tool=plan.tool,
-            file=site_dir / live,
-            manifest=manifest_path,
-            created_site=False,
-            shadowed=False,
-            replaced=replaced,
-            previous_version=previous.version if previous is not None else None,
-            hash=content_hash(data),
+        current = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
+        return _replace_in_site(
+            site_dir, plan.site_id, plan.tool, data, overlay(current, plan.manifest), plan.entry
         )
+
+
+def _replace_in_site(
+    site_dir: Path,
+    site_id: str,
+    tool: str,
+    data: bytes,
+    raw: dict[str, Any],
+    entry: dict[str, Any],
+) -> SavedTool:
+    """Put ``entry`` and its source ``data`` into the workspace site's manifest ``raw`` (as it
+    is now, read under the lock): validated, the current version kept in the history, then
+    the file and the manifest written."""
+    tools = dict(raw.get("pythonTools") or {})
+    old = tools.get(tool)
+    tools[tool] = entry
+    raw = {**raw, "pythonTools": tools}
+    validate_candidate(site_id, tool, raw)
+    previous = archive_old(site_dir, tool, old)
+    write_atomic(site_dir / entry["path"], data)
+    write_atomic(site_dir / "manifest.json", manifest_bytes(raw))
+    return SavedTool(
+        site_id=site_id,
+        tool=tool,
+        file=site_dir / entry["path"],
+        manifest=site_dir / "manifest.json",
+        created_site=False,
+        shadowed=False,
+        replaced=old is not None,
+        previous_version=previous.version if previous is not None else None,
+        hash=content_hash(data),
+    )
+
+
+def restore_python_tool(learnings: Learnings, site_id: str, tool: str, version: str) -> SavedTool:
+    """Bring back a kept version of a Python tool; the current one is kept as a new version
+    (:func:`ego.learning.save.store.restore_tool` comes here for a Python tool).
+
+    Raises:
+        as :func:`ego.learning.save.store.restore_tool`.
+    """
+    root = workspace_root(learnings)
+    check_site_id(site_id, name=tool)
+    check_tool_name(site_id, tool)
+    site_dir = root / site_id
+    with site_lock(root, site_id):
+        kept = load_version(Learnings(roots=[root]), site_id, tool, version)
+        data = kept.file.read_bytes()
+        load_manifest(site_dir)  # a broken manifest is reported, not overwritten
+        raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
+        entry = {**kept.entry, "path": python_path(tool)}
+        return _replace_in_site(site_dir, site_id, tool, data, raw, entry)

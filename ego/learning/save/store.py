@@ -36,6 +36,7 @@ from ..plan.history import (
     json_fields,
     keep_cases,
     load_version,
+    tool_kind,
     write_atomic,
 )
 from ..plan.locks import site_lock
@@ -328,10 +329,11 @@ def _replace_in_workspace(
 
 
 def restore_tool(learnings: Learnings, site_id: str, tool: str, version: str) -> SavedTool:
-    """Bring back a kept version of a browser tool; the current one is kept as a new version.
+    """Bring back a kept version of a tool; the current one is kept as a new version.
 
     The kept source and manifest entry are written back (the entry's path becomes
-    ``browser-tools/<tool>.js``) with the same atomic steps as a save.
+    ``browser-tools/<tool>.js``, a Python tool's ``tools/<tool>.py``) with the same atomic
+    steps as a save.
 
     Args:
         learnings: the roots; the site must be in their workspace root.
@@ -350,6 +352,10 @@ def restore_tool(learnings: Learnings, site_id: str, tool: str, version: str) ->
     check_site_id(site_id, name=tool)
     check_tool_name(site_id, tool)
     site_dir = root / site_id
+    if tool_kind(site_dir, tool) == "python":
+        from .python_tool import restore_python_tool  # it writes through this module
+
+        return restore_python_tool(learnings, site_id, tool, version)
     with site_lock(root, site_id):
         kept = load_version(Learnings(roots=[root]), site_id, tool, version)
         data = kept.file.read_bytes()
