@@ -37,6 +37,7 @@ async def record_search(tab: ego.Tab, shop: DemoServer, path: Path) -> None:
         await tab.select("#category", "office")
         await tab.click("[data-testid=desk-search-submit]")
         await tab.wait_for(url="/desk/results")
+        await tab.wait_for(selector="#results")  # the URL commits before the page is parsed
         await tab.snapshot(selector="#results")
 
 
@@ -52,6 +53,7 @@ async def record_order(tab: ego.Tab, shop: DemoServer, path: Path) -> None:
         await tab.type("#password", DESK_PASSWORD)
         await tab.click("[data-testid=desk-place]")
         await tab.wait_for(url="/desk/order/done")
+        await tab.wait_for(selector="#confirmation")
         await tab.snapshot(selector="#confirmation")
 
 

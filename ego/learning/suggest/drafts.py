@@ -25,12 +25,13 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ...errors import LearningError
 from ..cases.format import CASES_FILE, LearningCase, load_cases
 from ..catalog.naming import check_site_id, check_tool_name
 from ..catalog.registry import Learnings, SiteEntry
+from ..plan.draft import FrontEnd, ToolDraft
 from ..plan.history import write_atomic
 from ..plan.locks import site_lock
 from ..plan.save_plan import workspace_root
@@ -139,6 +140,38 @@ class Draft:
     def source_file(self) -> Path:
         """Its source file in the draft's folder."""
         return self.folder / f"{self.tool}{'.py' if self.kind == 'python' else '.js'}"
+
+    def tool_draft(
+        self,
+        *,
+        description: str | None = None,
+        side_effect: Literal["read", "write", "irreversible"] | None = None,
+        name: str | None = None,
+        front_end: FrontEnd = "python",
+    ) -> ToolDraft:
+        """What a save of this draft names: its entry, with ``description``, ``side_effect``
+        and a new site's ``name`` given instead of the drafted ones, and for a site that has
+        no learning yet the drafted domains and name."""
+        entry = self.entry
+        manifest = self.manifest
+        return ToolDraft(
+            site_id=self.site_id,
+            tool=self.tool,
+            source=self.source,
+            description=description or entry.get("description"),
+            args=entry.get("args") or {},
+            returns=entry.get("returns"),
+            side_effect=side_effect or entry.get("sideEffect"),
+            auth=entry.get("auth"),
+            domains=list(manifest["domains"]) if manifest else None,
+            name=name or (manifest.get("name") if manifest else None),
+            front_end=front_end,
+        )
+
+    @property
+    def start_url(self) -> str | None:
+        """A new site's drafted start URL (None when the site has a learning already)."""
+        return self.manifest.get("startUrl") if self.manifest else None
 
     def learning_cases(self) -> list[LearningCase]:
         """Its cases, ready to run (each HAR path resolved inside the draft's folder)."""

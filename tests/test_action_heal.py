@@ -1,0 +1,135 @@
+"""A tool drafted from page actions healed through the gate on the demo's order desk: the
+search button is renamed, ``ego heal`` opens a candidate whose broken step acts on the
+renamed button first and the recorded one after, the candidate passes the old cases (which
+replay the old page) and runs live, is promoted with its provenance, and the version it
+replaced is kept in the tool's history. A candidate that breaks an old case is refused."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import ego
+from ego.demo import DemoServer
+from ego.errors import CaseRegressionError, LearningError
+from ego.learning.catalog.registry import Learnings
+from ego.learning.heal import CANDIDATE_PY, heal_folder
+from ego.learning.heal.action_candidate import heal_steps
+from ego.learning.heal.compare import Change
+from ego.learning.plan.history import list_versions
+from ego.site import Site
+
+from .test_action_flows import record_search
+
+
+@pytest.fixture(scope="module")
+def shop() -> Iterator[DemoServer]:
+    with DemoServer(port=0) as server:
+        yield server
+
+
+@pytest.fixture
+def changed(shop: DemoServer) -> Iterator[DemoServer]:
+    """The shop with its desk redesigned ("Look up" is "Find"); set back after the test."""
+    shop.pages_changed = True
+    yield shop
+    shop.pages_changed = False
+
+
+async def saved_search(
+    browser: ego.Browser, tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> tuple[Site, Learnings]:
+    """The desk's search recorded, drafted and saved as ``desk/desk_search`` (a read)."""
+    await record_search(tab, shop, tmp_path / "search.actions.json")
+    learnings = Learnings(workspace=tmp_path / "ws")
+    (draft,) = ego.suggest_actions(
+        "desk", tmp_path / "search.actions.json", learnings=learnings
+    ).drafts
+    site = Site(browser, learnings)
+    await site.save_draft("desk", draft.tool, side_effect="read")
+    return site, learnings
+
+
+@pytest.mark.chrome
+async def test_a_renamed_button_heals_through_the_gate_and_the_old_version_is_kept(
+    browser: ego.Browser, tab: ego.Tab, shop: DemoServer, changed: DemoServer, tmp_path: Path
+) -> None:
+    shop.pages_changed = False
+    site, learnings = await saved_search(browser, tab, shop, tmp_path)
+    shop.pages_changed = True
+    report = await site.heal_tool("desk", "desk_search")
+    assert report.live["ran"]
+    assert not report.live["ok"]
+    assert report.candidate == "proposed"
+    assert report.file == CANDIDATE_PY
+    candidate = (heal_folder(learnings, "desk", "desk_search") / CANDIDATE_PY).read_text()
+    assert (
+        "await tab.click(await first_of(tab, ['testid=\"desk-find\"', "
+        "'testid=\"desk-search-submit\"']))" in candidate
+    )
+    assert report.candidate_live["ok"], report.candidate_live
+    assert "2 result(s) for “desk”" in report.candidate_live["result"]  # what the page shows
+    assert "Felt Desk Mat: 19.90" in report.candidate_live["result"]
+    assert "the candidate's live run on" in report.format()
+
+    # A candidate that breaks an old case is refused, naming the case; nothing is written.
+    file = heal_folder(learnings, "desk", "desk_search") / CANDIDATE_PY
+    file.write_text(candidate.replace("return shown(", "return 'nothing' or shown("))
+    with pytest.raises(CaseRegressionError, match="changes the expected result of old case"):
+        await site.promote_candidate("desk", "desk_search")
+    assert len(list_versions(learnings, "desk", "desk_search")) == 1
+    file.write_text(candidate)
+
+    check = await site.check_candidate("desk", "desk_search")
+    assert check.passed, check.format()
+    assert check.old
+    assert check.new is not None
+    done = await site.promote_candidate("desk", "desk_search")
+    (gone,) = [c for c in done.provenance["changed"] if c["kind"] == "selector gone"]
+    assert (gone["step"], gone["new"]) == (4, 'testid="desk-find"')
+    shown = await site.run_tool("desk", "desk_search", {"words": "kettle", "category": "kitchen"})
+    assert "Pour-Over Coffee Kettle: 38.90" in shown
+
+    current, kept = list_versions(learnings, "desk", "desk_search")
+    assert kept.version == done.saved.previous_version
+    assert kept.file.suffix == ".py"
+    assert "desk-find" not in kept.file.read_text()
+    assert current.provenance is not None
+    assert current.provenance["replaced_version"] == kept.version
+    assert current.changed == ("source",)
+    with pytest.raises(LearningError, match="run `ego heal desk desk_search` first"):
+        await site.check_candidate("desk", "desk_search")  # the heal folder went
+
+    back = site.restore_tool("desk", "desk_search", kept.version)  # and back
+    assert back.file.read_text() == kept.file.read_text()
+    assert learnings.site("desk").python_tools["desk_search"].path == "tools/desk_search.py"
+    assert len(list_versions(learnings, "desk", "desk_search")) == 3
+
+
+def test_a_step_healed_twice_gets_the_newest_selector_first() -> None:
+    source = "\n".join(
+        [
+            "import re",
+            "from typing import Any",
+            "START = 'http://x/'",
+            "PAGE_SECONDS = 15.0",
+            "async def run(ctx: Any, args: dict[str, Any]) -> Any:",
+            "    tab = ctx.tab",
+            "    # step 2: click '#go' (button \"Go\")",
+            "    await tab.click('#go')",
+            "",
+        ]
+    )
+    gone = Change("selector gone", "#go", "", old="#go", new='role=button[name="Run"]', step=2)
+    once = heal_steps(source, [gone])
+    assert once is not None
+    assert "await tab.click(await first_of(tab, ['role=button[name=\"Run\"]', '#go']))" in once
+    assert once.count("async def first_of(") == 1
+    assert "import asyncio\nimport re" in once
+    again = heal_steps(once, [Change("selector gone", "#go", "", old="#go", new="#run", step=2)])
+    assert again is not None
+    assert "first_of(tab, ['#run', 'role=button[name=\"Run\"]', '#go'])" in again
+    assert again.count("async def first_of(") == 1
+    assert heal_steps(source, [Change("selector gone", "#go", "", old="#go", step=2)]) is None
