@@ -189,7 +189,11 @@ def draft_flow(site_id: str, tool: str, flows: list[RecordedFlow]) -> DraftedToo
     _plan_waits(plan, flow)
     returns = schema_of([flow.read.text]) if flow.read is not None else None
     if flow.read is None:
-        plan.notes.append("the agent read nothing after the last step: the tool returns null")
+        plan.notes.append(
+            "the agent read nothing after the last step, so the tool returns null (an "
+            "evaluate is not recorded: end the flow with a snapshot of what it should return, "
+            "tab.snapshot(selector=...) or MCP take_snapshot)"
+        )
     side_effect, posted = _side_effect(flows)
     if posted:
         plan.notes.append(
