@@ -248,6 +248,10 @@ class ActionRecording:
         url = self.secrets.url(action.url)
         if action.verb == "snapshot":
             find = action.args.get("find")
+            if action.target is not None and parse_ref(action.target) is None:
+                # The agent named what it read: a durable selector of its own could be its
+                # text (text="10 USD is 5.00 EUR"), which is the result and changes with it.
+                selector = action.target
             self.flow.read = FlowRead(
                 verb="snapshot",
                 text=self.secrets.text(outline_text(str(action.result))),

@@ -1,0 +1,87 @@
+"""A flow of page actions that never leaves its page (a converter whose script asks an API
+and writes the answer in place) is drafted, passes its offline case replayed from the
+recording, is kept through the save gate and, run live with other values, returns what the
+page shows for them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import ego
+from ego.learning.catalog.registry import Learnings
+from ego.learning.suggest.flow import load_flow
+from ego.site import Site
+from tests.conftest import PageServer
+
+pytestmark = pytest.mark.chrome
+
+RATES = {"EUR": 0.5, "GBP": 0.25}
+
+PAGE = """<!doctype html><title>Converter</title>
+<main>
+  <label for=amount>Amount in USD</label> <input id=amount inputmode=decimal>
+  <label for=to>Currency</label>
+  <select id=to><option value=EUR>Euro</option><option value=GBP>Pound</option></select>
+  <button id=convert type=button>Convert</button>
+  <section id=answer></section>
+</main>
+<script>
+convert.addEventListener('click', async () => {
+  const to = document.getElementById('to').value;
+  const {rate} = await (await fetch('/one-page/api/rate?to=' + to)).json();
+  const out = document.createElement('p');
+  out.id = 'out';
+  out.textContent = `${amount.value} USD is ${(Number(amount.value) * rate).toFixed(2)} ${to}`;
+  answer.replaceChildren(out);
+});
+</script>"""
+
+
+def serve(server: PageServer) -> str:
+    for currency, rate in RATES.items():
+        server.route(
+            f"/one-page/api/rate?to={currency}",
+            f'{{"rate": {rate}}}',
+            content_type="application/json",
+        )
+    return server.route("/one-page/convert", PAGE)
+
+
+async def test_a_one_page_flow_is_drafted_kept_and_returns_what_the_page_shows(
+    browser: ego.Browser, tab: ego.Tab, server: PageServer, tmp_path: Path
+) -> None:
+    url = serve(server)
+    path = tmp_path / "convert.actions.json"
+    async with tab.record_actions(path, har=True):
+        await tab.navigate(url)
+        await tab.type("#amount", "10")
+        await tab.select("#to", "EUR")
+        await tab.click("#convert")
+        await tab.wait_for(selector="#out")
+        await tab.snapshot(selector="#out")
+    flow = load_flow(path)
+    assert [step.verb for step in flow.steps] == ["navigate", "type", "select", "click"]
+    assert flow.read is not None
+    assert "10 USD is 5.00 EUR" in flow.read.text
+
+    learnings = Learnings(workspace=tmp_path / "ws")
+    report = ego.suggest_actions("converter", path, learnings=learnings, name="convert")
+    (draft,) = report.drafts
+    assert draft.side_effect == "read"  # a GET asked from the page: nothing was sent
+    assert set(draft.args) == {"amount_in_usd", "currency"}  # named by the fields' labels
+    site = Site(browser, learnings)
+    (checked,) = await site.check_draft("converter", "convert")
+    assert checked.passed, checked.reason
+    await site.save_draft("converter", "convert")
+
+    args = {"amount_in_usd": "4", "currency": "GBP"}
+    shown = await site.run_tool("converter", "convert", args)
+    assert "4 USD is 1.00 GBP" in shown
+    await tab.navigate(url)
+    await tab.type("#amount", "4")
+    await tab.select("#to", "GBP")
+    await tab.click("#convert")
+    await tab.wait_for(selector="#out")
+    assert (await tab.snapshot(selector="#out")).split("\n", 1)[1] in shown
