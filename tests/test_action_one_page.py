@@ -11,7 +11,7 @@ import pytest
 
 import ego
 from ego.learning.catalog.registry import Learnings
-from ego.learning.suggest.flow import load_flow
+from ego.learning.suggest.flow import load_flow, outline_text
 from ego.site import Site
 from tests.conftest import PageServer
 
@@ -31,8 +31,9 @@ PAGE = """<!doctype html><title>Converter</title>
 convert.addEventListener('click', async () => {
   const to = document.getElementById('to').value;
   const {rate} = await (await fetch('/one-page/api/rate?to=' + to)).json();
-  const out = document.createElement('p');
+  const out = document.createElement('a');  // a result to follow, named by what it says
   out.id = 'out';
+  out.href = '#' + to;
   out.textContent = `${amount.value} USD is ${(Number(amount.value) * rate).toFixed(2)} ${to}`;
   answer.replaceChildren(out);
 });
@@ -84,4 +85,25 @@ async def test_a_one_page_flow_is_drafted_kept_and_returns_what_the_page_shows(
     await tab.select("#to", "GBP")
     await tab.click("#convert")
     await tab.wait_for(selector="#out")
-    assert (await tab.snapshot(selector="#out")).split("\n", 1)[1] in shown
+    assert outline_text(await tab.snapshot(selector="#out")) in shown
+
+
+async def test_what_the_agent_read_by_ref_is_kept_by_a_selector_not_its_text(
+    tab: ego.Tab, server: PageServer, tmp_path: Path
+) -> None:
+    url = serve(server)
+    path = tmp_path / "by-ref.actions.json"
+    async with tab.record_actions(path):
+        await tab.navigate(url)
+        await tab.type("#amount", "10")
+        await tab.click("#convert")
+        await tab.wait_for(selector="#out")
+        outline = await tab.snapshot(find="USD is")
+        ref = outline.split("[ref=")[1].split("]")[0]  # the link's, as an agent reads it
+        await tab.snapshot(selector=f"ref={ref}")
+    flow = load_flow(path)
+    assert flow.read is not None
+    assert "10 USD is 5.00 EUR" in flow.read.text
+    assert flow.read.selector == "#out"  # by its id: its text is the answer, not its name
+    clicked = flow.steps[-1]
+    assert clicked.selector == 'role=button[name="Convert"]'  # an acted-on node keeps its name

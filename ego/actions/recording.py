@@ -222,7 +222,12 @@ class ActionRecording:
         # that submits a form takes its button's page with it.
         found = asyncio.ensure_future(
             asyncio.wait_for(
-                selector_for(self.tab.main_frame, action.element.ref), SELECTOR_SECONDS
+                selector_for(
+                    self.tab.main_frame,
+                    action.element.ref,
+                    by_content=action.verb != "snapshot",  # a read's content is its answer
+                ),
+                SELECTOR_SECONDS,
             )
         )
         await asyncio.wait([found])
