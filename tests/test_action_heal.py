@@ -6,10 +6,14 @@ replaced is kept in the tool's history. A candidate that breaks an old case is r
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 import ego
 from ego.demo import DemoServer
@@ -21,8 +25,10 @@ from ego.learning.heal.compare import Change
 from ego.learning.plan.history import list_versions
 from ego.site import Site
 
-from .conftest import PageServer
+from .cli_helpers import ROOT, ego_async, ego_env, http_endpoint
+from .conftest import PageServer, websocket_url
 from .test_action_flows import record_search
+from .test_save_mcp import payload
 
 
 @pytest.fixture(scope="module")
@@ -199,3 +205,60 @@ async def test_first_of_takes_the_earlier_selector_when_both_match(
         assert await first_of(tab, ["#inner >> #deep", "#top"]) == "#inner >> #deep"
         assert await first_of(tab, ["#top", "#inner >> #deep"]) == "#top"
     assert await first_of(tab, ["#gone", "#top"]) == "#top"
+
+
+@pytest.mark.chrome
+async def test_ego_heal_check_and_promote_an_action_tool_on_the_command_line(
+    ported_browser: ego.Browser, ported_tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> None:
+    await saved_search(ported_browser, ported_tab, shop, tmp_path)
+    endpoint = ["--endpoint", http_endpoint(websocket_url(ported_browser))]
+    env = ego_env(tmp_path / "profiles", workspace=tmp_path / "ws")
+    shop.pages_changed = True
+    try:
+        healed = await ego_async("heal", "desk", "desk_search", *endpoint, env=env)
+        assert healed.returncode == 0, healed
+        assert (healed.json()["candidate"], healed.json()["file"]) == ("proposed", CANDIDATE_PY)
+        assert healed.json()["candidate_live"]["ok"] is True
+        checked = await ego_async("heal", "desk", "desk_search", "--check", *endpoint, env=env)
+        assert checked.returncode == 0, checked
+        assert checked.json()["passed"] is True
+        promoted = await ego_async("heal", "desk", "desk_search", "--promote", *endpoint, env=env)
+        assert promoted.returncode == 0, promoted
+    finally:
+        shop.pages_changed = False
+    history = await ego_async("history", "desk", "desk_search", "--json", env=env)
+    (gone,) = [c for c in history.json()[0]["provenance"]["changed"] if c.get("step") == 4]
+    assert gone["new"] == 'testid="desk-find"'
+    tool = tmp_path / "ws/learnings/desk/tools/desk_search.py"
+    assert "first_of(tab, ['testid=\"desk-find\"', 'testid=\"desk-search-submit\"'])" in (
+        tool.read_text()
+    )
+
+
+@pytest.mark.chrome
+async def test_an_mcp_agent_heals_checks_and_promotes_an_action_tool(
+    ported_browser: ego.Browser, ported_tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> None:
+    await saved_search(ported_browser, ported_tab, shop, tmp_path)
+    env = {key: value for key, value in os.environ.items() if key != "EGO_WORKSPACE"}
+    env["EGO_STATE_DIR"] = str(tmp_path / "state")
+    args = ["-m", "ego", "--workspace", str(tmp_path / "ws"), "mcp"]
+    args += ["--output-dir", str(tmp_path / "out"), "--allowed-origins", shop.origin]
+    args += ["--endpoint", http_endpoint(websocket_url(ported_browser))]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(ROOT))
+    tool = {"site_id": "desk", "tool": "desk_search"}
+    shop.pages_changed = True
+    try:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            report = payload(await session.call_tool("heal_tool", tool))
+            assert report["candidate"] == "proposed"
+            assert report["candidate_live"]["ok"] is True
+            checked = payload(await session.call_tool("heal_tool", {**tool, "step": "check"}))
+            assert checked["passed"] is True
+            promoted = payload(await session.call_tool("heal_tool", {**tool, "step": "promote"}))
+    finally:
+        shop.pages_changed = False
+    (gone,) = [c for c in promoted["provenance"]["changed"] if c["kind"] == "selector gone"]
+    assert (gone["step"], gone["new"]) == (4, 'testid="desk-find"')
