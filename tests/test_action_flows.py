@@ -14,6 +14,7 @@ import pytest
 import ego
 from ego.demo import DemoServer
 from ego.demo.desk import DESK_PASSWORD
+from ego.errors import LearningError
 from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest.flow import load_flow
 from ego.site import Site
@@ -163,6 +164,21 @@ async def test_a_three_page_order_is_drafted_saved_and_places_an_order_live(
     assert len(shop.desk_orders) == placed + 1
     assert order["customer"] == "Grace Hopper"
     assert f"Order {order['id']} placed for Grace Hopper: 3 x Mechanical Desk Clock." in shown
+
+    shop.pages_changed = True  # the email field moves to the second page: nothing near it
+    try:
+        healed = await site.heal_tool("desk", "desk_order")
+    finally:
+        shop.pages_changed = False
+    (gone,) = [c for c in healed.changes if c["kind"] == "selector gone"]
+    assert (gone["step"], gone["old"]) == (3, 'testid="desk-email"')
+    assert "new" not in gone
+    assert "nothing like it is on that page" in gone["detail"]
+    assert healed.candidate == "none"
+    assert "not healed: step 3: no element near the one that went" in "\n".join(healed.notes)
+    assert "no candidate: edit the tool's file" in healed.format()
+    with pytest.raises(LearningError, match="edit the tool's file"):
+        await site.check_candidate("desk", "desk_order")
 
 
 async def test_select_takes_the_role_selector_selector_for_gives(

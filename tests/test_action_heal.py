@@ -6,22 +6,29 @@ replaced is kept in the tool's history. A candidate that breaks an old case is r
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 import ego
 from ego.demo import DemoServer
 from ego.errors import CaseRegressionError, LearningError
 from ego.learning.catalog.registry import Learnings
 from ego.learning.heal import CANDIDATE_PY, heal_folder
-from ego.learning.heal.action_candidate import heal_steps
+from ego.learning.heal.action_candidate import FIRST_OF, heal_steps
 from ego.learning.heal.compare import Change
 from ego.learning.plan.history import list_versions
 from ego.site import Site
 
+from .cli_helpers import ROOT, ego_async, ego_env, http_endpoint
+from .conftest import PageServer, websocket_url
 from .test_action_flows import record_search
+from .test_save_mcp import payload
 
 
 @pytest.fixture(scope="module")
@@ -108,28 +115,150 @@ async def test_a_renamed_button_heals_through_the_gate_and_the_old_version_is_ke
     assert len(list_versions(learnings, "desk", "desk_search")) == 3
 
 
-def test_a_step_healed_twice_gets_the_newest_selector_first() -> None:
-    source = "\n".join(
-        [
-            "import re",
-            "from typing import Any",
-            "START = 'http://x/'",
-            "PAGE_SECONDS = 15.0",
-            "async def run(ctx: Any, args: dict[str, Any]) -> Any:",
-            "    tab = ctx.tab",
-            "    # step 2: click '#go' (button \"Go\")",
-            "    await tab.click('#go')",
-            "",
-        ]
-    )
+DRAFTED = "\n".join(
+    [
+        "from __future__ import annotations",
+        "",
+        "import re",
+        "from typing import Any",
+        "START = 'http://x/'",
+        "PAGE_SECONDS = 15.0",
+        "async def run(ctx: Any, args: dict[str, Any]) -> Any:",
+        "    tab = ctx.tab",
+        "    # step 2: click '#go' (button \"Go\")",
+        "    await tab.click('#go')",
+        "",
+    ]
+)
+
+
+def test_a_step_healed_twice_gets_the_newest_selector_first_and_each_selector_once() -> None:
     gone = Change("selector gone", "#go", "", old="#go", new='role=button[name="Run"]', step=2)
-    once = heal_steps(source, [gone])
+    once = heal_steps(DRAFTED, [gone]).source
     assert once is not None
     assert "await tab.click(await first_of(tab, ['role=button[name=\"Run\"]', '#go']))" in once
     assert once.count("async def first_of(") == 1
-    assert "import asyncio\nimport re" in once
+    assert "from __future__ import annotations\n\nimport asyncio\nimport re\n" in once
     again = heal_steps(once, [Change("selector gone", "#go", "", old="#go", new="#run", step=2)])
-    assert again is not None
-    assert "first_of(tab, ['#run', 'role=button[name=\"Run\"]', '#go'])" in again
-    assert again.count("async def first_of(") == 1
-    assert heal_steps(source, [Change("selector gone", "#go", "", old="#go", step=2)]) is None
+    assert again.source is not None
+    assert "first_of(tab, ['#run', 'role=button[name=\"Run\"]', '#go'])" in again.source
+    assert again.source.count("async def first_of(") == 1
+    # The same selector found again moves to the front, never twice in the list.
+    gone_again = Change("selector gone", "#run", "", old="#run", new="#go", step=2)
+    third = heal_steps(again.source, [gone_again]).source
+    assert third is not None
+    assert "first_of(tab, ['#go', '#run', 'role=button[name=\"Run\"]'])" in third
+    nothing = heal_steps(DRAFTED, [Change("selector gone", "#go", "", old="#go", step=2)])
+    assert nothing.source is None
+    assert nothing.left == ["step 2: no element near the one that went ('#go')"]
+
+
+def test_a_hand_edited_step_heals_whatever_its_quotes_and_imports() -> None:
+    edited = (
+        '"""Edited by hand."""\n'
+        "PAGE_SECONDS = 15.0\n"
+        "async def run(ctx, args):\n"
+        "    tab = ctx.tab\n"
+        '    # step 2: click "#go"\n'
+        '    await tab.click(\n        "#go", wait=2.0\n    )\n'
+    )
+    gone = Change("selector gone", "#go", "", old="#go", new="#run", step=2)
+    healed = heal_steps(edited, [gone])
+    assert healed.left == []
+    assert healed.source is not None
+    assert "await tab.click(\n        await first_of(tab, ['#run', '#go']), wait=2.0\n" in (
+        healed.source
+    )
+    assert healed.source.startswith('"""Edited by hand."""\n')  # the docstring stays first
+    namespace: dict[str, object] = {}
+    exec(compile(healed.source, "candidate.py", "exec"), namespace)  # its imports are there
+    assert callable(namespace["first_of"])
+    # A step whose line is not a verb on a string gets no candidate, and says why.
+    moved = heal_steps(edited.replace('"#go"', "SELECTOR"), [gone])
+    assert moved.source is None
+    assert moved.left == [
+        "step 2: its line is not as drafted (await tab.VERB('#go', ...)), so it was not healed"
+    ]
+
+
+@pytest.mark.chrome
+async def test_first_of_takes_the_earlier_selector_when_both_match(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    inner = server.route("/first-of/inner", '<button id="deep">Deep</button>')
+    page = f'<button id="top">Top</button><iframe id="inner" src="{inner}"></iframe>'
+    await tab.navigate(server.route("/first-of/outer", page))
+    await tab.wait_for(selector="#inner >> #deep")
+    namespace: dict[str, object] = {}
+    exec(
+        compile(
+            f"import asyncio\nfrom typing import Any\nPAGE_SECONDS = 5.0\n{FIRST_OF}",
+            "first_of",
+            "exec",
+        ),
+        namespace,
+    )
+    first_of = namespace["first_of"]
+    assert callable(first_of)
+    # The frame's selector is found in more round trips than the top one: still first.
+    for _ in range(5):
+        assert await first_of(tab, ["#inner >> #deep", "#top"]) == "#inner >> #deep"
+        assert await first_of(tab, ["#top", "#inner >> #deep"]) == "#top"
+    assert await first_of(tab, ["#gone", "#top"]) == "#top"
+
+
+@pytest.mark.chrome
+async def test_ego_heal_check_and_promote_an_action_tool_on_the_command_line(
+    ported_browser: ego.Browser, ported_tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> None:
+    await saved_search(ported_browser, ported_tab, shop, tmp_path)
+    endpoint = ["--endpoint", http_endpoint(websocket_url(ported_browser))]
+    env = ego_env(tmp_path / "profiles", workspace=tmp_path / "ws")
+    shop.pages_changed = True
+    try:
+        healed = await ego_async("heal", "desk", "desk_search", *endpoint, env=env)
+        assert healed.returncode == 0, healed
+        assert (healed.json()["candidate"], healed.json()["file"]) == ("proposed", CANDIDATE_PY)
+        assert healed.json()["candidate_live"]["ok"] is True
+        checked = await ego_async("heal", "desk", "desk_search", "--check", *endpoint, env=env)
+        assert checked.returncode == 0, checked
+        assert checked.json()["passed"] is True
+        promoted = await ego_async("heal", "desk", "desk_search", "--promote", *endpoint, env=env)
+        assert promoted.returncode == 0, promoted
+    finally:
+        shop.pages_changed = False
+    history = await ego_async("history", "desk", "desk_search", "--json", env=env)
+    (gone,) = [c for c in history.json()[0]["provenance"]["changed"] if c.get("step") == 4]
+    assert gone["new"] == 'testid="desk-find"'
+    tool = tmp_path / "ws/learnings/desk/tools/desk_search.py"
+    assert "first_of(tab, ['testid=\"desk-find\"', 'testid=\"desk-search-submit\"'])" in (
+        tool.read_text()
+    )
+
+
+@pytest.mark.chrome
+async def test_an_mcp_agent_heals_checks_and_promotes_an_action_tool(
+    ported_browser: ego.Browser, ported_tab: ego.Tab, shop: DemoServer, tmp_path: Path
+) -> None:
+    await saved_search(ported_browser, ported_tab, shop, tmp_path)
+    env = {key: value for key, value in os.environ.items() if key != "EGO_WORKSPACE"}
+    env["EGO_STATE_DIR"] = str(tmp_path / "state")
+    args = ["-m", "ego", "--workspace", str(tmp_path / "ws"), "mcp"]
+    args += ["--output-dir", str(tmp_path / "out"), "--allowed-origins", shop.origin]
+    args += ["--endpoint", http_endpoint(websocket_url(ported_browser))]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(ROOT))
+    tool = {"site_id": "desk", "tool": "desk_search"}
+    shop.pages_changed = True
+    try:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            report = payload(await session.call_tool("heal_tool", tool))
+            assert report["candidate"] == "proposed"
+            assert report["candidate_live"]["ok"] is True
+            checked = payload(await session.call_tool("heal_tool", {**tool, "step": "check"}))
+            assert checked["passed"] is True
+            promoted = payload(await session.call_tool("heal_tool", {**tool, "step": "promote"}))
+    finally:
+        shop.pages_changed = False
+    (gone,) = [c for c in promoted["provenance"]["changed"] if c["kind"] == "selector gone"]
+    assert (gone["step"], gone["new"]) == (4, 'testid="desk-find"')

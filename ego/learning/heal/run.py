@@ -389,13 +389,13 @@ async def _heal_steps(
     :mod:`.action_candidate`) written and run live once, recorded; that recording replaces
     the failed run's as the new case's."""
     report.file = CANDIDATE_PY
-    proposed = heal_steps(source, changes)
+    healed = heal_steps(source, changes)
+    report.notes += [f"not healed: {why}" for why in healed.left]
+    proposed = healed.source
     if proposed is None:
         report.candidate = "none"
         if changes:
-            report.notes.append(
-                "no step could be healed (no element near the one that went): edit the tool's file"
-            )
+            report.notes.append("no step could be healed: edit the tool's file")
         return
     report.candidate = "proposed"
     file = folder / CANDIDATE_PY
