@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
+from ego.errors import InvalidManifestError
 from ego.learning.catalog import checked as checked_module
+from ego.learning.catalog import index as index_module
 from ego.learning.catalog import manifest as manifest_module
 from ego.learning.catalog import schemas
 from ego.learning.catalog.checked import CHECKED_NAME, CheckedManifests
@@ -283,3 +285,67 @@ def test_a_listing_over_two_roots_looks_at_the_later_ones_folders_once(
     # Which workspace site shadows a project one comes from one listing of the project's
     # folders, not a look at the project for each site.
     assert looked == []
+
+
+def test_a_listing_reads_and_parses_each_manifest_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checks: dict[str, int]
+) -> None:
+    root = tmp_path / "learnings"
+    write_sites(root, 50)
+    parsed: list[bytes] = []
+    parse_json = manifest_module.parse_json
+
+    def counted(data: bytes) -> Any:
+        parsed.append(data)
+        return parse_json(data)
+
+    monkeypatch.setattr(manifest_module, "parse_json", counted)
+    monkeypatch.setattr(index_module, "parse_json", counted)
+    learnings = Learnings(roots=[root])
+    assert all(entry.valid for entry in learnings.sites())
+    assert len(parsed) == 50 == learnings.index.reads
+    # Listed again: nothing changed, nothing read.
+    assert len(learnings.sites()) == 50
+    assert len(parsed) == 50
+    # An edit between two listings: that manifest alone, read once, and the change shown.
+    edited = root / "s00007" / "manifest.json"
+    edited.write_text(edited.read_text().replace('"Site 7"', '"Seven"'))
+    entries = {entry.site_id: entry for entry in learnings.sites()}
+    assert len(parsed) == 51
+    assert entries["s00007"].require().name == "Seven"
+    # A lookup by URL hands over its candidates' reads and keeps none of the others'.
+    edited.write_text(edited.read_text().replace('"Seven"', '"Seven again"'))
+    (root / "s00008" / "manifest.json").write_text(
+        (root / "s00008" / "manifest.json").read_text().replace('"Site 8"', '"Eight"')
+    )
+    [(entry, matched)] = learnings.sites_for_url("https://s7.test/")
+    assert (entry.require().name, matched) == ("Seven again", "s7.test")
+    assert len(parsed) == 53
+    assert learnings.index.take(learnings.index.sites([root])[8]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"id": "s00000", "name": NaN}', "not JSON: NaN is not JSON"),
+        ('{"id": "s00000", "name": "x"', "not JSON: Expecting ',' delimiter at line 1 column 29"),
+        ("[1, 2]", '(top level): [1, 2] is not of type "object"'),
+    ],
+)
+def test_a_broken_manifest_reads_the_same_in_a_listing_as_alone(
+    tmp_path: Path, checks: dict[str, int], text: str, problem: str
+) -> None:
+    root = tmp_path / "learnings"
+    write_sites(root, 2)
+    manifest = root / "s00000" / "manifest.json"
+    manifest.write_text(text)
+    with pytest.raises(InvalidManifestError) as alone:
+        manifest_module.load_manifest(root / "s00000", root=root)
+    learnings = Learnings(roots=[root])
+    for _ in range(2):  # the first listing and the next
+        entries = {entry.site_id: entry for entry in learnings.sites()}
+        assert entries["s00001"].valid
+        assert entries["s00000"].problems == alone.value.problems
+        assert entries["s00000"].problems[0].startswith(problem)
+        assert str(entries["s00000"].error) == str(alone.value)
+        manifest.touch()  # seen as changed: read again, reported again
