@@ -7,10 +7,12 @@ makes: it shares nothing with the one before but the state folder.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from ego.learning.describe.context import summarize_site
 from ego.learning.health.store import Run, connect, store_path, write_runs
 from ego.learning.health.versions import tool_version
 from ego.learning.health.view import ran_tools
+from ego.protocol.gc_pause import gc_paused
 
 SITES = 10_000
 ARGS = {"q": {"type": "string", "required": True, "description": "what to look for"}}
@@ -349,3 +352,46 @@ def test_a_broken_manifest_reads_the_same_in_a_listing_as_alone(
         assert entries["s00000"].problems[0].startswith(problem)
         assert str(entries["s00000"].error) == str(alone.value)
         manifest.touch()  # seen as changed: read again, reported again
+
+
+def test_a_broken_sites_error_holds_no_listing_alive(
+    tmp_path: Path, checks: dict[str, int]
+) -> None:
+    root = tmp_path / "learnings"
+    write_sites(root, 2)
+    (root / "s00001" / "manifest.json").write_text('{"id": "s00001"')
+    learnings = Learnings(roots=[root])
+    broken = learnings.sites()[1]
+    assert broken.error is not None
+    assert broken.error.__traceback__ is None
+    gone = weakref.ref(learnings)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        del learnings
+        # Freed at once: the kept error's traceback no longer holds the frames that loaded it
+        # (and through them the finder and every manifest) in a cycle.
+        assert gone() is None
+    finally:
+        if collecting:
+            gc.enable()
+    with pytest.raises(InvalidManifestError, match="not JSON: Expecting") as raised:
+        broken.require()
+    assert raised.value is broken.error
+
+
+def test_what_a_lasting_pause_makes_joins_the_oldest_generation() -> None:
+    collecting = gc.isenabled()
+    gc.enable()
+    try:
+        gc.collect()
+        with gc_paused(lasting=True):
+            assert not gc.isenabled()
+            made = [{"n": [index]} for index in range(5000)]
+        assert gc.isenabled()
+        # Nothing young left to walk: the next collection of the young generation is cheap.
+        assert gc.get_count()[0] < 100
+        assert all(gc.is_tracked(item) for item in made[:10])
+    finally:
+        if not collecting:
+            gc.disable()

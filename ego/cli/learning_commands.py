@@ -247,11 +247,10 @@ def sites(settings: Settings) -> None:
 
     learnings = settings.learnings()
     ran = ran_tools()
-    entries = learnings.sites()
-    # A line of objects per site that lasts to the end (protocol/gc_pause.py): with 10,000
-    # sites the collector would walk every manifest again and again.
-    with gc_paused():
-        summaries = [summarize_site(entry, learnings, ran) for entry in entries]
+    # Objects for every site that last to the end (protocol/gc_pause.py): with 10,000 sites
+    # the collector would walk every manifest again and again.
+    with gc_paused(lasting=True):
+        summaries = [summarize_site(entry, learnings, ran) for entry in learnings.sites()]
         skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
         data = {
             "sites": [s.model_dump(mode="json") for s in summaries],

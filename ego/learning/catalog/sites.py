@@ -143,7 +143,7 @@ class SiteFinder:
                 )
                 entry = SiteEntry(directory.name, root, directory, manifest, None, origin)
             except InvalidManifestError as exc:
-                entry = SiteEntry(directory.name, root, directory, None, exc, origin)
+                entry = SiteEntry(directory.name, root, directory, None, _kept(exc), origin)
             self._manifests[manifest_path] = (stamp, entry)
         pack = self._packs.get(root)
         return entry if pack is None else self._verified(pack, entry)
@@ -173,7 +173,7 @@ class SiteFinder:
         # Each root's folders, listed once: a look per site and root would stat them all.
         folders = {root: _folders(root) for root in self.roots[1:]}
         # Tens of thousands of lasting objects and no cycle among them (protocol/gc_pause.py).
-        with gc_paused():
+        with gc_paused(lasting=True):
             for site in self.index.sites(self.roots):
                 entry = self._entry(site.root, site.directory, site.stamp, self.index.take(site))
                 later = self.roots[self.roots.index(site.root) + 1 :]
@@ -309,6 +309,16 @@ class SiteFinder:
                 f"{', '.join(declared) or 'none'}"
             )
         return entry, spec
+
+
+def _kept(error: InvalidManifestError) -> InvalidManifestError:
+    """``error`` as an entry keeps it: without the traceback of where it was raised, whose
+    frames hold this finder (a cycle that keeps every manifest alive until a full collection)
+    and what the load had read. ``require`` raises it with a traceback of its own."""
+    error.__traceback__ = None
+    if error.__suppress_context__:  # raised "from None": the context is never shown
+        error.__context__ = None
+    return error
 
 
 def _folders(root: Path) -> set[str]:
