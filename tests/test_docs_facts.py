@@ -98,6 +98,24 @@ def test_architecture_md_names_every_module_of_the_learning_rooms() -> None:
     assert missing == [], f"docs/architecture.md does not name {missing}"
 
 
+def test_architecture_md_names_every_module_of_ego() -> None:
+    """Each module under ego/ is named in docs/architecture.md by its file name or its path
+    from some package down (`tab.py`, `catalog/sites.py`, `cli/app.py`)."""
+    named = named_in_architecture()
+    modules = [
+        path.relative_to(ROOT / "ego").with_suffix("").parts
+        for path in sorted((ROOT / "ego").glob("**/*.py"))
+        if path.name != "__init__.py"
+    ]
+    assert len(modules) > 250
+    missing = [
+        "/".join(parts)
+        for parts in modules
+        if not {".".join(parts[i:]) for i in range(len(parts))} & named
+    ]
+    assert missing == [], f"docs/architecture.md does not name {missing}"
+
+
 def test_the_readmes_sample_of_a_users_hands_is_the_agent_script_the_tests_run() -> None:
     """README.md's block "from `agent_scripts/hands.py`" shows lines of that script (their
     code; comments may differ), which tests/test_agent_scripts.py runs: the sample of the
