@@ -18,9 +18,11 @@ from ego.errors import LearningError
 from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest.flow import load_flow
 from ego.site import Site
-
-from .cli_helpers import ROOT, background, ego_async, ego_env, http_endpoint
-from .conftest import PageServer, websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import background, ego_async, ego_env, http_endpoint
+from tests.helpers.desk_flows import record_order, record_search
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
 
 pytestmark = pytest.mark.chrome
 
@@ -29,33 +31,6 @@ pytestmark = pytest.mark.chrome
 def shop() -> Iterator[DemoServer]:
     with DemoServer(port=0) as server:
         yield server
-
-
-async def record_search(tab: ego.Tab, shop: DemoServer, path: Path) -> None:
-    async with tab.record_actions(path, har=True):
-        await tab.navigate(shop.url_for("/desk/search"))
-        await tab.type("#words", "desk")
-        await tab.select("#category", "office")
-        await tab.click("[data-testid=desk-search-submit]")
-        await tab.wait_for(url="/desk/results")
-        await tab.wait_for(selector="#results")  # the URL commits before the page is parsed
-        await tab.snapshot(selector="#results")
-
-
-async def record_order(tab: ego.Tab, shop: DemoServer, path: Path) -> None:
-    async with tab.record_actions(path, har=True):
-        await tab.navigate(shop.url_for("/desk/order"))
-        await tab.type("#customer", "Ada Lovelace")
-        await tab.type("#email", "ada@example.org")
-        await tab.click('role=button[name="Next"]')
-        await tab.wait_for(url="/desk/order/details")
-        await tab.select("#product", "7")
-        await tab.type("#quantity", "2")
-        await tab.type("#password", DESK_PASSWORD)
-        await tab.click("[data-testid=desk-place]")
-        await tab.wait_for(url="/desk/order/done")
-        await tab.wait_for(selector="#confirmation")
-        await tab.snapshot(selector="#confirmation")
 
 
 async def test_record_actions_keeps_steps_selectors_values_and_the_read(

@@ -24,11 +24,12 @@ from ego.learning.heal.action_candidate import FIRST_OF, heal_steps
 from ego.learning.heal.compare import Change
 from ego.learning.plan.history import list_versions
 from ego.site import Site
-
-from .cli_helpers import ROOT, ego_async, ego_env, http_endpoint
-from .conftest import PageServer, websocket_url
-from .test_action_flows import record_search
-from .test_save_mcp import payload
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import ego_async, ego_env, http_endpoint
+from tests.helpers.desk_flows import record_search
+from tests.helpers.mcp_client import payload
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
 
 
 @pytest.fixture(scope="module")

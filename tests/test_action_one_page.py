@@ -13,7 +13,7 @@ import ego
 from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest.flow import load_flow, outline_text
 from ego.site import Site
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

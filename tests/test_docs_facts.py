@@ -13,7 +13,7 @@ import ego.cli.output as output
 from ego.batch.lock import hold_output, lock_path
 from ego.learning.plan.locks import LOCK_TIMEOUT
 from ego.pool import BrowserPool
-from tests.cli_helpers import ROOT
+from tests.helpers.paths import ROOT
 
 README = (ROOT / "README.md").read_text()
 FLEET = (ROOT / "docs" / "fleet.md").read_text()

@@ -31,9 +31,9 @@ from ego.learning.health.view import SUSPECT_AFTER, health_table
 from ego.learning.plan.history import archive_file, content_hash, keep_provenance
 from ego.report import report_data, write_report
 from ego.trace.failures import FailureTraces
-from tests.cli_helpers import ROOT
-from tests.health_fixtures import isolated_store
-from tests.trace_fixtures import offline_tab
+from tests.helpers.health import isolated_store
+from tests.helpers.paths import ROOT
+from tests.helpers.trace_demo import offline_tab
 
 pytestmark = pytest.mark.chrome
 

@@ -13,8 +13,8 @@ import pytest
 import ego
 from ego.errors import ElementNotActionableError
 from ego.page.keys import key_event, key_events, split_keys
-from tests.conftest import PageServer
-from tests.hands_pages import RECORD, TEXTAREA_EDITOR
+from tests.helpers.hands_pages import RECORD, TEXTAREA_EDITOR
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

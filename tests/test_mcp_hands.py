@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import ego_env
-from tests.conftest import PageServer
-from tests.hands_pages import CLICKS, KANBAN, NAMED, RECORD, SORTABLE, VIRTUAL
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.helpers.commands import ego_env
+from tests.helpers.hands_pages import CLICKS, KANBAN, NAMED, RECORD, SORTABLE, VIRTUAL
+from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 

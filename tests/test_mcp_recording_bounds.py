@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.cli_helpers import ego_env
-from tests.conftest import PageServer
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.helpers.commands import ego_env
+from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 

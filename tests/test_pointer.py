@@ -15,8 +15,8 @@ import pytest
 
 import ego
 from ego.errors import ElementNotFoundError, InvalidSelectorError
-from tests.conftest import PageServer
-from tests.hands_pages import CLICKS, KANBAN, PANNING, RECORD, SORTABLE, VIRTUAL
+from tests.helpers.hands_pages import CLICKS, KANBAN, PANNING, RECORD, SORTABLE, VIRTUAL
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

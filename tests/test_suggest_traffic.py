@@ -1,4 +1,4 @@
-"""``ego suggest`` on the traffic a real front end sends (tests/library_site.py): a session
+"""``ego suggest`` on the traffic a real front end sends (tests/helpers/library_site.py): a session
 driven with ego's page verbs (log in, filter with repeated parameters, page with a cursor, a
 GraphQL query and mutation, a form POST with a CSRF token, a multipart review, a file
 upload) becomes drafts whose own cases pass and whose live runs, in the logged-in tab,
@@ -27,9 +27,9 @@ from ego.learning.suggest.values import schema_of
 from ego.page.tab import Tab
 from ego.replay import Recorder
 from ego.site import Site
-from tests.cli_helpers import ego_async, ego_env
-from tests.health_fixtures import isolated_store
-from tests.library_site import BOOKS, LIBRARY_ENDPOINTS, PASSWORD, LibraryServer
+from tests.helpers.commands import ego_async, ego_env
+from tests.helpers.health import isolated_store
+from tests.helpers.library_site import BOOKS, LIBRARY_ENDPOINTS, PASSWORD, LibraryServer
 
 pytestmark = pytest.mark.chrome
 

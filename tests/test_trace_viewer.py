@@ -18,8 +18,8 @@ import ego
 from ego.cli import cli
 from ego.demo import DemoServer
 from ego.trace.viewer import write_viewer
-from tests.cli_helpers import ROOT
-from tests.trace_fixtures import DemoTrace, offline_tab, trace_demo_session
+from tests.helpers.paths import ROOT
+from tests.helpers.trace_demo import DemoTrace, offline_tab, trace_demo_session
 
 pytestmark = pytest.mark.chrome
 
