@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from _tracker_site import tracker  # noqa: E402
 
-from tests.conftest import PageServer  # noqa: E402
+from tests.helpers.page_server import PageServer  # noqa: E402
 
 #: The issue's bound: an action with its note, over the same action with ``diff: false``.
 TARGET = 1.5

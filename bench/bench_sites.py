@@ -156,7 +156,12 @@ def main() -> None:
                     )
                     print(f"  now / before, {measure:<10} {ratio:.3f}")
         again = statistics.median(figures[("now", "again")])
-        print(f"  again within {GOAL_S} s: {'yes' if again <= GOAL_S else 'no'} ({again:.2f} s)")
+        again_cpu = statistics.median(figures[("now", "again cpu")])
+        print(
+            f"{count:,} sites listed again: {again:.2f} s wall, {again_cpu:.2f} s CPU "
+            f"(target {GOAL_S:g} s; {'met' if again <= GOAL_S else 'not met'}; "
+            f"load {load_start[0]:.1f}-{load_end[0]:.1f} on {os.cpu_count()} cpus)"
+        )
 
 
 if __name__ == "__main__":

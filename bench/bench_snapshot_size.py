@@ -38,11 +38,9 @@ from _common import chrome_args_for_playwright  # noqa: E402
 
 import ego  # noqa: E402
 from ego.demo import DemoServer  # noqa: E402
-from tests.conftest import PageServer  # noqa: E402
-from tests.test_ax_snapshot import COMPONENTS, STATES  # noqa: E402
-from tests.test_capabilities import GIF, SNAPSHOT_PAGE  # noqa: E402
-from tests.test_mcp_limits import BIG  # noqa: E402
-from tests.test_real_pages import real_page  # noqa: E402
+from tests.helpers.page_server import PageServer  # noqa: E402
+from tests.helpers.real_page import real_page  # noqa: E402
+from tests.helpers.snapshot_pages import BIG, COMPONENTS, GIF, SNAPSHOT_PAGE, STATES  # noqa: E402
 
 DEMO_PATHS = {
     "demo: home": "/",

@@ -143,7 +143,7 @@ async def per_step(
 
 async def flow_size(browser: ego.Browser, shop: DemoServer, folder: Path) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from tests.trace_fixtures import trace_demo_session
+    from tests.helpers.trace_demo import trace_demo_session
 
     made = await trace_demo_session(browser, shop, folder / "flow.trace.jsonl")
     size = made.path.stat().st_size

@@ -1,7 +1,7 @@
 """Print the fuzz counts (per category and per kind) for a seed and a number of cases.
 
-Runs the cases of tests/fuzz_cases.py (through tests/fuzz_run.py) against whichever ``ego``
-Python imports, so the same cases give before/after figures for two checkouts::
+Runs the cases of tests/helpers/fuzz_cases.py (through tests/helpers/fuzz_run.py) against
+whichever ``ego`` Python imports, so the same cases give before/after figures for two checkouts::
 
     .venv/bin/python bench/fuzz_report.py --seed 12 --cases 400
     PYTHONPATH=/path/to/other/checkout .venv/bin/python bench/fuzz_report.py --seed 12 --cases 400
@@ -26,7 +26,7 @@ TESTS = Path(__file__).resolve().parent.parent / "tests"
 
 
 def main() -> int:
-    """Bind ``tests`` to this checkout's folder, then run ``tests.fuzz_run.main``."""
+    """Bind ``tests`` to this checkout's folder, then run ``tests.helpers.fuzz_run.main``."""
     spec = importlib.util.spec_from_file_location(
         "tests", TESTS / "__init__.py", submodule_search_locations=[str(TESTS)]
     )
@@ -35,7 +35,7 @@ def main() -> int:
     package = importlib.util.module_from_spec(spec)
     sys.modules["tests"] = package
     spec.loader.exec_module(package)
-    code: int = importlib.import_module("tests.fuzz_run").main(sys.argv[1:])
+    code: int = importlib.import_module("tests.helpers.fuzz_run").main(sys.argv[1:])
     return code
 
 

@@ -56,7 +56,7 @@ from ego.mcp.acting import act  # noqa: E402
 from ego.page import snapshot, unchanged  # noqa: E402
 from ego.page.axtree import ax_lines  # noqa: E402
 from ego.page.layout_facts import CAPTURE, layout_facts  # noqa: E402
-from tests.conftest import PageServer  # noqa: E402
+from tests.helpers.page_server import PageServer  # noqa: E402
 
 
 def _chrome() -> tuple[list[psutil.Process], list[psutil.Process]]:

@@ -17,13 +17,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
-import threading
 import time
-import uuid
 from collections.abc import AsyncIterator, Generator, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import psutil
@@ -31,128 +28,14 @@ import pytest
 
 import ego
 from ego.protocol.chrome import CHROME_ENV
+from tests.helpers.browsers import fresh_tab
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
+from tests.helpers.processes import NO_CHROME_MESSAGE, RUN_ID, RUN_MARKER, ego_chromes
 
 pytest_plugins = ["tests.hang_guard", "tests.wheel_fixture"]
 
-ROOT = Path(__file__).resolve().parent.parent
-_SESSION_START = time.time()
-
-#: Every process this test run starts inherits this marker (Chrome included), which is how
-#: the leak check tells this run's Chromes from anybody else's.
-RUN_MARKER = "EGO_TEST_RUN"
-RUN_ID = uuid.uuid4().hex
 os.environ[RUN_MARKER] = RUN_ID
-
-
-@dataclass
-class Route:
-    body: bytes
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "text/html"})
-
-
-class PageServer:
-    """A threaded HTTP server on 127.0.0.1 serving routes registered by tests.
-
-    ``server.route("/x", "<p>hi</p>")`` serves a page; ``server.url("/x")`` gives its URL.
-    Every request is recorded in ``server.requests`` as ``(method, path, headers, body)``.
-    Routes with a ``hang`` flag never answer (for timeout tests) until the server stops.
-    """
-
-    def __init__(self) -> None:
-        self.routes: dict[str, Route] = {}
-        self.requests: list[tuple[str, str, dict[str, str], bytes]] = []
-        self.hanging: set[str] = set()
-        self._arrivals: dict[str, threading.Event] = {}
-        self._holds: dict[str, threading.Event] = {}
-        self._stop = threading.Event()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                path = self.path
-                server.requests.append((self.command, path, dict(self.headers), body))
-                key = path.split("?", 1)[0]
-                arrived = server._arrivals.pop(key, None)
-                if arrived is not None:
-                    arrived.set()
-                held = server._holds.pop(key, None)
-                if held is not None:
-                    held.wait(60)
-                if key in server.hanging:
-                    server._stop.wait(60)
-                    return
-                route = server.routes.get(path) or server.routes.get(key)
-                if route is None:
-                    route = Route(b"not found", 404, {"Content-Type": "text/plain"})
-                self.send_response(route.status)
-                for name, value in route.headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(route.body)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(route.body)
-
-            do_GET = do_POST = do_PUT = do_HEAD = _serve
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def url(self, path: str = "/") -> str:
-        return self.origin + path
-
-    def route(
-        self,
-        path: str,
-        body: str | bytes,
-        *,
-        status: int = 200,
-        content_type: str = "text/html; charset=utf-8",
-        headers: dict[str, str] | None = None,
-    ) -> str:
-        data = body.encode() if isinstance(body, str) else body
-        all_headers = {"Content-Type": content_type, **(headers or {})}
-        self.routes[path] = Route(data, status, all_headers)
-        return self.url(path)
-
-    def arrival(self, path: str) -> threading.Event:
-        """An event set when the next request for ``path`` arrives (wait for it with
-        ``await asyncio.to_thread(event.wait, timeout)``)."""
-        event = self._arrivals[path] = threading.Event()
-        return event
-
-    def hold(self, path: str) -> threading.Event:
-        """Hold the next request for ``path`` until the event returned is set (60 s at most),
-        then serve it."""
-        event = self._holds[path] = threading.Event()
-        return event
-
-    def close(self) -> None:
-        for held in self._holds.values():
-            held.set()
-        self._stop.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def websocket_url(browser: ego.Browser) -> str:
-    """``browser.endpoint``, which a browser launched with a port (or attached to) has."""
-    assert browser.endpoint is not None, "launched without a port: pass port=0 to attach to it"
-    return browser.endpoint
 
 
 @pytest.fixture(scope="session")
@@ -183,17 +66,6 @@ async def browser() -> AsyncIterator[ego.Browser]:
     no port: nothing else can attach to it); tests must not close it."""
     async with ego.launch() as shared:
         yield shared
-
-
-@contextlib.asynccontextmanager
-async def fresh_tab(owner: ego.Browser) -> AsyncIterator[ego.Tab]:
-    """A new tab of ``owner`` for the block, closed after it (unless the browser is gone)."""
-    fresh = await owner.new_tab()
-    try:
-        yield fresh
-    finally:
-        if not owner.closed:
-            await fresh.close()
 
 
 @pytest.fixture
@@ -272,10 +144,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.chrome)
 
 
-#: What ``$EGO_CHROME`` names where no Chrome may start: a "browser" that says so and fails,
-#: so that a test starting Chrome without the ``chrome`` mark fails (its subprocesses too)
-#: instead of slowing the fast tier down or passing by luck.
-NO_CHROME_MESSAGE = "this test is not marked chrome, yet it started Chrome: mark it"
 _STAND_IN = pytest.StashKey[Path]()
 
 
@@ -357,30 +225,6 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     return result
 
 
-def ego_chromes(since: float = _SESSION_START) -> list[psutil.Process]:
-    """Live Chrome processes started during this test run (by ego or by a test).
-
-    A process belongs to this run when it inherited this run's ``EGO_TEST_RUN`` marker, so a
-    test run never counts, or kills, the Chromes of another run on the same machine.
-    """
-    found = []
-    for process in psutil.process_iter(["cmdline", "create_time", "status"]):
-        try:
-            if process.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            if process.info["create_time"] < since - 1:
-                continue
-            cmdline = " ".join(process.info["cmdline"] or [])
-            if "--remote-debugging" not in cmdline and "--type=" not in cmdline:
-                continue
-            if process.environ().get(RUN_MARKER) != RUN_ID:
-                continue
-        except psutil.Error:
-            continue
-        found.append(process)
-    return found
-
-
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     stand_in = session.config.stash.get(_STAND_IN, None)
     if stand_in is not None:
@@ -405,3 +249,12 @@ os.environ.setdefault("EGO_PROFILES_DIR", str(ROOT / ".pytest_cache" / "profiles
 # that no command here attaches to a developer's kept Chrome (or another run's).
 os.environ["EGO_STATE_DIR"] = str(ROOT / ".pytest_cache" / f"state-{RUN_ID}")
 os.environ.pop("EGO_NEW_BROWSER", None)
+# A shell that asks Python to write no bytecode (PYTHONDONTWRITEBYTECODE) would have every
+# `ego` subprocess compile ego from source and every run rewrite each test module's asserts
+# anew: a fifth of the fast tier's CPU. The run keeps that bytecode under .pytest_cache
+# instead, for itself and the processes it starts, and the source folders stay as they are.
+if sys.dont_write_bytecode:
+    sys.pycache_prefix = str(ROOT / ".pytest_cache" / "pycache")
+    sys.dont_write_bytecode = False
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)

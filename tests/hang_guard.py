@@ -96,7 +96,7 @@ def _dump_and_cancel(
 
 
 def _kill_run_chromes() -> None:
-    from tests.conftest import ego_chromes
+    from tests.helpers.processes import ego_chromes
 
     for process in ego_chromes():
         with contextlib.suppress(Exception):

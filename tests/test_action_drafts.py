@@ -149,3 +149,17 @@ def test_actions_a_draft_does_not_replay_are_named_in_its_notes(tmp_path: Path) 
     assert len(said) == 2
     assert "dblclick #row-3" in said[0]
     assert "mouse.wheel" in said[1]
+
+
+def test_a_flow_that_read_nothing_returns_null_and_its_note_says_how_to_read(
+    tmp_path: Path,
+) -> None:
+    path = write_flow(tmp_path, "blind", "lamp")
+    flow = json.loads(path.read_text(encoding="utf-8"))
+    flow["read"] = None  # an evaluate at the end: the action log does not report it
+    path.write_text(json.dumps(flow), encoding="utf-8")
+    (draft,) = suggest_actions_from("shop", [path]).drafts
+    assert draft.returns is None
+    (note,) = [n for n in draft.notes if "read nothing" in n]
+    assert "end the flow with a snapshot" in note
+    assert "take_snapshot" in note

@@ -14,12 +14,15 @@ import pytest
 import ego
 from ego.demo import DemoServer
 from ego.demo.desk import DESK_PASSWORD
+from ego.errors import LearningError
 from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest.flow import load_flow
 from ego.site import Site
-
-from .cli_helpers import ROOT, background, ego_async, ego_env, http_endpoint
-from .conftest import PageServer, websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import background, ego_async, ego_env, http_endpoint
+from tests.helpers.desk_flows import record_order, record_search
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
 
 pytestmark = pytest.mark.chrome
 
@@ -28,31 +31,6 @@ pytestmark = pytest.mark.chrome
 def shop() -> Iterator[DemoServer]:
     with DemoServer(port=0) as server:
         yield server
-
-
-async def record_search(tab: ego.Tab, shop: DemoServer, path: Path) -> None:
-    async with tab.record_actions(path, har=True):
-        await tab.navigate(shop.url_for("/desk/search"))
-        await tab.type("#words", "desk")
-        await tab.select("#category", "office")
-        await tab.click("[data-testid=desk-search-submit]")
-        await tab.wait_for(url="/desk/results")
-        await tab.snapshot(selector="#results")
-
-
-async def record_order(tab: ego.Tab, shop: DemoServer, path: Path) -> None:
-    async with tab.record_actions(path, har=True):
-        await tab.navigate(shop.url_for("/desk/order"))
-        await tab.type("#customer", "Ada Lovelace")
-        await tab.type("#email", "ada@example.org")
-        await tab.click('role=button[name="Next"]')
-        await tab.wait_for(url="/desk/order/details")
-        await tab.select("#product", "7")
-        await tab.type("#quantity", "2")
-        await tab.type("#password", DESK_PASSWORD)
-        await tab.click("[data-testid=desk-place]")
-        await tab.wait_for(url="/desk/order/done")
-        await tab.snapshot(selector="#confirmation")
 
 
 async def test_record_actions_keeps_steps_selectors_values_and_the_read(
@@ -161,6 +139,21 @@ async def test_a_three_page_order_is_drafted_saved_and_places_an_order_live(
     assert len(shop.desk_orders) == placed + 1
     assert order["customer"] == "Grace Hopper"
     assert f"Order {order['id']} placed for Grace Hopper: 3 x Mechanical Desk Clock." in shown
+
+    shop.pages_changed = True  # the email field moves to the second page: nothing near it
+    try:
+        healed = await site.heal_tool("desk", "desk_order")
+    finally:
+        shop.pages_changed = False
+    (gone,) = [c for c in healed.changes if c["kind"] == "selector gone"]
+    assert (gone["step"], gone["old"]) == (3, 'testid="desk-email"')
+    assert "new" not in gone
+    assert "nothing like it is on that page" in gone["detail"]
+    assert healed.candidate == "none"
+    assert "not healed: step 3: no element near the one that went" in "\n".join(healed.notes)
+    assert "no candidate: edit the tool's file" in healed.format()
+    with pytest.raises(LearningError, match="edit the tool's file"):
+        await site.check_candidate("desk", "desk_order")
 
 
 async def test_select_takes_the_role_selector_selector_for_gives(
@@ -292,8 +285,16 @@ async def test_actions_a_flow_cannot_replay_are_kept_as_left_out(
         await tab.navigate(page)
         await tab.type("#q", "lamp")
         await tab.dblclick("#cell")
+        await tab.click("#cell", click_count=2)  # a plain click would be another act
+        await tab.click("#cell", button="right", modifiers=["Shift"])
+        await tab.click("#cell")
         await tab.mouse.wheel(0, 40)
         await tab.wait_for(selector="#cell")
     flow = load_flow(path)
-    assert [step.verb for step in flow.steps] == ["navigate", "type"]
-    assert flow.left_out == ["dblclick #cell", "mouse.wheel"]
+    assert [step.verb for step in flow.steps] == ["navigate", "type", "click"]
+    assert flow.left_out == [
+        "dblclick #cell",
+        "click #cell (click_count=2)",
+        "click #cell (button='right', modifiers=['Shift'])",
+        "mouse.wheel",
+    ]

@@ -20,8 +20,8 @@ from ego.page.keyboard import Keyboard
 from ego.page.mouse import Mouse
 from ego.page.tab import Tab
 from ego.page.verbs import PageVerbs
-from tests.conftest import PageServer
-from tests.health_fixtures import MOODY, mood_pages
+from tests.helpers.health import MOODY, mood_pages
+from tests.helpers.page_server import PageServer
 
 FORM = """<!doctype html><title>form</title>
 <label>Email <input id=email name=email></label>

@@ -19,17 +19,11 @@ import pytest
 
 import ego
 from ego.errors import ElementNotActionableError, InvalidSelectorError, StaleRefError
-from tests.conftest import PageServer
+from tests.helpers.action_pages import CHECKS, COVERED, FIELDS, RECORD, SHADOW_ITEM, SLIDING_VEIL
+from tests.helpers.page_server import PageServer
 
 #: Turns a hang into a failure. Never a timing assertion: healthy calls end far sooner.
 HANG = 20.0
-
-#: Every handler records whether its event came from real input (a script's el.click()
-#: makes an untrusted one).
-RECORD = """<script>
-window.log = [];
-const record = (name) => (e) => log.push([name, e.isTrusted]);
-</script>"""
 
 
 async def serve(tab: ego.Tab, server: PageServer, path: str, body: str) -> None:
@@ -46,20 +40,6 @@ async def page_frames(tab: ego.Tab, count: int) -> None:
 
 
 # -- clicks reach what a user's click reaches ---------------------------------------------------
-
-SHADOW_ITEM = """
-<script>
-customElements.define('x-item', class extends HTMLElement {
-  constructor() {
-    super();
-    this.attachShadow({mode: 'open'}).innerHTML =
-      '<li role="menuitem" style="display:block;padding:8px"><slot></slot></li>';
-    this.shadowRoot.querySelector('li').addEventListener('click', record('li'));
-  }
-});
-</script>
-<ul><x-item id="item"><span id="label">Delete</span></x-item></ul>
-"""
 
 
 async def test_a_click_reaches_a_listener_inside_the_shadow_root(
@@ -129,24 +109,6 @@ async def test_a_click_the_page_moved_away_from_is_cancelled_and_made_again(
     # The press that would have reached the decoy never reached the page's handlers; the
     # click made again, where the button is now, did.
     assert await tab.evaluate("[window.moved, log]") == [True, [["go", True]]]
-
-
-SLIDING_VEIL = """
-<button id="cancel" style="position:absolute;left:20px;top:20px;width:120px;height:40px"
-  onclick="log.push(['cancel', event.isTrusted])">Cancel</button>
-<script>
-// The page answers the press by sliding an invisible element over the button: the release
-// and the click that follows land on it (the click on what holds both, <body>).
-cancel.addEventListener('pointerdown', () => {
-  const veil = document.createElement('div');
-  veil.id = 'veil';
-  veil.style.cssText = 'position:fixed;inset:0;opacity:0';
-  veil.addEventListener('mouseup', record('veil'));
-  document.body.append(veil);
-});
-document.body.addEventListener('click', (e) => log.push(['body click', e.target.localName]));
-</script>
-"""
 
 
 async def test_a_click_whose_release_a_sliding_veil_takes_fails_naming_it(
@@ -293,13 +255,6 @@ async def test_of_several_matches_the_visible_one_is_clicked(
     assert await tab.evaluate("log") == [["shown", True]]
 
 
-COVERED = """
-<button id="under" style="position:absolute;left:20px;top:20px;width:120px;height:40px"
-  onclick="log.push(['under', event.isTrusted])">Pay</button>
-<div class="overlay" style="position:fixed;inset:0;background:rgba(0,0,0,.3)">Loading…</div>
-"""
-
-
 async def test_a_covered_element_is_refused_naming_what_covers_it(
     tab: ego.Tab, server: PageServer
 ) -> None:
@@ -387,30 +342,6 @@ async def test_disabled_controls_wait_then_fail_and_a_fieldset_disables_its_fiel
 
 # -- typing as a keyboard does ---------------------------------------------------------------
 
-FIELDS = """
-<textarea id="ro" readonly>fixed</textarea>
-<input id="off" disabled value="frozen">
-<div id="editor" contenteditable="true" style="min-height:20px">old text</div>
-<div id="box" role="textbox" tabindex="0" style="min-height:20px;border:1px solid">draft</div>
-<div id="surface" tabindex="0" style="min-height:20px;border:1px solid"></div>
-<label id="wrap">Name <span><input id="inner"></span></label>
-<script>
-// A role=textbox that edits itself from the keys it hears, as a custom widget does.
-let all = false;
-box.addEventListener('keydown', (e) => {
-  if (e.ctrlKey && e.key === 'a') all = true;
-  else if (e.key === 'Delete' || e.key === 'Backspace') {
-    box.textContent = all ? '' : box.textContent.slice(0, -1);
-    all = false;
-  } else if (e.key.length === 1 && !e.ctrlKey) box.textContent += e.key;
-});
-// An editor built on EditContext: text arrives as textupdate events, not as DOM edits.
-window.received = [];
-surface.editContext = new EditContext();
-surface.editContext.addEventListener('textupdate', (e) => received.push(e.text));
-</script>
-"""
-
 
 async def test_typing_goes_where_the_focus_went(tab: ego.Tab, server: PageServer) -> None:
     await serve(tab, server, "/act/fields", FIELDS)
@@ -453,21 +384,6 @@ async def test_read_only_and_disabled_fields_are_refused(tab: ego.Tab, server: P
 
 
 # -- check and uncheck -----------------------------------------------------------------------
-
-CHECKS = """
-<label><input type="checkbox" id="terms"> I agree</label>
-<input type="checkbox" id="styled" style="display:none"><label for="styled">Styled</label>
-<button id="switch" role="switch" aria-checked="false"
-  onclick="this.setAttribute('aria-checked', this.getAttribute('aria-checked') !== 'true')"
-  >Wi-Fi</button>
-<input type="radio" name="size" id="small" checked><input type="radio" name="size" id="big">
-<input type="checkbox" id="stuck" onclick="event.preventDefault()">
-<div id="plain">Not a box</div>
-<script>
-for (const id of ['terms', 'styled', 'small', 'big'])
-  document.getElementById(id).addEventListener('change', record(id));
-</script>
-"""
 
 
 async def test_check_and_uncheck_click_only_when_needed_and_verify(

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, ego_chromes
+from tests.helpers.paths import ROOT
+from tests.helpers.processes import ego_chromes
 
 pytestmark = pytest.mark.chrome  # the agent scripts launch Chrome
 

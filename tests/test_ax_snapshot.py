@@ -22,92 +22,9 @@ from ego.errors import (
     WrongElementError,
 )
 from ego.page.locate import element_object, locate, resolve_ref
-from tests.conftest import PageServer
-from tests.test_real_pages import real_page, ref_of
-
-#: Components whose names come from slotted text, a shadow checkbox inside a label, and a
-#: component whose ``childNodes`` a framework patched: each named as Chrome names it.
-COMPONENTS = """<!doctype html><title>Components</title>
-<script>
-const component = (name, html, connected) => customElements.define(name, class extends HTMLElement {
-  constructor() { super(); this.attachShadow({mode: 'open'}).innerHTML = html; }
-  connectedCallback() { if (connected) connected(this, this.shadowRoot.firstElementChild); }
-});
-component('x-btn', '<button><slot></slot></button>', (host, button) => {
-  button.onclick = () => { document.title = 'deleted'; };
-});
-component('x-tabs', '<div role="tablist"><slot></slot></div>');
-component('x-tab', '<div role="tab" tabindex="0"><slot></slot></div>',
-  (host, tab) => tab.setAttribute('aria-selected', String(host.hasAttribute('selected'))));
-component('x-segment', '<div role="radiogroup" aria-label="Period"><slot></slot></div>');
-component('x-segment-button', '<button role="radio"><slot></slot></button>',
-  (host, button) => button.setAttribute('aria-checked', String(host.hasAttribute('checked'))));
-component('x-listbox', '<div role="listbox" aria-label="Fruit"><slot></slot></div>');
-component('x-option', '<div role="option" tabindex="-1"><slot></slot></div>',
-  (host, option) => option.setAttribute('aria-selected', String(host.hasAttribute('selected'))));
-component('x-check', '<input type="checkbox" id="box">');
-customElements.define('x-scoped', class extends HTMLElement {
-  connectedCallback() {
-    this.innerHTML = '<label>Promo code <input name="promo"></label>';
-    // A framework's slot relocation patches childNodes to show what it manages: none here.
-    Object.defineProperty(this, 'childNodes',
-      {get: () => document.createDocumentFragment().childNodes});
-  }
-});
-customElements.define('closed-box', class extends HTMLElement {
-  constructor() {
-    super();
-    this.attachShadow({mode: 'closed'}).innerHTML = '<button>Sealed</button>';
-  }
-});
-</script>
-<x-btn>Delete account</x-btn>
-<x-tabs><x-tab selected>Overview</x-tab><x-tab>Settings</x-tab></x-tabs>
-<x-segment><x-segment-button checked>Day</x-segment-button
-><x-segment-button>Week</x-segment-button></x-segment>
-<x-listbox><x-option>Apple</x-option><x-option selected>Pear</x-option></x-listbox>
-<label>Remember me <x-check></x-check></label>
-<x-scoped></x-scoped>
-<closed-box></closed-box>
-"""
-
-COMPONENT_LINES = [
-    'button "Delete account" [ref=e1]',
-    "tablist",
-    '  tab "Overview" [selected] [ref=e2]',
-    '  tab "Settings" [ref=e3]',
-    'radiogroup "Period"',
-    '  radio "Day" [checked] [ref=e4]',
-    '  radio "Week" [ref=e5]',
-    'listbox "Fruit" [ref=e6]',
-    '  option "Apple" [ref=e7]',
-    '  option "Pear" [selected] [ref=e8]',
-    "text: Remember me",
-    "checkbox [ref=e9]",
-    'textbox "Promo code" [ref=e10]',
-    'button "Sealed" [ref=e11]',
-]
-
-#: Roles, states, values and link targets, and elements only a page's script makes controls.
-STATES = """<!doctype html><title>States</title>
-<h2>Order</h2>
-<input type="number" aria-label="Quantity" value="3" min="1" max="9">
-<button role="switch" aria-checked="true">Gift wrap</button>
-<input type="checkbox" aria-label="Some" id="mixed"><script>mixed.indeterminate = true</script>
-<button aria-expanded="true">Options</button>
-<button disabled>Pay</button>
-<label>Email <input type="email" required value="ada@example.com"></label>
-<select aria-label="Size"><option>S</option><option selected>M</option></select>
-<input type="range" aria-label="Volume" value="30">
-<p><a href="/help">Help</a> or <a href="https://example.com/x">elsewhere</a></p>
-<textarea aria-label="Note" readonly>hi</textarea>
-<div aria-hidden="true"><button>Invisible</button></div>
-<button style="display: none">Gone</button>
-<div onclick="this.textContent = 'opened'">Open card</div>
-<div style="cursor: pointer"><span>Row one</span></div>
-<span tabindex="0">Focus me</span>
-<p>Plain <b>bold</b> words</p>
-"""
+from tests.helpers.page_server import PageServer
+from tests.helpers.real_page import real_page, ref_of
+from tests.helpers.snapshot_pages import COMPONENT_LINES, COMPONENTS, STATES, TRACKER
 
 STATE_LINES = [
     'heading "Order" [level=2]',
@@ -387,30 +304,6 @@ async def test_role_selectors_find_visible_elements_by_role_and_name(
 
 
 # -- forms, tables and landmarks, as an agent reads them ---------------------------------------
-
-#: A small issue tracker: named landmarks, a list, a form with two selects, a named table.
-TRACKER = (
-    """<!doctype html><title>Tracker</title>
-<header aria-label="Site"><nav aria-label="Main"><a href="/">Issues</a></nav></header>
-<main aria-label="Work">
-<ul aria-label="Labels"><li>bug <button>Drop bug</button></li>
-<li>feature <button>Drop feature</button></li></ul>
-<form aria-label="Filter"><label>Status <select><option>Open</option><option>Closed</option>
-<optgroup label="More"><option disabled>Stale</option></optgroup></select></label>
-<label>Tags <select multiple><option selected>ui</option><option>api</option></select></label>
-<label><input type="checkbox"> Only mine</label><button type="button">Apply</button></form>
-<search aria-label="Find"><input aria-label="Query"></search>
-<table aria-label="Issues"><thead><tr><th>Id</th><th>Title</th></tr></thead><tbody>"""
-    + "".join(
-        f'<tr><td><a href="/issue/{n}">#{n}</a></td><td>Issue {n}</td></tr>' for n in range(1, 31)
-    )
-    + """</tbody></table>
-<section aria-label="Help"><p>Ask us</p></section></main>
-<aside aria-label="Tips"><p>Use labels</p></aside>
-<dialog open aria-label="Notice"><p>Saved</p></dialog>
-<footer aria-label="Legal"><p>No rights</p></footer>
-"""
-)
 
 
 async def test_options_are_listed_under_their_select_and_tables_and_landmarks_named(

@@ -20,8 +20,7 @@ from ego.batch import files as batch_files
 from ego.batch.files import SYNC_INTERVAL, ResultLog
 from ego.cli import batch_command
 from ego.errors import EgoError
-
-from .test_pool_fast import Fleet, product
+from tests.helpers.pool import Fleet, product
 
 
 @pytest.fixture

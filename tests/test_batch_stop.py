@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from ego.demo import DemoServer
-
-from .test_batch import (
+from tests.helpers.batches import (
     check_complete,
     count_lines,
     product_inputs,

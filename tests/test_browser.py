@@ -10,9 +10,10 @@ import pytest
 
 import ego
 from ego.page.browser import BrowserContext
-from tests.conftest import PageServer, websocket_url
-from tests.fake_cdp import BROWSER_PATH, FakeCDP
-from tests.test_tab import HANG, evaluate_pending, free_port
+from tests.helpers.browsers import HANG, evaluate_pending, websocket_url
+from tests.helpers.commands import free_port
+from tests.helpers.fake_cdp import BROWSER_PATH, FakeCDP
+from tests.helpers.page_server import PageServer
 
 # --- tabs -----------------------------------------------------------------------------------
 

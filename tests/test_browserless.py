@@ -29,8 +29,7 @@ import ego
 from ego.demo import DemoServer
 from ego.errors import ConnectionFailedError
 from ego.pool import BrowserPool
-
-from .test_batch import (
+from tests.helpers.batches import (
     check_complete,
     count_lines,
     product_inputs,

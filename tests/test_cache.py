@@ -10,65 +10,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import ego
-from ego.learning.catalog.registry import Learnings
 from ego.protocol.remote_values import javascript_error, python_value
 from ego.runtime.cache import SIGNAL_KEY, RunStats, cache_key, call_snippet, hot_snippet, run_cached
 from ego.runtime.js import embed_json
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import make_site, tool
-
-PAGE = "<!doctype html><title>Cache page</title><h1>Products</h1><p>three items</p>\n"
-CSP_HEADERS = {"Content-Security-Policy": "script-src 'self'"}
-
-#: Reads the page and its args, after a later task (so it also proves the tool itself ran).
-SUM = """async ({a, b}) => {
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  return {sum: a + b, title: document.title, h1: document.querySelector('h1')?.textContent ?? null};
-}
-"""
-SUM_ARGS = {"a": {"type": "integer", "required": True}, "b": {"type": "integer", "required": True}}
-SUM_EXPECTED = {"sum": 5, "title": "Cache page", "h1": "Products"}
-
-#: The same tool without the page: what it returns is independent of where it runs.
-PURE = "async ({a, b}) => ({sum: a + b, product: a * b, text: 'quote \" and \\\\ and \\u2028'})\n"
-PURE_EXPECTED = {"sum": 5, "product": 6, "text": 'quote " and \\ and \u2028'}
+from tests.helpers.cache_sites import (
+    CSP_HEADERS,
+    PAGE,
+    PURE,
+    PURE_EXPECTED,
+    SUM,
+    SUM_ARGS,
+    SUM_EXPECTED,
+    last,
+    new_id,
+    site_with,
+    stored_keys,
+)
+from tests.helpers.learnings import tool
+from tests.helpers.page_server import PageServer
 
 EVAL_IN_LATER_TASK = (
     "new Promise((resolve) => setTimeout(() => {"
     " try { eval('1'); resolve('eval ran'); } catch (e) { resolve(e.name); } }, 0))"
 )
-
-
-def new_id(prefix: str) -> str:
-    """A site id no other test uses, so that localStorage keys never collide."""
-    return f"{prefix}-{uuid.uuid4().hex[:10]}"
-
-
-def site_with(tmp_path: Path, browser: ego.Browser, site_id: str, **tools: Any) -> Site:
-    make_site(tmp_path, site_id, domains=["127.0.0.1"], browser_tools=tools)
-    return Site(browser, Learnings(roots=[tmp_path]))
-
-
-def last(site: Site) -> RunStats:
-    assert site.last_run is not None
-    return site.last_run
-
-
-async def stored_keys(tab: ego.Tab, site_id: str) -> dict[str, str]:
-    """Every localStorage entry of ``site_id``'s tools, by key."""
-    prefix = embed_json(f"ego:{site_id}:")
-    return await tab.evaluate(
-        f"Object.fromEntries(Object.keys(localStorage).filter((k) => k.startsWith({prefix}))"
-        ".map((k) => [k, localStorage.getItem(k)]))"
-    )
 
 
 async def set_item(tab: ego.Tab, key: str, value: str) -> None:

@@ -27,9 +27,7 @@ from ego.runtime.cache import (
     store_snippet,
 )
 from ego.runtime.js import embed_json
-from tests.conftest import PageServer
-from tests.learning_fixtures import tool
-from tests.test_cache import (
+from tests.helpers.cache_sites import (
     CSP_HEADERS,
     PAGE,
     PURE,
@@ -42,6 +40,8 @@ from tests.test_cache import (
     site_with,
     stored_keys,
 )
+from tests.helpers.learnings import tool
+from tests.helpers.page_server import PageServer
 
 #: Counts what the Call does in the page: localStorage reads (``Storage.prototype.getItem``)
 #: and evals (the global ``eval``, which the loader calls indirectly). Installed per document.

@@ -12,8 +12,7 @@ from ego import calls
 from ego.calls import CallOptions
 from ego.errors import ConfirmationRequiredError, InvalidArgsError, ToolLoadError
 from ego.learning.catalog.registry import Learnings
-
-from .conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.

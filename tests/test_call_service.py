@@ -24,16 +24,9 @@ import ego
 from ego.demo import DemoServer
 from ego.learning.catalog.registry import Learnings
 from ego.learning.health.view import health_table
-from tests.cli_helpers import (
-    PYTHON_EGO,
-    Result,
-    ego_async,
-    ego_env,
-    ego_sync,
-    state_file,
-    wait_gone,
-    with_descendants,
-)
+from tests.helpers.commands import Result, ego_async, ego_env, ego_sync, state_file
+from tests.helpers.paths import PYTHON_EGO
+from tests.helpers.processes import wait_gone, with_descendants
 
 pytestmark = pytest.mark.chrome
 

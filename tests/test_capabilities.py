@@ -18,7 +18,8 @@ from ego.errors import (
     NavigationError,
 )
 from ego.page.locate import element_object, resolve_ref
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
+from tests.helpers.snapshot_pages import GIF, SNAPSHOT_PAGE
 
 #: Turns a hang into a failure; never a timing assertion (healthy calls end far sooner).
 HANG = 15.0
@@ -38,10 +39,6 @@ window.__seen = [];
 document.addEventListener('DOMContentLoaded', () => __seen.push('domcontentloaded'));
 window.addEventListener('load', () => __seen.push('load'));
 </script>"""
-GIF = (
-    b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00"
-    b",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"
-)
 
 
 async def test_navigate_waits_for_load_or_domcontentloaded(
@@ -111,46 +108,6 @@ async def test_evaluate_returns_values_awaits_promises_and_raises_js_errors(
 
 # --- snapshot -----------------------------------------------------------------------------------
 
-SNAPSHOT_PAGE = """<!doctype html>
-<title>Snapshot page</title>
-<header>
-  <nav aria-label="Main">
-    <a href="/docs">Docs</a> <a href="/blog">Blog</a>
-    <a href="#top">Top</a> <a href="#top">Top</a>
-  </nav>
-</header>
-<main>
-  <h1>Catalog</h1>
-  <form id="search-form">
-    <h2>Filters</h2>
-    <label for="email">Email</label> <input id="email" type="email">
-    <label for="first name">First name</label> <input id="first name">
-    <input name="q" aria-label="Search">
-    <label>Notes <textarea name="notes"></textarea></label>
-    <label><input type="checkbox" name="in_stock" checked> In stock</label>
-    <select name="sort"><option>price</option><option>name</option></select>
-    <button data-testid="save" type="button">Save</button>
-    <button hidden>Ghost</button>
-  </form>
-  <h2>Items</h2>
-  <ul>
-    <li><span>Chair</span> <button>Add</button></li>
-    <li><span>Desk</span> <button>Add</button></li>
-    <li><span>Lamp</span> <button>Add</button></li>
-  </ul>
-  <div><input> <input></div>
-  <div><input placeholder="Coupon"> <input placeholder="Coupon"></div>
-  <div role="button" tabindex="0">Custom</div>
-  <p>Plain paragraph</p>
-  <img src="/cap/nav/pixel.gif" alt="logo" width="10" height="10">
-  <section aria-label="More">
-    <h3>More links</h3>
-    <a href="/x" id="1bad">Leading digit</a>
-    <div id="a.b:c"><button>Odd id</button></div>
-  </section>
-</main>
-<footer><p>Footer text</p></footer>
-"""
 
 #: Describes the element a function is called on (``Runtime.callFunctionOn``).
 DESCRIBE = """function () {

@@ -14,8 +14,8 @@ import pytest
 from ego.errors import UnknownToolError
 from ego.learning.catalog.registry import Learnings
 from ego.learning.describe.search import CatalogSite, CatalogTool, catalog_search, show
-from tests.cli_helpers import ego_env, ego_sync
-from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
+from tests.helpers.commands import ego_env, ego_sync
+from tests.helpers.learnings import ECHO, make_site, tool, write_manifest
 
 
 @pytest.fixture

@@ -19,43 +19,17 @@ import ego
 import ego.protocol.chrome
 from ego.protocol.chrome import find_chrome
 from ego.protocol.pipe import PipeWire
-from tests.conftest import ROOT, PageServer, websocket_url
-from tests.test_tab import HANG, free_port
+from tests.helpers.browsers import HANG, websocket_url
+from tests.helpers.commands import free_port
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
+from tests.helpers.processes import live, processes_mentioning, tree
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.
 
 CHROMIUM = "/usr/bin/chromium"
 linux_only = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
-
-
-def live(processes: list[psutil.Process]) -> list[psutil.Process]:
-    """Those of ``processes`` still running (a zombie has ended; it only awaits reaping)."""
-    running = []
-    for process in processes:
-        try:
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                running.append(process)
-        except psutil.NoSuchProcess:
-            pass
-    return running
-
-
-def tree(pid: int) -> list[psutil.Process]:
-    root = psutil.Process(pid)
-    return [root, *root.children(recursive=True)]
-
-
-def processes_mentioning(text: str) -> list[psutil.Process]:
-    """Live processes whose command line contains ``text`` (a profile folder, a pid)."""
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        try:
-            if text in " ".join(process.info["cmdline"] or []):
-                found.append(process)
-        except psutil.Error:
-            continue
-    return live(found)
 
 
 def launched_process(browser: ego.Browser) -> ego.protocol.chrome.ChromeProcess:

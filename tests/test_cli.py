@@ -25,23 +25,19 @@ import yaml
 import ego
 from ego.demo import SESSION_COOKIE, DemoServer
 from ego.protocol.chrome import find_chrome
-from tests.cli_helpers import (
-    EGO_SCRIPT,
-    ROOT,
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import (
     Result,
-    alive,
     background,
     ego_async,
     ego_env,
     ego_sync,
     free_port,
     http_endpoint,
-    profile_pids,
     read_json_line,
-    wait_gone,
-    with_descendants,
 )
-from tests.conftest import websocket_url
+from tests.helpers.paths import EGO_SCRIPT, ROOT
+from tests.helpers.processes import alive, profile_pids, wait_gone, with_descendants
 
 # The commands under test launch Chrome, or attach to this module's own.
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);

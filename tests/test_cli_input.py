@@ -25,7 +25,8 @@ from ego.errors import InvalidArgsError, NavigationError, NeedsLoginError
 from ego.learning.catalog.registry import Learnings
 from ego.runtime.contract import signal_error
 from ego.site import Site
-from tests.cli_helpers import PYTHON_EGO, ROOT, ego_env, free_port, read_json_line
+from tests.helpers.commands import ego_env, free_port, read_json_line
+from tests.helpers.paths import PYTHON_EGO, ROOT
 
 # --- checks before Chrome -------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .cli_helpers import ego_env, ego_sync, state_file
+from tests.helpers.commands import ego_env, ego_sync, state_file
 
 
 def _no_display(tmp_path: Path, **extra: str) -> dict[str, str]:

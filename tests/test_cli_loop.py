@@ -14,8 +14,9 @@ import pytest
 
 import ego
 from ego.demo import DemoServer
-from tests.cli_helpers import ROOT, background, ego_async, ego_env, http_endpoint
-from tests.conftest import websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import background, ego_async, ego_env, http_endpoint
+from tests.helpers.paths import ROOT
 
 pytestmark = pytest.mark.chrome
 

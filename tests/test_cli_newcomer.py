@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import ego
-from tests.cli_helpers import (
-    ROOT,
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import (
     background,
     ego_async,
     ego_env,
@@ -26,7 +26,8 @@ from tests.cli_helpers import (
     http_endpoint,
     read_json_line,
 )
-from tests.conftest import PageServer, websocket_url
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,8 @@ from ego.errors import (
 )
 from ego.mcp.wording import mcp_message
 from ego.runtime.contract import signal_error
-from tests.cli_helpers import ROOT, ego_env, ego_sync, free_port
+from tests.helpers.commands import ego_env, ego_sync, free_port
+from tests.helpers.paths import ROOT
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:

@@ -27,20 +27,16 @@ from ego.cli import state
 from ego.cli.common import Settings
 from ego.demo import DemoServer
 from ego.errors import ProfileInUseError
-from tests.cli_helpers import (
-    PYTHON_EGO,
-    ROOT,
-    alive,
+from tests.helpers.commands import (
     background,
     ego_async,
     ego_env,
     free_port,
-    profile_pids,
     read_json_line,
     state_file,
-    wait_gone,
-    with_descendants,
 )
+from tests.helpers.paths import PYTHON_EGO, ROOT
+from tests.helpers.processes import alive, profile_pids, wait_gone, with_descendants
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 import ego
-from tests.cli_helpers import PYTHON_EGO, Result, ego_async, ego_env, http_endpoint
-from tests.conftest import websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import Result, ego_async, ego_env, http_endpoint
+from tests.helpers.paths import PYTHON_EGO
 
 
 @pytest.fixture

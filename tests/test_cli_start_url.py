@@ -19,8 +19,8 @@ import ego
 from ego.cli.common import parse_start_urls
 from ego.demo import DemoServer
 from ego.learning.catalog.matching import as_url
-from tests.cli_helpers import ego_async, ego_env, ego_sync, http_endpoint
-from tests.conftest import websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import ego_async, ego_env, ego_sync, http_endpoint
 
 
 @pytest.fixture(scope="module")

@@ -84,6 +84,18 @@ def test_a_tool_call_command_leaves_out_what_it_does_not_use() -> None:
     assert heavy_in(modules, unused) == []
 
 
+def test_ego_mcp_refuses_its_options_before_it_loads_the_mcp_sdk() -> None:
+    # A start the options refuse (a pattern that never matches) fails before the server's
+    # modules load the SDK.
+    modules = loaded_by(
+        "import sys\nsys.argv = ['ego', 'mcp', '--blocked-origins', '127.0.0.*']\n"
+        "from ego.cli import main\ntry:\n    main()\nexcept SystemExit as exc:\n"
+        "    assert exc.code == 2, exc.code"
+    )
+    assert "ego.mcp.limits" in modules
+    assert heavy_in(modules, ("mcp", "ego.mcp.server", "ego.mcp.sdk")) == []
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_each_commands_summary_is_its_own_help(name: str) -> None:
     module, attribute, summary = COMMANDS[name]

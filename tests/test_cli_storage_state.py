@@ -15,10 +15,9 @@ import pytest
 
 import ego
 from ego.demo import SESSION_COOKIE, DemoServer
-
-from .cli_helpers import background, ego_async, ego_env, read_json_line
-from .conftest import websocket_url
-from .test_mcp import McpClient, value_of
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import background, ego_async, ego_env, read_json_line
+from tests.helpers.mcp_client import McpClient, value_of
 
 pytestmark = pytest.mark.chrome
 

@@ -16,9 +16,11 @@ import pytest
 import ego
 from ego.demo import DemoServer
 from ego.trace.reading import read_trace
-from tests.cli_helpers import ROOT, ego_async, ego_env, http_endpoint
-from tests.conftest import PageServer, websocket_url
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import ego_async, ego_env, http_endpoint
+from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
 
 pytestmark = pytest.mark.chrome
 

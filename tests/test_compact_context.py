@@ -23,9 +23,9 @@ from ego.learning.describe.compact import CompactContext, health_word, lead, one
 from ego.learning.describe.context import LearnContext, ToolInfo
 from ego.learning.health.view import ToolHealth
 from ego.site import Site
-from tests.cli_helpers import ego_env
-from tests.learning_fixtures import ECHO, make_site, tool
-from tests.test_mcp import McpClient, serving, text_of, value_of
+from tests.helpers.commands import ego_env
+from tests.helpers.learnings import ECHO, make_site, tool
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
 
 #: The issue's bound on the demo shop's compact learn_context, as an MCP agent reads it.
 DEMO_CONTEXT_MAX = 2300

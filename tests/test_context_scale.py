@@ -27,8 +27,8 @@ from ego.site import context_for
 from ego.skills import catalog as catalog_module
 from ego.skills import catalog_for
 from ego.skills.format import load_skill
-from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
-from tests.test_skills import write_skill
+from tests.helpers.learnings import ECHO, make_site, tool, write_manifest
+from tests.helpers.skills import write_skill
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="change notification is inotify (Linux)"

@@ -13,9 +13,8 @@ import pytest
 import ego
 from ego.learning.catalog.registry import Learnings
 from ego.page.storage_state import read_storage_state
-
-from .conftest import PageServer
-from .learning_fixtures import make_site, tool
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

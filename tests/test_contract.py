@@ -22,9 +22,9 @@ from ego.errors import (
 from ego.learning.catalog.registry import Learnings
 from ego.runtime.contract import signal_error
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import make_site, tool
-from tests.test_tab import HANG
+from tests.helpers.browsers import HANG
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.page_server import PageServer
 
 PAGE = "<!doctype html><title>Contract</title><p>no session here</p>\n"
 

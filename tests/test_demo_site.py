@@ -30,7 +30,7 @@ from ego.demo.tour import tour
 from ego.errors import ConfirmationRequiredError, NeedsLoginError, SkillBrokenError
 from ego.learning.catalog.registry import Learnings
 from ego.site import Site
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 ROOT = Path(__file__).resolve().parent.parent
 LEARNINGS = ROOT / "learnings"

@@ -30,9 +30,10 @@ from ego.page.dialogs import MAX_RECORDED_DIALOGS, dialog_actions
 from ego.protocol.session import Session, SessionState
 from ego.protocol.transport import Connection
 from ego.site import Site
-from tests.cdp_mock import MockChannel
-from tests.conftest import PageServer, websocket_url
-from tests.learning_fixtures import make_site, tool
+from tests.helpers.browsers import websocket_url
+from tests.helpers.cdp_mock import MockChannel
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.page_server import PageServer
 
 # Bound for waits on events that come within milliseconds.
 HANG = 15.0

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from ego.cli import cli
-from tests.cli_helpers import ROOT
+from tests.helpers.paths import ROOT
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 

@@ -13,7 +13,7 @@ import ego.cli.output as output
 from ego.batch.lock import hold_output, lock_path
 from ego.learning.plan.locks import LOCK_TIMEOUT
 from ego.pool import BrowserPool
-from tests.cli_helpers import ROOT
+from tests.helpers.paths import ROOT
 
 README = (ROOT / "README.md").read_text()
 FLEET = (ROOT / "docs" / "fleet.md").read_text()
@@ -95,6 +95,24 @@ def test_architecture_md_names_every_module_of_the_learning_rooms() -> None:
     ]
     assert len(modules) > 50
     missing = [module for module in modules if module not in named_in_architecture()]
+    assert missing == [], f"docs/architecture.md does not name {missing}"
+
+
+def test_architecture_md_names_every_module_of_ego() -> None:
+    """Each module under ego/ is named in docs/architecture.md by its file name or its path
+    from some package down (`tab.py`, `catalog/sites.py`, `cli/app.py`)."""
+    named = named_in_architecture()
+    modules = [
+        path.relative_to(ROOT / "ego").with_suffix("").parts
+        for path in sorted((ROOT / "ego").glob("**/*.py"))
+        if path.name != "__init__.py"
+    ]
+    assert len(modules) > 250
+    missing = [
+        "/".join(parts)
+        for parts in modules
+        if not {".".join(parts[i:]) for i in range(len(parts))} & named
+    ]
     assert missing == [], f"docs/architecture.md does not name {missing}"
 
 

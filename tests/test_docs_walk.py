@@ -49,7 +49,8 @@ from typing import Any
 import pytest
 
 import ego
-from tests.cli_helpers import ROOT, ego_env, free_port
+from tests.helpers.commands import ego_env, free_port
+from tests.helpers.paths import ROOT
 
 pytestmark = pytest.mark.chrome
 

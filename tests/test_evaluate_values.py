@@ -18,8 +18,8 @@ from ego.learning.catalog.tool_source import normalize_source
 from ego.protocol.session import Session
 from ego.runtime.cache import run_cached
 from ego.runtime.js import embed_json
-from tests.conftest import PageServer
-from tests.learning_fixtures import CdpSpy
+from tests.helpers.learnings import CdpSpy
+from tests.helpers.page_server import PageServer
 
 PAGE = """<title>values</title>
 <main id="main" class="page wide">

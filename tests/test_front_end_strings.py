@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from ego.protocol.jsontext import json_bytes, json_loads, json_text
-from tests.cli_helpers import ego_async, ego_env
-from tests.test_mcp import McpClient, value_of
+from tests.helpers.commands import ego_async, ego_env
+from tests.helpers.mcp_client import McpClient, value_of
 
 LONE = "bad \ud800 name"
 

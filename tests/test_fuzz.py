@@ -1,7 +1,7 @@
 """Fuzz: nothing a manifest, a name, args, a tool's source or its result holds takes ego down.
 
-A few hundred seeded cases (tests/fuzz_cases.py) run through the public API with a Chrome of
-their own (tests/fuzz_run.py). Every case must end as it expects, within its bound: with a
+A few hundred seeded cases (tests/helpers/fuzz_cases.py) run through the public API with a Chrome of
+their own (tests/helpers/fuzz_run.py). Every case must end as it expects, within its bound: with a
 value, or with the ego error its input calls for (a broken manifest, unsafe path, bad args,
 a tool that throws...), so a refusal that turns into a value fails the run as surely as a
 crash; none may end the browser connection, break another site or tab, run a tool twice for
@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult
 
-from tests.cli_helpers import ego_async, ego_env
-from tests.conftest import PageServer
-from tests.fuzz_cases import FAMILIES, PAGE_HTML, SLOW_CAP, generate
-from tests.fuzz_run import (
+from tests.helpers.commands import ego_async, ego_env
+from tests.helpers.fuzz_cases import FAMILIES, PAGE_HTML, SLOW_CAP, generate
+from tests.helpers.fuzz_run import (
     BAD,
     CountingServer,
     Outcome,
@@ -32,7 +31,8 @@ from tests.fuzz_run import (
     run_cases,
     summarize,
 )
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.page_server import PageServer
 
 SEED = 12
 CASES = 400

@@ -17,8 +17,8 @@ from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest import suggest
 from ego.replay import Har, HarBounds, HarProgress, build_entry
 from ego.replay.har_bounds import LARGE_HAR_BYTES, MAX_HAR_ENTRIES
-from tests.cli_helpers import ego_async, ego_env, ego_sync, http_endpoint
-from tests.conftest import websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import ego_async, ego_env, ego_sync, http_endpoint
 
 ORIGIN = "http://127.0.0.1:8851"
 

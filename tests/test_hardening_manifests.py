@@ -43,9 +43,10 @@ from ego.learning.catalog.schemas import (
 )
 from ego.learning.catalog.validate import validate_learnings
 from ego.learning.describe.context import build_context
-from tests.cli_helpers import ROOT, ego_env, ego_sync
-from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
-from tests.test_skills import problems_of, write_skill
+from tests.helpers.commands import ego_env, ego_sync
+from tests.helpers.learnings import ECHO, make_site, tool, write_manifest
+from tests.helpers.paths import ROOT
+from tests.helpers.skills import problems_of, write_skill
 
 GOOD_URL = "https://good.test/page"
 

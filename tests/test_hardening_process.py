@@ -27,8 +27,8 @@ import ego
 import ego.protocol.chrome
 from ego.protocol.chrome import LaunchOptions
 from ego.protocol.launcher import launch_chrome
-from tests.conftest import ROOT
-from tests.test_chrome import live, processes_mentioning, tree
+from tests.helpers.paths import ROOT
+from tests.helpers.processes import live, processes_mentioning, tree
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.

@@ -22,10 +22,10 @@ from ego.protocol._codec import decode_lenient, encode_lenient
 from ego.protocol.pipe import PipeWire
 from ego.protocol.transport import MAX_COMMAND_BYTES
 from ego.protocol.wire import Wire
-from tests.conftest import PageServer
-from tests.test_pool_fast import Fleet, hold, product
-from tests.test_tab import HANG, evaluate_pending
-from tests.test_transport import fails_at_once
+from tests.helpers.browsers import HANG, evaluate_pending
+from tests.helpers.page_server import PageServer
+from tests.helpers.pool import Fleet, hold, product
+from tests.helpers.protocol import fails_at_once
 
 #: The high half of 😀 alone: what cutting text with emoji at a length leaves.
 HIGH = "\ud83d"

@@ -24,8 +24,8 @@ from ego.protocol.remote_values import python_value
 from ego.runtime.cache import PORTABLE_SIGNAL_KEY, SIGNAL_KEY, RunStats, cache_key, run_cached
 from ego.runtime.js import MAX_JSON_DEPTH, embed_json
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import make_site, tool
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.page_server import PageServer
 
 PAGE = "<!doctype html><title>Values</title><p>values page</p>\n"
 

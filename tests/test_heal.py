@@ -23,8 +23,8 @@ from ego.learning.health.view import SUSPECT_AFTER, current_health
 from ego.learning.suggest import suggest
 from ego.replay import record
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.health_fixtures import isolated_store
+from tests.helpers.health import isolated_store
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

@@ -52,11 +52,12 @@ from ego.learning.health.view import health_for, health_table
 from ego.pool import BrowserPool
 from ego.replay import Har, build_entry
 from ego.site import Site
-from tests.cli_helpers import ego_async, ego_env, free_port
-from tests.conftest import PageServer, websocket_url
-from tests.health_fixtures import MOODY, close_tabs, isolated_store, mood_pages
-from tests.learning_fixtures import make_site, tool
-from tests.test_skills import write_skill
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import ego_async, ego_env, free_port
+from tests.helpers.health import MOODY, close_tabs, isolated_store, mood_pages
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.page_server import PageServer
+from tests.helpers.skills import write_skill
 
 KEY = ("shop", "search", "0123456789abcdef")
 

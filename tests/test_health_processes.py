@@ -18,10 +18,11 @@ import pytest
 import ego
 from ego.learning.catalog.registry import Learnings
 from ego.learning.health.view import health_table
-from tests.cli_helpers import ego_async, ego_env, http_endpoint
-from tests.conftest import PageServer, websocket_url
-from tests.health_fixtures import MOODY, close_tabs, isolated_store, mood_pages
-from tests.learning_fixtures import make_site, tool
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import ego_async, ego_env, http_endpoint
+from tests.helpers.health import MOODY, close_tabs, isolated_store, mood_pages
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

@@ -11,6 +11,7 @@ the current one, live, through the shop's broken-site switch, each failure trace
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -30,14 +31,22 @@ from ego.learning.health.view import SUSPECT_AFTER, health_table
 from ego.learning.plan.history import archive_file, content_hash, keep_provenance
 from ego.report import report_data, write_report
 from ego.trace.failures import FailureTraces
-from tests.cli_helpers import ROOT
-from tests.health_fixtures import isolated_store
-from tests.trace_fixtures import offline_tab
+from tests.helpers.health import isolated_store
+from tests.helpers.paths import ROOT
+from tests.helpers.trace_demo import offline_tab
 
 pytestmark = pytest.mark.chrome
 
 #: The picture of the report docs/tracing.md and the README show.
 PICTURE = ROOT / "docs" / "images" / "health-report.png"
+
+
+def picture_path(scratch: Path) -> Path:
+    """Where the test's screenshot goes: the docs' picture only when asked
+    (EGO_WRITE_DOC_IMAGES=1), so a test run leaves the checkout as it was."""
+    return PICTURE if os.environ.get("EGO_WRITE_DOC_IMAGES") == "1" else scratch / PICTURE.name
+
+
 DAY = 24 * 3600
 
 
@@ -187,7 +196,9 @@ async def test_the_report_shows_the_failing_tool_first_with_a_line_per_version_a
         assert shown["rows"] == ["current", versions["older"]]
         assert shown["promoted"] == "PROMOTED BY A HEAL"
         assert len(shown["links"]) == SUSPECT_AFTER
-        await tab.screenshot(path=PICTURE)
+        shot = picture_path(tmp_path)
+        await tab.screenshot(path=shot)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert refused == []
         # A failure's link opens its trace's viewer, written beside the report.
         await tab.click("section.tool a.trace")

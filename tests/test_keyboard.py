@@ -13,8 +13,8 @@ import pytest
 import ego
 from ego.errors import ElementNotActionableError
 from ego.page.keys import key_event, key_events, split_keys
-from tests.conftest import PageServer
-from tests.hands_pages import RECORD, TEXTAREA_EDITOR
+from tests.helpers.hands_pages import RECORD, TEXTAREA_EDITOR
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 
@@ -151,3 +151,60 @@ async def test_a_clear_that_does_not_take_is_made_again_then_reported(
     assert caught.value.check == "typed"
     assert "still shows what it held before" in str(caught.value)
     assert "'keep me'" in str(caught.value)
+
+
+REFUSING = """
+<input id=f><input id=g value=old><input id=secret type=password value=hunter2>
+<div id=locked contenteditable=true>fixed</div>
+<input id=pin><input id=day type=date><input id=count type=number value=1>
+<input id=same value=kept>
+<script>
+// Fields that refuse every text typed into them.
+for (const el of [f, g, secret, locked]) {
+  el.addEventListener('beforeinput', (e) => e.preventDefault());
+}
+// A mask: what arrives is kept as digits and shown as "12-34".
+pin.addEventListener('input', () => {
+  const digits = pin.value.replace(/\\D/g, '').slice(0, 4);
+  pin.value = digits.length > 2 ? digits.slice(0, 2) + '-' + digits.slice(2) : digits;
+});
+</script>
+"""
+
+
+async def test_typing_a_field_refused_is_reported_and_one_that_reformats_is_not(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await serve(tab, server, "/keys/refusing", REFUSING)
+    for selector, held, clear in (("#f", "''", True), ("#g", "'old'", True),
+                                  ("#locked", "'fixed'", False)):  # fmt: skip
+        with pytest.raises(ElementNotActionableError) as caught:
+            await tab.type(selector, "hello", clear=clear)
+        assert caught.value.check == "typed"
+        assert caught.value.seen == f"it holds {held} after typing 'hello'"
+        assert f"({selector!r})" in str(caught.value)
+        assert "\n" not in str(caught.value)
+    # A password field's text is never shown, not even in the error.
+    with pytest.raises(ElementNotActionableError) as caught:
+        await tab.type("#secret", "swordfish")
+    assert "hunter2" not in str(caught.value)
+    assert "swordfish" not in str(caught.value)
+    assert await tab.evaluate("[f.value, g.value, locked.textContent]") == ["", "old", "fixed"]
+
+    # A mask that reformats what arrived, a value in the browser's own format, the same text
+    # typed again: each holds what was typed, as the field shows it.
+    await tab.type("#pin", "1234")
+    await tab.type("#day", "2024-05-06")
+    await tab.type("#count", "42")
+    await tab.type("#count", "7", clear=False)
+    await tab.type("#same", "kept")
+    assert await tab.evaluate("[pin.value, day.value, count.value, same.value]") == [
+        "12-34", "2024-05-06", "427", "kept",
+    ]  # fmt: skip
+    # A date in another format is refused by the browser, and the error says the one it takes;
+    # the field keeps its value.
+    with pytest.raises(ElementNotActionableError) as caught:
+        await tab.type("#day", "06/05/2025")
+    assert caught.value.seen == "the browser takes no value '06/05/2025'; it holds '2024-05-06'"
+    assert "YYYY-MM-DD" in str(caught.value)
+    assert await tab.evaluate("day.value") == "2024-05-06"

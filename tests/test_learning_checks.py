@@ -25,8 +25,8 @@ from ego.learning.catalog.paths import check_relative, resolve_inside
 from ego.learning.catalog.registry import Learnings
 from ego.places import state_dir
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import ECHO, CdpSpy, make_site, tool, write_manifest
+from tests.helpers.learnings import ECHO, CdpSpy, make_site, tool, write_manifest
+from tests.helpers.page_server import PageServer
 
 #: A browser tool that leaves a mark in the page, at load and when called.
 MARKER = """window.__ego_marker = (window.__ego_marker || 0) + 1;

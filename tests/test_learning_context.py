@@ -12,8 +12,8 @@ import ego
 from ego.learning.catalog.registry import Learnings
 from ego.learning.describe.context import LearnContext, SiteContext, ToolInfo
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
+from tests.helpers.learnings import ECHO, make_site, tool, write_manifest
+from tests.helpers.page_server import PageServer
 
 SEARCH_ARGS = {
     "query": {"type": "string", "required": True, "description": "what to search for"},

@@ -24,8 +24,8 @@ from ego.learning.catalog.manifest import (
 from ego.learning.catalog.registry import Learnings
 from ego.learning.catalog.schemas import worded
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import ECHO, make_site, tool, write_manifest
+from tests.helpers.learnings import ECHO, make_site, tool, write_manifest
+from tests.helpers.page_server import PageServer
 
 COMPACT_ARGS = {
     "query": {"type": "string", "required": True, "description": "what to look for"},

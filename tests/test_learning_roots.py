@@ -14,8 +14,8 @@ from ego.learning.catalog.naming import check_site_id
 from ego.learning.catalog.registry import WORKSPACE_ENV, Learnings, project_learnings_dir
 from ego.learning.catalog.schemas import validator
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import ECHO, make_site, tool
+from tests.helpers.learnings import ECHO, make_site, tool
+from tests.helpers.page_server import PageServer
 
 
 def _two_roots(tmp_path: Path) -> tuple[Path, Path]:

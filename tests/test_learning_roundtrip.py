@@ -16,8 +16,8 @@ from ego.learning.catalog.registry import Learnings
 from ego.learning.catalog.tool_source import normalize_source
 from ego.runtime.js import embed_json, wrap
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import ECHO, make_site, tool
+from tests.helpers.learnings import ECHO, make_site, tool
+from tests.helpers.page_server import PageServer
 
 #: A tool that checks, in the page, that it got what JSON.parse of the expected text gives.
 SAME = """export default async function same({value, text}) {

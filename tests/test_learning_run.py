@@ -23,8 +23,8 @@ from ego.learning.catalog.registry import WORKSPACE_ENV, Learnings
 from ego.learning.catalog.tool_source import normalize_source, source_url
 from ego.runtime.js import wrap
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import ECHO, WHERE, CdpSpy, make_site, tool
+from tests.helpers.learnings import ECHO, WHERE, CdpSpy, make_site, tool
+from tests.helpers.page_server import PageServer
 
 PAGE = """<!doctype html><title>Items</title>
 <ul id="items"><li class="item">apple</li><li class="item">pear</li><li class="item">fig</li></ul>

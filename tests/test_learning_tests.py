@@ -15,7 +15,7 @@ from ego.casetests import add_case, load_cases, run_learning_tests
 from ego.errors import InvalidCasesError
 from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.replay import Har, build_entry
-from tests.learning_fixtures import make_site, tool
+from tests.helpers.learnings import make_site, tool
 
 SHIPPED = ("x-com", "google-com", "wikipedia")
 

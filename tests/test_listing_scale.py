@@ -7,16 +7,20 @@ makes: it shares nothing with the one before but the state folder.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ego.errors import InvalidManifestError
 from ego.learning.catalog import checked as checked_module
+from ego.learning.catalog import index as index_module
 from ego.learning.catalog import manifest as manifest_module
 from ego.learning.catalog import schemas
 from ego.learning.catalog.checked import CHECKED_NAME, CheckedManifests
@@ -26,6 +30,7 @@ from ego.learning.describe.context import summarize_site
 from ego.learning.health.store import Run, connect, store_path, write_runs
 from ego.learning.health.versions import tool_version
 from ego.learning.health.view import ran_tools
+from ego.protocol.gc_pause import gc_paused
 
 SITES = 10_000
 ARGS = {"q": {"type": "string", "required": True, "description": "what to look for"}}
@@ -283,3 +288,110 @@ def test_a_listing_over_two_roots_looks_at_the_later_ones_folders_once(
     # Which workspace site shadows a project one comes from one listing of the project's
     # folders, not a look at the project for each site.
     assert looked == []
+
+
+def test_a_listing_reads_and_parses_each_manifest_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checks: dict[str, int]
+) -> None:
+    root = tmp_path / "learnings"
+    write_sites(root, 50)
+    parsed: list[bytes] = []
+    parse_json = manifest_module.parse_json
+
+    def counted(data: bytes) -> Any:
+        parsed.append(data)
+        return parse_json(data)
+
+    monkeypatch.setattr(manifest_module, "parse_json", counted)
+    monkeypatch.setattr(index_module, "parse_json", counted)
+    learnings = Learnings(roots=[root])
+    assert all(entry.valid for entry in learnings.sites())
+    assert len(parsed) == 50 == learnings.index.reads
+    # Listed again: nothing changed, nothing read.
+    assert len(learnings.sites()) == 50
+    assert len(parsed) == 50
+    # An edit between two listings: that manifest alone, read once, and the change shown.
+    edited = root / "s00007" / "manifest.json"
+    edited.write_text(edited.read_text().replace('"Site 7"', '"Seven"'))
+    entries = {entry.site_id: entry for entry in learnings.sites()}
+    assert len(parsed) == 51
+    assert entries["s00007"].require().name == "Seven"
+    # A lookup by URL hands over its candidates' reads and keeps none of the others'.
+    edited.write_text(edited.read_text().replace('"Seven"', '"Seven again"'))
+    (root / "s00008" / "manifest.json").write_text(
+        (root / "s00008" / "manifest.json").read_text().replace('"Site 8"', '"Eight"')
+    )
+    [(entry, matched)] = learnings.sites_for_url("https://s7.test/")
+    assert (entry.require().name, matched) == ("Seven again", "s7.test")
+    assert len(parsed) == 53
+    assert learnings.index.take(learnings.index.sites([root])[8]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"id": "s00000", "name": NaN}', "not JSON: NaN is not JSON"),
+        ('{"id": "s00000", "name": "x"', "not JSON: Expecting ',' delimiter at line 1 column 29"),
+        ("[1, 2]", '(top level): [1, 2] is not of type "object"'),
+    ],
+)
+def test_a_broken_manifest_reads_the_same_in_a_listing_as_alone(
+    tmp_path: Path, checks: dict[str, int], text: str, problem: str
+) -> None:
+    root = tmp_path / "learnings"
+    write_sites(root, 2)
+    manifest = root / "s00000" / "manifest.json"
+    manifest.write_text(text)
+    with pytest.raises(InvalidManifestError) as alone:
+        manifest_module.load_manifest(root / "s00000", root=root)
+    learnings = Learnings(roots=[root])
+    for _ in range(2):  # the first listing and the next
+        entries = {entry.site_id: entry for entry in learnings.sites()}
+        assert entries["s00001"].valid
+        assert entries["s00000"].problems == alone.value.problems
+        assert entries["s00000"].problems[0].startswith(problem)
+        assert str(entries["s00000"].error) == str(alone.value)
+        manifest.touch()  # seen as changed: read again, reported again
+
+
+def test_a_broken_sites_error_holds_no_listing_alive(
+    tmp_path: Path, checks: dict[str, int]
+) -> None:
+    root = tmp_path / "learnings"
+    write_sites(root, 2)
+    (root / "s00001" / "manifest.json").write_text('{"id": "s00001"')
+    learnings = Learnings(roots=[root])
+    broken = learnings.sites()[1]
+    assert broken.error is not None
+    assert broken.error.__traceback__ is None
+    gone = weakref.ref(learnings)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        del learnings
+        # Freed at once: the kept error's traceback no longer holds the frames that loaded it
+        # (and through them the finder and every manifest) in a cycle.
+        assert gone() is None
+    finally:
+        if collecting:
+            gc.enable()
+    with pytest.raises(InvalidManifestError, match="not JSON: Expecting") as raised:
+        broken.require()
+    assert raised.value is broken.error
+
+
+def test_what_a_lasting_pause_makes_joins_the_oldest_generation() -> None:
+    collecting = gc.isenabled()
+    gc.enable()
+    try:
+        gc.collect()
+        with gc_paused(lasting=True):
+            assert not gc.isenabled()
+            made = [{"n": [index]} for index in range(5000)]
+        assert gc.isenabled()
+        # Nothing young left to walk: the next collection of the young generation is cheap.
+        assert gc.get_count()[0] < 100
+        assert all(gc.is_tracked(item) for item in made[:10])
+    finally:
+        if not collecting:
+            gc.disable()

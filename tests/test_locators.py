@@ -14,8 +14,8 @@ import pytest
 import ego
 from ego.errors import CommandTimeoutError, InvalidSelectorError, JavaScriptError
 from ego.page.scripts import DEFAULT_TEST_ID_ATTRIBUTE, set_test_id_attribute
-from tests.conftest import PageServer
-from tests.hands_pages import NAMED, RECORD
+from tests.helpers.hands_pages import NAMED, RECORD
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

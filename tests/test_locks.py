@@ -31,24 +31,12 @@ from ego.learning.plan.save_plan import plan_browser_tool
 from ego.learning.save import store
 from ego.learning.save.notes import save_note
 from ego.learning.save.store import write_tool
-
-from .test_batch import run_batch_cli, start_batch, write_jsonl
-from .test_pool import POOL_LEARNINGS, HoldServer
+from tests.helpers.batches import run_batch_cli, start_batch, write_jsonl
+from tests.helpers.learnings import save
+from tests.helpers.paths import POOL_LEARNINGS
+from tests.helpers.pool import HoldServer
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def save(workspace: Path, tool: str) -> None:
-    """Plan and write one browser tool into the site ``shop`` of ``workspace``."""
-    learnings = Learnings(workspace=workspace, project=workspace / "no-project")
-    draft = ToolDraft(
-        site_id="shop",
-        tool=tool,
-        source=f"async () => {json.dumps(tool)}",
-        description=f"returns {tool}",
-        domains=["shop.example"],
-    )
-    write_tool(plan_browser_tool(learnings, draft))
 
 
 def tools_kept(workspace: Path) -> set[str]:
@@ -114,7 +102,7 @@ def test_a_save_waits_for_the_one_holding_the_site_and_keeps_both_tools(
 _SAVER = """
 import sys
 from pathlib import Path
-from tests.test_locks import save
+from tests.helpers.learnings import save
 for name in sys.argv[2:]:
     save(Path(sys.argv[1]), name)
 """

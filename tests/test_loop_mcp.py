@@ -18,7 +18,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ego.demo import DemoServer
-from tests.test_save_mcp import error_text, payload
+from tests.helpers.mcp_client import error_text, payload
 
 pytestmark = pytest.mark.chrome
 

@@ -17,7 +17,7 @@ from ego.learning.suggest import suggest
 from ego.learning.suggest.safe_paths import REASON, path_problem
 from ego.learning.suggest.source import api_tool_source, read_constants
 from ego.replay.har import Entry, Har, build_entry
-from tests.cli_helpers import ego_env, ego_sync
+from tests.helpers.commands import ego_env, ego_sync
 
 ORIGIN = "http://127.0.0.1:8851"
 #: The issue's HAR: a literal backslash, which a browser's URL parser reads as a slash.

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import ego_env
-from tests.conftest import PageServer
-from tests.test_actionability import CHECKS, COVERED, FIELDS, RECORD, SHADOW_ITEM, SLIDING_VEIL
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.helpers.action_pages import CHECKS, COVERED, FIELDS, RECORD, SHADOW_ITEM, SLIDING_VEIL
+from tests.helpers.commands import ego_env
+from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 

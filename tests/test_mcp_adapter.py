@@ -24,7 +24,7 @@ from ego.mcp.holder import READ_ONLY, BrowserHolder
 from ego.mcp.limits import GROUPS, ServerLimits, ToolGroup
 from ego.mcp.sdk import CallToolResult, SchemaTool
 from ego.mcp.server import build_server
-from tests.learning_fixtures import ECHO, make_site, tool
+from tests.helpers.learnings import ECHO, make_site, tool
 
 ROOT = Path(__file__).resolve().parent.parent
 SDK_PACKAGES = ("mcp", "mcp_types")

@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from ego.mcp.changes import MAX_LINES, MAX_NEW_LINES, Seen, changes, note_lines
-from tests.conftest import PageServer
-from tests.test_mcp import McpClient, serving, text_of, value_of
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
+from tests.helpers.page_server import PageServer
 
 
 def seen(

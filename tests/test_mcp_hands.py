@@ -2,7 +2,8 @@
 with a button, a double click and modifiers, by a text selector; ``drag`` by selector and by
 ref, HTML5 and pointer-driven; ``scroll`` to a row of a virtualized list, by the wheel, to an
 edge; ``press_key`` with chords in sequence; ``type`` with no target typing into the focus;
-wrong arguments refused in MCP words.
+the locators people use (label, placeholder, a test id by the site's own attribute, which
+``--test-id-attribute`` names); wrong arguments refused in MCP words.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli_helpers import ego_env
-from tests.conftest import PageServer
-from tests.hands_pages import CLICKS, KANBAN, RECORD, SORTABLE, VIRTUAL
-from tests.test_mcp import McpClient, text_of, value_of
+from tests.helpers.commands import ego_env
+from tests.helpers.hands_pages import CLICKS, KANBAN, NAMED, RECORD, SORTABLE, VIRTUAL
+from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 
@@ -25,7 +26,9 @@ pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
     base = tmp_path_factory.mktemp("mcp-hands")
     env = ego_env(base / "profiles", workspace=base / "ws")
-    client = McpClient(env, base, base / "server-stderr.log")
+    # The sites these pages stand for mark their test ids data-qa.
+    args = ["--test-id-attribute", "data-qa"]
+    client = McpClient(env, base, base / "server-stderr.log", args)
     await client.start()
     try:
         yield client
@@ -154,3 +157,20 @@ async def test_draggable_cards_have_refs_and_drag_by_them(
     )
     assert value_of(dragged)["dragged"] == f"ref={cards['Fix the build']}"
     assert await page_value(agent, "order()") == [["todo", ["a"]], ["done", ["c", "b"]]]
+
+
+#: A button with the site's test id, and its twin with the usual attribute's.
+SEND = "<button id=decoy data-testid=send>Send</button><button id=send data-qa=send>Send</button>"
+
+
+async def test_locators_by_label_placeholder_and_the_sites_test_id(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_page(agent, server, "/mcp-hands/named", SEND + NAMED)
+    typed = value_of(await agent.call("type", {"selector": "label=Email", "text": "me@x.org"}))
+    assert typed["typed"] == "label=Email"
+    value_of(await agent.call("type", {"selector": "placeholder=Search", "text": "chairs"}))
+    value_of(await agent.call("click", {"selector": "testid=send"}))  # data-qa's, not the decoy
+    assert await page_value(agent, "[email.value, search.value, log.map((e) => e[2])]") == [
+        "me@x.org", "chairs", ["send"],
+    ]  # fmt: skip

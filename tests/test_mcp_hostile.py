@@ -14,11 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import stat
-import threading
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -39,76 +36,14 @@ from ego.mcp.server import build_server
 from ego.mcp.wording import MAX_ERROR_CHARS
 from ego.page.browser import Browser
 from ego.protocol.chrome import LaunchOptions
-from tests.cli_helpers import ego_async, ego_env, is_chrome, process_tree
-from tests.conftest import PageServer
-from tests.test_mcp import McpClient, text_of, value_of
-from tests.test_mcp_limits import refused, start
+from tests.helpers.commands import ego_async, ego_env
+from tests.helpers.mcp_client import McpClient, refused, start, text_of, value_of
+from tests.helpers.page_server import PageServer, Site
+from tests.helpers.processes import is_chrome, process_tree
 
 # Tests whose MCP server launches Chrome are marked one by one; the servers that refuse
 # their options before anything starts need none.
 chrome = pytest.mark.chrome
-
-EVIL = "<title>EVIL</title><p>evil document</p>"
-
-
-class Site:
-    """A server on one address that serves pages and logs every request it gets: the origin
-    the agent must not reach."""
-
-    def __init__(self, host: str = "127.0.0.1") -> None:
-        self.host = host
-        self.pages: dict[str, bytes] = {}
-        self.requests: list[tuple[str, str, dict[str, str]]] = []
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                site.requests.append((self.command, self.path, dict(self.headers)))
-                body = site.pages.get(self.path.split("?")[0], EVIL.encode())
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_GET = do_POST = do_HEAD = _serve
-
-        class Server(ThreadingHTTPServer):
-            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-            daemon_threads = True
-
-        self.httpd = Server((host, 0), Handler)
-        self.port: int = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    @property
-    def origin(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    def url(self, path: str = "/evil.html") -> str:
-        return self.origin + path
-
-    def documents(self) -> list[tuple[str, str, dict[str, str]]]:
-        """The requests for a document: a page, a frame, or a prefetch or prerender of one
-        (``<link rel=prefetch>`` asks for a subresource, ``Sec-Fetch-Dest: empty``)."""
-        return [
-            request
-            for request in self.requests
-            if request[2].get("Sec-Fetch-Dest") in ("document", "iframe")
-        ]
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -744,7 +679,7 @@ async def test_the_servers_own_folder_is_private_and_goes_unless_it_holds_files(
 
 
 async def _exited(process: psutil.Process) -> None:
-    from tests.cli_helpers import wait_gone
+    from tests.helpers.processes import wait_gone
 
     assert await wait_gone([process], 30) == []
 

@@ -36,11 +36,11 @@ from ego.mcp.hosts import HostRules, bind_warning, check_entries
 from ego.mcp.http import serve_http
 from ego.mcp.learning_tools import mcp_name
 from ego.mcp.limits import ServerLimits
-
-from .cli_helpers import PYTHON_EGO, ROOT, ego_async, ego_env
-from .conftest import PageServer
-from .learning_fixtures import make_site, tool
-from .test_mcp import check_convention, text_of, value_of
+from tests.helpers.commands import ego_async, ego_env
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.mcp_client import check_convention, text_of, value_of
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import PYTHON_EGO, ROOT
 
 chrome = pytest.mark.chrome  # the tests whose sessions call tools, which use Chrome
 

@@ -18,30 +18,15 @@ from mcp.types import ImageContent
 import ego
 from ego.demo import DemoServer
 from ego.mcp.images import MAX_BYTES, MAX_EDGE
-from tests.cli_helpers import ego_async, ego_env, free_port, is_chrome, process_tree, wait_gone
-from tests.conftest import PageServer
-from tests.test_mcp import McpClient, text_of, value_of
-from tests.test_mcp_verbs import png_size
-from tests.test_real_pages import real_page
+from tests.helpers.commands import ego_async, ego_env, free_port
+from tests.helpers.images import png_size
+from tests.helpers.mcp_client import McpClient, refused, start, text_of, value_of
+from tests.helpers.page_server import PageServer
+from tests.helpers.processes import is_chrome, process_tree, wait_gone
+from tests.helpers.real_page import real_page
+from tests.helpers.snapshot_pages import BIG
 
 pytestmark = pytest.mark.chrome  # the MCP servers under test launch Chrome
-
-
-async def start(
-    tmp_path_factory: pytest.TempPathFactory, name: str, *args: str, roots: list[Path] | None = None
-) -> tuple[McpClient, Path]:
-    base = tmp_path_factory.mktemp(name)
-    output = base / "out"
-    env = ego_env(base / "profiles", workspace=base / "ws")
-    client = McpClient(
-        env,
-        base,
-        base / "server-stderr.log",
-        ["--output-dir", str(output), *args],
-        roots=roots or [],
-    )
-    await client.start()
-    return client, output
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +41,6 @@ async def agent(
     finally:
         if client.running:
             await client.close()
-
-
-def refused(result: object, *fragments: str) -> str:
-    text = text_of(result)  # type: ignore[arg-type]
-    assert result.is_error is True, text  # type: ignore[attr-defined]
-    assert "\n" not in text.strip(), text
-    for fragment in fragments:
-        assert fragment in text, text
-    return text
 
 
 # -- what the operator allows -------------------------------------------------------------------
@@ -225,11 +201,6 @@ async def test_a_spinning_script_is_stopped_and_the_next_call_answers_at_once(
 
 
 # -- results sized for a context window ---------------------------------------------------------
-
-BIG = "<title>Big</title>" + "".join(
-    f'<div><span>Row {n}</span> <button data-testid="row-{n}">Buy {n}</button></div>'
-    for n in range(1500)
-)
 
 
 async def test_a_big_page_is_paged_searched_and_screenshot_within_bounds(

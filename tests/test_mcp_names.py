@@ -24,7 +24,7 @@ from ego.mcp.holder import BrowserHolder
 from ego.mcp.learning_tools import mcp_name
 from ego.mcp.server import build_server
 from ego.site import Site
-from tests.learning_fixtures import ECHO, make_site, tool
+from tests.helpers.learnings import ECHO, make_site, tool
 
 LONG_SITE = "s" * 100
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_helpers import ego_env
-from tests.conftest import PageServer
-from tests.learning_fixtures import make_site, tool
-from tests.test_mcp import McpClient, text_of, value_of
-from tests.test_real_pages import real_page, ref_of
+from tests.helpers.commands import ego_env
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.page_server import PageServer
+from tests.helpers.real_page import real_page, ref_of
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 

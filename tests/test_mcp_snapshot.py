@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 import pytest
 from mcp.types import CallToolResult
 
-from tests.conftest import PageServer
-from tests.test_ax_snapshot import COMPONENT_LINES, COMPONENTS, TRACKER
-from tests.test_mcp import McpClient, serving, text_of, value_of
-from tests.test_real_pages import real_page, ref_of
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
+from tests.helpers.page_server import PageServer
+from tests.helpers.real_page import real_page, ref_of
+from tests.helpers.snapshot_pages import COMPONENT_LINES, COMPONENTS, TRACKER
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 

@@ -22,9 +22,9 @@ import pytest
 
 from ego.demo import DemoServer
 from ego.mcp.definitions import compact_description, compact_schema
-from tests.cli_helpers import ego_env
-from tests.conftest import PageServer
-from tests.test_mcp import McpClient, serving, text_of, value_of
+from tests.helpers.commands import ego_env
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
+from tests.helpers.page_server import PageServer
 
 #: What playwright-mcp 0.0.83 spends on its 25 tools (names, descriptions and input schemas
 #: as compact JSON, measured through the SDK's client): ego's generic tools fit in it.

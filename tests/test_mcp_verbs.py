@@ -3,14 +3,13 @@ change), confirming an irreversible one, and the page verbs (screenshot, console
 keys, hover, options, uploads, history, tabs, dialogs), through the MCP SDK's stdio client.
 
 One server process (with its own workspace and headless Chrome) serves the module, on pages
-the session's local :class:`~tests.conftest.PageServer` serves.
+the session's local :class:`~tests.helpers.page_server.PageServer` serves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import struct
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,10 +18,11 @@ import pytest
 from mcp.types import ImageContent
 
 from ego.skills import export_skill
-from tests.cli_helpers import ego_env
-from tests.conftest import PageServer
-from tests.test_mcp import McpClient, text_of, value_of
-from tests.test_tab import HANG
+from tests.helpers.browsers import HANG
+from tests.helpers.commands import ego_env
+from tests.helpers.images import png_size
+from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.page_server import PageServer
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.
@@ -48,13 +48,6 @@ async def changed(agent: McpClient, timeout: float = 15) -> None:
     """Wait (bounded) for notifications/tools/list_changed, then re-arm."""
     await asyncio.wait_for(agent.tools_changed.wait(), timeout)
     agent.tools_changed.clear()
-
-
-def png_size(data: bytes) -> tuple[int, int]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:16]
-    assert data[12:16] == b"IHDR"
-    width, height = struct.unpack(">II", data[16:24])
-    return width, height
 
 
 # -- saving a tool: the list changes, the tool takes flat args, confirm gates it --------------

@@ -8,13 +8,14 @@ from ego.errors import (
     ConfirmationRequiredError,
     DialogOpenError,
     EgoError,
+    ElementNotActionableError,
     ElementNotFoundError,
     SkillExistsError,
     TargetCrashedError,
 )
 from ego.mcp.wording import mcp_message
 
-PYTHON_SPELLINGS = ("=True", "tab.", "domains=", "site.")
+PYTHON_SPELLINGS = ("=True", "=False", "tab.", "domains=", "site.")
 
 
 def test_confirmation_is_worded_as_an_mcp_argument() -> None:
@@ -58,6 +59,17 @@ def test_an_open_dialog_names_handle_dialog() -> None:
                 "skill a.com/b is already in /ws/skills: pass overwrite=True to replace it"
             ),
             "call it again with overwrite: true",
+        ),
+        (
+            ElementNotActionableError(
+                "cannot type into <div id=e> ('#e') on http://a.test/: it still shows what it "
+                "held before after select all and Delete, twice; typed check: it shows 'x'. "
+                "Clear it by the page's own control, or type with clear=False",
+                selector="#e",
+                check="typed",
+                seen="it shows 'x'",
+            ),
+            "or call type with clear: false",
         ),
         (
             EgoError("wait_for takes exactly one of text=, selector=, url= or network_idle=True"),

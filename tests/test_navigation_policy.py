@@ -10,10 +10,9 @@ import pytest
 
 import ego
 from ego.page.policy import NavigationPolicy, OriginPattern
-from tests.conftest import PageServer
-from tests.fake_cdp import FakeCDP, Forwarder
-from tests.test_mcp_hostile import Site
-from tests.test_real_pages import real_page
+from tests.helpers.fake_cdp import FakeCDP, Forwarder
+from tests.helpers.page_server import PageServer, Site
+from tests.helpers.real_page import real_page
 
 
 @pytest.mark.parametrize(

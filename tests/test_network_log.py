@@ -14,8 +14,8 @@ import pytest
 
 import ego
 from ego.page.network import MAX_REQUESTS, NetworkLog
-from tests.conftest import PageServer
-from tests.test_tab import HANG
+from tests.helpers.browsers import HANG
+from tests.helpers.page_server import PageServer
 
 
 async def test_fifteen_hundred_requests_on_one_tab_leave_at_most_the_bound(

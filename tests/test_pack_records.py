@@ -17,7 +17,7 @@ from ego.learning.catalog.packs import Pack, find_pack, installed_packs
 from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.learning.describe.context import summarize_site
 from ego.learning.plan.save_plan import workspace_root
-from tests.learning_fixtures import ECHO, make_site, tool
+from tests.helpers.learnings import ECHO, make_site, tool
 
 
 def record_line(base: Path, file: Path) -> str:

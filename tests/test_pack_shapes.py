@@ -20,8 +20,7 @@ from ego.learning.catalog.manifest import BrowserToolSpec
 from ego.learning.catalog.registry import Learnings
 from ego.learning.catalog.validate import validate_site
 from ego.site import Site, context_for
-
-from .cli_helpers import ego_env, ego_sync
+from tests.helpers.commands import ego_env, ego_sync
 
 PACK = {
     "id": "x-com",

@@ -14,12 +14,9 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import subprocess
 import sys
-import sysconfig
 import tomllib
 import zipfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,69 +26,12 @@ import ego
 from ego.learning.catalog.registry import Learnings
 from ego.places import HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV
 from ego.skills.catalog import catalog_for
-from tests.cli_helpers import ROOT, Result
+from tests.helpers.commands import Result
+from tests.helpers.packaging import lend_dependencies, new_venv, pip_into, run, site_packages
+from tests.helpers.paths import ROOT
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.
-
-#: Seconds a build or an install may take (a cold package cache downloads the backend).
-BUILD_TIMEOUT = 300
-
-
-def run(
-    argv: list[str],
-    *,
-    cwd: Path,
-    env: Mapping[str, str] | None = None,
-    timeout: float = BUILD_TIMEOUT,
-) -> Result:
-    """Run ``argv`` to completion; fail with its output when it overruns ``timeout``."""
-    try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=None if env is None else dict(env),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(
-            f"$ {' '.join(argv)} did not finish within {timeout} s: {exc}"
-        ) from None
-    return Result(argv, done.returncode, done.stdout, done.stderr)
-
-
-def new_venv(folder: Path) -> Path:
-    """A venv without pip (this interpreter's pip installs into it); its python."""
-    made = run([sys.executable, "-m", "venv", "--without-pip", str(folder)], cwd=folder.parent)
-    assert made.returncode == 0, made
-    python = folder / "bin" / "python"
-    assert python.exists(), made
-    return python
-
-
-def pip_into(python: Path, *args: str) -> None:
-    """``pip install --no-deps ARGS`` into the venv of ``python``."""
-    argv = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps"]
-    installed = run([*argv, "--disable-pip-version-check", *args], cwd=ROOT)
-    assert installed.returncode == 0, installed
-
-
-def site_packages(python: Path) -> Path:
-    """The site-packages folder of ``python``'s venv."""
-    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-    where = run([str(python), "-c", code], cwd=python.parent)
-    assert where.returncode == 0, where
-    return Path(where.stdout.strip())
-
-
-def lend_dependencies(python: Path) -> None:
-    """Make this interpreter's installed packages importable in ``python``'s venv, after its
-    own (so its ego is the wheel's)."""
-    paths = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
-    (site_packages(python) / "_ego_test_deps.pth").write_text("\n".join(paths) + "\n")
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,11 @@ from ego.learning.catalog.pack_build import build_pack
 from ego.learning.catalog.packs import installed_packs
 from ego.learning.catalog.registry import Learnings
 from ego.replay.har import Har, build_entry
-from tests.cli_helpers import Result, ego_env, ego_sync
-from tests.conftest import PageServer
-from tests.learning_fixtures import make_site, tool
-from tests.test_mcp import McpClient, value_of
-from tests.test_packaging import lend_dependencies, new_venv, pip_into, run, site_packages
+from tests.helpers.commands import Result, ego_env, ego_sync
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.mcp_client import McpClient, value_of
+from tests.helpers.packaging import lend_dependencies, new_venv, pip_into, run, site_packages
+from tests.helpers.page_server import PageServer
 
 # Tests that run a tool, offline cases included, start Chrome: they are marked one by one.
 

@@ -20,8 +20,8 @@ import pytest
 import ego
 from ego.protocol.pipe import WRITE_CHUNK, WRITE_EAGER, WRITE_LIMIT, PipeWire
 from ego.protocol.transport import Connection
-from tests.test_tab import HANG
-from tests.test_transport import fails_at_once
+from tests.helpers.browsers import HANG
+from tests.helpers.protocol import fails_at_once
 
 
 class ChromeSide:

@@ -34,8 +34,9 @@ from ego.places import (
 from ego.protocol.chrome import CHROME_ENV, find_chrome, profile_dir, profiles_root
 from ego.skills.catalog import skills_roots
 from ego.skills.portable import export_skill, import_skill
-from tests.cli_helpers import PYTHON_EGO, ROOT, ego_sync
-from tests.conftest import websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import ego_sync
+from tests.helpers.paths import PYTHON_EGO, ROOT
 
 #: The variables that choose a place; each test starts with none of them set.
 PLACE_VARS = (HOME_ENV, PROFILES_ENV, STATE_ENV, WORKSPACE_ENV)

@@ -15,8 +15,8 @@ import pytest
 
 import ego
 from ego.errors import ElementNotFoundError, InvalidSelectorError
-from tests.conftest import PageServer
-from tests.hands_pages import CLICKS, KANBAN, PANNING, RECORD, SORTABLE, VIRTUAL
+from tests.helpers.hands_pages import CLICKS, KANBAN, PANNING, RECORD, SORTABLE, VIRTUAL
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 
@@ -149,6 +149,69 @@ async def test_drag_to_in_a_cross_site_frame(tab: ego.Tab, server: PageServer) -
     assert tab.mouse.position[1] > 150  # below the paragraph above the frame
     await frame.drag_to("text=Card A", "#done")
     assert await frame.evaluate("order()") == [["todo", []], ["done", ["card-b", "card-a"]]]
+
+
+#: Where the frame's own handlers saw each double click, right click and wheel turn (before
+#: the page's own handlers change what is under it): the nearest element with an id, and
+#: the point in the frame's viewport.
+AT = """<script>
+for (const type of ['dblclick', 'contextmenu', 'wheel']) document.addEventListener(type, (e) => {
+  log.push(['at', type, e.target.closest('[id]').id, e.clientX, e.clientY]);
+}, true);
+</script>"""
+
+#: The content box of the iframe #inner in the tab's viewport.
+_CONTENT_BOX = """(() => {
+  const r = inner.getBoundingClientRect();
+  return [r.left + inner.clientLeft, r.top + inner.clientTop];
+})()"""
+
+
+async def test_clicks_scrolls_and_the_wheel_in_a_cross_site_frame(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    inner = server.route("/hands/frame-inner", f"<!doctype html>{RECORD}{AT}{CLICKS}{VIRTUAL}")
+    cross = inner.replace("127.0.0.1", "localhost")
+    await serve(
+        tab, server, "/hands/frame-outer",
+        f'<p style="height: 100px">frame below</p><iframe id=inner src="{cross}" '
+        'style="width: 500px; height: 480px"></iframe>',
+    )  # fmt: skip
+    frame = await tab.frame(selector="#inner")
+
+    async def seen(kind: str) -> tuple[str, float, float]:
+        """The element the frame saw the last ``kind`` on and the point, checked to be where
+        the tab's mouse is: the frame's point plus its box's corner in the tab."""
+        left, top = await tab.evaluate(_CONTENT_BOX)
+        entries = [e for e in await frame.evaluate("log") if e[:2] == ["at", kind]]
+        _, _, where, x, y = entries[-1]
+        assert abs(tab.mouse.position[0] - (left + x)) < 1, (kind, entries[-1], left)
+        assert abs(tab.mouse.position[1] - (top + y)) < 1, (kind, entries[-1], top)
+        return where, x, y
+
+    await frame.dblclick("text=Buy milk")
+    assert await frame.evaluate("document.activeElement.id") == "edit"
+    assert (await seen("dblclick"))[0] == "todo"
+    assert tab.mouse.position[1] > 100  # the tab's coordinates: below the paragraph
+
+    await frame.click("#file", button="right")
+    where, x, _ = await seen("contextmenu")
+    assert where == "file"
+    # The page's menu opened where the frame saw the press.
+    assert await frame.evaluate("[getComputedStyle(menu).display, menu.style.left]") == [
+        "block", f"{x}px",
+    ]  # fmt: skip
+
+    scrolled = await frame.scroll("#rows", dy=300)
+    assert (scrolled.scrolled, scrolled.y) == ("<div id=rows>", 300)
+    assert await frame.evaluate("rows.querySelector('.row').textContent") == "Row 11"
+
+    await frame.hover("#rows")
+    page_at = await frame.evaluate("scrollY")
+    await frame.mouse.wheel(0, 120)
+    assert (await seen("wheel"))[0] == "rows"
+    await frame.wait_for(function="rows.scrollTop === 420", timeout=5)  # the scroll, a frame on
+    assert await frame.evaluate("scrollY") == page_at  # the list took it, not its page
 
 
 async def test_drag_to_reorders_a_list_that_listens_to_pointer_events(

@@ -10,14 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
-import time
-from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import psutil
 import pytest
@@ -33,97 +27,15 @@ from ego.errors import (
 )
 from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.pool import BrowserPool, MemberInfo, PoolResult
+from tests.helpers.paths import POOL_LEARNINGS
+from tests.helpers.pool import HoldServer
 
 pytestmark = pytest.mark.chrome  # these tests launch pools of real Chromes
-
-POOL_LEARNINGS = Path(__file__).resolve().parent / "pool_learnings"
 
 
 def pool_learnings() -> Learnings:
     """The test site first, then the project's learnings (demo-shop)."""
     return Learnings(roots=[POOL_LEARNINGS, project_learnings_dir()])
-
-
-class HoldServer:
-    """``/page`` is an empty page; ``POST /hold?id=X`` is counted and held until released.
-
-    ``wait_arrived(id)`` blocks until a request for ``id`` came in; ``release()`` lets every
-    held request (and later ones) answer. With ``hold_only``, other ids answer after ``delay``
-    seconds instead (at once by default). ``pages`` counts the loads of the page.
-    """
-
-    def __init__(self, hold_only: set[str] | None = None, delay: float = 0.0) -> None:
-        self.hold_only = hold_only
-        self.delay = delay
-        self.counts: Counter[str] = Counter()
-        self.pages = 0  # loads of the page: one per tab that opened it
-        self._arrived: dict[str, threading.Event] = {}
-        self._lock = threading.Lock()
-        self.released = threading.Event()
-        holder = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def _reply(self, status: int, body: bytes, kind: str) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", kind)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except OSError:
-                    pass  # the browser that asked was killed meanwhile
-
-            def do_GET(self) -> None:
-                if urlsplit(self.path).path == "/page":  # not /favicon.ico
-                    with holder._lock:
-                        holder.pages += 1
-                self._reply(200, b"<!doctype html><title>pool test</title>", "text/html")
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length:
-                    self.rfile.read(length)
-                parts = urlsplit(self.path)
-                if parts.path != "/hold":
-                    self._reply(404, b"not found", "text/plain")
-                    return
-                key = parse_qs(parts.query).get("id", [""])[0]
-                with holder._lock:
-                    holder.counts[key] += 1
-                    event = holder._arrived.setdefault(key, threading.Event())
-                event.set()
-                if holder.hold_only is None or key in holder.hold_only:
-                    holder.released.wait(60)
-                elif holder.delay:
-                    time.sleep(holder.delay)  # a slow server, not synchronisation
-                self._reply(200, b"released", "text/plain")
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self, path: str = "/page") -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
-
-    def wait_arrived(self, key: str, timeout: float = 30) -> bool:
-        with self._lock:
-            event = self._arrived.setdefault(key, threading.Event())
-        return event.wait(timeout)
-
-    def release(self) -> None:
-        self.released.set()
-
-    def close(self) -> None:
-        self.released.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,9 @@ import pytest
 
 import ego
 from ego.learning.catalog.registry import Learnings
-
-from .cli_helpers import ego_async, ego_env
-from .conftest import PageServer
-from .learning_fixtures import make_site, tool
+from tests.helpers.commands import ego_async, ego_env
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.page_server import PageServer
 
 ACCOUNTS = ("ann", "ben", "cat")
 WHOAMI = "async () => ({who: localStorage.getItem('who'), cookie: document.cookie})\n"

@@ -1,4 +1,4 @@
-"""ego.pool without Chrome: the pool's rules over mock browsers (tests/cdp_mock.py).
+"""ego.pool without Chrome: the pool's rules over mock browsers (tests/helpers/cdp_mock.py).
 
 Every pool browser here is a real :class:`ego.api.Browser` on a :class:`MockChannel`, so the
 whole call path runs (slots, tabs, navigation, the site layer, the error contract) and only
@@ -17,7 +17,7 @@ import json
 import shutil
 import types
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,7 +25,6 @@ import pytest
 
 import ego
 import ego.site.placement as placement_module
-from ego.api import Browser
 from ego.errors import (
     BrowserClosedError,
     BrowserToolError,
@@ -37,146 +36,14 @@ from ego.errors import (
     UnknownToolError,
 )
 from ego.learning.catalog.registry import Learnings
-from ego.pool import BrowserPool, MemberFactory, MemberInfo, PoolResult
+from ego.pool import BrowserPool, PoolResult
 from ego.pool.scheduling import _Slots
 from ego.pool.sources import member_specs
 from ego.protocol.chrome import LaunchOptions
 from ego.protocol.wire import redact
-
-from .cdp_mock import Evaluation, MockChannel, PageError, mock_browser
-
-POOL_LEARNINGS = Path(__file__).resolve().parent / "pool_learnings"
-START = "http://127.0.0.1:1/page"
-#: A bound on every wait, so that a broken pool fails the test instead of hanging it.
-WAIT = 10.0
-
-
-class Fleet:
-    """Mock browsers for a pool, and the page side of the ``pool-test`` tools.
-
-    Attributes:
-        channels: every channel started, replacements included.
-        arrivals: (id, channel) for each tool call the pages received, in order.
-        counts: calls received per id.
-        completed: ids whose call returned, in order.
-        peak_total, peak_member: the most calls running at once in all and on one browser.
-        refuse: when True, starting a browser fails (a host that is down).
-        starts: when set to an event, starting a browser waits for it (a slow host).
-    """
-
-    def __init__(self) -> None:
-        self.channels: list[MockChannel] = []
-        self.member_of: dict[MockChannel, int] = {}
-        self.arrivals: list[tuple[str, MockChannel]] = []
-        self.counts: Counter[str] = Counter()
-        self.completed: list[str] = []
-        self.running: Counter[int] = Counter()
-        self.peak_total = 0
-        self.peak_member = 0
-        self.refuse = False
-        self.starts: asyncio.Event | None = None
-        self._gates: dict[str, asyncio.Event] = {}
-        self._all_released = False
-        self._browsers: dict[int, MockChannel] = {}
-        self._changed = asyncio.Event()
-
-    # -- the pool's side -------------------------------------------------------------------
-
-    def factory(self, index: int) -> MemberFactory:
-        async def start() -> Browser:
-            if self.starts is not None:
-                await self.starts.wait()
-            if self.refuse:
-                raise ConnectionFailedError(f"mock browser {index} refused to start")
-            channel = MockChannel(self.evaluate, name=f"b{index}g{len(self.channels)}")
-            self.channels.append(channel)
-            self.member_of[channel] = index
-            browser = mock_browser(channel)
-            self._browsers[id(browser)] = channel
-            return browser
-
-        return start
-
-    def pool(self, browsers: int, **options: Any) -> BrowserPool:
-        specs = [(f"mock://{index}", self.factory(index)) for index in range(browsers)]
-        made = BrowserPool.from_factories(
-            specs, learnings=Learnings(roots=[POOL_LEARNINGS]), **options
-        )
-        made.set_start_url("pool-test", START)
-        return made
-
-    def channel_of(self, member: MemberInfo) -> MockChannel:
-        assert member.browser is not None
-        return self._browsers[id(member.browser)]
-
-    # -- the page's side -------------------------------------------------------------------
-
-    async def evaluate(self, evaluation: Evaluation) -> Any:
-        assert evaluation.tool_url is not None, evaluation.expression[:80]
-        args = evaluation.tool_args
-        if evaluation.tool_url.endswith("echo.js"):
-            return {"args": args, "origin": "http://127.0.0.1:1"}
-        key = str(args["id"])
-        member = self.member_of[evaluation.channel]
-        self.counts[key] += 1
-        self.arrivals.append((key, evaluation.channel))
-        self.running[member] += 1
-        self.peak_total = max(self.peak_total, self.total_running)
-        self.peak_member = max(self.peak_member, self.running[member])
-        self._notify()
-        try:
-            if key == "boom":
-                raise PageError("the page broke", "TypeError")
-            if key.startswith("h"):
-                await self._gate(key).wait()
-            self.completed.append(key)
-            return {"id": key, "status": 200, "body": "released"}
-        finally:
-            self.running[member] -= 1
-            self._notify()
-
-    @property
-    def total_running(self) -> int:
-        return sum(self.running.values())
-
-    def where(self, key: str) -> MockChannel:
-        """The channel of ``key``'s latest arrival."""
-        return next(channel for seen, channel in reversed(self.arrivals) if seen == key)
-
-    def release(self, key: str) -> None:
-        self._gate(key).set()
-
-    def release_all(self) -> None:
-        self._all_released = True
-        for gate in self._gates.values():
-            gate.set()
-
-    async def until(self, predicate: Callable[[], bool]) -> None:
-        """Wait until ``predicate()`` holds; it is checked whenever a page call starts or ends."""
-
-        async def wait() -> None:
-            while not predicate():
-                await self._changed.wait()
-
-        await asyncio.wait_for(wait(), WAIT)
-
-    async def arrived(self, key: str, times: int = 1) -> None:
-        """Wait until the pages received ``key``'s call ``times`` times."""
-        await self.until(lambda: self.counts[key] >= times)
-
-    async def finished(self, key: str) -> None:
-        """Wait until ``key``'s call returned in the page."""
-        await self.until(lambda: key in self.completed)
-
-    def _gate(self, key: str) -> asyncio.Event:
-        gate = self._gates.setdefault(key, asyncio.Event())
-        if self._all_released:
-            gate.set()
-        return gate
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+from tests.helpers.cdp_mock import Evaluation, MockChannel
+from tests.helpers.paths import POOL_LEARNINGS
+from tests.helpers.pool import START, WAIT, Fleet, hold, product
 
 
 @pytest.fixture
@@ -184,14 +51,6 @@ def fleet() -> Iterator[Fleet]:
     made = Fleet()
     yield made
     made.release_all()
-
-
-def product(key: str) -> dict[str, Any]:
-    return {"id": key, "status": 200, "body": "released"}
-
-
-def hold(pool: BrowserPool, key: str, tool: str = "hold_read", **options: Any) -> asyncio.Task[Any]:
-    return asyncio.create_task(pool.run_browser_tool("pool-test", tool, {"id": key}, **options))
 
 
 # -- the package and its constructor -------------------------------------------------------

@@ -21,9 +21,9 @@ from ego.learning.catalog.registry import Learnings
 from ego.replay import Har, Recorder, build_entry, record, replay
 from ego.replay.matching import Matcher
 from ego.site import Site
-from tests.conftest import PageServer
-from tests.learning_fixtures import make_site, tool
-from tests.loop_sites import NotesServer
+from tests.helpers.learnings import make_site, tool
+from tests.helpers.loop_sites import NotesServer
+from tests.helpers.page_server import PageServer
 
 CSP = "script-src 'self'; object-src 'none'"
 

@@ -19,7 +19,7 @@ from ego.replay import REDACTED, Har, Matcher, Recorder, build_entry, is_secret_
 from ego.replay.har import Header, Page, PostData
 from ego.replay.redaction import redact_body, redact_url
 from ego.replay.secrets import strip_har
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 # -- the name rule ---------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import pytest
 
 import ego
 from ego.replay.token_places import TOKEN_PLACES_FIELD
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

@@ -8,19 +8,18 @@ only when the server does not list ``save_browser_tool``, i.e. before
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ego.demo import DemoServer
+from tests.helpers.mcp_client import error_text, payload
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 
@@ -38,20 +37,6 @@ def demo() -> Iterator[DemoServer]:
     server = DemoServer(port=0).start()
     yield server
     server.close()
-
-
-def payload(result: Any) -> Any:
-    """A tool result's value: its structured content (unwrapped), else its text as JSON."""
-    assert not result.is_error, result.content
-    structured = result.structured_content
-    if isinstance(structured, dict):
-        return structured["result"] if set(structured) == {"result"} else structured
-    return json.loads(result.content[0].text)
-
-
-def error_text(result: Any) -> str:
-    assert result.is_error
-    return " ".join(getattr(part, "text", "") for part in result.content)
 
 
 async def test_an_mcp_client_saves_a_tool_and_calls_it_in_the_same_session(

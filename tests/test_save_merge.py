@@ -40,8 +40,7 @@ from ego.learning.plan.save_plan import plan_browser_tool
 from ego.learning.save.notes import save_note
 from ego.learning.save.store import write_tool
 from ego.site import Site
-
-from .conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 ROOT = Path(__file__).resolve().parent.parent
 

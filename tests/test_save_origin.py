@@ -17,7 +17,7 @@ from ego.learning.catalog.registry import Learnings, project_learnings_dir
 from ego.learning.suggest import suggest
 from ego.replay import Har, build_entry
 from ego.site import Site
-from tests.health_fixtures import isolated_store
+from tests.helpers.health import isolated_store
 
 pytestmark = pytest.mark.chrome
 

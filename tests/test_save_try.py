@@ -12,8 +12,7 @@ from ego.errors import SaveRefusedError
 from ego.learning.catalog.registry import Learnings
 from ego.learning.plan.draft import ToolDraft
 from ego.learning.save.tool import save_browser_tool
-
-from .conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 SOURCE = "async ({n}) => ({n, title: document.title, path: location.pathname})"
 ARGS = {"n": {"type": "integer", "required": True}}

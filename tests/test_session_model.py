@@ -19,8 +19,8 @@ from ego.errors import TabClosedError
 from ego.page.main_frame import page_verbs
 from ego.page.verbs import PageVerbs
 from ego.protocol.session import SessionState
-from tests.cdp_mock import MockChannel, mock_browser
-from tests.conftest import PageServer
+from tests.helpers.cdp_mock import MockChannel, mock_browser
+from tests.helpers.page_server import PageServer
 
 #: Turns a hang into a failure; healthy waits end far sooner.
 HANG = 20.0

@@ -15,7 +15,7 @@ import pytest
 import ego
 from ego.errors import TabClosedError
 from ego.protocol.session import SessionState
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

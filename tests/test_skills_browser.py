@@ -29,7 +29,7 @@ from ego.errors import (
 from ego.learning import Learnings
 from ego.site import Site
 from ego.skills import catalog_for, export_skill, import_skill
-from tests.test_skills import blocks, write_skill
+from tests.helpers.skills import blocks, write_skill
 
 SEARCH = "shop.localhost/search-products"
 ORDERS = "shop.localhost/get-orders"

@@ -16,8 +16,9 @@ import pytest
 
 import ego
 from ego.protocol.slow_motion import SlowMotion
-from tests.cli_helpers import ego_async, ego_env, http_endpoint
-from tests.conftest import PageServer, websocket_url
+from tests.helpers.browsers import websocket_url
+from tests.helpers.commands import ego_async, ego_env, http_endpoint
+from tests.helpers.page_server import PageServer
 
 PAUSE_MS = 60
 

@@ -17,7 +17,7 @@ import asyncio
 import pytest
 
 import ego
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

@@ -15,8 +15,7 @@ from ego.cli.common import STATE_ITEMS_DEFAULT, STATE_MB_DEFAULT
 from ego.errors import StorageStateError, StorageStateTooLargeError
 from ego.mcp.wording import mcp_message
 from ego.page.storage_state import MAX_STATE_BYTES, MAX_STATE_ITEMS, read_storage_state
-
-from .cli_helpers import ego_async, ego_env
+from tests.helpers.commands import ego_async, ego_env
 
 #: How long a refusal may take at most: the bound is on a stuck or runaway read (reading the
 #: 250 MB file whole took minutes and 800 MB), never a speed target.

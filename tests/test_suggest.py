@@ -1,5 +1,6 @@
-"""``ego suggest`` against a served site with a JSON API (tests/loop_sites.py): recordings of a
-person's visits become drafted tools whose args, constants, auth and cases are right.
+"""``ego suggest`` against a served site with a JSON API (tests/helpers/loop_sites.py):
+recordings of a person's visits become drafted tools whose args, constants, auth and cases
+are right.
 
 Two visits that differ in the page asked and the note opened give ``page`` as an arg,
 ``per_page`` as a constant and the note's UUID as a path arg; a POST whose CSRF token comes
@@ -21,8 +22,8 @@ from ego.learning.catalog.registry import Learnings
 from ego.learning.suggest import list_drafts, suggest
 from ego.learning.suggest.source import read_constants, with_constants
 from ego.site import Site
-from tests.health_fixtures import isolated_store
-from tests.loop_sites import META_TOKEN, NOTES, NOTES_ENDPOINTS, NotesServer
+from tests.helpers.health import isolated_store
+from tests.helpers.loop_sites import META_TOKEN, NOTES, NOTES_ENDPOINTS, NotesServer
 
 pytestmark = pytest.mark.chrome
 

@@ -1,11 +1,11 @@
-"""``ego suggest`` on the traffic a real front end sends (tests/library_site.py): a session
+"""``ego suggest`` on the traffic a real front end sends (tests/helpers/library_site.py): a session
 driven with ego's page verbs (log in, filter with repeated parameters, page with a cursor, a
 GraphQL query and mutation, a form POST with a CSRF token, a multipart review, a file
 upload) becomes drafts whose own cases pass and whose live runs, in the logged-in tab,
 return what the page got; the bearer token is read where the page keeps it (localStorage as
-JSON here, sessionStorage as it is in another run), never written to a file; a call the page
-moved on from is skipped with its reason; a drafted tool never sends a request off the
-page's origin.
+JSON here; sessionStorage as it is, or a cookie its script reads, in other runs), never
+written to a file; a call the page moved on from is skipped with its reason; a drafted tool
+never sends a request off the page's origin.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -27,9 +27,9 @@ from ego.learning.suggest.values import schema_of
 from ego.page.tab import Tab
 from ego.replay import Recorder
 from ego.site import Site
-from tests.cli_helpers import ego_async, ego_env
-from tests.health_fixtures import isolated_store
-from tests.library_site import BOOKS, LIBRARY_ENDPOINTS, PASSWORD, LibraryServer
+from tests.helpers.commands import ego_async, ego_env
+from tests.helpers.health import isolated_store
+from tests.helpers.library_site import BOOKS, LIBRARY_ENDPOINTS, PASSWORD, LibraryServer
 
 pytestmark = pytest.mark.chrome
 
@@ -289,10 +289,17 @@ async def test_a_bearer_token_in_local_storage_is_read_there_and_a_refused_one_i
         await session.tab.evaluate(f"localStorage.setItem('library.auth', {json.dumps(kept)})")
 
 
-async def test_a_bearer_token_in_session_storage_is_read_there(
-    browser: ego.Browser, tmp_path: Path
+@pytest.mark.parametrize(
+    ("store", "place"),
+    [
+        ("session", TokenPlace("Authorization", "sessionStorage", "token", None, "Bearer ")),
+        ("cookie", TokenPlace("Authorization", "cookie", "library_token", None, "Bearer ")),
+    ],
+)
+async def test_a_bearer_token_in_session_storage_or_a_cookie_is_read_there(
+    browser: ego.Browser, tmp_path: Path, store: Literal["session", "cookie"], place: TokenPlace
 ) -> None:
-    library = LibraryServer(token_store="session")
+    library = LibraryServer(token_store=store)
     try:
         har = tmp_path / "session.har"
         async with browser.isolated_context() as context:
@@ -305,9 +312,7 @@ async def test_a_bearer_token_in_session_storage_is_read_there(
             learnings = Learnings(workspace=tmp_path / "ws")
             report = suggest("library", [har], learnings=learnings)
             me = next(d for d in report.drafts if d.endpoint == "GET /api/me")
-            assert me.tokens == [
-                TokenPlace("Authorization", "sessionStorage", "token", None, "Bearer ")
-            ]
+            assert me.tokens == [place]
             site = Site(browser, learnings)
             assert all(r.passed for r in await site.check_draft("library", me.tool))
             source = load_draft(learnings, "library", me.tool).source

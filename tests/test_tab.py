@@ -9,47 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import math
-import socket
 from typing import Any
 
 import pytest
 
 import ego
-from tests.conftest import PageServer
-
-#: Turns a hang into a failure. Never a timing assertion: healthy calls end far sooner.
-HANG = 15.0
-
-#: A promise that never settles.
-NEVER = "new Promise(() => {})"
-
-
-async def evaluate_pending(tab: ego.Tab, *, timeout: float | None = None) -> asyncio.Task[Any]:
-    """Start an evaluate that never settles and return its task once it runs in the page.
-
-    The expression logs a marker first; the console event proves that Chrome has started the
-    evaluation (so a following navigation, close or kill really lands mid-call).
-    """
-    await tab.send("Runtime.enable")
-    marker = f"pending-{id(tab)}-{asyncio.get_running_loop().time()}"
-    session = await tab.attach()
-    started = session.expect(
-        "Runtime.consoleAPICalled",
-        lambda params: any(arg.get("value") == marker for arg in params["args"]),
-    )
-    task = asyncio.create_task(tab.evaluate(f"console.log({marker!r}); {NEVER}", timeout=timeout))
-    await asyncio.wait_for(started, HANG)
-    assert not task.done()
-    return task
-
-
-def free_port() -> int:
-    """A port on 127.0.0.1 where nothing listens (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
+from tests.helpers.browsers import HANG, NEVER, evaluate_pending
+from tests.helpers.commands import free_port
+from tests.helpers.page_server import PageServer
 
 # --- navigate -------------------------------------------------------------------------------
 

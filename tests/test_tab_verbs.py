@@ -20,7 +20,7 @@ from ego.page import waits
 from ego.page.console import ConsoleLog, format_args
 from ego.page.keys import key_event as _key_event
 from ego.page.waits import url_matcher
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 #: Turns a hang into a failure. Never a timing assertion: healthy calls end far sooner.
 HANG = 15.0

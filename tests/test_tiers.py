@@ -3,16 +3,20 @@ without the ``chrome`` mark cannot start one (tests/conftest.py)."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
 import ego
-from tests.conftest import NO_CHROME_MESSAGE, ROOT
+from tests.helpers.paths import ROOT
+from tests.helpers.processes import NO_CHROME_MESSAGE
 
 #: Tests in modules that mostly start Chrome which themselves need none: the fast tier runs
 #: them (they were once marked with their whole module, and never ran there).
@@ -47,6 +51,43 @@ def test_the_fast_tier_holds_the_tests_that_need_no_browser() -> None:
     assert "tests/test_chrome.py::test_launch_then_close_leaves_no_process_of_that_chrome" not in (
         listed
     )
+
+
+def imported_modules(path: Path) -> list[str]:
+    """The modules ``path`` imports from anywhere in it (relative ones made absolute)."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(part for part in (base, node.module) if part)
+            found.append(module)
+            # ``from tests import test_x`` names a module too
+            found += [f"{module}.{alias.name}" for alias in node.names]
+    return found
+
+
+def test_no_test_module_imports_another_or_conftest() -> None:
+    """What tests share lives in tests/helpers: a test module, a helper or a benchmark that
+    imported conftest or a test module would run that module's import (its fixtures, its
+    marks) and tie the two together."""
+    shared = re.compile(r"^tests\.(conftest|test_\w+)$")
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for folder in ("tests", "bench", "scripts", "agent_scripts")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for module in imported_modules(path)
+        if shared.match(module)
+    ]
+    assert wrong == []
+
+
+def test_the_readme_gives_the_fast_tier_on_two_workers() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert '`pytest -m "not chrome" -n 2` is the fast tier' in readme
+    assert importlib.util.find_spec("xdist") is not None, "pip install -e '.[test]'"
 
 
 async def test_a_test_without_the_chrome_mark_cannot_start_chrome() -> None:

@@ -27,10 +27,10 @@ from ego.trace.index import kept
 from ego.trace.reading import read_trace
 from ego.trace.secrets import TraceSecrets
 from ego.trace.tabs import TabTrace
-from tests.cli_helpers import ROOT
-from tests.conftest import PageServer
-from tests.health_fixtures import isolated_store
-from tests.trace_fixtures import PASSWORD, DemoTrace, trace_demo_session
+from tests.helpers.health import isolated_store
+from tests.helpers.page_server import PageServer
+from tests.helpers.paths import ROOT
+from tests.helpers.trace_demo import PASSWORD, DemoTrace, trace_demo_session
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ it in docs/ is taken here.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,13 +18,19 @@ import ego
 from ego.cli import cli
 from ego.demo import DemoServer
 from ego.trace.viewer import write_viewer
-from tests.cli_helpers import ROOT
-from tests.trace_fixtures import DemoTrace, offline_tab, trace_demo_session
+from tests.helpers.paths import ROOT
+from tests.helpers.trace_demo import DemoTrace, offline_tab, trace_demo_session
 
 pytestmark = pytest.mark.chrome
 
 #: The picture of the viewer docs/tracing.md and the README show.
 PICTURE = ROOT / "docs" / "images" / "trace-viewer.png"
+
+
+def picture_path(scratch: Path) -> Path:
+    """Where the test's screenshot goes: the docs' picture only when asked
+    (EGO_WRITE_DOC_IMAGES=1), so a test run leaves the checkout as it was."""
+    return PICTURE if os.environ.get("EGO_WRITE_DOC_IMAGES") == "1" else scratch / PICTURE.name
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +57,7 @@ async def texts(tab: ego.Tab, selector: str) -> list[str]:
 
 
 async def test_the_timeline_lists_the_steps_in_order_and_marks_the_failure(
-    browser: ego.Browser, viewer: tuple[DemoTrace, Path]
+    browser: ego.Browser, viewer: tuple[DemoTrace, Path], tmp_path: Path
 ) -> None:
     trace, page = viewer
     assert page == trace.path.with_name("demo.html")
@@ -70,7 +77,9 @@ async def test_the_timeline_lists_the_steps_in_order_and_marks_the_failure(
         error = (await texts(tab, "#detail .error-box"))[0]
         assert error.startswith("SkillBrokenError: SKILL_BROKEN from demo-shop/search_products")
         assert "404" in " ".join(await texts(tab, "#detail table.network tr.bad"))
-        await tab.screenshot(path=PICTURE)
+        shot = picture_path(tmp_path)
+        await tab.screenshot(path=shot)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert refused == []
 
 

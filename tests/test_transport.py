@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from typing import Any
 
 import psutil
@@ -17,25 +17,11 @@ from websockets.asyncio.server import ServerConnection
 
 import ego
 from ego.protocol.pipe import PipeWire
-from ego.protocol.session import Session
 from ego.protocol.transport import Connection, Subscription
-from tests.conftest import PageServer, fresh_tab, websocket_url
-from tests.fake_cdp import FakeCDP, drop, garble, silent
-from tests.test_tab import HANG, NEVER, evaluate_pending
-
-
-def fails_at_once(call: Coroutine[Any, Any, Any], error: type[Exception]) -> Exception:
-    """Run ``call`` up to its first suspension; it must raise ``error`` before suspending.
-
-    This is how "fails immediately" is checked without a clock: a call that waited for
-    anything (a socket, a timer) would suspend instead of raising on its first step.
-    """
-    try:
-        call.send(None)
-    except error as exc:
-        return exc
-    call.close()
-    pytest.fail("the call suspended instead of failing at once")
+from tests.helpers.browsers import HANG, NEVER, evaluate_pending, fresh_tab, websocket_url
+from tests.helpers.fake_cdp import FakeCDP, drop, garble, silent
+from tests.helpers.page_server import PageServer
+from tests.helpers.protocol import attach, fails_at_once
 
 
 def console_text(params: dict[str, Any]) -> str:
@@ -61,13 +47,6 @@ class Heard:
 
         await asyncio.wait_for(wait(), HANG)
         return self.values
-
-
-async def attach(connection: Connection, target_id: str) -> Session:
-    result = await connection.send(
-        "Target.attachToTarget", {"targetId": target_id, "flatten": True}, timeout=HANG
-    )
-    return connection.session(result["sessionId"])
 
 
 def evaluate_params(expression: str) -> dict[str, Any]:

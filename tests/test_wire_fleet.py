@@ -22,10 +22,9 @@ from websockets.asyncio.server import ServerConnection
 import ego
 from ego.protocol.transport import Connection
 from ego.protocol.wire import WRITE_CHUNK, WRITE_LIMIT, Wire
-from tests.conftest import websocket_url
-from tests.fake_cdp import BROWSER_PATH, FakeCDP
-from tests.test_tab import HANG
-from tests.test_transport import attach
+from tests.helpers.browsers import HANG, websocket_url
+from tests.helpers.fake_cdp import BROWSER_PATH, FakeCDP
+from tests.helpers.protocol import attach
 
 #: Seconds of silence after which the dropping proxy cuts a connection.
 IDLE_DROP = 1.0

@@ -17,7 +17,8 @@ import pytest
 import ego
 from ego.errors import WorkerEndedError
 from ego.page.workers import Worker
-from tests.conftest import PageServer, fresh_tab
+from tests.helpers.browsers import fresh_tab
+from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome
 

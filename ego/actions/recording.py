@@ -222,7 +222,12 @@ class ActionRecording:
         # that submits a form takes its button's page with it.
         found = asyncio.ensure_future(
             asyncio.wait_for(
-                selector_for(self.tab.main_frame, action.element.ref), SELECTOR_SECONDS
+                selector_for(
+                    self.tab.main_frame,
+                    action.element.ref,
+                    by_content=action.verb != "snapshot",  # a read's content is its answer
+                ),
+                SELECTOR_SECONDS,
             )
         )
         await asyncio.wait([found])
@@ -230,11 +235,17 @@ class ActionRecording:
 
     async def _ended(self, action: Action) -> None:
         pending = self._selectors.pop(id(action), None)
-        if action.ok and _left_out(action):
+        left_out = action.ok and _left_out(action)
+        if left_out:
             # Said in the flow (and so in the draft's notes), never dropped unsaid.
             where = f" {self.secrets.url(action.target)}" if action.target else ""
-            self.flow.left_out.append(f"{action.verb}{where}")
-        if not action.ok or (action.verb not in ACTING_VERBS and action.verb != "snapshot"):
+            gesture = f" ({_gesture(action)})" if action.verb == "click" else ""
+            self.flow.left_out.append(f"{action.verb}{where}{gesture}")
+        if (
+            left_out
+            or not action.ok
+            or (action.verb not in ACTING_VERBS and action.verb != "snapshot")
+        ):
             if pending is not None:
                 pending.cancel()
             return
@@ -242,6 +253,10 @@ class ActionRecording:
         url = self.secrets.url(action.url)
         if action.verb == "snapshot":
             find = action.args.get("find")
+            if action.target is not None and parse_ref(action.target) is None:
+                # The agent named what it read: a durable selector of its own could be its
+                # text (text="10 USD is 5.00 EUR"), which is the result and changes with it.
+                selector = action.target
             self.flow.read = FlowRead(
                 verb="snapshot",
                 text=self.secrets.text(outline_text(str(action.result))),
@@ -331,9 +346,27 @@ def _stem(path: Path) -> str:
 _NO_EFFECT: Final = frozenset({"wait_for", "selector_for", "snapshot", "screenshot"})
 
 
+#: A click's arguments that make it another gesture than a drafted flow's plain left click.
+_CLICK_GESTURE: Final = ("button", "click_count", "modifiers", "position")
+
+
 def _left_out(action: Action) -> bool:
     """Whether ``action`` changed the page in a way a drafted flow does not replay."""
+    if action.verb == "click" and _gesture(action):
+        return True  # a double or right click replayed as a left click would be another act
     return not (action.reads or action.verb in ACTING_VERBS or action.verb in _NO_EFFECT)
+
+
+def _gesture(action: Action) -> str:
+    """A click's arguments that a flow's plain left click would not repeat, as words
+    (``click_count=2``), or "" for a plain click."""
+    plain: dict[str, Any] = {"button": "left", "click_count": 1, "modifiers": ()}
+    said = [
+        f"{name}={action.args[name]!r}"
+        for name in _CLICK_GESTURE
+        if name in action.args and action.args[name] not in (plain.get(name), [], None)
+    ]
+    return ", ".join(said)
 
 
 def _write_private(path: Path, text: str) -> None:

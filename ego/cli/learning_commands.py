@@ -241,17 +241,21 @@ def sites(settings: Settings) -> None:
     """
     from ..learning.describe.context import summarize_site
     from ..learning.health.view import ran_tools
+    from ..protocol.gc_pause import gc_paused
     from ..skills import catalog_for
     from ..skills.catalog import SkillSummary
 
     learnings = settings.learnings()
     ran = ran_tools()
-    summaries = [summarize_site(entry, learnings, ran) for entry in learnings.sites()]
-    skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
-    data = {
-        "sites": [s.model_dump(mode="json") for s in summaries],
-        "skills": [s.model_dump(mode="json") for s in skills],
-    }
+    # Objects for every site that last to the end (protocol/gc_pause.py): with 10,000 sites
+    # the collector would walk every manifest again and again.
+    with gc_paused(lasting=True):
+        summaries = [summarize_site(entry, learnings, ran) for entry in learnings.sites()]
+        skills = [SkillSummary.of(entry) for entry in catalog_for(learnings).entries()]
+        data = {
+            "sites": [s.model_dump(mode="json") for s in summaries],
+            "skills": [s.model_dump(mode="json") for s in skills],
+        }
 
     def human(_: Any) -> str:
         lines = [_sites_text(summaries), "", "skills:"]

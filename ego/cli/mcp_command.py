@@ -343,7 +343,6 @@ def mcp(
     agents trace a session themselves with start_trace and stop_trace; --trace-max-size,
     --trace-scale and --trace-quality bound both.
     """
-    from ..mcp import serve
     from ..mcp.limits import ServerLimits
     from ..page.policy import OriginPattern
     from ..page.scripts import set_test_id_attribute
@@ -433,6 +432,8 @@ def mcp(
                 max_sessions=max_sessions,
             )
             return
+        from ..mcp import serve  # loads the MCP SDK: only once the options hold
+
         await serve(
             endpoint=endpoint,
             profile=profile,

@@ -225,7 +225,8 @@ class ElementNotActionableError(ElementNotFoundError):
     Attributes:
         selector: the selector (or ``ref=e12``) given.
         check: the check that failed: ``"visible"``, ``"stable"``, ``"enabled"``,
-            ``"receives events"``, ``"editable"``, ``"checkable"`` or ``"state changed"``.
+            ``"receives events"``, ``"editable"``, ``"checkable"``, ``"state changed"`` or
+            ``"typed"`` (the field, read back after typing, took none of the text).
         seen: what the check saw, in words (``"covered by <div class=overlay>"``).
     """
 

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from ..actions import ActionRecording
 from ..learning.suggest import suggest, suggest_actions
+from ..replay.har_bounds import MAX_HAR_BYTES, MAX_HAR_ENTRIES, HarBounds
 from ..replay.recorder import Recorder
 from ..replay.secret_values import strip_values
 from .ego_server import EgoServer
@@ -48,6 +49,17 @@ class _Recording:
         self.actions = actions
 
 
+def _omitted(recorder: Recorder) -> dict[str, Any] | None:
+    """What the recording left out past its bounds, and the fix in the words of MCP."""
+    if not recorder.omitted:
+        return None
+    line = recorder.omitted.describe(recorder.bounds)
+    return {
+        **recorder.omitted.as_dict(),
+        "message": f"{line} (raise max_entries or max_bytes of start_recording to keep it)",
+    }
+
+
 _recordings: weakref.WeakKeyDictionary[BrowserHolder, _Recording] = weakref.WeakKeyDictionary()
 
 
@@ -58,6 +70,8 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY, files=True)
     async def start_recording(
         path: Annotated[str | None, Field(description="The HAR file to write.")] = None,
+        max_entries: Annotated[int, Field(ge=1)] = MAX_HAR_ENTRIES,
+        max_bytes: Annotated[int, Field(ge=1)] = MAX_HAR_BYTES,
     ) -> CallToolResult:
         """Record what the tab loads (pages, API calls; no secrets) into a HAR, and the page
         actions beside it, until stop_recording, for suggest_tools."""
@@ -69,7 +83,8 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
         count = len(_recordings) + 1
         target = check(lambda: holder.files.for_writing(path or f"recording-{count}.har"))
         tab = await holder.tab()
-        recorder = Recorder(tab)  # stop_recording writes the file, without following a link
+        bounds = HarBounds(max_entries=max_entries, max_bytes=max_bytes)
+        recorder = Recorder(tab, bounds=bounds)  # stop_recording writes it, following no link
         await call(recorder.start)
         actions = await ActionRecording(tab).start()  # kept in memory, written beside
         _recordings[holder] = _Recording(recorder, str(target), actions)
@@ -77,7 +92,7 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
 
     @server.tool(group="network", in_read_only=True, annotations=READ_ONLY)
     async def stop_recording() -> CallToolResult:
-        """End the recording and write its HAR. Returns {har, entries, hosts}."""
+        """End and write the recording. Returns {har, entries, omitted, left_out, ...}."""
         running = _recordings.pop(holder, None)
         if running is None:
             raise ToolError("no recording is running: start_recording starts one")
@@ -106,6 +121,8 @@ def add_loop_tools(server: EgoServer, holder: BrowserHolder) -> None:
                 "hosts": hosts,
                 "actions": actions_path,
                 "steps": len(flow.steps),
+                "omitted": _omitted(running.recorder),
+                "left_out": list(flow.left_out),
             }
         )
 

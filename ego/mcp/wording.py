@@ -40,6 +40,7 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
     ("tab.handle_dialog()", "handle_dialog"),
     ("tab.handle_dialog", "handle_dialog"),
     ("overwrite=True", "overwrite: true"),
+    ("type with clear=False", "call type with clear: false"),
     ("tab.network()", "list_network_requests"),
     ("text=, selector=, url= or network_idle=True", "text, selector, url or network_idle: true"),
     (

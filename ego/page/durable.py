@@ -27,13 +27,16 @@ from .scripts import page_script
 __all__ = ["selector_for"]
 
 
-async def selector_for(page: Page, ref: str) -> str:
+async def selector_for(page: Page, ref: str, *, by_content: bool = True) -> str:
     """A selector that finds the node ``ref`` names alone, from ``page`` (frame-qualified
     for a node in a frame under it).
 
     Args:
         page: a tab or a frame: the selector works when given to its verbs.
         ref: ``"e12"``, ``"ref=e12"`` or ``"[ref=e12]"``, as a snapshot of the tab printed it.
+        by_content: False leaves out what the node shows (its role and name, label, alt
+            text, text, title): for a node read for what it shows, whose content is the
+            answer and changes with it; its test id or a CSS selector then.
 
     Raises:
         ValueError: ``ref`` is not a ref.
@@ -55,7 +58,9 @@ async def selector_for(page: Page, ref: str) -> str:
                 f"{page.url or 'this page'} nor inside it: ask the tab (tab.selector_for)",
                 selector=f"ref={name}",
             )
-        own = await _selector(frame, object_id, known.backend_node_id, f"ref {name}")
+        own = await _selector(
+            frame, object_id, known.backend_node_id, f"ref {name}", by_content=by_content
+        )
     finally:
         await _release(frame, object_id)
     parts: list[str] = []
@@ -92,14 +97,18 @@ async def _resolve(page: Page, backend: int) -> str:
     return str((await page.send("DOM.resolveNode", params))["object"]["objectId"])
 
 
-async def _selector(page: Page, object_id: str, backend: int, what: str) -> str:
+async def _selector(
+    page: Page, object_id: str, backend: int, what: str, *, by_content: bool = True
+) -> str:
     """The durable selector of one element of ``page``'s document, checked there."""
-    tree = await page.send(
-        "Accessibility.getPartialAXTree", {"backendNodeId": backend, "fetchRelatives": False}
-    )
-    nodes = tree.get("nodes", [])
-    node = next((n for n in nodes if n.get("backendDOMNodeId") == backend), None)
     role = name = None
+    node: dict[str, Any] | None = None
+    if by_content:
+        tree = await page.send(
+            "Accessibility.getPartialAXTree", {"backendNodeId": backend, "fetchRelatives": False}
+        )
+        nodes = tree.get("nodes", [])
+        node = next((n for n in nodes if n.get("backendDOMNodeId") == backend), None)
     if node is not None and not node.get("ignored"):
         role = role_name(str(node.get("role", {}).get("value", "")))
         name = " ".join(str(node.get("name", {}).get("value", "") or "").split()) or None
@@ -108,7 +117,7 @@ async def _selector(page: Page, object_id: str, backend: int, what: str) -> str:
         {
             "functionDeclaration": page_script("selector_for"),
             "objectId": object_id,
-            "arguments": [{"value": role}, {"value": name}],
+            "arguments": [{"value": role}, {"value": name}, {"value": by_content}],
             "returnByValue": True,
         },
     )

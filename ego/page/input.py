@@ -51,6 +51,8 @@ __all__ = ["Click", "check", "click", "hover", "press", "select", "type_text", "
 
 #: The most seconds a checkbox's framework may take to show the state a click gave it.
 _STATE_SETTLES = 1.0
+#: The most seconds an editor may take to show the text typed into it.
+_TEXT_SETTLES = 0.5
 
 _MOUSE: Final = "Input.dispatchMouseEvent"
 _KEY: Final = "Input.dispatchKeyEvent"
@@ -365,14 +367,17 @@ async def type_text(
     then insert ``text`` where the focus went (``Input.insertText``, or one key at a time,
     ``delay`` seconds apart, when ``delay`` is given).
 
-    Where what the field showed before can be read again (a contenteditable, an editor
-    whose own field is hidden), a clear that did not take is made once more by the keyboard
-    (select all, Delete), as a user would on seeing it.
+    The field is then read back (:func:`_check_typed`): in an editor (a contenteditable,
+    one whose own field is hidden) a clear that did not take is made once more by the
+    keyboard (select all, Delete), as a user would on seeing it; an input, a textarea or a
+    contenteditable must have taken some of the text.
 
     Raises:
         ElementNotActionableError: the field stayed hidden, disabled or read-only, or what
             took the focus takes no text (``editable``); it still showed what it held before
-            after the clear was made twice (``typed``); or as :func:`click`.
+            after the clear was made twice, or it took none of the text: it holds what it
+            held before, or the browser takes no such value in a date, time or colour input
+            (``typed``); or as :func:`click`.
         InvalidSelectorError, ElementNotFoundError: as :func:`click`.
     """
     ready = {"clear": clear, "text": text}
@@ -401,14 +406,17 @@ async def type_text(
             seen = f"{field['what']}: {field['why']}"
             raise _refused(elements, chosen, "type into", "editable", seen)
         if kind == "value":
+            if not (field.get("took") and field.get("kept")):
+                advice = _FORMATS.get(str(field.get("type")))
+                raise _not_typed(elements, chosen, field, text, advice)
             return
         keys = list(field.get("keys", []))
         if clear and not field.get("empty"):
             keys.append("Delete")
         await _enter(page, keys, text, delay, kind == "keys")
-        before = " ".join(str(field.get("before") or "").split())
-        if clear and before and before not in " ".join(text.split()):
-            await _cleared(elements, chosen, field, before, text, delay, kind == "keys")
+        if field.get("before") is not None:
+            settle = min(_TEXT_SETTLES, max(deadline - time.monotonic(), 0.1))
+            await _check_typed(elements, chosen, field, text, clear, delay, kind == "keys", settle)
     finally:
         release_elements(elements)
 
@@ -430,44 +438,109 @@ async def _enter(
     await send_input(page, commands)
 
 
-async def _cleared(
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
+async def _check_typed(
     elements: Elements,
     chosen: Actionable,
     field: dict[str, Any],
-    before: str,
     text: str,
+    clear: bool,
     delay: float | None,
     by_keys: bool,
+    settle: float,
 ) -> None:
-    """After typing with ``clear``: when the field still shows what it held ``before``, the
-    clear did not take (an editor readied its selection too late): select all and Delete by
-    the keyboard, type again, and look once more.
+    """Read back what the field shows after typing (as ``field``, a ``focused_field.js``
+    answer, says where), waiting up to ``settle`` seconds for an editor that shows the text
+    a little later.
+
+    With ``clear``, an editor that still shows what it held before (``redo``: one that
+    readied its selection too late) is cleared again by the keyboard (select all, Delete)
+    and the text typed again. A field read from the focus (an input, a textarea, an editing
+    host) fails when none of the text arrived: it shows just what it held before, and that
+    is not what was asked for. A field that reformats the text (a mask) has taken it.
 
     Raises:
-        ElementNotActionableError: it still shows what it held before (``typed``).
+        ElementNotActionableError: it still shows what it held before after the clear was
+            made twice, or it holds what it held before and not the text (``typed``).
     """
-    read = str(field.get("read") or "active")
-    for attempt in range(2):
-        after = await call_on(
-            elements, "typed_field", chosen.index, read,
-            elements.selector if not elements.object_id else None,
-            timeout=elements.page.default_timeout,
-        )  # fmt: skip
-        shown = " ".join(str(after or "").split())
-        if before not in shown:
-            return
-        if attempt:
-            break
+    before = str(field["before"])
+    expected = text if clear else before + text
+    shown_before = _spaced(before)
+    redo = bool(field.get("redo")) and clear and shown_before not in _spaced(text)
+    arrived = field.get("read") == "active"
+    if not (redo and shown_before) and not arrived:
+        return
+    after = await _read_back(elements, chosen, field, expected, settle)
+    if redo and shown_before and shown_before in _spaced(after):
         await _enter(elements.page, ["ControlOrMeta+A", "Delete"], text, delay, by_keys)
-    where = elements.page.url or "the page"
-    raise ElementNotActionableError(
-        f"cannot type into {chosen.what} ({elements.given!r}) on {where}: it still shows what "
-        f"it held before after select all and Delete, twice; typed check: it shows "
-        f"{shown[:80]!r}. Clear it by the page's own control, or type with clear=False",
-        selector=elements.given,
-        check="typed",
-        seen=f"it shows {shown[:80]!r}",
+        after = await _read_back(elements, chosen, field, expected, settle)
+        if shown_before in _spaced(after):
+            shown = _spaced(after)
+            where = elements.page.url or "the page"
+            raise ElementNotActionableError(
+                f"cannot type into {chosen.what} ({elements.given!r}) on {where}: it still "
+                f"shows what it held before after select all and Delete, twice; typed check: "
+                f"it shows {shown[:80]!r}. Clear it by the page's own control, or type with "
+                "clear=False",
+                selector=elements.given,
+                check="typed",
+                seen=f"it shows {shown[:80]!r}",
+            )
+    if arrived and after == before and "".join(after.split()) != "".join(expected.split()):
+        raise _not_typed(elements, chosen, {**field, "value": after}, text)
+
+
+async def _read_back(
+    elements: Elements, chosen: Actionable, field: dict[str, Any], expected: str, settle: float
+) -> str:
+    """What the field shows now, once it shows something other than what it held before or
+    what was expected, or after ``settle`` seconds (``typed_field.js``)."""
+    after = await call_on(
+        elements, "typed_field", chosen.index, str(field.get("read") or "active"),
+        elements.selector if not elements.object_id else None, str(field["before"]),
+        expected, int(settle * 1000), timeout=settle + elements.page.default_timeout,
+    )  # fmt: skip
+    return str(after or "")
+
+
+#: The form of the value each input the browser fills (no keyboard text) takes.
+_FORMATS: Final = {
+    "date": "a date input takes its value as YYYY-MM-DD",
+    "time": "a time input takes its value as HH:MM or HH:MM:SS",
+    "datetime-local": "a datetime-local input takes its value as YYYY-MM-DDTHH:MM",
+    "month": "a month input takes its value as YYYY-MM",
+    "week": "a week input takes its value as YYYY-Www",
+    "color": "a color input takes its value as #rrggbb",
+    "range": "a range input takes a number between its min and max",
+}
+
+
+def _not_typed(
+    elements: Elements,
+    chosen: Actionable,
+    field: dict[str, Any],
+    text: str,
+    advice: str | None = None,
+) -> ElementNotActionableError:
+    """The error for a field that holds what it held before and not ``text``: a handler of
+    the page refused it (``beforeinput``), or the browser did (a field at its length limit;
+    a value in another format than the one ``advice`` names, which was not set)."""
+    held, typed = repr(str(field["value"])[:80]), repr(text[:80])
+    if field.get("secret"):
+        seen = "it holds what it held before, not the text typed (a password is not shown)"
+    elif field.get("took") is False:
+        seen = f"the browser takes no value {typed}; it holds {held}"
+    else:
+        seen = f"it holds {held} after typing {typed}"
+    advice = advice or (
+        "type text in the form the field takes (its format, its length limit), or fill it "
+        "by the page's own controls"
     )
+    words = ("the field did not take the text", advice)
+    return _refused(elements, chosen, "type into", "typed", seen, words=words)
 
 
 async def select(

@@ -229,7 +229,8 @@ class PageVerbs:
         method's commit does) or a ``role=textbox`` that listens to keys (key events). The
         page sees ``beforeinput`` and ``input`` as from a user, and ``change`` when the
         field loses focus. A ``<select>`` gets the option with that value or label
-        (:meth:`select`); a date, time, colour or range input its value set.
+        (:meth:`select`); a date, time, colour or range input its value set. The field is
+        read back afterwards: one that reformats the text (a mask) has taken it.
 
         Args:
             selector: a CSS selector or a snapshot's ref (``"ref=e12"``).
@@ -243,7 +244,11 @@ class PageVerbs:
 
         Raises:
             ElementNotActionableError: the field stayed hidden, disabled, read-only or
-                covered, or what took the focus takes no text (``check == "editable"``).
+                covered, or what took the focus takes no text (``check == "editable"``); read
+                back, it took none of the text (it holds what it held before: a handler
+                refused it; a date, time or colour the browser takes in another form), or an
+                editor still shows what it held before after the clear was made twice
+                (``check == "typed"``).
             InvalidSelectorError, ElementNotFoundError: as :meth:`click`.
         """
         await actions.type_text(

@@ -6,6 +6,7 @@ through the one call path is the site's, so it lives here."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..calls import CallOptions, case_call
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from ..learning.plan.draft import FrontEnd
     from ..learning.plan.save_plan import ToolPlan
     from ..learning.save import store as _store
+    from ..learning.save.python_tool import PythonPlan
     from ..learning.suggest import Draft
     from ..page.tab import Tab
 
@@ -83,26 +85,12 @@ class Loop(Saving):
         name: str | None,
         front_end: FrontEnd,
     ) -> tuple[Any, ToolPlan]:
-        from ..learning.plan.draft import ToolDraft
         from ..learning.plan.save_plan import plan_browser_tool
 
-        entry = draft.entry
-        new_site = draft.manifest is not None
-        tool_draft = ToolDraft(
-            site_id=draft.site_id,
-            tool=draft.tool,
-            source=draft.source,
-            description=description or entry.get("description"),
-            args=entry.get("args") or {},
-            returns=entry.get("returns"),
-            side_effect=side_effect or entry.get("sideEffect"),
-            auth=entry.get("auth"),
-            domains=list(draft.manifest["domains"]) if new_site and draft.manifest else None,
-            name=name or (draft.manifest.get("name") if new_site and draft.manifest else None),
-            front_end=front_end,
+        tool_draft = draft.tool_draft(
+            description=description, side_effect=side_effect, name=name, front_end=front_end
         )
-        start = draft.manifest.get("startUrl") if new_site and draft.manifest else None
-        return tool_draft, plan_browser_tool(self.learnings, tool_draft, page_url=start)
+        return tool_draft, plan_browser_tool(self.learnings, tool_draft, page_url=draft.start_url)
 
     async def check_draft(self, site_id: str, tool: str) -> list[CaseResult]:
         """Run a drafted tool's offline cases against its source, without saving it.
@@ -198,14 +186,13 @@ class Loop(Saving):
             checks += tuple(CaseCheck(r.name, True) for r in results)
             return GateReport(checks, forced=False, problem=own.problem if own else "")
 
-        start = draft.manifest.get("startUrl") if draft.manifest else None
         saved = await _save.save_browser_tool(
             self.learnings,
             self.browser,
             tool_draft,
             profile=self.profile_description,
             gate=gate,
-            page_url=start,
+            page_url=draft.start_url,
         )
         folder = draft.folder / "tests"
         install_cases(
@@ -244,6 +231,19 @@ class Loop(Saving):
             options = CallOptions(confirm=confirm)
             return await self.run_call(self.prepare(site_id, tool, args, options), tab)
 
+        async def live_candidate(tab: Tab, args: dict[str, Any], file: Path, source: str) -> Any:
+            from ..learning.health.origin import unrecorded
+            from ..learning.plan.draft import ToolDraft
+            from ..learning.save.python_tool import plan_python_tool
+            from .python_drafts import load_run, planned_call
+
+            draft = ToolDraft(site_id=site_id, tool=tool, source=source)
+            plan = plan_python_tool(self.learnings, draft)
+            function = load_run(site_id, tool, file, source)
+            options = CallOptions(confirm=confirm, check_returns=True)
+            with unrecorded():  # the candidate is no version of the tool: no health of it
+                return await self.run_call(planned_call(self, plan, function, args, options), tab)
+
         return await heal(
             self.learnings,
             self.browser,
@@ -253,6 +253,7 @@ class Loop(Saving):
             live=live,
             url=url,
             confirm=confirm,
+            live_candidate=live_candidate,
         )
 
     async def check_candidate(self, site_id: str, tool: str) -> HealCheck:
@@ -318,9 +319,17 @@ class Loop(Saving):
         )
 
     async def _candidate_runner(
-        self, cases: Sequence[LearningCase], plan: ToolPlan | None
+        self, cases: Sequence[LearningCase], plan: ToolPlan | PythonPlan | None
     ) -> list[CaseResult]:
         from ..learning.cases.gate import candidate_source
+        from ..learning.save.python_tool import PythonPlan
 
+        if isinstance(plan, PythonPlan):  # a tool drafted from page actions
+            from ..learning.heal import CANDIDATE_PY, heal_folder
+            from .python_drafts import load_run, run_python_cases
+
+            file = heal_folder(self.learnings, plan.site_id, plan.tool) / CANDIDATE_PY
+            function = load_run(plan.site_id, plan.tool, file, plan.source)
+            return await run_python_cases(self, plan, function, cases)
         source = candidate_source(plan) if plan is not None else None
         return await self.run_cases(cases, plan, source)

@@ -2,7 +2,8 @@
 save gate: its offline cases run against the draft's own file, each in a tab of its own on
 its recording (the tool drives the tab; every request, the pages' too, is answered by the
 HAR), and one that fails refuses the save. :meth:`ego.site.Site.save_draft` and
-:meth:`~ego.site.Site.check_draft` come here for a draft whose ``kind`` is ``"python"``.
+:meth:`~ego.site.Site.check_draft` come here for a draft whose ``kind`` is ``"python"``;
+healing such a tool (:class:`ego.site.loop.Loop`) runs its candidate the same way.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..calls import CallOptions, ToolCall, ToolRef
@@ -26,7 +28,13 @@ if TYPE_CHECKING:
     from ..page.tab import Tab
     from .loop import Loop
 
-__all__ = ["check_python_draft", "save_python_draft"]
+__all__ = [
+    "check_python_draft",
+    "load_run",
+    "planned_call",
+    "run_python_cases",
+    "save_python_draft",
+]
 
 
 def _plan(
@@ -38,64 +46,68 @@ def _plan(
     name: str | None,
     front_end: FrontEnd,
 ) -> PythonPlan:
-    from ..learning.plan.draft import ToolDraft
     from ..learning.save.python_tool import plan_python_tool
 
-    entry = draft.entry
-    new_site = draft.manifest is not None
-    tool_draft = ToolDraft(
-        site_id=draft.site_id,
-        tool=draft.tool,
-        source=draft.source,
-        description=description or entry.get("description"),
-        args=entry.get("args") or {},
-        returns=entry.get("returns"),
-        side_effect=side_effect or entry.get("sideEffect"),
-        auth=entry.get("auth"),
-        domains=list(draft.manifest["domains"]) if new_site and draft.manifest else None,
-        name=name or (draft.manifest.get("name") if new_site and draft.manifest else None),
-        front_end=front_end,
+    tool_draft = draft.tool_draft(
+        description=description, side_effect=side_effect, name=name, front_end=front_end
     )
-    start = draft.manifest.get("startUrl") if new_site and draft.manifest else None
-    return plan_python_tool(site.learnings, tool_draft, page_url=start)
+    return plan_python_tool(site.learnings, tool_draft, page_url=draft.start_url)
 
 
-def _load_run(draft: Draft) -> Callable[..., Any]:
-    """The draft file's ``run``, imported from the draft's folder (so an error names it)."""
-    file = draft.source_file
-    module_name = f"ego_drafts.{draft.site_id.replace('-', '_')}.{draft.tool}"
+def load_run(site_id: str, tool: str, file: Path, source: str) -> Callable[..., Any]:
+    """The ``run`` of a Python tool not saved yet (a draft, a heal candidate), compiled from
+    ``source`` as the file ``file`` (so an error names it).
+
+    Raises:
+        ToolLoadError: it fails to import, or defines no ``run``.
+    """
+    module_name = f"ego_drafts.{site_id.replace('-', '_')}.{tool}"
     spec = importlib.util.spec_from_file_location(module_name, file)
     if spec is None or spec.loader is None:
-        raise ToolLoadError(f"{draft.site_id}/{draft.tool}: {file} is not a Python file")
+        raise ToolLoadError(f"{site_id}/{tool}: {file} is not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        exec(compile(draft.source, str(file), "exec", dont_inherit=True), module.__dict__)
+        exec(compile(source, str(file), "exec", dont_inherit=True), module.__dict__)
     except Exception as exc:
         raise ToolLoadError(
-            f"{draft.site_id}/{draft.tool}: importing {file} failed: {type(exc).__name__}: {exc}"
+            f"{site_id}/{tool}: importing {file} failed: {type(exc).__name__}: {exc}"
         ) from exc
     finally:
         sys.modules.pop(module_name, None)
     run = getattr(module, "run", None)
     if not callable(run):
-        raise ToolLoadError(f"{draft.site_id}/{draft.tool}: {file} defines no run(ctx, args)")
+        raise ToolLoadError(f"{site_id}/{tool}: {file} defines no run(ctx, args)")
     return run  # type: ignore[no-any-return]
 
 
-async def _run_cases(
-    site: Loop, plan: PythonPlan, draft: Draft, cases: Sequence[LearningCase]
-) -> list[CaseResult]:
-    from ..learning.cases.replayed import DEFAULT_TOOL_TIMEOUT, run_replayed
-    from ..learning.health.origin import unrecorded
+def planned_call(
+    site: Loop, plan: PythonPlan, function: Callable[..., Any], args: Any, options: CallOptions
+) -> ToolCall:
+    """A call of the planned Python tool's ``function`` (not saved yet) with ``args``.
 
-    function = _load_run(draft)
+    Raises:
+        ToolArgsError: ``args`` do not fit its schema.
+    """
     spec = plan.parsed.python_tools[plan.tool]
     entry = (
         SiteEntry(plan.site_id, plan.workspace, plan.workspace / plan.site_id, plan.parsed, None)
         if plan.base == "new"
         else site.learnings.find(plan.site_id)
     )
+    ref = ToolRef(plan.site_id, plan.tool, entry, plan.parsed, spec, options)
+    checked, embedded = site.learnings.checked_args(plan.site_id, spec, args)
+    return ToolCall(ref, checked, None, function, embedded)
+
+
+async def run_python_cases(
+    site: Loop, plan: PythonPlan, function: Callable[..., Any], cases: Sequence[LearningCase]
+) -> list[CaseResult]:
+    """Run offline cases against a planned Python tool's ``function``, each in a tab of its
+    own on its recording (not recorded in the tool's health)."""
+    from ..learning.cases.replayed import DEFAULT_TOOL_TIMEOUT, run_replayed
+    from ..learning.health.origin import unrecorded
+
     results = []
     with unrecorded():
         for case in cases:
@@ -105,12 +117,15 @@ async def _run_cases(
                 options = CallOptions(
                     seconds, True, case.check_returns and case.expect_error is None
                 )
-                ref = ToolRef(plan.site_id, plan.tool, entry, plan.parsed, spec, options)
-                checked, embedded = site.learnings.checked_args(plan.site_id, spec, case.args)
-                return await site.run_call(ToolCall(ref, checked, None, function, embedded), tab)
+                call = planned_call(site, plan, function, case.args, options)
+                return await site.run_call(call, tab)
 
             results.append(await run_replayed(site.browser, case, invoke, tool_timeout=timeout))
     return results
+
+
+def _draft_run(draft: Draft) -> Callable[..., Any]:
+    return load_run(draft.site_id, draft.tool, draft.source_file, draft.source)
 
 
 async def check_python_draft(site: Loop, draft: Draft) -> list[CaseResult]:
@@ -121,7 +136,7 @@ async def check_python_draft(site: Loop, draft: Draft) -> list[CaseResult]:
         ToolLoadError: its file fails to import.
     """
     plan = _plan(site, draft, description=None, side_effect=None, name=None, front_end="python")
-    return await _run_cases(site, plan, draft, draft.learning_cases())
+    return await run_python_cases(site, plan, _draft_run(draft), draft.learning_cases())
 
 
 async def save_python_draft(
@@ -159,7 +174,7 @@ async def save_python_draft(
         name=name,
         front_end=front_end,
     )
-    results = await _run_cases(site, plan, draft, draft.learning_cases())
+    results = await run_python_cases(site, plan, _draft_run(draft), draft.learning_cases())
     check_origins(draft.site_id, draft.tool, results, front_end)
     failed = [r for r in results if not r.passed]
     if failed:

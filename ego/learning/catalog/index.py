@@ -11,6 +11,10 @@ stands still, for at most :data:`~.watch.REVALIDATE_SECONDS`. Otherwise (a chang
 bound passed, no inotify) the next lookup rescans: one directory listing per root and one
 stat per manifest; only a manifest whose stamp changed is read again. (A folder's watch sees
 its files change; a manifest that links to a file elsewhere is seen by the bound.)
+
+What a rescan read is kept until the next one, for the loader to take
+(:meth:`DomainIndex.take`): a listing, which loads every manifest in full right after, reads
+and parses each once.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from pathlib import Path
 from time import monotonic
 from typing import Any
 
-from .manifest import MAX_MANIFEST_BYTES
+from .manifest import MAX_MANIFEST_BYTES, ManifestRead, parse_json
 from .matching import host_suffixes, index_keys
 from .watch import REVALIDATE_SECONDS, generation, watch
 from .watch import epoch as watcher_epoch
@@ -51,18 +55,34 @@ class IndexedSite:
 def read_raw(manifest_file: str) -> dict[str, Any] | None:
     """A manifest's JSON object, read cheaply (a parse, no schema check, no models); None
     when it cannot be read, is not JSON, is past the size limit or is not an object."""
+    read = _read(manifest_file)
+    return read[1] if read is not None else None
+
+
+def _read(manifest_file: str) -> tuple[bytes, dict[str, Any], bool] | None:
+    """A manifest's bytes, its JSON object, and whether that is the loader's parse
+    (:func:`~.manifest.parse_json`: not when the object holds ``NaN`` or ``Infinity``, which
+    only the plain parse reads); None as :func:`read_raw`."""
     try:
         with open(manifest_file, "rb") as file:
             # Read by its size: a read of the largest allowed size would allocate 1 MiB for
             # every manifest. A file that grows meanwhile is caught by the length check.
             size = os.fstat(file.fileno()).st_size
             data = file.read(min(size, MAX_MANIFEST_BYTES) + 1)
-        if len(data) > MAX_MANIFEST_BYTES:
-            return None
-        raw = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError, RecursionError):  # ValueError covers bad UTF-8 and JSON
+    except OSError:
         return None
-    return raw if isinstance(raw, dict) else None
+    if len(data) > MAX_MANIFEST_BYTES:
+        return None
+    loaders = True
+    try:
+        raw = parse_json(data)
+    except (ValueError, RecursionError):  # ValueError covers bad UTF-8 and JSON
+        loaders = False
+        try:
+            raw = json.loads(data.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return None
+    return (data, raw, loaders) if isinstance(raw, dict) else None
 
 
 def read_domains(manifest_file: str) -> tuple[str, ...]:
@@ -72,7 +92,10 @@ def read_domains(manifest_file: str) -> tuple[str, ...]:
     ``domains`` are these: the index may answer sites that then fail to load (skipped), but
     never misses one that loads.
     """
-    raw = read_raw(manifest_file)
+    return _domains(read_raw(manifest_file))
+
+
+def _domains(raw: dict[str, Any] | None) -> tuple[str, ...]:
     domains = raw.get("domains") if raw is not None else None
     if not isinstance(domains, list):
         return ()
@@ -99,6 +122,8 @@ class DomainIndex:
         self._until = 0.0
         #: How many manifests the index has read (for tests and the benchmark).
         self.reads = 0
+        # What the last rescan read, by site id, until the loader takes it (see take).
+        self._read: dict[str, ManifestRead] = {}
 
     def sites(self, roots: Sequence[Path]) -> list[IndexedSite]:
         """Every site folder of ``roots``, one per id (from the first root), sorted by id.
@@ -129,6 +154,22 @@ class DomainIndex:
                 found[site.site_id] = site
         return [found[site_id] for site_id in sorted(found)]
 
+    def take(self, site: IndexedSite) -> ManifestRead | None:
+        """The manifest of ``site`` as the last rescan read it, once (the next call answers
+        None): so that loading it reads and parses it no more. None when it was not read
+        then, or not as the loader parses it.
+
+        Args:
+            site: a site the index answered.
+        """
+        read = self._read.pop(site.site_id, None)
+        return read if read is not None and read.stamp == site.stamp else None
+
+    def forget_reads(self) -> None:
+        """Drop what the last rescan read and no loader took (the manifests of a lookup's
+        other sites): the index keeps only the domains."""
+        self._read.clear()
+
     def _refresh(self, roots: tuple[Path, ...]) -> None:
         # The generation is read before the scan: a change during it moves it on again.
         now, seen = monotonic(), generation()
@@ -147,6 +188,7 @@ class DomainIndex:
         current = watcher_epoch()
         rewatch = self._epoch < 0 or self._epoch != current  # a new watcher watches nothing
         watched = watch([_nearest_folder(root) for root in roots])
+        self._read.clear()
         chosen: dict[str, IndexedSite] = {}
         changed = roots != self._roots
         for root in roots:
@@ -204,7 +246,12 @@ class DomainIndex:
         domains: tuple[str, ...] = ()
         if stamp[0] != -1:
             self.reads += 1
-            domains = read_domains(manifest_file)
+            read = _read(manifest_file)
+            if read is not None:
+                data, raw, loaders = read
+                domains = _domains(raw)
+                if loaders:
+                    self._read[name] = ManifestRead(stamp, data, raw)
         return IndexedSite(name, root, root / name, stamp, domains), epoch
 
     def _file(self, sites: dict[str, IndexedSite]) -> None:

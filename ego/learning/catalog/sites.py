@@ -10,10 +10,11 @@ from time import monotonic
 
 from ...errors import InvalidManifestError, UnknownSiteError, UnknownToolError
 from ...places import WORKSPACE_ENV, bundled_root, expand, state_dir
+from ...protocol.gc_pause import gc_paused
 from .checked import CHECKED_NAME, CheckedManifests
 from .freshness import FileStamp, Fresh, file_stamp, nearest_folder
 from .index import DomainIndex
-from .manifest import CHECKS, Manifest, ToolSpec, is_site_id, load_manifest
+from .manifest import CHECKS, Manifest, ManifestRead, ToolSpec, is_site_id, load_manifest
 from .matching import match_host, url_host
 from .packs import Integrity, Origin, Pack, installed_packs
 from .watch import generation, watch
@@ -121,7 +122,13 @@ class SiteFinder:
         """Where the sites of ``root`` come from: the workspace, a pack, bundled, or a folder."""
         return self._origins.get(root) or Origin("folder")
 
-    def _entry(self, root: Path, directory: Path, stamp: FileStamp | None = None) -> SiteEntry:
+    def _entry(
+        self,
+        root: Path,
+        directory: Path,
+        stamp: FileStamp | None = None,
+        read: ManifestRead | None = None,
+    ) -> SiteEntry:
         manifest_path = directory / "manifest.json"
         if stamp is None:
             stamp = file_stamp(manifest_path)
@@ -131,10 +138,12 @@ class SiteFinder:
         else:
             origin = self.origin(root)
             try:
-                manifest = load_manifest(directory, root=root, checked=self.checked_manifests)
+                manifest = load_manifest(
+                    directory, root=root, checked=self.checked_manifests, read=read
+                )
                 entry = SiteEntry(directory.name, root, directory, manifest, None, origin)
             except InvalidManifestError as exc:
-                entry = SiteEntry(directory.name, root, directory, None, exc, origin)
+                entry = SiteEntry(directory.name, root, directory, None, _kept(exc), origin)
             self._manifests[manifest_path] = (stamp, entry)
         pack = self._packs.get(root)
         return entry if pack is None else self._verified(pack, entry)
@@ -158,16 +167,21 @@ class SiteFinder:
         it comes from and which later roots it shadows.
 
         The listing is the index's (:attr:`index`): fresh by change notification, like a
-        tool's source; every manifest is loaded in full.
+        tool's source; every manifest is loaded in full, from the bytes the index read.
         """
         found = []
         # Each root's folders, listed once: a look per site and root would stat them all.
         folders = {root: _folders(root) for root in self.roots[1:]}
-        for site in self.index.sites(self.roots):
-            entry = self._entry(site.root, site.directory, site.stamp)
-            later = self.roots[self.roots.index(site.root) + 1 :]
-            shadows = tuple(self.origin(root) for root in later if site.site_id in folders[root])
-            found.append(replace(entry, shadows=shadows) if shadows else entry)
+        # Tens of thousands of lasting objects and no cycle among them (protocol/gc_pause.py).
+        with gc_paused(lasting=True):
+            for site in self.index.sites(self.roots):
+                entry = self._entry(site.root, site.directory, site.stamp, self.index.take(site))
+                later = self.roots[self.roots.index(site.root) + 1 :]
+                shadows = tuple(
+                    self.origin(root) for root in later if site.site_id in folders[root]
+                )
+                found.append(replace(entry, shadows=shadows) if shadows else entry)
+        self.index.forget_reads()
         return found
 
     def sites_for_url(self, url: str) -> list[tuple[SiteEntry, str]]:
@@ -184,11 +198,12 @@ class SiteFinder:
         host, port = target
         found = []
         for site in self.index.candidates(self.roots, host):
-            entry = self._entry(site.root, site.directory, site.stamp)
+            entry = self._entry(site.root, site.directory, site.stamp, self.index.take(site))
             if entry.manifest is not None:
                 matched = match_host(host, port, entry.manifest.domains)
                 if matched is not None:
                     found.append((entry, matched))
+        self.index.forget_reads()
         return found
 
     def find(self, site_id: str) -> SiteEntry:
@@ -294,6 +309,16 @@ class SiteFinder:
                 f"{', '.join(declared) or 'none'}"
             )
         return entry, spec
+
+
+def _kept(error: InvalidManifestError) -> InvalidManifestError:
+    """``error`` as an entry keeps it: without the traceback of where it was raised, whose
+    frames hold this finder (a cycle that keeps every manifest alive until a full collection)
+    and what the load had read. ``require`` raises it with a traceback of its own."""
+    error.__traceback__ = None
+    if error.__suppress_context__:  # raised "from None": the context is never shown
+        error.__context__ = None
+    return error
 
 
 def _folders(root: Path) -> set[str]:

@@ -3,7 +3,9 @@
 
     report.json      the heal report (:class:`HealReport`)
     candidate.js     the candidate version: proposed by heal, or a copy for the agent to edit
-    live.har         the live run's recording
+    candidate.py     a tool drafted from page actions: the candidate with its broken step
+                     healed (:mod:`.action_candidate`), when heal found the element to use
+    live.har         the live run's recording (the candidate's, for a candidate.py)
     new-case.json    the case built from it (``har`` names ``live.har``)
     check.json       the last ``--check`` (:class:`HealCheck`)
 
@@ -25,6 +27,8 @@ from ..plan.history import write_atomic
 from ..plan.save_plan import workspace_root
 
 __all__ = [
+    "CANDIDATE_JS",
+    "CANDIDATE_PY",
     "HEAL_DIR",
     "CaseOutcome",
     "HealCheck",
@@ -37,6 +41,9 @@ __all__ = [
 
 #: Where the workspace keeps heal reports and candidates, relative to its learnings root.
 HEAL_DIR: Final = ".heal"
+#: The candidate of a browser tool, and of a Python tool (drafted from page actions).
+CANDIDATE_JS: Final = "candidate.js"
+CANDIDATE_PY: Final = "candidate.py"
 
 
 def heal_folder(learnings: Learnings, site_id: str, tool: str) -> Path:
@@ -112,7 +119,11 @@ class HealReport:
         proposal: for an API tool whose endpoint moved, the endpoint proposed (``from``,
             ``to``, ``score``), else None.
         candidate: ``"proposed"`` (heal rewrote the tool), ``"copy"`` (the current source,
-            for the agent to edit) or ``"none"`` (a Python tool: nothing to edit here).
+            for the agent to edit) or ``"none"`` (a Python tool heal found nothing to change
+            in: edit its file).
+        file: the candidate's file name in ``folder``.
+        candidate_live: a Python candidate's live run (``url``, ``ok``, ``result``,
+            ``error_kind``, ``error``), when it ran.
         folder: where the report, the candidate and the live recording are.
         notes: what a reader should know (cases missing, a live run skipped).
     """
@@ -125,6 +136,8 @@ class HealReport:
     changes: list[dict[str, Any]] = field(default_factory=list)
     proposal: dict[str, Any] | None = None
     candidate: str = "copy"
+    file: str = CANDIDATE_JS
+    candidate_live: dict[str, Any] = field(default_factory=dict)
     folder: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -159,12 +172,20 @@ class HealReport:
                 f"  proposed endpoint: {self.proposal['to']} for {self.proposal['from']} "
                 f"(shape match {self.proposal['score']:.0%})"
             )
-        what = {
-            "proposed": "a candidate with the proposal applied",
-            "copy": "a copy of the current source to edit",
-            "none": "no candidate (not a browser tool)",
-        }[self.candidate]
-        lines.append(f"  {what}: {self.folder}/candidate.js")
+        if self.candidate == "none":
+            lines.append("  no candidate: edit the tool's file")
+        else:
+            what = {
+                "proposed": "a candidate with the proposal applied",
+                "copy": "a copy of the current source to edit",
+            }[self.candidate]
+            lines.append(f"  {what}: {self.folder}/{self.file}")
+        tried = self.candidate_live
+        if tried:
+            outcome = (
+                "ok" if tried.get("ok") else f"{tried.get('error_kind')}: {tried.get('error')}"
+            )
+            lines.append(f"  the candidate's live run on {tried.get('url')}: {outcome}")
         lines += [f"  note: {note}" for note in self.notes]
         if self.candidate != "none":
             lines.append(f"  next: `ego heal {self.site_id} {self.tool} --check`, then --promote")

@@ -98,6 +98,8 @@ class Change:
         detail: one line saying what was seen.
         old, new: a renamed field's two names; a moved endpoint's two paths; a selector and
             the nearest element that matches now.
+        step: for a tool drafted from page actions, the step (``# step N`` of its source)
+            whose selector went.
     """
 
     kind: str
@@ -105,14 +107,17 @@ class Change:
     detail: str
     old: str | None = None
     new: str | None = None
+    step: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        data = {"kind": self.kind, "where": self.where, "detail": self.detail}
+        data: dict[str, Any] = {"kind": self.kind, "where": self.where, "detail": self.detail}
         if self.old is not None:
             data["old"] = self.old
         if self.new is not None:
             data["new"] = self.new
+        if self.step is not None:
+            data["step"] = self.step
         return data
 
 

@@ -4,12 +4,15 @@
    in a recorded tab on the site, and compares the exchanges its first case recorded with
    the live ones (:mod:`.compare`), and its selectors with the live page (:mod:`.selectors`).
    For a drafted API tool (``ego suggest``) whose endpoint moved it proposes the new one: the
-   live answer whose shape is nearest the recorded one. It writes the report and a candidate
-   (:mod:`.candidate`).
+   live answer whose shape is nearest the recorded one. For a tool drafted from page actions
+   whose step's selector went, the step acts on the nearest element's selector first and the
+   recorded one after (:mod:`.action_candidate`), and the candidate runs live once, recorded:
+   that recording is the new case's. It writes the report and a candidate (:mod:`.candidate`).
 2. :func:`check_candidate` runs the old cases and a new case built from the live recording
    against the candidate. An old case the candidate answers differently is a **changed**
    case.
-3. :func:`promote` saves the candidate through the save gate, refusing changed cases not
+3. :func:`promote` saves the candidate through the save gate (a Python tool's: written once
+   the check passed, :mod:`ego.learning.save.python_tool`), refusing changed cases not
    accepted by name; the new case (its ``expect`` the candidate's result) joins the site's
    cases, accepted cases get the candidate's result as their ``expect``, and the tool's
    history keeps the provenance (:func:`ego.learning.plan.history.keep_provenance`).
@@ -27,7 +30,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ...errors import BrowserClosedError, CaseRegressionError, EgoError, InvalidCasesError
+from ...errors import (
+    BrowserClosedError,
+    CaseRegressionError,
+    EgoError,
+    InvalidCasesError,
+    LearningError,
+)
 from ...replay.har import Har
 from ...replay.recorder import Recorder
 from ..cases.format import CASES_FILE, LearningCase, load_cases
@@ -37,12 +46,23 @@ from ..catalog.registry import Learnings
 from ..plan.draft import FrontEnd, ToolDraft
 from ..plan.history import content_hash, keep_provenance
 from ..plan.save_plan import ToolPlan, plan_browser_tool, workspace_root
+from ..save.python_tool import PythonPlan, plan_python_tool, write_python_tool
 from ..suggest.drafts import install_cases
 from ..suggest.safe_paths import REASON as PATH_LEAVES_ORIGIN
 from ..suggest.safe_paths import path_problem
 from ..suggest.source import read_constants, with_constants
 from ..suggest.traffic import STATIC_EXTENSIONS
-from .candidate import CaseOutcome, HealCheck, HealReport, heal_folder, read_json, remove_heal
+from .action_candidate import heal_steps
+from .candidate import (
+    CANDIDATE_JS,
+    CANDIDATE_PY,
+    CaseOutcome,
+    HealCheck,
+    HealReport,
+    heal_folder,
+    read_json,
+    remove_heal,
+)
 from .candidate import write_json as _write
 from .compare import Change, ExchangeView, compare_answers, login_like, shape_score, view_of
 from .selectors import check_selectors
@@ -63,7 +83,11 @@ _SETTLE: Final = 0.5
 
 RunCases = Callable[[Sequence[LearningCase]], Awaitable[list[CaseResult]]]
 LiveRun = Callable[["Tab", dict[str, Any]], Awaitable[Any]]
-Runner = Callable[[Sequence[LearningCase], ToolPlan | None], Awaitable[list[CaseResult]]]
+#: Runs a Python candidate live in a tab: the tab, the args, its file and source.
+LiveCandidate = Callable[["Tab", dict[str, Any], Path, str], Awaitable[Any]]
+Runner = Callable[
+    [Sequence[LearningCase], ToolPlan | PythonPlan | None], Awaitable[list[CaseResult]]
+]
 Save = Callable[[ToolDraft, set[str]], Awaitable["SavedTool"]]
 
 
@@ -259,6 +283,7 @@ async def heal(
     live: LiveRun,
     url: str | None = None,
     confirm: bool = False,
+    live_candidate: LiveCandidate | None = None,
 ) -> HealReport:
     """Diagnose ``site_id``/``tool`` and open a candidate version (see the module doc).
 
@@ -270,6 +295,8 @@ async def heal(
         live: runs the tool live in a tab with args.
         url: the page for the live run (default: the first case's, else the start URL).
         confirm: run an irreversible tool live.
+        live_candidate: runs a Python tool's candidate live (a tool drafted from page
+            actions); without it the candidate is written but not run.
 
     Raises:
         UnknownSiteError, UnknownToolError: no such tool.
@@ -300,15 +327,15 @@ async def heal(
     folder.mkdir(parents=True, exist_ok=True)
     changes: list[Change] = []
     proposal = None
+    # A Python tool's steps are watched, their comments naming the elements recorded.
+    steps = (
+        (entry.directory / spec.path).read_text(encoding="utf-8")
+        if tool in manifest.python_tools
+        else None
+    )
     if page is None:
         report.notes.append("no page to run it on live: give --url")
     else:
-        # A Python tool's steps are watched, their comments naming the elements recorded.
-        steps = (
-            (entry.directory / spec.path).read_text(encoding="utf-8")
-            if tool in manifest.python_tools
-            else None
-        )
         info, har, start, selectors = await _live_run(
             browser, page, args, live, run_tool, source, steps=steps
         )
@@ -331,12 +358,14 @@ async def heal(
         _write(folder / "new-case.json", _new_case(tool, page, args, spec.returns))
     report.changes = [c.as_dict() for c in changes]
     report.proposal = proposal
-    if not browser_tool:
+    if steps is not None:
+        await _heal_steps(report, folder, steps, changes, page, args, browser, live_candidate)
+    elif not browser_tool:
         report.candidate = "none"
     else:
         proposed = _candidate(source, changes, proposal, args)
         report.candidate = "proposed" if proposed is not None else "copy"
-        (folder / "candidate.js").write_text(proposed or source, encoding="utf-8")
+        (folder / CANDIDATE_JS).write_text(proposed or source, encoding="utf-8")
         if proposed is None and (proposal or changes):
             report.notes.append(
                 "not a drafted API tool (or nothing to apply): candidate.js is the current "
@@ -344,6 +373,49 @@ async def heal(
             )
     _write(folder / "report.json", report.as_dict())
     return report
+
+
+async def _heal_steps(
+    report: HealReport,
+    folder: Path,
+    source: str,
+    changes: list[Change],
+    page: str | None,
+    args: dict[str, Any],
+    browser: TabHost,
+    live_candidate: LiveCandidate | None,
+) -> None:
+    """A tool drafted from page actions: its candidate (the broken step's selector healed,
+    :mod:`.action_candidate`) written and run live once, recorded; that recording replaces
+    the failed run's as the new case's."""
+    report.file = CANDIDATE_PY
+    healed = heal_steps(source, changes)
+    report.notes += [f"not healed: {why}" for why in healed.left]
+    proposed = healed.source
+    if proposed is None:
+        report.candidate = "none"
+        if changes:
+            report.notes.append("no step could be healed: edit the tool's file")
+        return
+    report.candidate = "proposed"
+    file = folder / CANDIDATE_PY
+    file.write_text(proposed, encoding="utf-8")
+    if page is None or live_candidate is None or not report.live.get("ran"):
+        report.notes.append("the candidate did not run live: --check judges it by its old cases")
+        (folder / "new-case.json").unlink(missing_ok=True)
+        return
+
+    async def run(tab: Tab, given: dict[str, Any]) -> Any:
+        return await live_candidate(tab, given, file, proposed)
+
+    info, har, _, _ = await _live_run(browser, page, args, run, True, "")
+    har.save(folder / "live.har")
+    report.candidate_live = info
+    if not info.get("ok"):
+        report.notes.append(
+            "the candidate failed live too; --check and --promote will say so (or edit "
+            f"{CANDIDATE_PY})"
+        )
 
 
 def _new_case(
@@ -377,10 +449,27 @@ def _case_of(site_id: str, data: dict[str, Any], har: Path) -> LearningCase:
 
 
 def _plan(
-    learnings: Learnings, site_id: str, tool: str, source: str, front_end: FrontEnd
-) -> tuple[ToolDraft, ToolPlan]:
+    learnings: Learnings, site_id: str, tool: str, source: str, front_end: FrontEnd, file: str
+) -> tuple[ToolDraft, ToolPlan | PythonPlan]:
     draft = ToolDraft(site_id=site_id, tool=tool, source=source, front_end=front_end)
+    if file == CANDIDATE_PY:
+        return draft, plan_python_tool(learnings, draft)
     return draft, plan_browser_tool(learnings, draft)
+
+
+def _candidate_source(folder: Path, report: HealReport, site_id: str, tool: str) -> str:
+    """The candidate's source.
+
+    Raises:
+        LearningError: the heal wrote none (nothing to edit: see its report).
+    """
+    try:
+        return (folder / report.file).read_text(encoding="utf-8")
+    except OSError:
+        raise LearningError(
+            f"no candidate for {site_id}/{tool} ({report.file} missing): the heal found "
+            "nothing to change; edit the tool's file (see its report)"
+        ) from None
 
 
 async def check_candidate(
@@ -393,9 +482,9 @@ async def check_candidate(
         SaveRefusedError: the candidate would not save.
     """
     folder = heal_folder(learnings, site_id, tool)
-    read_json(folder / "report.json", site_id, tool)
-    source = (folder / "candidate.js").read_text(encoding="utf-8")
-    _, plan = _plan(learnings, site_id, tool, source, front_end)
+    report = HealReport.from_dict(read_json(folder / "report.json", site_id, tool))
+    source = _candidate_source(folder, report, site_id, tool)
+    _, plan = _plan(learnings, site_id, tool, source, front_end, report.file)
     entry = learnings.find(site_id)
     old = [c for c in load_cases(entry) if c.tool == tool]
     cases = list(old)
@@ -465,10 +554,14 @@ async def promote(
     check = await check_candidate(learnings, site_id, tool, runner, front_end)
     accepted = set(accept_changed_cases)
     _refuse_unless_fit(site_id, tool, check, accepted, front_end)
-    source = (folder / "candidate.js").read_text(encoding="utf-8")
-    draft, _ = _plan(learnings, site_id, tool, source, front_end)
+    source = _candidate_source(folder, report, site_id, tool)
+    draft, plan = _plan(learnings, site_id, tool, source, front_end, report.file)
     taken = accepted & set(check.changed)
-    saved = await save(replace(draft, force=bool(taken)), taken)
+    if isinstance(plan, PythonPlan):
+        # Its gate is the check above: every old case and the live one ran on its file.
+        saved = write_python_tool(plan)
+    else:
+        saved = await save(replace(draft, force=bool(taken)), taken)
     installs: list[tuple[dict[str, Any], Path]] = []
     new_name = None
     if check.new is not None:
@@ -497,7 +590,8 @@ async def promote(
         "accepted_changed_cases": sorted(taken),
         "new_case": new_name,
     }
-    keep_provenance(workspace_root(learnings) / site_id, tool, saved.hash, provenance)
+    kind = "python" if isinstance(plan, PythonPlan) else "browser"
+    keep_provenance(workspace_root(learnings) / site_id, tool, saved.hash, provenance, kind)
     remove_heal(folder)
     return Promoted(saved, provenance, cases_file)
 

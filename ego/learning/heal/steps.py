@@ -91,7 +91,16 @@ class StepWatch:
             detail += f"; the nearest element is {nearest}"
         else:
             detail += "; nothing like it is on that page (it moved to another page, or went)"
-        return [Change("selector gone", action.target, detail, old=action.target, new=nearest)]
+        return [
+            Change(
+                "selector gone",
+                action.target,
+                detail,
+                old=action.target,
+                new=nearest,
+                step=self.failed_step,
+            )
+        ]
 
     def _line_of_previous(self, lines: list[str]) -> int | None:
         """The snapshot line of the previous step's element, when it is on this page."""

@@ -4,8 +4,9 @@ A browser tool's version is the hash the cache stamps it with (:attr:`LoadedSour
 its normalised source and its sourceURL), so a record follows exactly the code that ran. A
 version kept in the tool's history gets the same hash from its kept source and the path its
 entry had, which is how ``ego health`` finds the record of every version, and why restoring
-a version brings its record back. A Python tool has no history; its version is a hash of its
-file.
+a version brings its record back. A Python tool's version is a hash of its file; the versions
+its history keeps (``tools/.history``) get no hash here yet, so ``ego health`` shows its
+current version's record only.
 """
 
 from __future__ import annotations

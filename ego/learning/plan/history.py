@@ -1,7 +1,8 @@
-"""Saved versions of browser tools, and the atomic file writes that keep them.
+"""Saved versions of tools, and the atomic file writes that keep them.
 
 When a saved tool is replaced, its previous source and manifest entry go to
-``<site>/browser-tools/.history/<tool>/``: ``<version>.js`` holds the source and
+``<site>/browser-tools/.history/<tool>/`` (a Python tool's to
+``<site>/tools/.history/<tool>/``): ``<version>.js`` (``<version>.py``) holds the source and
 ``<version>.json`` the record (when it was saved and replaced, its hash, its whole manifest
 entry). The version id is the UTC time it was replaced, ``20250102T030405.123456Z``, so ids
 sort by age. The record is written last: a version without one is not listed. What the save
@@ -41,6 +42,7 @@ from .modes import file_mode
 
 __all__ = [
     "HISTORY_DIR",
+    "PYTHON_HISTORY_DIR",
     "ToolVersion",
     "archive_file",
     "changed_fields",
@@ -52,11 +54,16 @@ __all__ = [
     "keep_provenance",
     "list_versions",
     "load_version",
+    "tool_kind",
     "write_atomic",
 ]
 
 #: Where a site keeps the previous versions of its browser tools, relative to the site folder.
 HISTORY_DIR = "browser-tools/.history"
+#: Where it keeps those of its Python tools (drafted from page actions).
+PYTHON_HISTORY_DIR = "tools/.history"
+#: The suffixes a kept source may have: a browser tool's, a Python tool's.
+_SOURCE_SUFFIXES = (".js", ".py")
 #: The folder of a tool's history that keeps each saved source's gate results, by hash.
 CASES_DIR = "cases"
 #: The folder of a tool's history that keeps where a healed source came from, by hash.
@@ -159,9 +166,10 @@ def _ensure_newer(path: Path, before: os.stat_result) -> None:
         after = path.stat()
 
 
-def history_folder(site_dir: Path, tool: str) -> Path:
-    """The folder holding ``tool``'s previous versions in ``site_dir``."""
-    return site_dir / HISTORY_DIR / tool
+def history_folder(site_dir: Path, tool: str, kind: str = "browser") -> Path:
+    """The folder holding ``tool``'s previous versions in ``site_dir`` (``kind``: the tool's,
+    ``"browser"`` or ``"python"``)."""
+    return site_dir / (PYTHON_HISTORY_DIR if kind == "python" else HISTORY_DIR) / tool
 
 
 def keep_cases(site_dir: Path, tool: str, hash: str, record: dict[str, Any]) -> None:
@@ -173,13 +181,16 @@ def keep_cases(site_dir: Path, tool: str, hash: str, record: dict[str, Any]) -> 
     write_atomic(history_folder(site_dir, tool) / CASES_DIR / f"{hash}.json", _json_bytes(record))
 
 
-def keep_provenance(site_dir: Path, tool: str, hash: str, record: dict[str, Any]) -> None:
-    """Keep where the source whose :func:`content_hash` is ``hash`` came from (``ego heal``).
+def keep_provenance(
+    site_dir: Path, tool: str, hash: str, record: dict[str, Any], kind: str = "browser"
+) -> None:
+    """Keep where the source whose :func:`content_hash` is ``hash`` came from (``ego heal``);
+    ``kind`` is the tool's (``"browser"`` or ``"python"``).
 
     Raises:
         OSError: the record cannot be written.
     """
-    folder = history_folder(site_dir, tool) / PROVENANCE_DIR
+    folder = history_folder(site_dir, tool, kind) / PROVENANCE_DIR
     write_atomic(folder / f"{hash}.json", _json_bytes(record))
 
 
@@ -198,7 +209,9 @@ def _iso(timestamp_ns: int) -> str:
 def _new_version_id(folder: Path) -> str:
     base = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     candidate, counter = base, 0
-    while (folder / f"{candidate}.js").exists() or (folder / f"{candidate}.json").exists():
+    while any(
+        (folder / f"{candidate}{suffix}").exists() for suffix in (*_SOURCE_SUFFIXES, ".json")
+    ):
         counter += 1
         candidate = f"{base}-{counter}"
     return candidate
@@ -206,7 +219,7 @@ def _new_version_id(folder: Path) -> str:
 
 @dataclass(frozen=True)
 class ToolVersion:
-    """One version of a browser tool: the current one or one kept in its history.
+    """One version of a tool: the current one or one kept in its history.
 
     Attributes:
         version: the id to pass to ``restore`` (the UTC time it was replaced), or
@@ -257,14 +270,17 @@ def archive_file(
 
     When the newest kept version is this very source and entry (a save that failed after
     keeping it), that version is returned and nothing is written. Otherwise the copy goes to
-    ``<site_dir>/browser-tools/.history/<tool>/<version>.js`` (or under ``folder`` when
+    ``<site_dir>/browser-tools/.history/<tool>/<version>.js`` (a Python tool's, a ``.py``
+    file, to ``<site_dir>/tools/.history/<tool>/<version>.py``; or under ``folder`` when
     given) and keeps the file's modification time as its ``saved_at``; the record
     ``<version>.json`` is written after it.
 
     Raises:
         OSError: the file cannot be read or the copy cannot be written.
     """
-    target = folder if folder is not None else history_folder(site_dir, tool)
+    suffix = ".py" if file.suffix == ".py" else ".js"
+    kind = "python" if suffix == ".py" else "browser"
+    target = folder if folder is not None else history_folder(site_dir, tool, kind)
     data = file.read_bytes()
     saved_ns = file.stat().st_mtime_ns
     kept = _archived(target)
@@ -272,7 +288,7 @@ def archive_file(
         # Kept already by a save that then failed: do not keep it twice.
         return kept[0]
     version = _new_version_id(target)
-    source_path = target / f"{version}.js"
+    source_path = target / f"{version}{suffix}"
     write_atomic(source_path, data)
     replaced = datetime.now(UTC).isoformat(timespec="seconds")
     saved_at = _iso(saved_ns)
@@ -311,8 +327,15 @@ def _archived(folder: Path) -> list[ToolVersion]:
         return []
     for record_path in records:
         version = record_path.stem
-        source = folder / f"{version}.js"
-        if not _VERSION_ID.match(version) or not source.is_file():
+        source = next(
+            (
+                folder / f"{version}{suffix}"
+                for suffix in _SOURCE_SUFFIXES
+                if (folder / f"{version}{suffix}").is_file()
+            ),
+            None,
+        )
+        if not _VERSION_ID.match(version) or source is None:
             continue
         try:
             record = json.loads(record_path.read_text(encoding="utf-8"))
@@ -343,10 +366,22 @@ def _archived(folder: Path) -> list[ToolVersion]:
     return found
 
 
-def _current(site_dir: Path, tool: str) -> ToolVersion | None:
+def tool_kind(site_dir: Path, tool: str) -> str:
+    """``"python"`` when the site's manifest lists ``tool`` as a Python tool, else
+    ``"browser"`` (whose history a tool the manifest does not list keeps)."""
     try:
         raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
-        entry = raw["browserTools"][tool]
+        python_tools = raw.get("pythonTools") or {}
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return "browser"
+    return "python" if isinstance(python_tools, dict) and tool in python_tools else "browser"
+
+
+def _current(site_dir: Path, tool: str, kind: str) -> ToolVersion | None:
+    key = "pythonTools" if kind == "python" else "browserTools"
+    try:
+        raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
+        entry = raw[key][tool]
         file = site_dir / entry["path"]
         data = file.read_bytes()
         saved_ns = file.stat().st_mtime_ns
@@ -364,13 +399,14 @@ def _current(site_dir: Path, tool: str) -> ToolVersion | None:
         description=str(entry.get("description", "")),
         file=file,
         entry=entry,
-        cases=_cases(history_folder(site_dir, tool), content_hash(data)),
-        provenance=_cases(history_folder(site_dir, tool), content_hash(data), PROVENANCE_DIR),
+        cases=_cases(history_folder(site_dir, tool, kind), content_hash(data)),
+        provenance=_cases(history_folder(site_dir, tool, kind), content_hash(data), PROVENANCE_DIR),
     )
 
 
 def list_versions(learnings: Learnings, site_id: str, tool: str) -> list[ToolVersion]:
-    """The versions of a browser tool: the current one first, then the kept ones, newest first.
+    """The versions of a tool (a browser or a Python tool): the current one first, then the
+    kept ones, newest first.
 
     The site is taken from the first root that has it (the workspace copy when there is
     one). A site or tool that does not exist has no versions: the list is empty. Each
@@ -380,10 +416,11 @@ def list_versions(learnings: Learnings, site_id: str, tool: str) -> list[ToolVer
     if directory is None:
         return []
     versions = []
-    current = _current(directory, tool)
+    kind = tool_kind(directory, tool)
+    current = _current(directory, tool, kind)
     if current is not None:
         versions.append(current)
-    versions.extend(_archived(history_folder(directory, tool)))
+    versions.extend(_archived(history_folder(directory, tool, kind)))
     return [
         replace(
             version, changed=changed_fields(older.entry, version.entry, older.hash, version.hash)

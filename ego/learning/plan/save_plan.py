@@ -34,11 +34,13 @@ from .history import changed_fields, content_hash
 
 __all__ = [
     "SiteBase",
+    "ToolKind",
     "ToolPlan",
     "candidate_manifest",
     "check_domains",
     "check_schemas",
     "find_base",
+    "manifest_with_tool",
     "plan_browser_tool",
     "validate_candidate",
     "workspace_root",
@@ -340,6 +342,66 @@ def _current_source(base: SiteBase, old: Any) -> bytes | None:
         return None
 
 
+#: A tool's kind: the manifest key it is listed under, and how a refusal names it.
+ToolKind = Literal["browser", "python"]
+_KINDS: dict[str, tuple[str, str]] = {
+    "browser": ("browserTools", "a browser tool"),
+    "python": ("pythonTools", "a Python tool"),
+}
+
+
+def manifest_with_tool(
+    base: SiteBase,
+    draft: ToolDraft,
+    *,
+    page_url: str | None,
+    kind: ToolKind,
+    path: str | None = None,
+) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+    """The site's manifest after the save with the draft's tool in it (raw JSON data, not
+    yet validated), the tool's current entry (None for a new tool) and its new one.
+
+    Args:
+        base: where the site stands now (:func:`find_base`).
+        draft: what to save.
+        page_url: a new site's start URL (and its domain when ``draft.domains`` is None).
+        kind: the tool's kind: its entry goes under ``browserTools`` or ``pythonTools``.
+        path: the entry's file (default: the live path :func:`merge_entry` gives).
+
+    Raises:
+        SaveRefusedError: the site has a tool of the other kind by that name (reason
+            ``"name"``), or as :func:`candidate_manifest` and :func:`merge_entry`.
+    """
+    site_id, tool = draft.site_id, draft.tool
+    raw = candidate_manifest(
+        base,
+        site_id,
+        tool,
+        domains=draft.domains,
+        page_url=page_url,
+        site_name=draft.name,
+        front_end=draft.front_end,
+    )
+    key, _ = _KINDS[kind]
+    other_key, other = next(named for k, named in _KINDS.items() if k != kind)
+    others = raw.get(other_key) or {}
+    if isinstance(others, dict) and tool in others:
+        raise refuse(
+            site_id,
+            tool,
+            "name",
+            [f"site {site_id!r} already has {other} {tool!r}: pick another name"],
+        )
+    tools = dict(raw.get(key) or {})
+    old = tools.get(tool)
+    entry = merge_entry(old, draft)
+    if path is not None:
+        entry["path"] = path
+    tools[tool] = entry
+    raw[key] = tools
+    return raw, old, entry
+
+
 def plan_browser_tool(
     learnings: Learnings, draft: ToolDraft, *, page_url: str | None = None
 ) -> ToolPlan:
@@ -365,28 +427,7 @@ def plan_browser_tool(
     expression = check_source(site_id, tool, draft.source)
     check_schemas(draft)
     base = find_base(learnings, site_id, tool)
-    raw = candidate_manifest(
-        base,
-        site_id,
-        tool,
-        domains=draft.domains,
-        page_url=page_url,
-        site_name=draft.name,
-        front_end=draft.front_end,
-    )
-    python_tools = raw.get("pythonTools") or {}
-    if isinstance(python_tools, dict) and tool in python_tools:
-        raise refuse(
-            site_id,
-            tool,
-            "name",
-            [f"site {site_id!r} already has a Python tool {tool!r}: pick another name"],
-        )
-    browser_tools = dict(raw.get("browserTools") or {})
-    old = browser_tools.get(tool)
-    entry = merge_entry(old, draft)
-    browser_tools[tool] = entry
-    raw["browserTools"] = browser_tools
+    raw, old, entry = manifest_with_tool(base, draft, page_url=page_url, kind="browser")
     parsed = validate_candidate(site_id, tool, raw)
     data = draft.source.encode("utf-8")
     previous = _current_source(base, old)

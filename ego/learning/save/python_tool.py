@@ -6,9 +6,10 @@ defines ``run``, the args and returns schemas, the manifest the save would leave
 :func:`write_python_tool` writes ``tools/<tool>.py`` and the manifest's ``pythonTools`` entry
 under the site's lock: a new site (or the workspace copy of a project site) assembled in a
 hidden folder and renamed into place, else the file then the manifest, each replaced
-atomically. The gate between them (the draft's cases) is the site's
-(:meth:`ego.site.Site.save_draft`). A Python tool keeps no history of versions yet: a save
-replaces it.
+atomically. The gate between them (the draft's cases, a heal's old cases) is the site's
+(:meth:`ego.site.Site.save_draft`, :meth:`~ego.site.Site.promote_candidate`). The version a
+save replaces is kept in ``tools/.history/<tool>/`` first, as a browser tool's is
+(:mod:`ego.learning.plan.history`; ``ego history`` lists them).
 """
 
 from __future__ import annotations
@@ -19,22 +20,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..catalog.manifest import Manifest
+from ..catalog.manifest import Manifest, load_manifest
 from ..catalog.naming import check_site_id, check_tool_name, refuse
 from ..catalog.registry import Learnings
-from ..plan.draft import ToolDraft, merge_entry
-from ..plan.history import content_hash, write_atomic
+from ..plan.draft import ToolDraft
+from ..plan.history import content_hash, load_version, write_atomic
 from ..plan.locks import site_lock
 from ..plan.save_plan import (
-    candidate_manifest,
     check_schemas,
     find_base,
+    manifest_with_tool,
     validate_candidate,
     workspace_root,
 )
-from .store import SavedTool, assemble_and_rename, manifest_bytes, overlay
+from .store import SavedTool, archive_old, assemble_and_rename, manifest_bytes, overlay
 
-__all__ = ["PythonPlan", "plan_python_tool", "python_path", "write_python_tool"]
+__all__ = [
+    "PythonPlan",
+    "plan_python_tool",
+    "python_path",
+    "restore_python_tool",
+    "write_python_tool",
+]
 
 
 def python_path(tool: str) -> str:
@@ -102,28 +109,9 @@ def plan_python_tool(
     _check_source(site_id, tool, draft.source)
     check_schemas(draft)
     base = find_base(learnings, site_id, tool)
-    raw = candidate_manifest(
-        base,
-        site_id,
-        tool,
-        domains=draft.domains,
-        page_url=page_url,
-        site_name=draft.name,
-        front_end=draft.front_end,
+    raw, _, entry = manifest_with_tool(
+        base, draft, page_url=page_url, kind="python", path=python_path(tool)
     )
-    browser_tools = raw.get("browserTools") or {}
-    if isinstance(browser_tools, dict) and tool in browser_tools:
-        raise refuse(
-            site_id,
-            tool,
-            "name",
-            [f"site {site_id!r} already has a browser tool {tool!r}: pick another name"],
-        )
-    python_tools = dict(raw.get("pythonTools") or {})
-    entry = merge_entry(python_tools.get(tool), draft)
-    entry["path"] = python_path(tool)
-    python_tools[tool] = entry
-    raw["pythonTools"] = python_tools
     parsed = validate_candidate(site_id, tool, raw)
     return PythonPlan(
         site_id=site_id,
@@ -152,8 +140,15 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
     site_dir = plan.workspace / plan.site_id
     with site_lock(plan.workspace, plan.site_id):
         if plan.base in ("new", "project") and not site_dir.is_dir():
+            kept: list[str] = []
 
             def fill(staging: Path) -> None:
+                if plan.base == "project":
+                    raw = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
+                    old = (raw.get("pythonTools") or {}).get(plan.tool)
+                    previous = archive_old(staging, plan.tool, old)
+                    if previous is not None:
+                        kept.append(previous.version)
                 write_atomic(staging / live, data)
                 write_atomic(staging / "manifest.json", manifest_bytes(plan.manifest))
 
@@ -165,29 +160,64 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
                 manifest=target / "manifest.json",
                 created_site=plan.base == "new",
                 shadowed=plan.base == "project",
-                replaced=False,
-                previous_version=None,
+                replaced=bool(kept),
+                previous_version=kept[0] if kept else None,
                 hash=content_hash(data),
             )
-        manifest_path = site_dir / "manifest.json"
         # Read now, under the lock: a save that raced this one keeps its changes.
-        current = json.loads(manifest_path.read_text(encoding="utf-8"))
-        merged = overlay(current, plan.manifest)
-        tools = dict(merged.get("pythonTools") or {})
-        replaced = plan.tool in tools
-        tools[plan.tool] = plan.entry
-        merged["pythonTools"] = tools
-        validate_candidate(plan.site_id, plan.tool, merged)
-        write_atomic(site_dir / live, data)
-        write_atomic(manifest_path, manifest_bytes(merged))
-        return SavedTool(
-            site_id=plan.site_id,
-            tool=plan.tool,
-            file=site_dir / live,
-            manifest=manifest_path,
-            created_site=False,
-            shadowed=False,
-            replaced=replaced,
-            previous_version=None,
-            hash=content_hash(data),
+        current = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
+        return _replace_in_site(
+            site_dir, plan.site_id, plan.tool, data, overlay(current, plan.manifest), plan.entry
         )
+
+
+def _replace_in_site(
+    site_dir: Path,
+    site_id: str,
+    tool: str,
+    data: bytes,
+    raw: dict[str, Any],
+    entry: dict[str, Any],
+) -> SavedTool:
+    """Put ``entry`` and its source ``data`` into the workspace site's manifest ``raw`` (as it
+    is now, read under the lock): validated, the current version kept in the history, then
+    the file and the manifest written."""
+    tools = dict(raw.get("pythonTools") or {})
+    old = tools.get(tool)
+    tools[tool] = entry
+    raw = {**raw, "pythonTools": tools}
+    validate_candidate(site_id, tool, raw)
+    previous = archive_old(site_dir, tool, old)
+    write_atomic(site_dir / entry["path"], data)
+    write_atomic(site_dir / "manifest.json", manifest_bytes(raw))
+    return SavedTool(
+        site_id=site_id,
+        tool=tool,
+        file=site_dir / entry["path"],
+        manifest=site_dir / "manifest.json",
+        created_site=False,
+        shadowed=False,
+        replaced=old is not None,
+        previous_version=previous.version if previous is not None else None,
+        hash=content_hash(data),
+    )
+
+
+def restore_python_tool(learnings: Learnings, site_id: str, tool: str, version: str) -> SavedTool:
+    """Bring back a kept version of a Python tool; the current one is kept as a new version
+    (:func:`ego.learning.save.store.restore_tool` comes here for a Python tool).
+
+    Raises:
+        as :func:`ego.learning.save.store.restore_tool`.
+    """
+    root = workspace_root(learnings)
+    check_site_id(site_id, name=tool)
+    check_tool_name(site_id, tool)
+    site_dir = root / site_id
+    with site_lock(root, site_id):
+        kept = load_version(Learnings(roots=[root]), site_id, tool, version)
+        data = kept.file.read_bytes()
+        load_manifest(site_dir)  # a broken manifest is reported, not overwritten
+        raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
+        entry = {**kept.entry, "path": python_path(tool)}
+        return _replace_in_site(site_dir, site_id, tool, data, raw, entry)

@@ -28,6 +28,7 @@ from ..catalog.registry import Learnings
 from ..plan.draft import ToolDraft, merge_entry
 from ..plan.history import (
     HISTORY_DIR,
+    PYTHON_HISTORY_DIR,
     ToolVersion,
     archive_file,
     content_hash,
@@ -35,6 +36,7 @@ from ..plan.history import (
     json_fields,
     keep_cases,
     load_version,
+    tool_kind,
     write_atomic,
 )
 from ..plan.locks import site_lock
@@ -43,6 +45,7 @@ from ..plan.save_plan import ToolPlan, validate_candidate, workspace_root
 
 __all__ = [
     "SavedTool",
+    "archive_old",
     "assemble_and_rename",
     "manifest_bytes",
     "overlay",
@@ -102,10 +105,10 @@ def manifest_bytes(raw: dict[str, Any]) -> bytes:
 
 
 def _is_history_path(path: str) -> bool:
-    return path.startswith(HISTORY_DIR + "/")
+    return path.startswith((HISTORY_DIR + "/", PYTHON_HISTORY_DIR + "/"))
 
 
-def _archive_old(
+def archive_old(
     site_dir: Path, tool: str, old_entry: Any, *, folder: Path | None = None
 ) -> ToolVersion | None:
     """Keep the tool's current version, unless there is none or it is a kept copy already."""
@@ -201,7 +204,7 @@ def _write_tool(plan: ToolPlan, data: bytes, cases: GateReport | None) -> SavedT
         def fill(staging: Path) -> None:
             if plan.base == "project":
                 raw = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
-                previous = _archive_old(staging, plan.tool, _current_entry(raw, plan.tool))
+                previous = archive_old(staging, plan.tool, _current_entry(raw, plan.tool))
                 if previous is not None:
                     kept.append(previous)
             if cases is not None:
@@ -299,7 +302,7 @@ def _replace_in_workspace(
         unchanged = _unchanged(site_dir, tool, data, merged)
         if unchanged is not None:
             return unchanged
-    previous = _archive_old(site_dir, tool, old_entry)
+    previous = archive_old(site_dir, tool, old_entry)
     if previous is not None and isinstance(old_entry, dict) and old_entry.get("path") == live:
         # Point the manifest at the kept copy, so that replacing the live file below never
         # leaves the old entry naming the new source.
@@ -326,10 +329,11 @@ def _replace_in_workspace(
 
 
 def restore_tool(learnings: Learnings, site_id: str, tool: str, version: str) -> SavedTool:
-    """Bring back a kept version of a browser tool; the current one is kept as a new version.
+    """Bring back a kept version of a tool; the current one is kept as a new version.
 
     The kept source and manifest entry are written back (the entry's path becomes
-    ``browser-tools/<tool>.js``) with the same atomic steps as a save.
+    ``browser-tools/<tool>.js``, a Python tool's ``tools/<tool>.py``) with the same atomic
+    steps as a save.
 
     Args:
         learnings: the roots; the site must be in their workspace root.
@@ -348,6 +352,10 @@ def restore_tool(learnings: Learnings, site_id: str, tool: str, version: str) ->
     check_site_id(site_id, name=tool)
     check_tool_name(site_id, tool)
     site_dir = root / site_id
+    if tool_kind(site_dir, tool) == "python":
+        from .python_tool import restore_python_tool  # it writes through this module
+
+        return restore_python_tool(learnings, site_id, tool, version)
     with site_lock(root, site_id):
         kept = load_version(Learnings(roots=[root]), site_id, tool, version)
         data = kept.file.read_bytes()

@@ -20,14 +20,12 @@ from the recorded calls. Drafts are written beside the site's tools, never live
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from ...errors import LearningError
 from ...replay.har_bounds import HarBounds, ProgressCallback, reading_hars
 from ..catalog.registry import Learnings
 from .actions import ActionsReport, suggest_actions
 from .drafting import CaseDraft, DraftedTool, SuggestReport, suggest_from
-from .drafts import Draft, list_drafts, load_draft, write_drafts
+from .drafts import Draft, SiteSoFar, list_drafts, load_draft, write_drafts
 
 __all__ = [
     "ActionsReport",
@@ -83,20 +81,12 @@ def suggest(
         WorkspaceRequiredError: ``write`` and no workspace.
         ValueError: no recording given.
     """
-    if learnings is None:
-        learnings = Learnings(workspace=Path(workspace).expanduser() if workspace else None)
+    known = SiteSoFar.of(site_id, learnings, workspace)
     paths = [har_paths] if isinstance(har_paths, str | os.PathLike) else list(har_paths)
-    domains: list[str] | None = None
-    tools: set[str] = set()
-    try:
-        manifest = learnings.site(site_id)
-    except LearningError:
-        manifest = None
-    if manifest is not None:
-        domains = list(manifest.domains)
-        tools = set(manifest.browser_tools) | set(manifest.python_tools)
     with reading_hars(bounds, progress):
-        report = suggest_from(site_id, paths, domains=domains, existing_tools=tools)
+        report = suggest_from(
+            site_id, paths, domains=known.domains, existing_tools=set(known.tools)
+        )
     if write:
-        write_drafts(learnings, report)
+        write_drafts(known.learnings, report)
     return report

@@ -29,18 +29,17 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ...errors import HarFormatError, LearningError
+from ...errors import HarFormatError
 from ...replay.har import Har
 from ...replay.secrets import REDACTED
 from ..catalog.matching import domain_of
 from ..catalog.registry import Learnings
 from .action_source import FlowPlan, FlowValue, flow_source
 from .drafting import CaseDraft, DraftedTool, SuggestReport
-from .drafts import write_drafts
+from .drafts import SiteSoFar, write_drafts
 from .flow import ACTING_VERBS, FlowStep, RecordedFlow, load_flow
 from .values import schema_of
 
@@ -109,21 +108,13 @@ def suggest_actions(
         WorkspaceRequiredError: ``write`` and no workspace.
         ValueError: no recording, one with no step, or a ``name`` that is no identifier.
     """
-    if learnings is None:
-        learnings = Learnings(workspace=Path(workspace).expanduser() if workspace else None)
+    known = SiteSoFar.of(site_id, learnings, workspace)
     paths = [flow_paths] if isinstance(flow_paths, str | os.PathLike) else list(flow_paths)
-    domains: list[str] | None = None
-    tools: set[str] = set()
-    try:
-        manifest = learnings.site(site_id)
-    except LearningError:
-        manifest = None
-    if manifest is not None:
-        domains = list(manifest.domains)
-        tools = set(manifest.browser_tools) | set(manifest.python_tools)
-    report = suggest_actions_from(site_id, paths, domains=domains, existing_tools=tools, name=name)
+    report = suggest_actions_from(
+        site_id, paths, domains=known.domains, existing_tools=set(known.tools), name=name
+    )
     if write:
-        write_drafts(learnings, report)
+        write_drafts(known.learnings, report)
     return report
 
 
@@ -198,7 +189,11 @@ def draft_flow(site_id: str, tool: str, flows: list[RecordedFlow]) -> DraftedToo
     _plan_waits(plan, flow)
     returns = schema_of([flow.read.text]) if flow.read is not None else None
     if flow.read is None:
-        plan.notes.append("the agent read nothing after the last step: the tool returns null")
+        plan.notes.append(
+            "the agent read nothing after the last step, so the tool returns null (an "
+            "evaluate is not recorded: end the flow with a snapshot of what it should return, "
+            "tab.snapshot(selector=...) or MCP take_snapshot)"
+        )
     side_effect, posted = _side_effect(flows)
     if posted:
         plan.notes.append(

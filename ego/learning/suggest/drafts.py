@@ -19,17 +19,19 @@ Saving a draft (``Site.save_draft``) puts its cases and HARs into the site's ``t
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ...errors import LearningError
 from ..cases.format import CASES_FILE, LearningCase, load_cases
 from ..catalog.naming import check_site_id, check_tool_name
 from ..catalog.registry import Learnings, SiteEntry
+from ..plan.draft import FrontEnd, ToolDraft
 from ..plan.history import write_atomic
 from ..plan.locks import site_lock
 from ..plan.save_plan import workspace_root
@@ -38,6 +40,7 @@ from .drafting import SuggestReport
 __all__ = [
     "DRAFTS_DIR",
     "Draft",
+    "SiteSoFar",
     "drafts_folder",
     "install_cases",
     "list_drafts",
@@ -137,6 +140,38 @@ class Draft:
     def source_file(self) -> Path:
         """Its source file in the draft's folder."""
         return self.folder / f"{self.tool}{'.py' if self.kind == 'python' else '.js'}"
+
+    def tool_draft(
+        self,
+        *,
+        description: str | None = None,
+        side_effect: Literal["read", "write", "irreversible"] | None = None,
+        name: str | None = None,
+        front_end: FrontEnd = "python",
+    ) -> ToolDraft:
+        """What a save of this draft names: its entry, with ``description``, ``side_effect``
+        and a new site's ``name`` given instead of the drafted ones, and for a site that has
+        no learning yet the drafted domains and name."""
+        entry = self.entry
+        manifest = self.manifest
+        return ToolDraft(
+            site_id=self.site_id,
+            tool=self.tool,
+            source=self.source,
+            description=description or entry.get("description"),
+            args=entry.get("args") or {},
+            returns=entry.get("returns"),
+            side_effect=side_effect or entry.get("sideEffect"),
+            auth=entry.get("auth"),
+            domains=list(manifest["domains"]) if manifest else None,
+            name=name or (manifest.get("name") if manifest else None),
+            front_end=front_end,
+        )
+
+    @property
+    def start_url(self) -> str | None:
+        """A new site's drafted start URL (None when the site has a learning already)."""
+        return self.manifest.get("startUrl") if self.manifest else None
 
     def learning_cases(self) -> list[LearningCase]:
         """Its cases, ready to run (each HAR path resolved inside the draft's folder)."""
@@ -254,3 +289,31 @@ def install_cases(
             data["cases"].append(case)
         write_atomic(file, _json_bytes(data))
     return file
+
+
+@dataclass(frozen=True)
+class SiteSoFar:
+    """What drafting for a site needs to know of it: where to write, the site's domains
+    (None for a site with no learning yet: a manifest is drafted) and the names its tools
+    already take."""
+
+    learnings: Learnings
+    domains: list[str] | None
+    tools: frozenset[str]
+
+    @classmethod
+    def of(
+        cls,
+        site_id: str,
+        learnings: Learnings | None,
+        workspace: str | os.PathLike[str] | None,
+    ) -> SiteSoFar:
+        """The site as ``learnings`` (by default the workspace's and the project's) has it."""
+        if learnings is None:
+            learnings = Learnings(workspace=Path(workspace).expanduser() if workspace else None)
+        try:
+            manifest = learnings.site(site_id)
+        except LearningError:
+            return cls(learnings, None, frozenset())
+        tools = frozenset(manifest.browser_tools) | frozenset(manifest.python_tools)
+        return cls(learnings, list(manifest.domains), tools)

@@ -5,13 +5,17 @@
 // at its end. A hidden text field (the tiny textarea a code editor listens to) is readied by
 // the keyboard instead: select all by the platform's shortcut, which the editor handles as
 // its own, where select() would reach the editor's own select event only after the Delete.
-// Answers {kind, what, empty, keys, before, read} where kind is "insert" (an input, a
-// textarea, a contenteditable, an EditContext: text goes in as an input method commits it),
-// "keys" (a role=textbox or the like that only listens to keys), "value" (a date, time,
-// colour or range input, which no keyboard text fills: its value is set here) or "refuse"
-// (with why); keys are the shortcuts Python must press to get it ready where script cannot;
-// before is what the field shows now, read again after typing (typed_field.js) from the
-// focused field or the named element, as read says.
+// Answers {kind, what, empty, keys, before, read, redo, secret} where kind is "insert" (an
+// input, a textarea, a contenteditable, an EditContext: text goes in as an input method
+// commits it), "keys" (a role=textbox or the like that only listens to keys), "value" (a
+// date, time, colour or range input, which no keyboard text fills: its value is set here,
+// unless the browser takes no such value (took), and kept says the page's handlers left it) or
+// "refuse" (with why); keys are the shortcuts Python must press to get it ready where script
+// cannot; before is what the field shows now, read again after typing (typed_field.js) from
+// the focused field ("active": whether any text arrived) or the named element ("target": an
+// editor whose field is hidden, whose text may show later or never, as a terminal's echo);
+// redo says a clear that did not take is made again by the keyboard (an editor that readies
+// its selection late), and secret that what the field holds is never shown (a password).
 function (index, options) {
   // The element the checks chose: of the matches held, the ref's node, or found again.
   const el = Array.isArray(this) ? this[index] : this && this.nodeType ? this
@@ -53,27 +57,41 @@ function (index, options) {
     if (active.disabled) return { kind: "refuse", what, why: "it is disabled" };
     if (active.readOnly) return { kind: "refuse", what, why: "it is read-only" };
     if (tag === "input" && VALUE.has(active.type)) {
+      // The text as the browser writes such a value ("" when it takes none; a range's
+      // number as a number input keeps it, before its min and max clamp it).
+      const probe = document.createElement("input");
+      probe.type = active.type === "range" ? "number" : active.type;
+      probe.value = options.text;
+      const wanted = probe.value;
+      const before = active.value;
+      const took = active.type === "color" ? wanted === options.text.toLowerCase() : wanted !== "" || options.text === "";
+      if (!took) return { kind: "value", what, value: before, before, took, type: active.type };
       const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
       setter.call(active, options.text);
       active.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
       active.dispatchEvent(new Event("change", { bubbles: true }));
-      return { kind: "value", what, value: active.value };
+      // Kept unless the page's handlers put back what it held before.
+      const value = active.value;
+      const kept = value !== before || value === wanted || (active.type === "range" && Number(value) === Number(wanted));
+      return { kind: "value", what, value, before, took, kept, type: active.type };
     }
     if (tag === "input" && !TEXT.has(active.type)) return { kind: "refuse", what, why: `an <input type=${active.type}> takes no text` };
     if (hidden(active)) {
       // What is read back is what the named element shows: the field is the editor's.
       return {
-        kind: "insert", what, empty: false, before: textOf(el), read: "target",
+        kind: "insert", what, empty: false, before: textOf(el), read: "target", redo: true,
         keys: [options.clear ? "ControlOrMeta+A" : "Control+End"],
       };
     }
     const empty = active.value === "";
+    const field = { kind: "insert", what, empty, keys: [], before: active.value, read: "active",
+      secret: active.type === "password" };
     if (options.clear) active.select();
     else {
       try { const end = active.value.length; active.setSelectionRange(end, end); }
-      catch (e) { return { kind: "insert", what, empty, keys: ["End"] }; } // email, number
+      catch (e) { return { ...field, keys: ["End"] }; } // email, number
     }
-    return { kind: "insert", what, empty, keys: [] };
+    return field;
   }
   if (active.getAttribute("aria-readonly") === "true") return { kind: "refuse", what, why: 'it is aria-readonly="true"' };
   if (active.getAttribute("aria-disabled") === "true") return { kind: "refuse", what, why: 'it is aria-disabled="true"' };
@@ -89,7 +107,7 @@ function (index, options) {
     const selection = host.getRootNode().getSelection ? host.getRootNode().getSelection() : getSelection();
     (selection || getSelection()).removeAllRanges();
     (selection || getSelection()).addRange(range);
-    return { kind: "insert", what, empty, keys: [], before: host.textContent, read: "active" };
+    return { kind: "insert", what, empty, keys: [], before: host.textContent, read: "active", redo: true };
   }
   if (active.editContext) {
     return { kind: "insert", what, empty: false, keys: [options.clear ? "ControlOrMeta+A" : "Control+End"] };

@@ -3,8 +3,9 @@
 // placeholder, label, alt text, own text or title (placeholder="...", label="...", ...: the
 // whole text, exact), else a CSS selector (dom.selectorOf). Each is checked here to find
 // exactly this element; the first that does is the answer. Answers {selector}, or {problem}
-// when none does.
-function (role, name) {
+// when none does. With byContent false, what the element shows (label, alt, text, title) is
+// left out: for an element read for its content, which changes with the answer.
+function (role, name, byContent) {
   const dom = __DOM__;
   const el = this;
   if (!el || el.nodeType !== 1) return { problem: "it is not an element" };
@@ -18,15 +19,15 @@ function (role, name) {
     return text && text.length <= 80 ? `${engine}=${JSON.stringify(text)}` : null;
   };
   const textOf = texts();
-  const tries = [
-    exact("testid", el.getAttribute(TEST_ID)),
+  const shown = byContent === false ? [] : [
     role && name ? `role=${role}[name=${JSON.stringify(name)}]` : null,
     exact("placeholder", el.getAttribute("placeholder")),
     ...labelsOf(el, textOf).map((label) => exact("label", label)),
     exact("alt", el.getAttribute("alt")),
     exact("text", textOf(el)),
     exact("title", el.getAttribute("title")),
-  ].filter(Boolean);
+  ];
+  const tries = [exact("testid", el.getAttribute(TEST_ID)), ...shown].filter(Boolean);
   tries.push(dom.selectorOf(el));
   for (const selector of tries) {
     let found;

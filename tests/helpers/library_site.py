@@ -1,7 +1,8 @@
 """A library-and-loans app of the shape real single-page front ends have, for the learning
 loop's tests: its pages' script logs in with a JSON POST and keeps the bearer token it gets
 in ``localStorage`` (as JSON, ``{"accessToken": ...}``) or, served with
-``token_store="session"``, in ``sessionStorage`` (as it is), and sends it with every call.
+``token_store="session"``, in ``sessionStorage`` (as it is), or with ``token_store="cookie"``
+in a cookie its script reads (``library_token``), and sends it with every call.
 Its API answers JSON:API documents with slug ids, pages with a cursor, filters with
 repeated query parameters, borrows with a URL-encoded form checked against the page's
 ``<meta name="csrf-token">``, takes reviews as a multipart form (and a cover as a file), and
@@ -82,9 +83,15 @@ _SCRIPT = """
 const STORE = document.body.dataset.store;
 const keep = (token) => STORE === 'session'
   ? sessionStorage.setItem('token', token)
+  : STORE === 'cookie'
+  ? (document.cookie = `library_token=${token}; path=/`)
   : localStorage.setItem('library.auth', JSON.stringify({accessToken: token, user: 'ada'}));
 const token = () => {
   if (STORE === 'session') return sessionStorage.getItem('token');
+  if (STORE === 'cookie') {
+    const kept = document.cookie.split('; ').find((c) => c.startsWith('library_token='));
+    return kept ? kept.slice('library_token='.length) : null;
+  }
   const kept = localStorage.getItem('library.auth');
   return kept ? JSON.parse(kept).accessToken : null;
 };
@@ -246,7 +253,7 @@ class LibraryServer:
         release: set it to let ``/api/stats`` answer.
     """
 
-    def __init__(self, token_store: Literal["local", "session"] = "local") -> None:
+    def __init__(self, token_store: Literal["local", "session", "cookie"] = "local") -> None:
         self.token_store = token_store
         self.loans: list[dict[str, Any]] = []
         self.reviews: list[dict[str, str]] = []

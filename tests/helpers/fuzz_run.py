@@ -1,6 +1,6 @@
 """Running the fuzz's cases through ego's public API and classifying what each one did.
 
-:func:`run_cases` runs :func:`tests.fuzz_cases.generate`'s cases in order with a Chrome of its
+:func:`run_cases` runs :func:`.fuzz_cases.generate`'s cases in order with a Chrome of its
 own (``ego.launch(headless=True)``, relaunched when a case ends the connection, closed at the
 end) on a temporary learnings root and a page on a local server, through ``browser.site``
 (``sites``, ``learn_context``, ``run_browser_tool``), :class:`ego.Learnings` and
@@ -9,7 +9,7 @@ end) on a temporary learnings root and a page on a local server, through ``brows
 bound, whether the event loop was frozen or not); on top of that it may be flagged:
 
 - ``unexpected``: the case's own calls (the tool run, or the evaluate) did not end as the
-  case expects (:attr:`tests.fuzz_cases.Case.expect`: a value, or that ego error), or listing
+  case expects (:attr:`.fuzz_cases.Case.expect`: a value, or that ego error), or listing
   the sites or ``learn_context`` failed (they report a broken site, never raise for it);
 - ``connection-lost``: ``evaluate("1")`` fails on another tab and on a fresh one afterwards;
 - ``collateral``: a known-good site in the same root stopped listing, matching or running, or
@@ -18,7 +18,7 @@ bound, whether the event loop was frozen or not); on top of that it may be flagg
   call that returned a value never ran its tool (exactly once is the rule);
 - ``fetch``: a ``$ref`` made the harness fetch a URL (a local server counts the hits).
 
-tests/test_fuzz.py asserts that none of these happen; ``python -m tests.fuzz_run`` and
+tests/test_fuzz.py asserts that none of these happen; ``python -m tests.helpers.fuzz_run`` and
 bench/fuzz_report.py print the counts.
 """
 
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import ego
-from tests.fuzz_cases import (
+from tests.helpers.fuzz_cases import (
     ARGS_TOOLS,
     COUNTING_TOOL,
     FAMILIES,

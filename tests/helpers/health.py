@@ -15,7 +15,7 @@ import pytest
 import ego
 from ego.learning.health.recorder import flush
 from ego.learning.health.store import STORE_NAME
-from tests.conftest import PageServer
+from tests.helpers.page_server import PageServer
 
 __all__ = ["MOODY", "close_tabs", "isolated_store", "mood_pages"]
 

@@ -1,4 +1,5 @@
-"""Helpers for the front-end tests: run ``ego`` as a real subprocess, find and await processes.
+"""Running ``ego`` as a real subprocess (to its end, or in the background), its environment, and
+the ports and endpoints a command is given (processes.py finds and awaits processes).
 
 Every wait here is bounded: a subprocess that outlives its timeout is killed and the test fails
 with what it printed so far.
@@ -12,19 +13,13 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
-ROOT = Path(__file__).resolve().parent.parent
-#: The ``ego`` console script of the interpreter running the tests (``.venv/bin/ego``).
-EGO_SCRIPT = Path(sys.executable).with_name("ego")
-PYTHON_EGO = [sys.executable, "-m", "ego"]
+from tests.helpers.paths import PYTHON_EGO
 
 #: Environment variables of the developer's shell that would change what a command sees.
 _CLEARED = ("EGO_WORKSPACE", "EGO_ENDPOINT", "EGO_NEW_BROWSER", "EGO_START_URL")
@@ -167,67 +162,6 @@ def http_endpoint(ws_url: str) -> str:
     """``http://127.0.0.1:PORT`` from a browser websocket URL."""
     port = ws_url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
     return f"http://127.0.0.1:{port}"
-
-
-def is_chrome(process: psutil.Process) -> bool:
-    try:
-        cmdline = " ".join(process.cmdline())
-        return "chrom" in process.name().lower() or "--remote-debugging" in cmdline
-    except psutil.Error:
-        return False
-
-
-def process_tree(root: psutil.Process) -> list[psutil.Process]:
-    """``root``'s live descendants."""
-    with contextlib.suppress(psutil.Error):
-        return root.children(recursive=True)
-    return []
-
-
-def with_descendants(processes: Iterable[psutil.Process]) -> list[psutil.Process]:
-    found: dict[int, psutil.Process] = {}
-    for process in processes:
-        found[process.pid] = process
-        for child in process_tree(process):
-            found[child.pid] = child
-    return list(found.values())
-
-
-def alive(processes: Iterable[psutil.Process]) -> list[psutil.Process]:
-    """The processes still running (a zombie counts as gone: it is only waiting to be reaped)."""
-    living = []
-    for process in processes:
-        with contextlib.suppress(psutil.Error):
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                living.append(process)
-    return living
-
-
-async def wait_gone(processes: Iterable[psutil.Process], timeout: float) -> list[psutil.Process]:
-    """Wait (bounded) until every process has exited; return those still alive at the end."""
-    pending = list(processes)
-    return await asyncio.to_thread(_wait_gone, pending, timeout)
-
-
-def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-    deadline = time.monotonic() + timeout
-    remaining = alive(processes)
-    while remaining and time.monotonic() < deadline:
-        # psutil.wait_procs waits on each pid (children are reaped, others polled).
-        psutil.wait_procs(remaining, timeout=min(0.5, max(0.0, deadline - time.monotonic())))
-        remaining = alive(remaining)
-    return remaining
-
-
-def profile_pids(profile_dir: Path) -> list[psutil.Process]:
-    """Live Chrome processes whose command line names ``profile_dir``."""
-    needle = f"--user-data-dir={profile_dir}"
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        with contextlib.suppress(psutil.Error):
-            if any(part == needle for part in process.info["cmdline"] or []):
-                found.append(process)
-    return alive(found)
 
 
 def state_file(env: dict[str, str]) -> Path:

@@ -14,6 +14,10 @@ from typing import Any
 
 import pytest
 
+from ego.learning.catalog.registry import Learnings
+from ego.learning.plan.draft import ToolDraft
+from ego.learning.plan.save_plan import plan_browser_tool
+from ego.learning.save.store import write_tool
 from ego.protocol.session import Session
 
 __all__ = [
@@ -129,3 +133,16 @@ class CdpSpy:
 
         monkeypatch.setattr(Session, "_post", post)
         return self
+
+
+def save(workspace: Path, tool: str) -> None:
+    """Plan and write one browser tool into the site ``shop`` of ``workspace``."""
+    learnings = Learnings(workspace=workspace, project=workspace / "no-project")
+    draft = ToolDraft(
+        site_id="shop",
+        tool=tool,
+        source=f"async () => {json.dumps(tool)}",
+        description=f"returns {tool}",
+        domains=["shop.example"],
+    )
+    write_tool(plan_browser_tool(learnings, draft))

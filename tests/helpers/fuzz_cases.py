@@ -3,7 +3,7 @@
 ``generate(seed, count)`` gives the same cases for the same seed (``random.Random(seed)``, no
 other dependency). A :class:`Case` is data only: what to write into a learnings site, which
 public calls to make with what, and how those calls must end (``expect``: ``"ok"``, or the
-name of the ego error they must raise); :mod:`tests.fuzz_run` runs and classifies them.
+name of the ego error they must raise); :mod:`tests.helpers.fuzz_run` runs and classifies them.
 
 The expectations come from the rules the docs give (docs/learnings.md, docs/architecture.md),
 written down beside each pool of inputs: a manifest that breaks the schema makes its site
