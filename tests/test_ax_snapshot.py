@@ -6,6 +6,8 @@ durable selectors for them, and the ``role=`` selectors the engine takes.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import re
 from typing import Any
 
@@ -396,12 +398,14 @@ async def test_a_ref_of_the_wrong_kind_fails_at_once_naming_the_call_to_make(
 
 
 #: A page of many rows, each with what the snapshot reads beyond the tree: text and inline
-#: elements in a block, a listener, a pointer cursor, a tabindex, a select and a frame.
+#: elements in a block, a listener, a pointer cursor, a tabindex, a draggable element, a
+#: select and a frame.
 LARGE = "<!doctype html><title>Large</title>" + "".join(
     f"<div><span>Row {n}</span> <b>bold</b> words <button>Buy {n}</button>"
     f'<select aria-label="Size {n}"><option>S</option><option>M</option></select>'
     f'<span tabindex="0">Tab {n}</span><div style="cursor: pointer"><span>Card {n}</span>'
     f"</div><div onclick=\"this.textContent = 'done'\">Click {n}</div>"
+    f'<span draggable="true">Drag {n}</span>'
     + ('<iframe name="inner" srcdoc="<button>In frame</button>"></iframe>' if n == 3 else "")
     + "</div>"
     for n in range(300)
@@ -414,23 +418,57 @@ async def test_a_large_page_is_read_only_as_far_as_the_lines_shown(
     await tab.navigate(server.route("/ax/large", LARGE))
     await tab.frame(name="inner", timeout=10)
     whole = (await tab.snapshot(max_lines=100_000)).splitlines()
-    assert len(whole) == 1 + 300 * 7 + 2  # the header, 7 lines a row, the frame's two
+    assert len(whole) == 1 + 300 * 8 + 2  # the header, 8 lines a row, the frame's two
     first = (await tab.snapshot()).splitlines()
     # The first 400 lines, as the whole page's, and no count of the rest (never read).
     assert first[1:401] == whole[1:401]
     assert first[401] == "… lines 1-400 of more: snapshot(offset=400) shows the next"
-    assert first[22:31] == [
+    assert first[25:35] == [
         "text: Row 3 bold words",
-        'button "Buy 3" [ref=e16]',
-        'combobox "Size 3" [ref=e17] value="S"',
+        'button "Buy 3" [ref=e19]',
+        'combobox "Size 3" [ref=e20] value="S"',
         '  options: "S", "M"',
-        "generic [ref=e18]: Tab 3",
-        "generic [ref=e19]: Card 3",
-        "generic [ref=e20]: Click 3",
-        'iframe "inner" [ref=e21]',
-        '  button "In frame" [ref=e22]',
+        "generic [ref=e21]: Tab 3",
+        "generic [ref=e22]: Card 3",
+        "generic [ref=e23]: Click 3",
+        "generic [ref=e24]: Drag 3",
+        'iframe "inner" [ref=e25]',
+        '  button "In frame" [ref=e26]',
     ]
     later = (await tab.snapshot(offset=1200, max_lines=300)).splitlines()
     assert later[1:301] == whole[1201:1501]
-    await tab.click("ref=e20")
-    assert (await tab.snapshot(max_lines=30)).splitlines()[28] == "generic [ref=e20]: done"
+    await tab.click("ref=e23")
+    assert (await tab.snapshot(max_lines=40)).splitlines()[31] == "generic [ref=e23]: done"
+
+
+async def test_the_collector_is_paused_while_the_tree_is_read_and_runs_again_after(
+    tab: ego.Tab, server: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Paused from the request of the whole tree to its lines (the answer's containers are
+    # never walked), and running again after a snapshot, also one cancelled midway.
+    await tab.navigate(server.route("/ax/collector", STATES))
+    asked = asyncio.Event()
+    answer = asyncio.Event()
+    paused: list[bool] = []
+    frame = tab.main_frame
+    send = frame.send
+
+    async def held(method: str, params: dict[str, Any] | None = None, **more: Any) -> Any:
+        if method == "Accessibility.getFullAXTree":
+            paused.append(not gc.isenabled())
+            asked.set()
+            await answer.wait()
+        return await send(method, params, **more)
+
+    monkeypatch.setattr(frame, "send", held)
+    reading = asyncio.ensure_future(tab.snapshot())
+    await asyncio.wait_for(asked.wait(), 10)
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+    assert paused == [True]
+    assert gc.isenabled()
+    answer.set()
+    assert "[ref=" in await tab.snapshot()
+    assert paused == [True, True]
+    assert gc.isenabled()

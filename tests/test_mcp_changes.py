@@ -10,6 +10,7 @@ changes text, one that changes nothing, typing, a change too long to show whole,
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -334,3 +335,38 @@ async def test_a_navigation_after_an_action_without_a_note_lists_the_page_it_sho
     assert "new_page" not in moved["changes"]
     assert moved["changes"]["listed"] is True
     assert "text: only on B" in moved["changes"]["lines"]
+
+
+#: A 200-row table whose top button changes the last row's cell and, with no event, ticks a
+#: box below the table (a property no attribute reflects).
+FAR = (
+    "<!doctype html><title>Far</title>"
+    '<button id="far" onclick="last.textContent = \'Closed\'; done.checked = true">Close</button>'
+    "<table><tbody>"
+    + "".join(f"<tr><td>#{n}</td><td>Open</td></tr>" for n in range(1, 200))
+    + '<tr><td>#200</td><td id="last">Open</td></tr></tbody></table>'
+    '<label><input type="checkbox" id="done"> Done</label>'
+)
+
+
+@pytest.mark.chrome
+async def test_a_change_far_from_the_element_acted_on_is_seen(
+    agent: McpClient, server: PageServer
+) -> None:
+    url = server.route("/changes/far", FAR)
+    opened = value_of(await agent.call("navigate", {"url": url}))
+    assert opened["changes"]["more"] > 0  # the page is longer than a new page's note shows
+    closed = value_of(await agent.call("click", {"selector": "#far"}))["changes"]
+    # A run of changed lines keeps its nesting: the last row's cell sits under the table.
+    lines = [(line[0], re.sub(r"ref=e\d+", "ref", line[1:].strip())) for line in closed["lines"]]
+    assert lines == [
+        ("+", 'cell "Closed"'),
+        ("+", 'checkbox "Done" [checked] [ref]'),
+        ("-", 'cell "Open"'),
+        ("-", 'checkbox "Done" [ref]'),
+    ]
+    # The same page again (a reload): listed from its top, its address said by the answer.
+    again = value_of(await agent.call("navigate", {"url": url}))
+    assert again["url"] == url
+    assert again["changes"]["new_page"] is True
+    assert again["changes"]["lines"][0].startswith('button "Close"')

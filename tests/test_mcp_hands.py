@@ -118,6 +118,47 @@ async def test_keys_in_sequence_and_typing_into_the_focus(
     assert "unknown key 'Hyper'" in text_of(unknown)
 
 
+#: A kanban board of cards with no role but ``draggable="true"`` (Chrome makes a draggable
+#: ``<div>`` a group; a ``<span>`` stays generic): a card dropped on a card lands in that
+#: card's column.
+DRAGGABLE_CARDS = """
+<style>.column { width: 200px; min-height: 60px; margin: 8px; background: #eee; }
+.card { padding: 8px; margin: 4px; background: white; }</style>
+<div class=column id=todo><div class=card draggable=true id=a>Write the spec</div>
+  <div class=card draggable=true id=b>Fix the build</div></div>
+<div class=column id=done><span class=card draggable=true id=c>Ship it</span></div>
+<script>
+for (const card of document.querySelectorAll('.card')) {
+  card.addEventListener('dragstart', (e) => e.dataTransfer.setData('text/plain', card.id));
+}
+for (const column of document.querySelectorAll('.column')) {
+  column.addEventListener('dragover', (e) => e.preventDefault());
+  column.addEventListener('drop', (e) => {
+    e.preventDefault();
+    column.appendChild(document.getElementById(e.dataTransfer.getData('text/plain')));
+  });
+}
+window.order = () => [...document.querySelectorAll('.column')].map(
+  (c) => [c.id, [...c.children].map((card) => card.id)]);
+</script>
+"""
+
+
+async def test_draggable_cards_have_refs_and_drag_by_them(
+    agent: McpClient, server: PageServer
+) -> None:
+    await open_page(agent, server, "/mcp-hands/cards", DRAGGABLE_CARDS)
+    outline = text_of(await agent.call("take_snapshot", {}))
+    found = re.findall(r"(?:group|generic) \[ref=(e\d+)\]: (.+)", outline)
+    cards = {name: ref for ref, name in found}
+    assert set(cards) == {"Write the spec", "Fix the build", "Ship it"}
+    dragged = await agent.call(
+        "drag", {"source": cards["Fix the build"], "target": cards["Ship it"]}
+    )
+    assert value_of(dragged)["dragged"] == f"ref={cards['Fix the build']}"
+    assert await page_value(agent, "order()") == [["todo", ["a"]], ["done", ["c", "b"]]]
+
+
 #: A button with the site's test id, and its twin with the usual attribute's.
 SEND = "<button id=decoy data-testid=send>Send</button><button id=send data-qa=send>Send</button>"
 

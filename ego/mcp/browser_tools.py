@@ -75,8 +75,16 @@ async def went(
     if move is not None:
         await watch.start(read=False)
         await call(move)
-    info = await page_info(tab)
-    note = await watch.note()
+    # The page is read for the note while its address is asked: nothing else comes between
+    # the navigation's end and the read.
+    noting = asyncio.ensure_future(watch.note())
+    try:
+        info = await page_info(tab)
+    except BaseException:
+        noting.cancel()
+        await asyncio.gather(noting, return_exceptions=True)
+        raise
+    note = await noting
     if note is not None:
         for known in ("url", "title"):  # the answer says them
             note.pop(known, None)

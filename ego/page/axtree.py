@@ -19,11 +19,12 @@ per element an agent cares about, indented by nesting, in the page's order:
   be nested under it.
 
 Refs go to elements an agent can act on: interactive roles (buttons, links, fields, options,
-tabs, menu items, ...), iframes, and anything else the page made clickable, tabbable or
-editable. A native ``<select>``'s options take none: they are chosen through the select's
-ref, and listed on one line under it (``options: "High", "Low"``). A line holds :data:`REF`
-where its ref goes and names the node in ``ref``: the snapshot gives the refs once every
-frame's lines are in order, so that a page's first snapshot numbers them as they read.
+tabs, menu items, ...), iframes, and anything else the page made clickable, tabbable,
+draggable (``draggable="true"``: a kanban card, dragged by its ref) or editable. A native
+``<select>``'s options take none: they are chosen through the select's ref, and listed on
+one line under it (``options: "High", "Low"``). A line holds :data:`REF` where its ref goes
+and names the node in ``ref``: the snapshot gives the refs once every frame's lines are in
+order, so that a page's first snapshot numbers them as they read.
 """
 
 from __future__ import annotations
@@ -317,7 +318,7 @@ class _Walk:
             reasons = {reason.get("name") for reason in node.get("ignoredReasons", ())}
             if reasons & _HIDDEN:
                 return
-            if self.takes_clicks(backend) and not reasons & _LABELS:
+            if self.takes_input(backend) and not reasons & _LABELS:
                 self.element(node, "generic", items, run, depth)
                 return
             self.through(node, items, run, depth)
@@ -363,6 +364,11 @@ class _Walk:
         facts = self.facts
         return backend in facts.clickable or (backend in facts.pointer and not self.pointer_above)
 
+    def takes_input(self, backend: object) -> bool:
+        """Whether the element takes clicks or is dragged (``draggable="true"``): a node
+        Chrome leaves out of the tree keeps its line for it."""
+        return self.takes_clicks(backend) or backend in self.facts.draggable
+
     def wants_ref(self, node: Node, role: str, properties: Mapping[str, Any] | None) -> bool:
         """Whether ``node`` takes a ref (``properties``: its own, when already read)."""
         backend = node.get("backendDOMNodeId")
@@ -372,7 +378,7 @@ class _Walk:
             return True
         if role == "LabelText":
             return False  # a click on a label goes to its field, which has its own ref
-        if self.takes_clicks(backend) or backend in self.facts.tabbable:
+        if self.takes_input(backend) or backend in self.facts.tabbable:
             return True
         if not node.get("properties"):
             return False

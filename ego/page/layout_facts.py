@@ -1,8 +1,8 @@
 """What Chrome's accessibility tree does not say of a document's elements, read from one
 ``DOMSnapshot.captureSnapshot``: which take clicks, which have a pointer cursor, which a page
-made tabbable, which are laid out as blocks (so that a sentence's inline elements stay in its
-line), which are native ``<select>`` elements (whose options are chosen through them) and how
-many are ``inert``.
+made tabbable or ``draggable``, which are laid out as blocks (so that a sentence's inline
+elements stay in its line), which are native ``<select>`` elements (whose options are chosen
+through them) and how many are ``inert``.
 
 Clicks: Chrome's ``isClickable`` (a click, mousedown or mouseup listener on the element
 itself, or a link). The top of a ``cursor: pointer`` region (an element with a pointer
@@ -39,6 +39,7 @@ class LayoutFacts:
         frames: each iframe element's ``name`` attribute, else its ``src`` (what names the
             frame when it has no title).
         selects: native ``<select>`` elements.
+        draggable: elements with ``draggable="true"`` (a card an agent drags by its ref).
         inert: how many elements carry the ``inert`` attribute (what they hold is out of
             the accessibility tree, as behind a modal dialog).
     """
@@ -50,6 +51,7 @@ class LayoutFacts:
     frames: Mapping[int, str] = field(default_factory=dict)
     selects: frozenset[int] = frozenset()
     inert: int = 0
+    draggable: frozenset[int] = frozenset()
 
 
 def layout_facts(capture: Mapping[str, Any]) -> dict[str, LayoutFacts]:
@@ -98,6 +100,7 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
     tabbable: set[int] = set()
     frames: dict[int, str] = {}
     selects: set[int] = set()
+    draggable: set[int] = set()
     inert = 0
     for node, attributes in enumerate(nodes.get("attributes", [])):
         named = {
@@ -108,6 +111,8 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
             tabbable.add(backend[node])
         if "inert" in named:
             inert += 1
+        if named.get("draggable", "").strip().lower() == "true":
+            draggable.add(backend[node])
         tag = text(names[node])
         if tag in ("IFRAME", "FRAME"):
             frames[backend[node]] = named.get("name") or named.get("src") or ""
@@ -121,4 +126,5 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
         frames,
         frozenset(selects),
         inert,
+        frozenset(draggable),
     )

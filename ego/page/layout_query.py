@@ -9,8 +9,9 @@ elements laid out inline or not at all and those with a pointer cursor
 the elements with a click, mousedown or mouseup listener (``DOMDebugger.getEventListeners``
 of the document, its whole subtree). Once a snapshot, in each document: its ``<html>`` and
 ``<body>``, iframes and their names, native selects, elements with a tabindex of 0 or more
-that no role makes controls, inert elements (``scripts/layout_specials.js``, open shadow
-roots included, each element's backend node id from ``DOM.describeNode``). Then, for the
+that no role makes controls, ``draggable="true"`` elements, inert elements
+(``scripts/layout_specials.js``, open shadow roots included, each element's backend node id
+from ``DOM.describeNode``). Then, for the
 nodes each round reached, their node ids (``DOM.pushNodesByBackendIdsToFrontend``) tell
 which are blocks and which have a pointer cursor. The facts are those
 :func:`.layout_facts.layout_facts` reads from a DOM snapshot; what differs is that Chrome's
@@ -131,6 +132,7 @@ class DocumentQuery:
             frames=dict(specials["frame"]),
             selects=frozenset(specials["select"]),
             inert=len(specials["inert"]),
+            draggable=frozenset(specials["draggable"]),
         )
 
 
@@ -185,7 +187,7 @@ async def _specials(page: Page) -> dict[str, dict[int, str]]:
     finally:
         await page.send("Runtime.releaseObjectGroup", {"objectGroup": _GROUP})
     specials: dict[str, dict[int, str]] = {
-        kind: {} for kind in ("page", "frame", "select", "tabbable", "inert")
+        kind: {} for kind in ("page", "frame", "select", "tabbable", "inert", "draggable")
     }
     for kind, name, node in zip(kinds, names, described, strict=True):
         specials[kind][int(node["node"]["backendNodeId"])] = str(name)
