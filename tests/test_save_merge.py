@@ -40,6 +40,7 @@ from ego.learning.plan.save_plan import plan_browser_tool
 from ego.learning.save.notes import save_note
 from ego.learning.save.store import write_tool
 from ego.site import Site
+from tests.helpers.mcp_client import error_text, payload
 from tests.helpers.page_server import PageServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -451,19 +452,6 @@ def test_save_tool_refuses_a_bare_local_domain_in_its_own_words(
 
 
 # -- MCP ------------------------------------------------------------------------------------------
-
-
-def payload(result: Any) -> Any:
-    assert not result.is_error, result.content
-    structured = result.structured_content
-    if isinstance(structured, dict):
-        return structured["result"] if set(structured) == {"result"} else structured
-    return json.loads(result.content[0].text)
-
-
-def error_text(result: Any) -> str:
-    assert result.is_error
-    return " ".join(getattr(part, "text", "") for part in result.content)
 
 
 @pytest.mark.chrome  # the MCP server under test launches Chrome

@@ -8,14 +8,12 @@ healing such a tool (:class:`ego.site.loop.Loop`) runs its candidate the same wa
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..calls import CallOptions, ToolCall, ToolRef
-from ..errors import ToolLoadError
+from ..learning.catalog.loading import compile_tool_module, run_of
 from ..learning.catalog.sites import SiteEntry
 
 if TYPE_CHECKING:
@@ -61,24 +59,8 @@ def load_run(site_id: str, tool: str, file: Path, source: str) -> Callable[..., 
     Raises:
         ToolLoadError: it fails to import, or defines no ``run``.
     """
-    module_name = f"ego_drafts.{site_id.replace('-', '_')}.{tool}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    if spec is None or spec.loader is None:
-        raise ToolLoadError(f"{site_id}/{tool}: {file} is not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        exec(compile(source, str(file), "exec", dont_inherit=True), module.__dict__)
-    except Exception as exc:
-        raise ToolLoadError(
-            f"{site_id}/{tool}: importing {file} failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    finally:
-        sys.modules.pop(module_name, None)
-    run = getattr(module, "run", None)
-    if not callable(run):
-        raise ToolLoadError(f"{site_id}/{tool}: {file} defines no run(ctx, args)")
-    return run  # type: ignore[no-any-return]
+    module = compile_tool_module("ego_drafts", site_id, tool, file, source)
+    return run_of(module, f"{site_id}/{tool}", file)
 
 
 def planned_call(

@@ -177,31 +177,11 @@ class ToolLoader(SiteFinder):
         if cached is not None and cached[0] == stamp:
             module = cached[1]
         else:
-            name = f"ego_learnings.{_identifier(site_id)}.{_identifier(spec.name)}"
-            module_spec = importlib.util.spec_from_file_location(name, file)
-            if module_spec is None or module_spec.loader is None:
-                raise ToolLoadError(f"{what}: {file} is not a Python file")
-            module = importlib.util.module_from_spec(module_spec)
-            # Registered while it runs: dataclasses (and other code that looks its module up
-            # in sys.modules) fail on a module that is not there.
-            sys.modules[name] = module
-            try:
-                # Compiled from the text read now, never from a __pycache__ file: a pack's
-                # files are verified, its bytecode is not, and a .pyc whose header matches
-                # the source's time and size would run instead of it.
-                code = compile(file.read_bytes(), str(file), "exec", dont_inherit=True)
-                exec(code, module.__dict__)
-            except Exception as exc:
-                raise ToolLoadError(
-                    f"{what}: importing {file} failed: {type(exc).__name__}: {exc}"
-                ) from exc
-            finally:
-                sys.modules.pop(name, None)
+            module = compile_tool_module(
+                "ego_learnings", site_id, spec.name, file, file.read_bytes()
+            )
             self._modules[file] = (stamp, module)
-        run = getattr(module, "run", None)
-        if not callable(run):
-            raise ToolLoadError(f"{what}: {file} defines no function run(ctx, args)")
-        return run  # type: ignore[no-any-return]
+        return run_of(module, what, file)
 
     def notes(self, site_id: str) -> list[Note]:
         """The site's notes, in manifest order. A note that cannot be read is skipped."""
@@ -229,6 +209,50 @@ def _stamp(file: Path, what: str) -> FileStamp:
     if stamp[0] == -1:
         raise ToolLoadError(f"{what}: the tool file {file} does not exist")
     return stamp
+
+
+def compile_tool_module(
+    package: str, site_id: str, tool: str, file: Path, source: str | bytes
+) -> ModuleType:
+    """A Python tool's module, run from ``source`` as the file ``file`` (so an error names it)
+    under the module name ``package.<site>.<tool>``.
+
+    Raises:
+        ToolLoadError: it is no Python file, or running it failed.
+    """
+    what = f"{site_id}/{tool}"
+    name = f"{package}.{_identifier(site_id)}.{_identifier(tool)}"
+    module_spec = importlib.util.spec_from_file_location(name, file)
+    if module_spec is None or module_spec.loader is None:
+        raise ToolLoadError(f"{what}: {file} is not a Python file")
+    module = importlib.util.module_from_spec(module_spec)
+    # Registered while it runs: dataclasses (and other code that looks its module up in
+    # sys.modules) fail on a module that is not there.
+    sys.modules[name] = module
+    try:
+        # Compiled from the text given, never from a __pycache__ file: a pack's files are
+        # verified, its bytecode is not, and a .pyc whose header matches the source's time
+        # and size would run instead of it.
+        code = compile(source, str(file), "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+    except Exception as exc:
+        failed = f"{type(exc).__name__}: {exc}"
+        raise ToolLoadError(f"{what}: importing {file} failed: {failed}") from exc
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def run_of(module: ModuleType, what: str, file: Path) -> Callable[..., Any]:
+    """The ``run`` a Python tool's module defines.
+
+    Raises:
+        ToolLoadError: it defines none.
+    """
+    run = getattr(module, "run", None)
+    if not callable(run):
+        raise ToolLoadError(f"{what}: {file} defines no function run(ctx, args)")
+    return run  # type: ignore[no-any-return]
 
 
 def _identifier(text: str) -> str:

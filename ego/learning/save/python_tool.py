@@ -33,7 +33,7 @@ from ..plan.save_plan import (
     validate_candidate,
     workspace_root,
 )
-from .store import SavedTool, archive_old, assemble_and_rename, manifest_bytes, overlay
+from .store import SavedTool, archive_old, create_workspace_site, manifest_bytes, overlay
 
 __all__ = [
     "PythonPlan",
@@ -136,34 +136,12 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
         OSError: a write failed; the site is left consistent.
     """
     data = plan.source.encode("utf-8")
-    live = plan.entry["path"]
     site_dir = plan.workspace / plan.site_id
     with site_lock(plan.workspace, plan.site_id):
         if plan.base in ("new", "project") and not site_dir.is_dir():
-            kept: list[str] = []
-
-            def fill(staging: Path) -> None:
-                if plan.base == "project":
-                    raw = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
-                    old = (raw.get("pythonTools") or {}).get(plan.tool)
-                    previous = archive_old(staging, plan.tool, old)
-                    if previous is not None:
-                        kept.append(previous.version)
-                write_atomic(staging / live, data)
-                write_atomic(staging / "manifest.json", manifest_bytes(plan.manifest))
-
-            target = assemble_and_rename(plan.site_id, plan.workspace, plan.base_dir, fill)
-            return SavedTool(
-                site_id=plan.site_id,
-                tool=plan.tool,
-                file=target / live,
-                manifest=target / "manifest.json",
-                created_site=plan.base == "new",
-                shadowed=plan.base == "project",
-                replaced=bool(kept),
-                previous_version=kept[0] if kept else None,
-                hash=content_hash(data),
-            )
+            created = create_workspace_site(plan, data, "pythonTools")
+            if created is not None:
+                return created
         # Read now, under the lock: a save that raced this one keeps its changes.
         current = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
         return _replace_in_site(

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from ..cases.verdict import GateReport
 from ..catalog.manifest import load_manifest
@@ -164,6 +164,85 @@ def _current_entry(raw: dict[str, Any], tool: str) -> Any:
     return tools.get(tool) if isinstance(tools, dict) else None
 
 
+class SitePlan(Protocol):
+    """What writing a planned save needs to know of it, whatever kind of tool it saves."""
+
+    @property
+    def site_id(self) -> str: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def entry(self) -> dict[str, Any]: ...
+    @property
+    def manifest(self) -> dict[str, Any]: ...
+    @property
+    def base(self) -> Literal["new", "project", "workspace"]: ...
+    @property
+    def base_dir(self) -> Path | None: ...
+    @property
+    def workspace(self) -> Path: ...
+
+
+def create_workspace_site(
+    plan: SitePlan,
+    data: bytes,
+    tools_key: str,
+    *,
+    before: Callable[[Path], None] | None = None,
+) -> SavedTool | None:
+    """Write the save of a tool whose site is new, or only in another root (then copied), as
+    a workspace site assembled in a hidden folder and renamed into place: the copied site's
+    version of the tool kept in the history, ``before`` (what else the save keeps, given the
+    hidden folder), then the tool's file ``data`` and the manifest.
+
+    Args:
+        plan: the checked save; its ``base`` is ``"new"`` or ``"project"``.
+        data: the tool's file.
+        tools_key: the manifest's key of the tool's kind (``browserTools``, ``pythonTools``).
+        before: writes more into the hidden folder before the tool's file goes in.
+
+    Returns:
+        What was written, or None when another save created the workspace site meanwhile
+        (nothing was written: add the tool to that site).
+
+    Raises:
+        OSError: a write failed; nothing is in place.
+    """
+    live = plan.entry["path"]
+    kept: list[ToolVersion] = []
+
+    def fill(staging: Path) -> None:
+        if plan.base == "project":
+            raw = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
+            tools = raw.get(tools_key)
+            old = tools.get(plan.tool) if isinstance(tools, dict) else None
+            previous = archive_old(staging, plan.tool, old)
+            if previous is not None:
+                kept.append(previous)
+        if before is not None:
+            before(staging)
+        write_atomic(staging / live, data)
+        write_atomic(staging / "manifest.json", manifest_bytes(plan.manifest))
+
+    try:
+        target = assemble_and_rename(plan.site_id, plan.workspace, plan.base_dir, fill)
+    except OSError:
+        if not (plan.workspace / plan.site_id / "manifest.json").is_file():
+            raise
+        return None  # another save created the workspace site meanwhile
+    return SavedTool(
+        site_id=plan.site_id,
+        tool=plan.tool,
+        file=target / live,
+        manifest=target / "manifest.json",
+        created_site=plan.base == "new",
+        shadowed=plan.base == "project",
+        replaced=bool(kept),
+        previous_version=kept[0].version if kept else None,
+        hash=content_hash(data),
+    )
+
+
 def write_tool(plan: ToolPlan, *, cases: GateReport | None = None) -> SavedTool:
     """Write a planned browser tool save. Call only after every check passed.
 
@@ -196,40 +275,16 @@ def write_tool(plan: ToolPlan, *, cases: GateReport | None = None) -> SavedTool:
 
 
 def _write_tool(plan: ToolPlan, data: bytes, cases: GateReport | None) -> SavedTool:
-    live = plan.entry["path"]
     workspace_dir = plan.workspace / plan.site_id
     if plan.base in ("new", "project") and not workspace_dir.is_dir():
-        kept: list[ToolVersion] = []
 
-        def fill(staging: Path) -> None:
-            if plan.base == "project":
-                raw = json.loads((staging / "manifest.json").read_text(encoding="utf-8"))
-                previous = archive_old(staging, plan.tool, _current_entry(raw, plan.tool))
-                if previous is not None:
-                    kept.append(previous)
+        def keep(staging: Path) -> None:
             if cases is not None:
                 keep_cases(staging, plan.tool, content_hash(data), cases.as_dict())
-            write_atomic(staging / live, data)
-            write_atomic(staging / "manifest.json", manifest_bytes(plan.manifest))
 
-        try:
-            target = assemble_and_rename(plan.site_id, plan.workspace, plan.base_dir, fill)
-        except OSError:
-            if not (workspace_dir / "manifest.json").is_file():
-                raise
-            # Another save created the workspace site meanwhile: add the tool to it below.
-        else:
-            return SavedTool(
-                site_id=plan.site_id,
-                tool=plan.tool,
-                file=target / live,
-                manifest=target / "manifest.json",
-                created_site=plan.base == "new",
-                shadowed=plan.base == "project",
-                replaced=bool(kept),
-                previous_version=kept[0].version if kept else None,
-                hash=content_hash(data),
-            )
+        created = create_workspace_site(plan, data, "browserTools", before=keep)
+        if created is not None:
+            return created
     return _replace_in_workspace(
         workspace_dir, plan.site_id, plan.tool, data, plan.manifest, draft=plan.draft, cases=cases
     )
