@@ -441,6 +441,39 @@ async def test_a_large_page_is_read_only_as_far_as_the_lines_shown(
     assert (await tab.snapshot(max_lines=40)).splitlines()[31] == "generic [ref=e23]: done"
 
 
+#: Displays, each with whether it lays its element out as a block (its text on its own line).
+DISPLAYS = {
+    "block": True, "flex": True, "grid": True, "table-cell": True, "flow-root": True,
+    "-webkit-box": True, "block ruby": True, "inline": False, "inline-block": False,
+    "inline-flex": False, "inline-grid": False, "contents": False, "ruby": False,
+}  # fmt: skip
+DISPLAYED = (
+    "<!doctype html><title>Displays</title>"
+    + "".join(
+        f'<div>before {n} <span style="display: {display}">inside {n}</span> after {n}</div>'
+        for n, display in enumerate(DISPLAYS)
+    )
+    + "<div><span>filler</span></div>" * 1000
+)
+
+
+async def test_what_a_display_lays_out_as_a_block_is_read_alike_in_part_and_whole(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    await tab.navigate(server.route("/ax/displays", DISPLAYED))
+    expected: list[str] = []
+    for n, block in enumerate(DISPLAYS.values()):
+        if block:
+            expected += [f"text: before {n}", f"text: inside {n}", f"text: after {n}"]
+        else:
+            expected.append(f"text: before {n} inside {n} after {n}")
+    whole = (await tab.snapshot(max_lines=100_000)).splitlines()
+    in_part = (await tab.snapshot(max_lines=60)).splitlines()  # 2,000 elements: read in part
+    assert in_part[-1].startswith("… lines 1-60 of more")
+    assert whole[1 : 1 + len(expected)] == expected
+    assert in_part[1 : 1 + len(expected)] == expected
+
+
 async def test_the_collector_is_paused_while_the_tree_is_read_and_runs_again_after(
     tab: ego.Tab, server: PageServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

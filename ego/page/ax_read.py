@@ -172,14 +172,19 @@ async def _rounds(page: Page, facts: Facts, need: int) -> tuple[TreeRead, Layout
         modal = modal or is_modal(new)
         found = await facts.of(_elements(new))
         with gc_paused():
-            part = partial_lines(known, top, found, url=url)
+            part = partial_lines(known, top, found, url=url, most_unread=_round(need, 0))
         if not part.unread or len(part.lines) >= need:
             return TreeRead(title, url, part.lines, not part.unread, modal), found
-        # An element read brings a line or two: half the lines still wanted is about what
-        # the next round needs, and no more than twice it.
-        wanted = part.unread[: max(_LEAST_ROUND, (need - len(part.lines) + 1) // 2)]
+        wanted = part.unread[: _round(need, len(part.lines))]
         new = []
     return None
+
+
+def _round(need: int, have: int) -> int:
+    """How many nodes' children the next round asks for, with ``have`` of ``need`` lines
+    fixed: an element read brings a line or two, so half the lines still wanted is about
+    what the next round needs, and no more than twice it."""
+    return max(_LEAST_ROUND, (need - have + 1) // 2)
 
 
 def _elements(nodes: Iterable[Node]) -> list[int]:

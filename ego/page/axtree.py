@@ -236,7 +236,12 @@ class PartialLines:
 
 
 def partial_lines(
-    nodes: Mapping[str, Node], root: Node, facts: LayoutFacts, *, url: str
+    nodes: Mapping[str, Node],
+    root: Node,
+    facts: LayoutFacts,
+    *,
+    url: str,
+    most_unread: int | None = None,
 ) -> PartialLines:
     """The lines of ``root`` as far as ``nodes`` (a part of a document's tree: nodes whose
     children are not all among them are read no further) fix them.
@@ -247,8 +252,11 @@ def partial_lines(
         root: where to start.
         facts: what the DOM snapshot says of the document's elements.
         url: the document's URL.
+        most_unread: stop once this many unread nodes are noted (None: walk all of
+            ``nodes``). The lines after the first unread node are not kept anyway, so only
+            the unread list is shorter.
     """
-    walk = _Walk(nodes, facts, url, partial=True)
+    walk = _Walk(nodes, facts, url, partial=True, most_unread=most_unread)
     lines = walk.lines(root)
     if not walk.unread:
         return PartialLines(lines, [])
@@ -258,7 +266,13 @@ def partial_lines(
 
 class _Walk:
     def __init__(
-        self, by_id: Mapping[str, Node], facts: LayoutFacts, url: str, *, partial: bool
+        self,
+        by_id: Mapping[str, Node],
+        facts: LayoutFacts,
+        url: str,
+        *,
+        partial: bool,
+        most_unread: int | None = None,
     ) -> None:
         self.by_id = by_id
         self.facts = facts
@@ -268,6 +282,10 @@ class _Walk:
         self.partial = partial
         #: Nodes whose content is needed and was not read, in reading order.
         self.unread: list[str] = []
+        #: How many unread nodes end the walk (a large page's first round reads thousands of
+        #: rows, of which the next round asks for a few hundred).
+        self.most_unread = most_unread
+        self.stopped = False
         #: Whether the element the walk is under has a pointer cursor.
         self.pointer_above = False
 
@@ -292,6 +310,7 @@ class _Walk:
         if not self.partial or all(child in by_id for child in node.get("childIds", ())):
             return True
         self.unread.append(node["nodeId"])
+        self.stopped = len(self.unread) == self.most_unread
         return False
 
     @staticmethod
@@ -305,7 +324,7 @@ class _Walk:
 
     def visit(self, node: Node, items: list[_Item], run: list[str], depth: int) -> None:
         role = str(node.get("role", {}).get("value", ""))
-        if role in _SKIPPED:
+        if role in _SKIPPED or self.stopped:
             return
         if depth > DEPTH_MAX:
             self.flush(items, run)

@@ -18,10 +18,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["CAPTURE", "LayoutFacts", "layout_facts"]
+__all__ = ["BLOCK_DISPLAYS", "CAPTURE", "LayoutFacts", "layout_facts"]
 
 #: The ``DOMSnapshot.captureSnapshot`` parameters the facts are read from.
 CAPTURE: Final = {"computedStyles": ["cursor", "display"]}
+#: The computed ``display`` values (as Chrome 156 serializes them) of elements laid out as
+#: blocks. A value not listed (``inline...``, ``contents``, ``none``, ``ruby``, ``math``,
+#: one Chrome adds later) keeps its content in the line around it.
+BLOCK_DISPLAYS: Final = (
+    "block", "flow-root", "list-item", "flow-root list-item", "flex", "grid", "-webkit-box",
+    "table", "table-row-group", "table-header-group", "table-footer-group", "table-row",
+    "table-column-group", "table-column", "table-cell", "table-caption", "block math",
+    "block ruby",
+)  # fmt: skip
+_BLOCKS: Final = frozenset(BLOCK_DISPLAYS)
 
 #: Elements whose click listeners are the page's own machinery, never a control.
 _NOT_CONTROLS: Final = frozenset({"HTML", "BODY", "#document"})
@@ -83,8 +93,7 @@ def _document_facts(document: Mapping[str, Any], strings: Sequence[str]) -> Layo
         if types[node] != 1:
             continue
         cursor[node] = text(styles[0]) if styles else ""
-        display = text(styles[1]) if len(styles) > 1 else ""
-        if display and not display.startswith("inline") and display != "contents":
+        if len(styles) > 1 and text(styles[1]) in _BLOCKS:
             blocks.add(backend[node])
 
     clickable: set[int] = set()
