@@ -16,6 +16,10 @@ Variants:
 
 * ``full``: ego's hot call as it is;
 * ``evaluate``: ``Tab.evaluate`` of the same hot Call (the page and transport layers alone);
+* ``send``: the tab session's ``Runtime.evaluate`` of the same hot Call with the parameters
+  ``Tab.evaluate`` sends (the transport alone);
+* ``raw-domains``: ego's hot call as it is, against a raw loop whose page has the domains
+  enabled that ego's tab has (Page, Network, Runtime): what Chrome does for them;
 * ``no-record``: the run is not recorded (``ego.learning.health`` front end unset);
 * ``no-watch``: the watcher's poll is skipped (the generation is read without a look);
 * ``no-args-check``: the args are embedded without the schema check;
@@ -37,6 +41,8 @@ HERE = Path(__file__).resolve().parent
 VARIANTS = (
     "full",
     "evaluate",
+    "send",
+    "raw-domains",
     "no-record",
     "no-watch",
     "no-args-check",
@@ -60,6 +66,31 @@ def _stub(variant: str) -> None:
             return await self.tab.evaluate(self.hot_call(kind, self._n(n)), describe=False)
 
         _tools_contenders.Bench.ego_hot_bare = bare  # type: ignore[method-assign]
+    if variant == "send":
+        import _tools_contenders
+
+        async def sent(self: Any, kind: str, n: int | None = None) -> Any:
+            params = {
+                "expression": self.hot_call(kind, self._n(n)),
+                "returnByValue": True,
+                "awaitPromise": True,
+                "userGesture": False,
+            }
+            answer = await self.tab.session.send("Runtime.evaluate", params)
+            return answer["result"].get("value")
+
+        _tools_contenders.Bench.ego_hot_bare = sent  # type: ignore[method-assign]
+    if variant == "raw-domains":
+        import _tools_contenders
+
+        prime = _tools_contenders.Bench.prime_raw_pipe
+
+        async def prime_with_domains(self: Any) -> None:
+            await prime(self)
+            for domain in ("Page", "Network", "Runtime"):
+                await self.raw_pipe.call(f"{domain}.enable", {}, session=True)
+
+        _tools_contenders.Bench.prime_raw_pipe = prime_with_domains  # type: ignore[method-assign]
     if variant == "no-record" or four:
         from ego.learning.health.origin import FRONT_END
 
