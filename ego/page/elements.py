@@ -37,6 +37,7 @@ from ..protocol.remote_values import javascript_error
 from .locate import frame_parts, locate, resolve_ref
 from .page import Page
 from .refs import parse_ref
+from .script_handles import forget, handle_of, never_ran
 from .scripts import page_script
 
 if TYPE_CHECKING:
@@ -249,6 +250,19 @@ async def call_on(
     """
     page = elements.page
     session, context_id = await page._target()
+    values = [{"value": arg} for arg in args]
+    handle = await handle_of(page, session, context_id, script, timeout)
+    if handle is not None:
+        if elements.object_id:
+            # The elements' object is `this`; the function is handed over first.
+            on = {"functionDeclaration": _CALL_HELD, "objectId": elements.object_id,
+                  "arguments": [{"objectId": handle}, *values]}  # fmt: skip
+        else:
+            on = {"functionDeclaration": _CALL_UNHELD, "objectId": handle, "arguments": values}
+        try:
+            return await _call(elements, session, on, timeout, by_value, stale=True)
+        except _Stale:
+            forget(page, context_id, script)
     if not elements.object_id:
         # A selector taken unheld: the script runs with no `this`, in the frame's context.
         assert by_value, "an unheld selector has no object to hand back"
@@ -262,37 +276,78 @@ async def call_on(
             params["contextId"] = context_id
         result = await _send(page, session, "Runtime.evaluate", params, timeout)
         return result["result"].get("value")
-    params = {
-        "functionDeclaration": page_script(script),
-        "objectId": elements.object_id,
-        "arguments": [{"value": arg} for arg in args],
-        "returnByValue": by_value,
-        "awaitPromise": True,
-    }
+    on = {"functionDeclaration": page_script(script), "objectId": elements.object_id,
+          "arguments": values}  # fmt: skip
+    return await _call(elements, session, on, timeout, by_value)
+
+
+#: Calls a script's function made in the page (:mod:`.script_handles`): with no `this` (a
+#: selector taken unheld), or with the elements' object as `this`.
+_CALL_UNHELD: Final = "function (...args) { return this.call(null, ...args); }"
+_CALL_HELD: Final = "function (script, ...args) { return script.apply(this, args); }"
+
+
+class _Stale(Exception):
+    """A script's handle named a function Chrome no longer has; nothing ran."""
+
+
+async def _call(
+    elements: Elements,
+    session: Session,
+    on: dict[str, Any],
+    timeout: float,
+    by_value: bool,
+    *,
+    stale: bool = False,
+) -> Any:
+    """``Runtime.callFunctionOn`` with ``on`` (the function, its object and arguments),
+    awaited; its value, or a remote object id in the elements' group.
+
+    Raises:
+        _Stale: with ``stale``, Chrome knows no such object or context; nothing ran.
+        as :func:`call_on`.
+    """
+    params = {**on, "returnByValue": by_value, "awaitPromise": True}
     if not by_value:
         params["objectGroup"] = elements.group or f"ego-act-{next(_GROUPS)}"
-    result = await _send(page, session, "Runtime.callFunctionOn", params, timeout)
+    result = await _send(
+        elements.page, session, "Runtime.callFunctionOn", params, timeout, stale=stale
+    )
     remote = result["result"]
-    if by_value:
-        return remote.get("value")
-    return remote.get("objectId")
+    return remote.get("value") if by_value else remote.get("objectId")
 
 
 async def _send(
-    page: Page, session: Session, method: str, params: dict[str, Any], timeout: float
+    page: Page,
+    session: Session,
+    method: str,
+    params: dict[str, Any],
+    timeout: float,
+    *,
+    stale: bool = False,
 ) -> dict[str, Any]:
     try:
         result = await session.send(method, params, timeout=timeout)
     except ProtocolError as exc:
-        if any(words in str(exc) for words in _CONTEXT_GONE):
-            raise ContextDestroyedError(
-                f"the page {page.url} navigated or reloaded during the action; act again on "
-                "the new page"
-            ) from None
-        raise
+        if stale and never_ran(exc):
+            raise _Stale from None
+        gone = _context_gone(page, exc)
+        if gone is None:
+            raise
+        raise gone from None
     if "exceptionDetails" in result:
         raise javascript_error(result["exceptionDetails"])
     return result
+
+
+def _context_gone(page: Page, error: ProtocolError) -> ContextDestroyedError | None:
+    """The error for ``error`` when it says the page's document went (None: it does not)."""
+    if any(words in str(error) for words in _CONTEXT_GONE):
+        return ContextDestroyedError(
+            f"the page {page.url} navigated or reloaded during the action; act again on "
+            "the new page"
+        )
+    return None
 
 
 def release(page: Page, group_or_object: str, *, is_object: bool = False) -> None:

@@ -16,6 +16,9 @@
 // editor whose field is hidden, whose text may show later or never, as a terminal's echo);
 // redo says a clear that did not take is made again by the keyboard (an editor that readies
 // its selection late), and secret that what the field holds is never shown (a password).
+// With options.watch, a field that is read back gets a watch for the text's arrival (the
+// trusted beforeinput of its insertText), which typed_field.js reads: the read-back is sent
+// with the input, and Chrome may run it before the input has come.
 function (index, options) {
   // The element the checks chose: of the matches held, the ref's node, or found again.
   const el = Array.isArray(this) ? this[index] : this && this.nodeType ? this
@@ -49,6 +52,22 @@ function (index, options) {
     return r.width <= 2 || r.height <= 2 || r.right <= 0 || r.bottom <= 0;
   };
   const textOf = (node) => (node ? node.innerText ?? node.textContent ?? "" : "");
+  // Notes in the window when the text to type arrives as an input method's commit.
+  const watched = (field) => {
+    if (!options.watch || !options.text) return field;
+    const key = Symbol.for("ego.typing");
+    if (window[key]) window[key].stop();
+    const record = { marked: false };
+    const on = (e) => {
+      if (e.isTrusted && e.inputType === "insertText" && e.data === options.text) { record.marked = true; record.stop(); }
+    };
+    window.addEventListener("beforeinput", on, true);
+    // Never left behind: a read-back that never comes (an error first) ends it in seconds.
+    const timer = setTimeout(() => record.stop(), 10000);
+    record.stop = () => { clearTimeout(timer); window.removeEventListener("beforeinput", on, true); };
+    window[key] = record;
+    return field;
+  };
   const TEXT = new Set(["text", "search", "url", "tel", "email", "password", "number"]);
   const VALUE = new Set(["date", "time", "datetime-local", "month", "week", "color", "range"]);
   const ROLES = new Set(["textbox", "searchbox", "combobox", "spinbutton"]);
@@ -78,10 +97,10 @@ function (index, options) {
     if (tag === "input" && !TEXT.has(active.type)) return { kind: "refuse", what, why: `an <input type=${active.type}> takes no text` };
     if (hidden(active)) {
       // What is read back is what the named element shows: the field is the editor's.
-      return {
+      return watched({
         kind: "insert", what, empty: false, before: textOf(el), read: "target", redo: true,
         keys: [options.clear ? "ControlOrMeta+A" : "Control+End"],
-      };
+      });
     }
     const empty = active.value === "";
     const field = { kind: "insert", what, empty, keys: [], before: active.value, read: "active",
@@ -89,9 +108,9 @@ function (index, options) {
     if (options.clear) active.select();
     else {
       try { const end = active.value.length; active.setSelectionRange(end, end); }
-      catch (e) { return { ...field, keys: ["End"] }; } // email, number
+      catch (e) { return watched({ ...field, keys: ["End"] }); } // email, number
     }
-    return field;
+    return watched(field);
   }
   if (active.getAttribute("aria-readonly") === "true") return { kind: "refuse", what, why: 'it is aria-readonly="true"' };
   if (active.getAttribute("aria-disabled") === "true") return { kind: "refuse", what, why: 'it is aria-disabled="true"' };
@@ -107,7 +126,7 @@ function (index, options) {
     const selection = host.getRootNode().getSelection ? host.getRootNode().getSelection() : getSelection();
     (selection || getSelection()).removeAllRanges();
     (selection || getSelection()).addRange(range);
-    return { kind: "insert", what, empty, keys: [], before: host.textContent, read: "active", redo: true };
+    return watched({ kind: "insert", what, empty, keys: [], before: host.textContent, read: "active", redo: true });
   }
   if (active.editContext) {
     return { kind: "insert", what, empty: false, keys: [options.clear ? "ControlOrMeta+A" : "Control+End"] };
