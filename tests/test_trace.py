@@ -5,6 +5,7 @@ failures only.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -356,3 +357,34 @@ async def test_a_click_on_a_link_is_captured_on_the_page_it_went_to(
     [click] = [s for s in read_trace(path).steps if s["verb"] == "click"]
     assert click["url_after"] == server.url("/trace/link/next")
     assert click["snapshot"]["url"] == server.url("/trace/link/next")
+
+
+@pytest.mark.chrome
+async def test_steps_are_written_in_the_order_they_happened_whichever_capture_ends_first(
+    tab: ego.Tab, server: PageServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The page goes on to another by itself once it loaded: the navigation's step, then the
+    # next page's load, though the navigation's capture is held until the load's ended.
+    server.route("/trace/order/next", "<title>next</title><p>arrived</p>")
+    hop = server.route(
+        "/trace/order",
+        "<script>addEventListener('load', () => location.href = '/trace/order/next')</script>",
+    )
+    page_captured = asyncio.Event()
+    capture = TabTrace._capture
+
+    async def held(self: TabTrace, step: dict[str, Any], page: Any, ref: str | None) -> None:
+        if step.get("kind") == "action":
+            await asyncio.wait_for(page_captured.wait(), 10)
+        await capture(self, step, page, ref)
+        if step.get("kind") == "page":
+            page_captured.set()
+
+    monkeypatch.setattr(TabTrace, "_capture", held)
+    path = tmp_path / "order.trace.jsonl"
+    async with tab.trace(path, screenshot_scale=0, page_events=True):
+        await tab.navigate(hop)
+        await asyncio.wait_for(page_captured.wait(), 10)
+    steps = read_trace(path).steps
+    assert [(s["kind"], s["verb"]) for s in steps] == [("action", "navigate"), ("page", "load")]
+    assert steps[-1]["url"] == server.url("/trace/order/next")

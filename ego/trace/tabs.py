@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import EgoError
@@ -97,6 +98,10 @@ class TabTrace:
         self._navigating: asyncio.Event | None = None
         self._asked = 0
         self._asked_before: dict[int, int] = {}
+        # Steps are written in the order they began (an action's when it ended, a page's
+        # when it loaded), though their captures end in any order: each waits for the one
+        # before it to be written (bounded: every capture is).
+        self._written: asyncio.Future[None] | None = None
 
     async def start(self) -> None:
         """Start hearing the tab and observing its actions.
@@ -133,7 +138,7 @@ class TabTrace:
             # A page committed that has not loaded yet: its step shows it as it is now.
             self._unasked = False
             with contextlib.suppress(EgoError):
-                await self._page_step()
+                await self._page_step(self._turn())
         await self.flush(everything=True)
         self.network.close()
         self.console.close()
@@ -150,32 +155,46 @@ class TabTrace:
 
     async def on_action(self, action: Action) -> None:
         """An action of the tab (or one of its frames) ended: capture it, hand it over."""
-        asked_before = self._asked_before.pop(id(action), self._asked)
-        navigating = self._navigating
-        if navigating is not None and self._asked > asked_before and not action.reads:
-            # Bounded: a navigation that ends in no document (a download, a 204) stops
-            # loading, which also ends the wait.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(navigating.wait(), CAPTURE_SECONDS)
-        self._unclaimed = [running for running in self._unclaimed if running is not action]
-        if self._stopped:
-            return
-        step = action_step(action, self.secrets, self.options.max_body)
-        if not action.reads:
-            ref = action.element.ref if action.element is not None else None
-            await self._capture(step, action.page, ref)
-        await self._step(step, failed=not action.ok)
+        turn = self._turn()
+        try:
+            asked_before = self._asked_before.pop(id(action), self._asked)
+            navigating = self._navigating
+            if navigating is not None and self._asked > asked_before and not action.reads:
+                # Bounded: a navigation that ends in no document (a download, a 204) stops
+                # loading, which also ends the wait.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(navigating.wait(), CAPTURE_SECONDS)
+            self._unclaimed = [running for running in self._unclaimed if running is not action]
+            if self._stopped:
+                return
+            step = action_step(action, self.secrets, self.options.max_body)
+            if not action.reads:
+                ref = action.element.ref if action.element is not None else None
+                await self._capture(step, action.page, ref)
+            await self._step(step, turn, failed=not action.ok)
+        finally:
+            turn.done()
 
     async def on_run(self, run: ToolRun, label: str | None = None) -> None:
         """A tool run in the tab (or one of its frames) ended: capture it, hand it over
         (``label``: what the step is of, such as a batch's input)."""
         if self._stopped:
             return
-        step = tool_step(run, self.secrets, self.options.max_body)
-        if label is not None:
-            step["input"] = label
-        await self._capture(step, run.page, None)
-        await self._step(step, failed=not run.ok)
+        turn = self._turn()
+        try:
+            step = tool_step(run, self.secrets, self.options.max_body)
+            if label is not None:
+                step["input"] = label
+            await self._capture(step, run.page, None)
+            await self._step(step, turn, failed=not run.ok)
+        finally:
+            turn.done()
+
+    def _turn(self) -> _Turn:
+        """The next place in the order steps are written."""
+        turn = _Turn(self._written, asyncio.get_running_loop().create_future())
+        self._written = turn.mine
+        return turn
 
     async def _capture(self, step: dict[str, Any], page: Any, ref: str | None) -> None:
         shot, outline = await asyncio.gather(
@@ -185,7 +204,9 @@ class TabTrace:
         step["screenshot"] = shot
         step["snapshot"] = self.secrets.cut(outline)
 
-    async def _step(self, step: dict[str, Any], *, failed: bool) -> None:
+    async def _step(self, step: dict[str, Any], turn: _Turn, *, failed: bool) -> None:
+        if turn.before is not None:
+            await asyncio.shield(turn.before)
         await self.flush()
         step["tab"] = self.id
         await self.sink.step(self, step, failed)
@@ -262,12 +283,18 @@ class TabTrace:
         unasked, self._unasked = self._unasked, False
         if not self.options.page_events or self._stopped or not unasked:
             return
-        task = asyncio.get_running_loop().create_task(self._page_step())
+        task = asyncio.get_running_loop().create_task(self._page_step(self._turn()))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _page_step(self) -> None:
+    async def _page_step(self, turn: _Turn) -> None:
         """A page loaded in the tab that no action of ego's loaded: a step of its own."""
+        try:
+            await self._write_page_step(turn)
+        finally:
+            turn.done()
+
+    async def _write_page_step(self, turn: _Turn) -> None:
         step: dict[str, Any] = {
             "type": "step",
             "kind": "page",
@@ -279,8 +306,21 @@ class TabTrace:
             "url": self.secrets.url(self.tab.url),
         }
         await self._capture(step, self.tab, None)
-        await self._step(step, failed=False)
+        await self._step(step, turn, failed=False)
 
     def _on_closed(self) -> None:
         if not self._stopped:
             self._record({"type": "tab", "event": "closed"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """A step's place in the order steps are written: the step before's (None: the first)
+    and its own, done once it is written or given up."""
+
+    before: asyncio.Future[None] | None
+    mine: asyncio.Future[None]
+
+    def done(self) -> None:
+        if not self.mine.done():
+            self.mine.set_result(None)
