@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.action_pages import CHECKS, COVERED, FIELDS, RECORD, SHADOW_ITEM, SLIDING_VEIL
-from tests.helpers.commands import ego_env
-from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
 from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
@@ -24,14 +23,8 @@ pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 @pytest.fixture(scope="module")
 async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
     base = tmp_path_factory.mktemp("mcp-actions")
-    env = ego_env(base / "profiles", workspace=base / "ws")
-    client = McpClient(env, base, base / "server-stderr.log")
-    await client.start()
-    try:
+    async with serving(base, workspace=base / "ws") as client:
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 async def open_page(agent: McpClient, server: PageServer, path: str, body: str) -> None:

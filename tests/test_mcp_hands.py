@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.commands import ego_env
 from tests.helpers.hands_pages import CLICKS, KANBAN, NAMED, RECORD, SORTABLE, VIRTUAL
-from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
 from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
@@ -25,16 +24,9 @@ pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
 @pytest.fixture(scope="module")
 async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
     base = tmp_path_factory.mktemp("mcp-hands")
-    env = ego_env(base / "profiles", workspace=base / "ws")
     # The sites these pages stand for mark their test ids data-qa.
-    args = ["--test-id-attribute", "data-qa"]
-    client = McpClient(env, base, base / "server-stderr.log", args)
-    await client.start()
-    try:
+    async with serving(base, "--test-id-attribute", "data-qa", workspace=base / "ws") as client:
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 async def open_page(agent: McpClient, server: PageServer, path: str, body: str) -> str:

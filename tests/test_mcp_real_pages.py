@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.commands import ego_env
 from tests.helpers.learnings import make_site, tool
-from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
 from tests.helpers.page_server import PageServer
 from tests.helpers.real_page import real_page, ref_of
 
@@ -33,14 +32,8 @@ async def agent(
         domains=[f"localhost:{server.port}"],
         browser_tools={"where": tool("async () => location.host\n", description="Where it ran")},
     )
-    env = ego_env(base / "profiles", workspace=base / "ws")
-    client = McpClient(env, base, base / "server-stderr.log")
-    await client.start()
-    try:
+    async with serving(base, workspace=base / "ws") as client:
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 async def open_real(agent: McpClient, server: PageServer, tag: str) -> str:

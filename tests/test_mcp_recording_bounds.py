@@ -9,8 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.helpers.commands import ego_env
-from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
 from tests.helpers.page_server import PageServer
 
 pytestmark = pytest.mark.chrome  # the MCP server under test launches Chrome
@@ -31,14 +30,9 @@ async function load() {
 @pytest.fixture(scope="module")
 async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
     base = tmp_path_factory.mktemp("mcp-recording")
-    env = ego_env(base / "profiles", workspace=base / "ws")
-    client = McpClient(env, base, base / "server-stderr.log", ["--output-dir", str(base / "out")])
-    await client.start()
-    try:
+    output = ["--output-dir", str(base / "out")]
+    async with serving(base, *output, workspace=base / "ws") as client:
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 async def test_stop_recording_says_what_the_bounds_and_the_draft_left_out(

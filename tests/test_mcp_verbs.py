@@ -19,9 +19,8 @@ from mcp.types import ImageContent
 
 from ego.skills import export_skill
 from tests.helpers.browsers import HANG
-from tests.helpers.commands import ego_env
 from tests.helpers.images import png_size
-from tests.helpers.mcp_client import McpClient, text_of, value_of
+from tests.helpers.mcp_client import McpClient, serving, text_of, value_of
 from tests.helpers.page_server import PageServer
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
@@ -31,17 +30,12 @@ from tests.helpers.page_server import PageServer
 @pytest.fixture(scope="module")
 async def agent(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpClient]:
     base = tmp_path_factory.mktemp("mcp-verbs")
-    env = ego_env(base / "profiles", workspace=base / "ws")
     # Files the tools read or write must be inside the server's output folder.
-    client = McpClient(env, base, base / "server-stderr.log", ["--output-dir", str(base / "out")])
-    client.output = base / "out"
-    client.output.mkdir()
-    await client.start()
-    try:
+    output = base / "out"
+    output.mkdir()
+    async with serving(base, "--output-dir", str(output), workspace=base / "ws") as client:
+        client.output = output
         yield client
-    finally:
-        if client.running:
-            await client.close()
 
 
 async def changed(agent: McpClient, timeout: float = 15) -> None:

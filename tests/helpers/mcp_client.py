@@ -167,10 +167,14 @@ def value_of(result: CallToolResult) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def serving(base: Path) -> AsyncIterator[McpClient]:
+async def serving(
+    base: Path, *args: str, workspace: Path | None = None
+) -> AsyncIterator[McpClient]:
     """An ``ego mcp`` server started in ``base`` (its profiles, output and stderr log there)
-    and its client, disconnected at the end unless the server already ended."""
-    client = McpClient(ego_env(base / "profiles"), base, base / "server-stderr.log")
+    with ``args`` and learnings in ``workspace`` (None: the project's), and its client,
+    disconnected at the end unless the server already ended."""
+    env = ego_env(base / "profiles", workspace=workspace)
+    client = McpClient(env, base, base / "server-stderr.log", args)
     await client.start()
     try:
         yield client
