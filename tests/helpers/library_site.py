@@ -32,11 +32,12 @@ import base64
 import json
 import secrets
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from ego.replay.bodies import boundary_of, multipart_parts
+from tests.helpers.page_server import serve, stop_serving
 
 __all__ = ["BOOKS", "CSRF_TOKEN", "LIBRARY_ENDPOINTS", "PASSWORD", "LibraryServer"]
 
@@ -441,16 +442,12 @@ class LibraryServer:
                         400, {"errors": [{"message": "unknown operation"}]}, "application/json"
                     )
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = serve(Handler)
         self.port = int(self.httpd.server_address[1])
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def close(self) -> None:
         self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_serving(self.httpd)

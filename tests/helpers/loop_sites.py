@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 from http.cookies import SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.helpers.page_server import serve, stop_serving
 
 __all__ = ["META_TOKEN", "NOTES", "NOTES_ENDPOINTS", "NotesServer"]
 
@@ -190,15 +191,11 @@ class NotesServer:
                 else:
                     self._json(404, {"error": "not found"})
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = serve(Handler)
         self.port = int(self.httpd.server_address[1])
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_serving(self.httpd)

@@ -1,6 +1,6 @@
 """Servers the tests serve pages from on 127.0.0.1: :class:`PageServer` (routes registered by a
 test) and :class:`Site` (one address that logs every request: an origin the agent must not
-reach)."""
+reach), and :func:`serve` and :func:`stop_serving` for the tests' other servers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,25 @@ import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def serve(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    """A threaded HTTP server on a free port of ``host`` running ``handler`` from a daemon
+    thread (each request in a daemon thread too), until :func:`stop_serving`."""
+
+    class Server(ThreadingHTTPServer):
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        daemon_threads = True
+
+    httpd = Server((host, 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
+def stop_serving(httpd: ThreadingHTTPServer) -> None:
+    """Stop a server :func:`serve` started and close its socket."""
+    httpd.shutdown()
+    httpd.server_close()
 
 
 @dataclass
@@ -68,11 +87,8 @@ class PageServer:
 
             do_GET = do_POST = do_PUT = do_HEAD = _serve
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = serve(Handler)
         self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
 
     @property
     def origin(self) -> str:
@@ -111,8 +127,7 @@ class PageServer:
         for held in self._holds.values():
             held.set()
         self._stop.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_serving(self.httpd)
 
 
 EVIL = "<title>EVIL</title><p>evil document</p>"
@@ -148,13 +163,8 @@ class Site:
 
             do_GET = do_POST = do_HEAD = _serve
 
-        class Server(ThreadingHTTPServer):
-            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-            daemon_threads = True
-
-        self.httpd = Server((host, 0), Handler)
+        self.httpd = serve(Handler, host)
         self.port: int = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     @property
     def origin(self) -> str:
@@ -174,5 +184,4 @@ class Site:
         ]
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_serving(self.httpd)

@@ -8,7 +8,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,6 +18,7 @@ from ego.errors import (
 )
 from ego.learning.catalog.registry import Learnings
 from ego.pool import BrowserPool, MemberFactory, MemberInfo
+from tests.helpers.page_server import serve, stop_serving
 from tests.helpers.paths import POOL_LEARNINGS
 
 from .cdp_mock import Evaluation, MockChannel, PageError, mock_browser
@@ -83,10 +84,7 @@ class HoldServer:
                     time.sleep(holder.delay)  # a slow server, not synchronisation
                 self._reply(200, b"released", "text/plain")
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.httpd = serve(Handler)
 
     def url(self, path: str = "/page") -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
@@ -101,8 +99,7 @@ class HoldServer:
 
     def close(self) -> None:
         self.released.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        stop_serving(self.httpd)
 
 
 START = "http://127.0.0.1:1/page"
