@@ -80,11 +80,18 @@ def ego_sync(
     cwd: Path | None = None,
 ) -> Result:
     """Run ``python -m ego ARGS`` (or ``command``) to completion, blocking."""
-    argv = [*(command or PYTHON_EGO), *args]
+    return run_to_end([*(command or PYTHON_EGO), *args], env=env, cwd=cwd, timeout=timeout)
+
+
+def run_to_end(
+    argv: list[str], *, env: Mapping[str, str] | None, cwd: Path | None, timeout: float
+) -> Result:
+    """Run ``argv`` to completion, blocking (``env`` None: this process's environment); fail
+    with what it printed when it overruns ``timeout``."""
     try:
         done = subprocess.run(
             argv,
-            env=dict(env),
+            env=None if env is None else dict(env),
             cwd=cwd,
             capture_output=True,
             text=True,

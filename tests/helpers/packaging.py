@@ -3,13 +3,12 @@ them."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import sysconfig
 from collections.abc import Mapping
 from pathlib import Path
 
-from tests.helpers.commands import Result
+from tests.helpers.commands import Result, run_to_end
 from tests.helpers.paths import ROOT
 
 #: Seconds a build or an install may take (a cold package cache downloads the backend).
@@ -24,21 +23,7 @@ def run(
     timeout: float = BUILD_TIMEOUT,
 ) -> Result:
     """Run ``argv`` to completion; fail with its output when it overruns ``timeout``."""
-    try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            env=None if env is None else dict(env),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(
-            f"$ {' '.join(argv)} did not finish within {timeout} s: {exc}"
-        ) from None
-    return Result(argv, done.returncode, done.stdout, done.stderr)
+    return run_to_end(argv, env=env, cwd=cwd, timeout=timeout)
 
 
 def new_venv(folder: Path) -> Path:
