@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..catalog.manifest import Manifest, load_manifest
+from ..catalog.manifest import Manifest
 from ..catalog.naming import check_site_id, check_tool_name, refuse
 from ..catalog.registry import Learnings
 from ..plan.draft import ToolDraft
-from ..plan.history import content_hash, load_version, write_atomic
+from ..plan.history import content_hash, write_atomic
 from ..plan.locks import site_lock
 from ..plan.save_plan import (
     check_schemas,
@@ -39,7 +39,7 @@ __all__ = [
     "PythonPlan",
     "plan_python_tool",
     "python_path",
-    "restore_python_tool",
+    "replace_in_site",
     "write_python_tool",
 ]
 
@@ -144,12 +144,12 @@ def write_python_tool(plan: PythonPlan) -> SavedTool:
                 return created
         # Read now, under the lock: a save that raced this one keeps its changes.
         current = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
-        return _replace_in_site(
+        return replace_in_site(
             site_dir, plan.site_id, plan.tool, data, overlay(current, plan.manifest), plan.entry
         )
 
 
-def _replace_in_site(
+def replace_in_site(
     site_dir: Path,
     site_id: str,
     tool: str,
@@ -159,7 +159,8 @@ def _replace_in_site(
 ) -> SavedTool:
     """Put ``entry`` and its source ``data`` into the workspace site's manifest ``raw`` (as it
     is now, read under the lock): validated, the current version kept in the history, then
-    the file and the manifest written."""
+    the file and the manifest written (a save, and a restore of a kept version:
+    :func:`ego.learning.save.store.restore_tool`)."""
     tools = dict(raw.get("pythonTools") or {})
     old = tools.get(tool)
     tools[tool] = entry
@@ -179,23 +180,3 @@ def _replace_in_site(
         previous_version=previous.version if previous is not None else None,
         hash=content_hash(data),
     )
-
-
-def restore_python_tool(learnings: Learnings, site_id: str, tool: str, version: str) -> SavedTool:
-    """Bring back a kept version of a Python tool; the current one is kept as a new version
-    (:func:`ego.learning.save.store.restore_tool` comes here for a Python tool).
-
-    Raises:
-        as :func:`ego.learning.save.store.restore_tool`.
-    """
-    root = workspace_root(learnings)
-    check_site_id(site_id, name=tool)
-    check_tool_name(site_id, tool)
-    site_dir = root / site_id
-    with site_lock(root, site_id):
-        kept = load_version(Learnings(roots=[root]), site_id, tool, version)
-        data = kept.file.read_bytes()
-        load_manifest(site_dir)  # a broken manifest is reported, not overwritten
-        raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
-        entry = {**kept.entry, "path": python_path(tool)}
-        return _replace_in_site(site_dir, site_id, tool, data, raw, entry)

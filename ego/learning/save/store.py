@@ -407,15 +407,17 @@ def restore_tool(learnings: Learnings, site_id: str, tool: str, version: str) ->
     check_site_id(site_id, name=tool)
     check_tool_name(site_id, tool)
     site_dir = root / site_id
-    if tool_kind(site_dir, tool) == "python":
-        from .python_tool import restore_python_tool  # it writes through this module
-
-        return restore_python_tool(learnings, site_id, tool, version)
+    python = tool_kind(site_dir, tool) == "python"
     with site_lock(root, site_id):
         kept = load_version(Learnings(roots=[root]), site_id, tool, version)
         data = kept.file.read_bytes()
         load_manifest(site_dir)  # a broken manifest is reported, not overwritten
         raw = json.loads((site_dir / "manifest.json").read_text(encoding="utf-8"))
+        if python:
+            from .python_tool import python_path, replace_in_site  # it writes through here
+
+            entry = {**kept.entry, "path": python_path(tool)}
+            return replace_in_site(site_dir, site_id, tool, data, raw, entry)
         entry = {**kept.entry, "path": live_path(tool)}
         tools = dict(raw.get("browserTools") or {})
         tools[tool] = entry
