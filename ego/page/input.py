@@ -433,11 +433,17 @@ async def type_text(
 async def _commands(page: Page, keys: list[str], text: str) -> list[tuple[str, dict[str, Any]]]:
     """The input commands that press ``keys`` (the field's readying shortcuts) and then
     insert ``text`` as an input method commits it."""
-    mac = await platform_is_mac(page) if any("ControlOrMeta" in key for key in keys) else False
+    mac = await _mac_for(page, keys)
     commands = [(_KEY, event) for key in keys for event in key_events(key, mac=mac)]
     if text:
         commands.append(("Input.insertText", {"text": text}))
     return commands
+
+
+async def _mac_for(page: Page, keys: list[str]) -> bool:
+    """Whether the field's readying shortcuts are pressed as on macOS (the browser is asked
+    only when one of them says ControlOrMeta)."""
+    return await platform_is_mac(page) if any("ControlOrMeta" in key for key in keys) else False
 
 
 async def _enter(
@@ -446,9 +452,8 @@ async def _enter(
     """Press ``keys`` (the field's readying shortcuts), then put ``text`` in: inserted, or
     key by key (``delay`` apart) where keys are asked for or only keys reach."""
     if delay is not None or by_keys:
-        mac = await platform_is_mac(page) if any("ControlOrMeta" in k for k in keys) else False
         if keys:
-            await press(page, *keys, mac=mac)
+            await press(page, *keys, mac=await _mac_for(page, keys))
         await type_keys(page, text, delay or 0.0)
         return
     await send_input(page, await _commands(page, keys, text))
