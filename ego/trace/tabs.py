@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import EgoError
@@ -98,10 +97,11 @@ class TabTrace:
         self._navigating: asyncio.Event | None = None
         self._asked = 0
         self._asked_before: dict[int, int] = {}
-        # Steps are written in the order they began (an action's when it ended, a page's
-        # when it loaded), though their captures end in any order: each waits for the one
-        # before it to be written (bounded: every capture is).
-        self._written: asyncio.Future[None] | None = None
+        # Each action running, and each page step not yet written, done once its step is
+        # written or given up. A page loaded while an action runs is that action's doing
+        # (a script going on from the page it loaded) and its step is written after the
+        # action's, whichever capture ends first; an action's own step waits for nothing.
+        self._running: dict[int, asyncio.Event] = {}
 
     async def start(self) -> None:
         """Start hearing the tab and observing its actions.
@@ -132,13 +132,15 @@ class TabTrace:
         self._stopped = True
         if self._observation is not None:
             self._observation.stop()
+        for running in self._running.values():  # actions that will not be told as ended
+            running.set()
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=CAPTURE_SECONDS * 2)
         if self._unasked and self.options.page_events and not self.tab.closed:
             # A page committed that has not loaded yet: its step shows it as it is now.
             self._unasked = False
             with contextlib.suppress(EgoError):
-                await self._page_step(self._turn())
+                await self._page_step(self._begun())
         await self.flush(everything=True)
         self.network.close()
         self.console.close()
@@ -152,49 +154,44 @@ class TabTrace:
     def _started(self, action: Action) -> None:
         self._unclaimed.append(action)
         self._asked_before[id(action)] = self._asked
+        self._running[id(action)] = asyncio.Event()
 
     async def on_action(self, action: Action) -> None:
         """An action of the tab (or one of its frames) ended: capture it, hand it over."""
-        turn = self._turn()
         try:
-            asked_before = self._asked_before.pop(id(action), self._asked)
-            navigating = self._navigating
-            if navigating is not None and self._asked > asked_before and not action.reads:
-                # Bounded: a navigation that ends in no document (a download, a 204) stops
-                # loading, which also ends the wait.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(navigating.wait(), CAPTURE_SECONDS)
-            self._unclaimed = [running for running in self._unclaimed if running is not action]
-            if self._stopped:
-                return
-            step = action_step(action, self.secrets, self.options.max_body)
-            if not action.reads:
-                ref = action.element.ref if action.element is not None else None
-                await self._capture(step, action.page, ref)
-            await self._step(step, turn, failed=not action.ok)
+            await self._action_step(action)
         finally:
-            turn.done()
+            running = self._running.pop(id(action), None)
+            if running is not None:
+                running.set()
+
+    async def _action_step(self, action: Action) -> None:
+        asked_before = self._asked_before.pop(id(action), self._asked)
+        navigating = self._navigating
+        if navigating is not None and self._asked > asked_before and not action.reads:
+            # Bounded: a navigation that ends in no document (a download, a 204) stops
+            # loading, which also ends the wait.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(navigating.wait(), CAPTURE_SECONDS)
+        self._unclaimed = [running for running in self._unclaimed if running is not action]
+        if self._stopped:
+            return
+        step = action_step(action, self.secrets, self.options.max_body)
+        if not action.reads:
+            ref = action.element.ref if action.element is not None else None
+            await self._capture(step, action.page, ref)
+        await self._step(step, failed=not action.ok)
 
     async def on_run(self, run: ToolRun, label: str | None = None) -> None:
         """A tool run in the tab (or one of its frames) ended: capture it, hand it over
         (``label``: what the step is of, such as a batch's input)."""
         if self._stopped:
             return
-        turn = self._turn()
-        try:
-            step = tool_step(run, self.secrets, self.options.max_body)
-            if label is not None:
-                step["input"] = label
-            await self._capture(step, run.page, None)
-            await self._step(step, turn, failed=not run.ok)
-        finally:
-            turn.done()
-
-    def _turn(self) -> _Turn:
-        """The next place in the order steps are written."""
-        turn = _Turn(self._written, asyncio.get_running_loop().create_future())
-        self._written = turn.mine
-        return turn
+        step = tool_step(run, self.secrets, self.options.max_body)
+        if label is not None:
+            step["input"] = label
+        await self._capture(step, run.page, None)
+        await self._step(step, failed=not run.ok)
 
     async def _capture(self, step: dict[str, Any], page: Any, ref: str | None) -> None:
         shot, outline = await asyncio.gather(
@@ -204,9 +201,7 @@ class TabTrace:
         step["screenshot"] = shot
         step["snapshot"] = self.secrets.cut(outline)
 
-    async def _step(self, step: dict[str, Any], turn: _Turn, *, failed: bool) -> None:
-        if turn.before is not None:
-            await asyncio.shield(turn.before)
+    async def _step(self, step: dict[str, Any], *, failed: bool) -> None:
         await self.flush()
         step["tab"] = self.id
         await self.sink.step(self, step, failed)
@@ -283,18 +278,32 @@ class TabTrace:
         unasked, self._unasked = self._unasked, False
         if not self.options.page_events or self._stopped or not unasked:
             return
-        task = asyncio.get_running_loop().create_task(self._page_step(self._turn()))
+        begun = self._begun()
+        task = asyncio.get_running_loop().create_task(self._page_step(begun))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        # A task cancelled before it ran never reached its own finally.
+        task.add_done_callback(lambda _: begun[1].set())
 
-    async def _page_step(self, turn: _Turn) -> None:
-        """A page loaded in the tab that no action of ego's loaded: a step of its own."""
+    def _begun(self) -> _Begun:
+        """For a page step: what is running now (its step is written after theirs), and the
+        page step's own future, running from now on."""
+        before = list(self._running.values())
+        own = asyncio.Event()
+        self._running[id(own)] = own
+        return before, own
+
+    async def _page_step(self, begun: _Begun) -> None:
+        """A page loaded in the tab that no action of ego's loaded: a step of its own,
+        written after the steps that were running when it loaded (``begun``)."""
+        before, own = begun
         try:
-            await self._write_page_step(turn)
+            await self._write_page_step(before)
         finally:
-            turn.done()
+            self._running.pop(id(own), None)
+            own.set()
 
-    async def _write_page_step(self, turn: _Turn) -> None:
+    async def _write_page_step(self, before: list[asyncio.Event]) -> None:
         step: dict[str, Any] = {
             "type": "step",
             "kind": "page",
@@ -306,21 +315,15 @@ class TabTrace:
             "url": self.secrets.url(self.tab.url),
         }
         await self._capture(step, self.tab, None)
-        await self._step(step, turn, failed=False)
+        if before:
+            # Bounded: each is an action's step or a page step, and every capture is.
+            await asyncio.gather(*(running.wait() for running in before))
+        await self._step(step, failed=False)
 
     def _on_closed(self) -> None:
         if not self._stopped:
             self._record({"type": "tab", "event": "closed"})
 
 
-@dataclass(frozen=True, slots=True)
-class _Turn:
-    """A step's place in the order steps are written: the step before's (None: the first)
-    and its own, done once it is written or given up."""
-
-    before: asyncio.Future[None] | None
-    mine: asyncio.Future[None]
-
-    def done(self) -> None:
-        if not self.mine.done():
-            self.mine.set_result(None)
+#: A page step begun: the steps running when its page loaded, and its own.
+_Begun = tuple[list[asyncio.Event], asyncio.Event]
