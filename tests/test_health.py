@@ -16,7 +16,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -56,7 +56,7 @@ from tests.helpers.browsers import websocket_url
 from tests.helpers.commands import ego_async, ego_env, free_port
 from tests.helpers.health import MOODY, close_tabs, isolated_store, mood_pages
 from tests.helpers.learnings import make_site, tool
-from tests.helpers.page_server import PageServer
+from tests.helpers.page_server import PageServer, QuietHandler
 from tests.helpers.skills import write_skill
 
 KEY = ("shop", "search", "0123456789abcdef")
@@ -716,12 +716,7 @@ class StoppingServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         pages = self.PAGES
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 kind, body = pages.get(self.path, ("text/plain", b"not found"))
                 self.send_response(200 if self.path in pages else 404)

@@ -32,12 +32,11 @@ import base64
 import json
 import secrets
 import threading
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from ego.replay.bodies import boundary_of, multipart_parts
-from tests.helpers.page_server import serve, stop_serving
+from tests.helpers.page_server import QuietHandler, serve, stop_serving
 
 __all__ = ["BOOKS", "CSRF_TOKEN", "LIBRARY_ENDPOINTS", "PASSWORD", "LibraryServer"]
 
@@ -265,12 +264,7 @@ class LibraryServer:
         self.stats_asked = threading.Event()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _send(self, status: int, body: bytes, kind: str) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", kind)

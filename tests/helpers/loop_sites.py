@@ -17,11 +17,10 @@ from __future__ import annotations
 import json
 import secrets
 from http.cookies import SimpleCookie
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.helpers.page_server import serve, stop_serving
+from tests.helpers.page_server import QuietHandler, serve, stop_serving
 
 __all__ = ["META_TOKEN", "NOTES", "NOTES_ENDPOINTS", "NotesServer"]
 
@@ -90,12 +89,7 @@ class NotesServer:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _send(
                 self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None
             ) -> None:

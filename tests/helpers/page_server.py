@@ -1,6 +1,7 @@
 """Servers the tests serve pages from on 127.0.0.1: :class:`PageServer` (routes registered by a
 test) and :class:`Site` (one address that logs every request: an origin the agent must not
-reach), and :func:`serve` and :func:`stop_serving` for the tests' other servers."""
+reach), and :class:`QuietHandler`, :func:`serve` and :func:`stop_serving` for the tests'
+other servers."""
 
 from __future__ import annotations
 
@@ -8,6 +9,16 @@ import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that speaks HTTP/1.1 (connections kept alive, as a browser keeps
+    them) and logs nothing."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
 
 
 def serve(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> ThreadingHTTPServer:
@@ -53,12 +64,7 @@ class PageServer:
         self._stop = threading.Event()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
@@ -143,12 +149,7 @@ class Site:
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         site = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 if length:

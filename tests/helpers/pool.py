@@ -8,7 +8,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,7 +17,7 @@ from ego.errors import (
 )
 from ego.learning.catalog.registry import Learnings
 from ego.pool import BrowserPool, MemberFactory, MemberInfo
-from tests.helpers.page_server import serve, stop_serving
+from tests.helpers.page_server import QuietHandler, serve, stop_serving
 from tests.helpers.paths import POOL_LEARNINGS
 
 from .cdp_mock import Evaluation, MockChannel, PageError, mock_browser
@@ -42,12 +41,8 @@ class HoldServer:
         self.released = threading.Event()
         holder = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+        class Handler(QuietHandler):
             disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
 
             def _reply(self, status: int, body: bytes, kind: str) -> None:
                 try:
