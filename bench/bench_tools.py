@@ -95,6 +95,7 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             "inflight": args.inflight,
             "inflight_rounds": args.inflight_rounds,
             "pipe_rounds": args.pipe_rounds,
+            "pipe_batches": args.pipe_batches,
             "pipe_only": args.pipe_only,
             "websocket": args.websocket,
         },
@@ -174,12 +175,18 @@ async def benchmark(args: argparse.Namespace, tracker: ChromeTracker) -> dict[st
             if args.pipe_rounds:
                 print(
                     f"5/5 the pipe at its limit: ego-hot against raw-pipe alone, "
-                    f"{args.pipe_rounds} rounds of {args.calls} calls and of {args.inflight:,} "
+                    f"{args.pipe_rounds} rounds of {args.calls} calls and of {args.pipe_batches} "
+                    f"batches of {args.inflight:,} "
                     "in flight ...",
                     flush=True,
                 )
                 results["pipe"] = await run_pipe_pair(
-                    bench, args.calls, args.warmup, args.pipe_rounds, args.inflight
+                    bench,
+                    args.calls,
+                    args.warmup,
+                    args.pipe_rounds,
+                    args.inflight,
+                    args.pipe_batches,
                 )
     return results
 
@@ -304,12 +311,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="rounds of section 5, ego-hot against the raw pipe loop alone (0 skips it)",
     )
     parser.add_argument(
+        "--pipe-batches",
+        type=int,
+        default=5,
+        help="batches of --inflight calls each contender fires per round of section 5",
+    )
+    parser.add_argument(
         "--pipe-only", action="store_true", help="run section 5 only (after the set-up checks)"
     )
     parser.add_argument("--chrome", default=None, help="Chrome binary (default: ego's choice)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
-    for name in ("calls", "warmup", "rounds", "tool_kb", "inflight_rounds"):
+    for name in ("calls", "warmup", "rounds", "tool_kb", "inflight_rounds", "pipe_batches"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.inflight < 0:
