@@ -382,3 +382,24 @@ async def test_both_args_formats_run_in_the_browser(
     assert await site.run_browser_tool("shop", "compact", {"query": "q"}, tab=tab) == {"query": "q"}
     with pytest.raises(InvalidArgsError):
         await site.run_browser_tool("shop", "compact", None, tab=tab)
+
+
+def test_the_validators_kept_for_schemas_are_bounded_and_still_check() -> None:
+    # Each reload of a manifest brings new schema objects; a server whose manifests are
+    # edited all day must not keep a validator (and its schema) for every one it ever saw.
+    from ego.learning.catalog.args import ArgsChecker
+    from ego.learning.catalog.manifest import BrowserToolSpec
+
+    checker = ArgsChecker()
+    limit = ArgsChecker.VALIDATORS_KEPT
+    for number in range(limit + 5):
+        spec = BrowserToolSpec(
+            name="t",
+            path="tools/t.js",
+            args={"type": "object", "properties": {"n": {"type": "integer", "maximum": number}}},
+        )
+        assert checker.check_args("s", spec, {"n": number}) == {"n": number}
+        with pytest.raises(InvalidArgsError, match="bad args at 'n'"):
+            checker.check_args("s", spec, {"n": number + 1})
+        assert len(checker._validators) <= limit
+    assert len(checker._validators) == 5

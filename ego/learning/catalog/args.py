@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ...errors import InvalidArgsError
 from ...protocol.literals import embed_json
@@ -23,8 +23,14 @@ def _refuse_key(subject: str, args: Any, *, deep: bool = True) -> None:
 
 class ArgsChecker:
     """Checking args against a tool's schema: the base of :class:`~.registry.Learnings`,
-    which documents it. Each tool schema's validator is built once and kept with the schema.
+    which documents it. Each tool schema's validator is built once and kept with the schema,
+    up to :attr:`VALIDATORS_KEPT` of them.
     """
+
+    #: How many schemas' validators are kept before they are built afresh. Every reload of a
+    #: manifest brings new schema objects, and a kept validator keeps its schema alive: a
+    #: long-running server whose manifests are edited would otherwise grow without end.
+    VALIDATORS_KEPT: Final = 1024
 
     def __init__(self) -> None:
         self._validators: dict[int, tuple[dict[str, Any], Any, Any]] = {}
@@ -66,6 +72,8 @@ class ArgsChecker:
         try:
             if cached is None or cached[0] is not spec.args:
                 cached = (spec.args, validator(spec.args), quick_check(spec.args))
+                if len(self._validators) >= self.VALIDATORS_KEPT:
+                    self._validators.clear()
                 self._validators[id(spec.args)] = cached
             _, checker, quick = cached
             # The quick check settles plain valid args without jsonschema; is_valid is the
