@@ -340,3 +340,18 @@ def test_mcp_refuses_a_test_id_attribute_that_is_no_attribute(runner: CliRunner)
     assert refused.exit_code == 2, refused.output
     assert "--test-id-attribute" in refused.output
     assert "give an attribute name" in refused.output
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--port", "5"), "--port only works with --http: add --http"),
+        (("--port", "5", "--token", "t"), "--port, --token only work with --http: add --http"),
+    ],
+)
+def test_mcp_refuses_the_http_options_without_http(
+    runner: CliRunner, options: tuple[str, ...], message: str
+) -> None:
+    refused = invoke(runner, "mcp", *options)
+    assert refused.exit_code == 2, refused.output
+    assert message in refused.output

@@ -361,7 +361,8 @@ def mcp(
         if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
     ]
     if given and not http:
-        raise click.UsageError(f"{', '.join(given)} only work with --http")
+        verb = "works" if len(given) == 1 else "work"
+        raise click.UsageError(f"{', '.join(given)} only {verb} with --http: add --http")
     bounds = state_bounds(max_state_mb, max_state_items)
     limits = ServerLimits(
         allowed_origins=_patterns(allowed, "--allowed-origins"),
