@@ -503,3 +503,49 @@ async def test_wait_for_refuses_a_malformed_selector_before_waiting(
         await asyncio.wait_for(tab.wait_for(selector="p[", timeout=60), HANG)
     with pytest.raises(InvalidSelectorError, match="takes CSS, not a ref"):
         await asyncio.wait_for(tab.wait_for(selector="ref=e3", timeout=60), HANG)
+
+
+@pytest.mark.parametrize(
+    ("where", "selector"),
+    [("the page", "#go"), ("an iframe, target=_top", "#inner >> #top")],
+)
+async def test_a_click_whose_next_page_does_not_come_fails_naming_the_navigation_it_began(
+    tab: ego.Tab, server: PageServer, where: str, selector: str
+) -> None:
+    # Chrome holds every command to a tab whose page is navigating away until the next one
+    # commits: the click's last question waited the tab's timeout and then returned as if all
+    # was well.
+    page = f"/act/slow-{len(where)}"
+    server.route(f"{page}/next", "<title>next</title><p id='there'>there</p>"
+                 "<script>document.title = 'ran'</script>")  # fmt: skip
+    server.route(f"{page}/inner", f"<a id='go' href='{page}/next'>go</a>"
+                 f"<a id='top' href='{page}/next' target='_top'>top</a>")  # fmt: skip
+    body = "<a id='go' href='next'>go</a>" if where == "the page" else (
+        "<iframe id='inner' src='inner'></iframe>")  # fmt: skip
+    await serve(tab, server, f"{page}/", body)
+    if where != "the page":
+        inner = await tab.frame(url=server.url(f"{page}/inner"), timeout=10)
+        await inner.wait_for(selector="#top", timeout=10)
+    next_page = server.url(f"{page}/next")
+    answer = server.hold(f"{page}/next")
+    tab.default_timeout = 2
+    try:
+        with pytest.raises(ego.CommandTimeoutError, match=f"began a navigation to {next_page}"):
+            await tab.click(selector)
+        assert not answer.is_set()
+    finally:
+        answer.set()
+        tab.default_timeout = 30
+    await tab.wait_for(url=next_page, timeout=10)
+    await tab.wait_for(selector="#there", timeout=10)
+    # Nothing the click left behind stops the next page's own script.
+    assert await tab.evaluate("document.title") == "ran"
+
+
+async def test_a_click_on_a_link_returns_once_the_next_page_came(
+    tab: ego.Tab, server: PageServer
+) -> None:
+    server.route("/act/link-next", "<title>next</title>")
+    await serve(tab, server, "/act/link", "<a id='go' href='link-next'>go</a>")
+    await tab.click("#go")
+    assert tab.url == server.url("/act/link-next")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ego.errors import (
+    CommandTimeoutError,
     ConfirmationRequiredError,
     DialogOpenError,
     EgoError,
@@ -70,6 +71,14 @@ def test_an_open_dialog_names_handle_dialog() -> None:
                 seen="it shows 'x'",
             ),
             "or call type with clear: false",
+        ),
+        (
+            CommandTimeoutError(
+                "the click landed and began a navigation to http://a.test/next, but no page "
+                "came within 30 s (its server has not answered): wait for it with "
+                "tab.wait_for(url=...), or give the tab a larger default_timeout"
+            ),
+            "wait for it with wait_for (url, timeout)",
         ),
         (
             EgoError("wait_for takes exactly one of text=, selector=, url= or network_idle=True"),

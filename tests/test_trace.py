@@ -334,10 +334,10 @@ async def test_a_download_is_in_the_trace(tab: ego.Tab, server: PageServer, tmp_
 async def test_a_click_on_a_link_is_captured_on_the_page_it_went_to(
     tab: ego.Tab, server: PageServer, tmp_path: Path
 ) -> None:
-    """A click may return before the document it asked for commits (here: its check of where
-    it landed finds the old document waiting on the new one and gives up after the tab's
-    timeout, and only then is the next page answered): its step waits for that commit
-    (bounded), so its URL and screenshot show where it went, whatever the timing."""
+    """A click may end before the document it asked for commits (here: the next page does
+    not come within the tab's timeout, so the click fails saying so, and only then is the
+    next page answered): its step waits for that commit (bounded), so its URL and screenshot
+    show where it went, whatever the timing."""
     server.route("/trace/link/next", "<title>next</title><p>arrived</p>")
     start = server.route("/trace/link", "<title>start</title><a href='/trace/link/next'>go</a>")
     await tab.navigate(start)
@@ -345,15 +345,16 @@ async def test_a_click_on_a_link_is_captured_on_the_page_it_went_to(
     held = server.hold("/trace/link/next")
 
     def release(action: Action) -> None:
-        # Told before the trace (observers are told in order): the click has returned, and
-        # the next page is answered only now, after it.
+        # Told before the trace (observers are told in order): the click has ended, and the
+        # next page is answered only now, after it.
         if action.verb == "click":
             held.set()
 
     path = tmp_path / "link.trace.jsonl"
     with tab.observe_actions(release):
         async with tab.trace(path):
-            await tab.click("a")
+            with pytest.raises(ego.CommandTimeoutError, match="began a navigation"):
+                await tab.click("a")
     [click] = [s for s in read_trace(path).steps if s["verb"] == "click"]
     assert click["url_after"] == server.url("/trace/link/next")
     assert click["snapshot"]["url"] == server.url("/trace/link/next")

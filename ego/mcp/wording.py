@@ -49,6 +49,10 @@ PYTHON_TO_MCP: tuple[tuple[str, str], ...] = (
         "navigate again and answer its dialog with handle_dialog (accept: true)",
     ),
     ("reload with resend=True", "call reload with resend: true"),
+    (
+        "wait for it with tab.wait_for(url=...), or give the tab a larger default_timeout",
+        "wait for it with wait_for (url, timeout)",
+    ),
     ("site.save_browser_tool(", "save_browser_tool("),
     ("site.run_browser_tool(", "run_browser_tool("),
     ("`site.heal_tool(", "`heal_tool("),

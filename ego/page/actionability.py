@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from ..errors import CommandTimeoutError, EgoError, ElementNotActionableError, ProtocolError
+from ..protocol.session import Session
 from .elements import Elements, call_on, invalid, not_found
 from .keys import send_input
+from .navigation_watch import NavigationWatch
 from .page import Page
 from .refs import parse_ref
 from .scripts import page_script
+from .spinning import stop_spinning
 
 __all__ = [
     "CHECKS",
@@ -236,15 +239,22 @@ _TWO_FRAMES: Final = (
 
 
 async def deliver_mouse(
-    elements: Elements, chosen: Actionable, events: list[dict[str, Any]], wait: float, verb: str
-) -> None:
-    """Send the mouse ``events`` (their ``x``, ``y`` filled in) at the chosen point.
+    elements: Elements,
+    chosen: Actionable,
+    events: list[dict[str, Any]],
+    wait: float,
+    verb: str,
+    navigation: NavigationWatch | None = None,
+) -> tuple[float, float]:
+    """Send the mouse ``events`` (their ``x``, ``y`` filled in) at the chosen point; where
+    they went, in the tab's coordinates.
 
     In the tab's own document they go at once. In a frame the browser sends a mouse event to
     whichever document it drew at that point last, which lags a scroll by a frame or more:
     the move goes first, and only once the frame's document saw it arrive do the other
     events follow; until then the tab is let draw and the move sent again (bounded by
-    ``wait``, at least a second).
+    ``wait``, at least a second). The frame stops watching for the mouse after, unless
+    ``navigation`` saw a navigation begin first (the frame's document is going).
 
     Raises:
         ElementNotActionableError: the mouse never reached the element in its frame.
@@ -254,7 +264,7 @@ async def deliver_mouse(
     mouse = "Input.dispatchMouseEvent"
     if page.is_main:
         await send_input(page, [(mouse, {**e, "x": x, "y": y}) for e in events])
-        return
+        return x, y
     deadline = time.monotonic() + max(wait, 1.0)
     try:
         while True:
@@ -277,9 +287,11 @@ async def deliver_mouse(
             )
             x, y = await tab_point(page, chosen.x, chosen.y)
         await send_input(page, [(mouse, {**e, "x": x, "y": y}) for e in events[1:]])
+        return x, y
     finally:
         with contextlib.suppress(EgoError):
-            await call_on(elements, "pointer_seen", True, timeout=page.default_timeout)
+            stop = call_on(elements, "pointer_seen", True, timeout=page.default_timeout)
+            await (stop if navigation is None else navigation.or_answer(stop))
 
 
 @dataclass(frozen=True)
@@ -299,20 +311,45 @@ class Miss:
     pressed: bool
 
 
-async def click_landed(elements: Elements) -> Miss | None:
+async def click_landed(elements: Elements, navigation: NavigationWatch, verb: str) -> Miss | None:
     """After a click the checks chose a point for: where it went instead of the element, when
     the page moved under the point before the press or between the press and the release
     (those events were cancelled in the page, by ``actionable.js``'s watch), or None when
     every event landed (or the page went away with it, as a link's click does).
+
+    Chrome answers nothing in a document navigating away until the next one commits, so
+    after a click that began a navigation (``navigation``, set before the click) this waits
+    for the next page to commit, within the tab's timeout.
+
+    Raises:
+        CommandTimeoutError: the click began a navigation and no page committed in time.
     """
+    page = elements.page
+    session: Session | None = None
+    params: dict[str, Any] = {
+        "expression": f"({page_script('hit_verdict')})()",
+        "returnByValue": True,
+    }
     try:
-        answer = await elements.page.evaluate(
-            f"({page_script('hit_verdict')})()",
-            describe=False,
-            timeout=elements.page.default_timeout,
-        )
+        session, context = await page._target()
+        if context is not None:
+            params["contextId"] = context
+        result = await session.send("Runtime.evaluate", params, timeout=page.default_timeout)
+    except CommandTimeoutError:
+        began = navigation.began
+        if began is not None:
+            raise CommandTimeoutError(
+                f"the {verb} landed and began a navigation to {began or 'a new page'}, but no "
+                f"page came within {page.default_timeout:g} s (its server has not answered): "
+                "wait for it with tab.wait_for(url=...), or give the tab a larger "
+                "default_timeout"
+            ) from None
+        if session is not None:
+            await stop_spinning(session)  # a script keeps the page busy after the click
+        return None
     except EgoError:
         return None  # the click navigated or closed the page: it landed
+    answer = result.get("result", {}).get("value")  # none when the script threw
     if not isinstance(answer, dict) or answer.get("verdict") not in ("missed", "slipped"):
         return None
     return Miss(

@@ -4,8 +4,7 @@ of its action, and the point on it, in the frame's viewport or in the tab's.
 Every verb that puts the mouse on an element (click, hover, drag, scroll by the wheel) takes
 these steps: :func:`aim` resolves the target (:mod:`.elements`) and waits until it can take
 the action (:mod:`.actionability`); :func:`point_on` moves the point to a ``position`` given
-from the top-left corner of the element's padding box (as Playwright measures it);
-:func:`tab_xy` says where the point is in the tab, where mouse events go.
+from the top-left corner of the element's padding box (as Playwright measures it).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from .actionability import Actionable, wait_actionable
 from .elements import Elements, call_on, release_elements, resolve
 from .page import Page
 
-__all__ = ["Position", "aim", "check_position", "point_on", "tab_xy"]
+__all__ = ["Position", "aim", "check_position", "point_on"]
 
 #: A point on an element: ``{"x": ..., "y": ...}``, CSS pixels from the top-left corner of
 #: its padding box.
@@ -111,12 +110,3 @@ async def point_on(
         return chosen, False
     moved = dataclasses.replace(chosen, x=float(answer["x"]), y=float(answer["y"]))
     return moved, bool(answer.get("draggable"))
-
-
-async def tab_xy(page: Page, chosen: Actionable) -> tuple[float, float]:
-    """The chosen point in the tab's coordinates, once the mouse went there (a frame's
-    iframes are in view by then: its viewport's offset in the tab is added)."""
-    if page.is_main:
-        return chosen.x, chosen.y
-    left, top = await page.viewport_offset()
-    return left + chosen.x, top + chosen.y

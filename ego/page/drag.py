@@ -23,7 +23,7 @@ from typing import Final
 
 from ..errors import EgoError
 from .actionability import Actionable, deliver_mouse, tab_point
-from .aim import Position, aim, check_position, point_on, tab_xy
+from .aim import Position, aim, check_position, point_on
 from .elements import Elements, release_elements
 from .locate import FRAME_STEP
 from .mouse import move, pause, release
@@ -90,8 +90,7 @@ async def drag_to(
             {"type": "mouseMoved", "modifiers": mask, "buttons": 0},
             {**pressed, "modifiers": mask},
         ]
-        await deliver_mouse(elements, chosen, events, left, "drag")
-        state.x, state.y = await tab_xy(elements.page, chosen)
+        state.x, state.y = await deliver_mouse(elements, chosen, events, left, "drag")
         if "left" not in state.buttons:
             state.buttons.append("left")
         origin = elements.page

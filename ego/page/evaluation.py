@@ -27,14 +27,15 @@ import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import CommandTimeoutError, ContextDestroyedError, EgoError, ProtocolError
+from ..errors import CommandTimeoutError, ContextDestroyedError, ProtocolError
 from ..protocol.remote_values import javascript_error, python_value, unreturnable_error
 from .scripts import page_script
+from .spinning import stop_spinning
 
 if TYPE_CHECKING:
     from ..protocol.session import Session
 
-__all__ = ["PROBE_SECONDS", "evaluate", "stop_spinning", "timed_out"]
+__all__ = ["evaluate", "timed_out"]
 
 # Chrome's words for "the context this evaluate ran in is gone" (a navigation or reload).
 _CONTEXT_GONE: Final = (
@@ -146,35 +147,6 @@ def timed_out(what: str, seconds: float, stopped: bool) -> str:
         f"{what} got no result within {seconds:g} s: a promise that never settled, or slow "
         "work; the page still answers, so pass a larger timeout if the work needs it"
     )
-
-
-#: Seconds a page may take to answer the probe before its thread counts as stuck.
-PROBE_SECONDS: Final = 0.3
-
-
-async def stop_spinning(session: Session) -> bool:
-    """Stop a script that keeps the page's thread busy; True when one was stopped.
-
-    Sends a trivial evaluate: a page whose thread is free answers it at once, and then
-    nothing is stopped (``Runtime.terminateExecution`` on an idle page would stop the next
-    script that runs, a page's own timer included). Only when the probe gets no answer within
-    :data:`PROBE_SECONDS` is the running script terminated. Never raises: a page that is gone,
-    crashed or blocked by a dialog has nothing to stop.
-    """
-    try:
-        await session.send(
-            "Runtime.evaluate", {"expression": "0", "returnByValue": True}, timeout=PROBE_SECONDS
-        )
-        return False
-    except CommandTimeoutError:
-        pass
-    except EgoError:
-        return False
-    try:
-        await session.send("Runtime.terminateExecution", timeout=5.0)
-    except EgoError:
-        return False
-    return True
 
 
 async def _answer(

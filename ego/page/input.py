@@ -31,7 +31,7 @@ from .actionability import (
     not_actionable,
     tab_point,
 )
-from .aim import Position, aim, check_position, point_on, tab_xy
+from .aim import Position, aim, check_position, point_on
 from .elements import Elements, call_on, release, release_elements
 from .hands import BUTTON_BITS, MODIFIER_BITS
 from .keys import (
@@ -45,6 +45,7 @@ from .keys import (
 )
 from .mouse import check_button
 from .mouse import move as mouse_move
+from .navigation_watch import NavigationWatch
 from .page import Page
 
 __all__ = ["Click", "check", "click", "hover", "press", "select", "type_text", "upload"]
@@ -135,10 +136,17 @@ async def _aim(
 
 
 async def _mouse_click(
-    elements: Elements, chosen: Actionable, wait: float, verb: str, how: Click = _LEFT
+    elements: Elements,
+    chosen: Actionable,
+    wait: float,
+    verb: str,
+    how: Click,
+    navigation: NavigationWatch,
 ) -> None:
     """A click at the chosen point: the mouse moves there and its button goes down and up,
-    once per count (``clickCount`` 1, 2, ...), the modifiers ``how`` names held around it."""
+    once per count (``clickCount`` 1, 2, ...), the modifiers ``how`` names held around it.
+    What is asked of the page after the input gives up on a document ``navigation`` saw go.
+    """
     page = elements.page
     state = page.input_state
     extra = sorted(how.modifiers - state.modifiers)
@@ -160,10 +168,9 @@ async def _mouse_click(
         await send_input(page, downs)
     try:
         if not how.delay:
-            await deliver_mouse(elements, chosen, events, wait, verb)
+            x, y = await deliver_mouse(elements, chosen, events, wait, verb, navigation)
         else:
-            await deliver_mouse(elements, chosen, events[:2], wait, verb)
-            x, y = await tab_xy(page, chosen)
+            x, y = await deliver_mouse(elements, chosen, events[:2], wait, verb, navigation)
             for event in events[2:]:
                 if event["type"] == "mouseReleased" or event["clickCount"] > 1:
                     await asyncio.sleep(how.delay)  # the pace asked for, not a wait
@@ -175,7 +182,7 @@ async def _mouse_click(
             ups.append((_KEY, {"type": "keyUp", "modifiers": keys_down, **modifier_fields(name)}))
         if ups:
             await send_input(page, ups)
-    state.x, state.y = await tab_xy(page, chosen)
+    state.x, state.y = x, y
 
 
 async def _click_until_it_lands(
@@ -206,10 +213,11 @@ async def _click_until_it_lands(
     """
     while True:
         left = max(0.0, deadline - time.monotonic())
-        await _mouse_click(elements, chosen, left, verb, how)
-        if force:
-            return elements, chosen
-        miss = await click_landed(elements)
+        with NavigationWatch(elements.page) as navigation:
+            await _mouse_click(elements, chosen, left, verb, how, navigation)
+            if force:
+                return elements, chosen
+            miss = await click_landed(elements, navigation, verb)
         if miss is None:
             return elements, chosen
         if miss.pressed:
@@ -293,8 +301,7 @@ async def hover(
             await mouse_move(page, x, y)
             return
         moved = {"type": "mouseMoved", "modifiers": state.modifier_mask(), "buttons": 0}
-        await deliver_mouse(elements, chosen, [moved], left, "hover")
-        state.x, state.y = await tab_xy(elements.page, chosen)
+        state.x, state.y = await deliver_mouse(elements, chosen, [moved], left, "hover")
     finally:
         release_elements(elements)
 

@@ -72,6 +72,11 @@ class OnMainFrame(PageVerbs):
         return True
 
     @property
+    def parent(self) -> None:
+        """None: a main frame has no frame around it."""
+        return None
+
+    @property
     def _frame_id(self) -> str:
         return self.main_frame.id
 

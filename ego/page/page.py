@@ -59,6 +59,17 @@ class Page(Protocol):
         ...
 
     @property
+    def parent(self) -> Page | None:
+        """The frame whose document holds this one's iframe; None for a tab's main frame (and
+        for a frame whose parent Chrome has not reported yet)."""
+        ...
+
+    @property
+    def session(self) -> Session | None:
+        """The session of the page's document, when known."""
+        ...
+
+    @property
     def _frame_id(self) -> str:
         """Chrome's id of the page's frame."""
         ...

@@ -28,7 +28,6 @@ from .closing import CLOSE_ATTEMPTS, close_target
 from .console import ConsoleLog
 from .dialogs import DialogPolicy, DialogTracker
 from .downloads import Downloads
-from .evaluation import stop_spinning
 from .frame import Frame
 from .frames import FrameTree
 from .hands import InputState
@@ -38,6 +37,7 @@ from .network import SAFE_METHODS, NetworkLog
 from .policy import OPEN, NavigationPolicy
 from .records import TabRecords
 from .refs import RefRegistry
+from .spinning import stop_spinning
 from .workers import TabWorkers, Worker, origin_of
 
 if TYPE_CHECKING:

@@ -155,7 +155,8 @@ class PageVerbs:
         tab's coordinates. Of several matches, the first that passes is clicked, never a
         hidden one. The page sees the events a person's click makes: ``mousedown``,
         ``mouseup`` and ``click`` (``detail`` the count); a second count adds ``dblclick``,
-        the right button ``contextmenu`` and ``auxclick``, the middle ``auxclick``.
+        the right button ``contextmenu`` and ``auxclick``, the middle ``auxclick``. A click
+        that navigates the tab returns once the next page came.
 
         Args:
             selector: a selector (CSS, ``role=``, ``text=``, ``label=``, ... ; ``>>`` to
@@ -181,6 +182,8 @@ class PageVerbs:
                 ref whose node is gone).
             ElementNotActionableError: it matches, but stayed hidden, disabled, moving or
                 covered (the error names the check and what it saw).
+            CommandTimeoutError: the click began a navigation of the tab and no page came
+                within the tab's ``default_timeout`` (the click itself landed).
         """
         how = actions.Click.of(
             "click", button=button, click_count=click_count, modifiers=modifiers,
