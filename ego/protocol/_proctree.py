@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import time
 
 import psutil
 
-__all__ = ["kill_tree", "still_running"]
+__all__ = ["kill_tree", "still_running", "wait_ended"]
+
+#: Seconds between two looks at a process that is not this one's child.
+_POLL = 0.02
 
 
 def still_running(pid: int, started: float, *, tolerance: float = 0.01) -> bool:
@@ -23,6 +27,27 @@ def still_running(pid: int, started: float, *, tolerance: float = 0.01) -> bool:
         )
     except psutil.Error:
         return False
+
+
+def wait_ended(process: psutil.Process, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``process`` to end; True if it did.
+
+    A zombie has ended. psutil's own wait would take it for alive: a process that is not
+    this one's child stays a zombie until its parent reaps it, and a detached one's parent
+    is init, which may reap only every few seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return True
+            process.wait(timeout=min(_POLL, max(0.0, deadline - time.monotonic())))
+            return True
+        except psutil.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                return False
+        except psutil.NoSuchProcess:
+            return True
 
 
 def kill_tree(pid: int, *, create_time: float | None = None, grace: float = 2.0) -> None:

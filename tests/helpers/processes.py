@@ -12,6 +12,8 @@ from pathlib import Path
 
 import psutil
 
+from ego.protocol._proctree import wait_ended
+
 
 def is_chrome(process: psutil.Process) -> bool:
     try:
@@ -55,12 +57,10 @@ async def wait_gone(processes: Iterable[psutil.Process], timeout: float) -> list
 
 def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
     deadline = time.monotonic() + timeout
-    remaining = alive(processes)
-    while remaining and time.monotonic() < deadline:
-        # psutil.wait_procs waits on each pid (children are reaped, others polled).
-        psutil.wait_procs(remaining, timeout=min(0.5, max(0.0, deadline - time.monotonic())))
-        remaining = alive(remaining)
-    return remaining
+    for process in alive(processes):
+        # Children are reaped; any other process has ended once it is a zombie.
+        wait_ended(process, max(0.0, deadline - time.monotonic()))
+    return alive(processes)
 
 
 def profile_pids(profile_dir: Path) -> list[psutil.Process]:
