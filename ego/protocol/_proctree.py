@@ -66,8 +66,14 @@ def kill_tree(pid: int, *, create_time: float | None = None, grace: float = 2.0)
     for process in processes:
         with contextlib.suppress(psutil.Error):
             process.terminate()
-    _, alive = psutil.wait_procs(processes, timeout=grace)
+    alive = _not_ended_within(processes, grace)
     for process in alive:
         with contextlib.suppress(psutil.Error):
             process.kill()
-    psutil.wait_procs(alive, timeout=grace)
+    _not_ended_within(alive, grace)
+
+
+def _not_ended_within(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Those of ``processes`` still running after waiting up to ``timeout`` seconds in all."""
+    deadline = time.monotonic() + timeout
+    return [p for p in processes if not wait_ended(p, max(0.0, deadline - time.monotonic()))]

@@ -52,10 +52,13 @@ def alive(processes: Iterable[psutil.Process]) -> list[psutil.Process]:
 async def wait_gone(processes: Iterable[psutil.Process], timeout: float) -> list[psutil.Process]:
     """Wait (bounded) until every process has exited; return those still alive at the end."""
     pending = list(processes)
-    return await asyncio.to_thread(_wait_gone, pending, timeout)
+    return await asyncio.to_thread(still_alive_after, pending, timeout)
 
 
-def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+def still_alive_after(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait (bounded, blocking) until every process has exited; those still alive then. A
+    zombie has exited: one that is not this process's child may wait seconds for init to
+    reap it."""
     deadline = time.monotonic() + timeout
     for process in alive(processes):
         # Children are reaped; any other process has ended once it is a zombie.
