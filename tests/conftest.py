@@ -28,6 +28,8 @@ import pytest
 
 import ego
 from ego.protocol.chrome import CHROME_ENV
+from ego.protocol.pipe import PipeWire
+from ego.protocol.wire import Wire
 from tests.helpers.browsers import fresh_tab
 from tests.helpers.page_server import PageServer
 from tests.helpers.paths import ROOT
@@ -98,6 +100,29 @@ async def ws_browser(ported_browser: ego.Browser) -> AsyncIterator[ego.Browser]:
     assert ported_browser.endpoint is not None
     async with ego.connect(ported_browser.endpoint) as attached:
         yield attached
+
+
+@pytest.fixture(params=["pipe", "websocket"])
+def either_browser(request: pytest.FixtureRequest) -> ego.Browser:
+    """The session's browser over its pipe, or one attached over a websocket: for a test that
+    runs over both transports. A plain fixture: an async one asking for a fixture not set up
+    yet fails inside the running loop (as this one did when a module ran alone). Its own name,
+    never ``browser``: a parametrized fixture that overrides a session one makes pytest start
+    the session's Chrome again for every test."""
+    if request.param == "pipe":
+        owner: ego.Browser = request.getfixturevalue("browser")
+        assert isinstance(owner.connection._wire, PipeWire)
+    else:
+        owner = request.getfixturevalue("ws_browser")
+        assert isinstance(owner.connection._wire, Wire)
+    return owner
+
+
+@pytest.fixture
+async def either_tab(either_browser: ego.Browser) -> AsyncIterator[ego.Tab]:
+    """A fresh tab of :func:`either_browser`, closed after the test."""
+    async with fresh_tab(either_browser) as fresh:
+        yield fresh
 
 
 #: Fixtures that give a test a real Chrome: a test using one (directly or through another

@@ -74,9 +74,11 @@ def no_secret_in(folder: Path) -> list[Path]:
     ]
 
 
-async def test_a_search_that_posts_is_drafted_saved_runs_live_and_heals_a_renamed_button(
+async def test_a_search_that_posts_is_drafted_saved_and_runs_live(
     browser: ego.Browser, tab: ego.Tab, shop: DemoServer, tmp_path: Path
 ) -> None:
+    # Its heal, once the button is renamed, is test_action_heal's: the same flow, drafted and
+    # kept the same way.
     await record_search(tab, shop, tmp_path / "search.actions.json")
     learnings = Learnings(workspace=tmp_path / "ws")
     report = ego.suggest_actions("desk", tmp_path / "search.actions.json", learnings=learnings)
@@ -97,16 +99,6 @@ async def test_a_search_that_posts_is_drafted_saved_runs_live_and_heals_a_rename
     shown = await site.run_tool("desk", "desk_search", {"words": "kettle", "category": "kitchen"})
     assert "1 result(s) for “kettle”" in shown
     assert "Pour-Over Coffee Kettle: 38.90" in shown
-
-    shop.pages_changed = True  # the search button is renamed "Find", its test id "desk-find"
-    try:
-        report = await site.heal_tool("desk", "desk_search")
-    finally:
-        shop.pages_changed = False
-    (gone,) = [c for c in report.changes if c["kind"] == "selector gone"]
-    assert gone["old"] == 'testid="desk-search-submit"'
-    assert gone["new"] == 'testid="desk-find"'  # the button nearest to "Look up"
-    assert "step 4 (click)" in gone["detail"]
 
 
 async def test_a_three_page_order_is_drafted_saved_and_places_an_order_live(

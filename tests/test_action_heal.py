@@ -66,10 +66,14 @@ async def test_a_renamed_button_heals_through_the_gate_and_the_old_version_is_ke
 ) -> None:
     shop.pages_changed = False
     site, learnings = await saved_search(browser, tab, shop, tmp_path)
-    shop.pages_changed = True
+    shop.pages_changed = True  # the search button is renamed "Find", its test id "desk-find"
     report = await site.heal_tool("desk", "desk_search")
     assert report.live["ran"]
     assert not report.live["ok"]
+    (gone,) = [c for c in report.changes if c["kind"] == "selector gone"]
+    assert gone["old"] == 'testid="desk-search-submit"'
+    assert gone["new"] == 'testid="desk-find"'  # the button nearest to "Look up"
+    assert "step 4 (click)" in gone["detail"]
     assert report.candidate == "proposed"
     assert report.file == CANDIDATE_PY
     candidate = (heal_folder(learnings, "desk", "desk_search") / CANDIDATE_PY).read_text()

@@ -35,6 +35,7 @@ from tests.helpers.batches import (
 )
 from tests.helpers.paths import POOL_LEARNINGS
 from tests.helpers.pool import HoldServer
+from tests.helpers.processes import still_alive_after
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.
@@ -56,8 +57,7 @@ def kill_and_check_chromes_end(process: subprocess.Popen[str]) -> list[psutil.Pr
     process.send_signal(signal.SIGKILL)
     process.communicate()
     assert process.returncode == -signal.SIGKILL
-    _, alive = psutil.wait_procs(tree, timeout=30)
-    alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    alive = still_alive_after(tree, 30)
     assert not alive, f"left running after the batch was killed: {alive}"
     return tree
 

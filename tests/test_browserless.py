@@ -38,6 +38,7 @@ from tests.helpers.batches import (
     wait_for_lines,
     write_jsonl,
 )
+from tests.helpers.processes import still_alive_after
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "browserless"
@@ -114,11 +115,6 @@ def _ready(port: int, token: str) -> bool:
         return False
 
 
-def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-    _, alive = psutil.wait_procs(processes, timeout=timeout)
-    return [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-
-
 @pytest.fixture(scope="module")
 def browserless(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browserless]:
     port, token = _free_port(), secrets.token_hex(12)
@@ -148,7 +144,7 @@ def browserless(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browserles
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(10)
-        leftovers = _wait_gone(server.processes(), 15)
+        leftovers = still_alive_after(server.processes(), 15)
         for leftover in leftovers:
             with contextlib.suppress(psutil.Error):
                 leftover.kill()
@@ -180,7 +176,7 @@ async def test_connect_and_pool_through_browserless(
         assert [item.result["id"] for item in results] == [i["id"] for i in inputs]
         assert {item.browser for item in results} == {0, 1}
     # Disconnecting ends those Chromes on the server.
-    assert not _wait_gone(browserless.chromes(), 30)
+    assert not still_alive_after(browserless.chromes(), 30)
 
     with pytest.raises(ConnectionFailedError, match=r"HTTP 401: check the token") as caught:
         await ego.connect(browserless.url("wrong"))
@@ -218,7 +214,7 @@ def test_batch_through_browserless_killed_then_resumed(
     kept = count_lines(output)
     assert kept < 200
     # The killed client's websockets closed, so browserless ends its Chromes.
-    assert not _wait_gone(remote, 30)
+    assert not still_alive_after(remote, 30)
 
     code, out, err = run_batch_cli(args)
     assert code == 0, err
@@ -226,7 +222,7 @@ def test_batch_through_browserless_killed_then_resumed(
     assert summary["skipped"] == kept
     assert summary["ran"] == 200 - kept
     check_complete(shop, output, inputs)
-    assert not _wait_gone(browserless.chromes(), 30)
+    assert not still_alive_after(browserless.chromes(), 30)
 
 
 def test_batch_with_a_wrong_token_says_so_in_one_line(

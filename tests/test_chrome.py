@@ -17,13 +17,14 @@ import pytest
 
 import ego
 import ego.protocol.chrome
+from ego.protocol._proctree import wait_ended
 from ego.protocol.chrome import find_chrome
 from ego.protocol.pipe import PipeWire
 from tests.helpers.browsers import HANG, websocket_url
 from tests.helpers.commands import free_port
 from tests.helpers.page_server import PageServer
 from tests.helpers.paths import ROOT
-from tests.helpers.processes import live, processes_mentioning, tree
+from tests.helpers.processes import live, processes_mentioning, tree, wait_gone
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.
@@ -381,6 +382,35 @@ async def test_launch_then_close_leaves_no_process_of_that_chrome() -> None:
         psutil.Process(process.pid)  # reaped, not a zombie
 
 
+_UNREAPED = """
+import os, sys
+child = os.fork()
+if child == 0:
+    os._exit(0)
+print(child, flush=True)
+sys.stdin.read()  # never reaps its child: it stays a zombie until this ends
+"""
+
+
+def test_a_process_that_is_not_ours_has_ended_once_it_is_a_zombie() -> None:
+    # As a detached `ego launch` is to `ego close`: its parent is init, which may reap it
+    # only seconds later, and psutil's own wait takes the zombie for alive till then.
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _UNREAPED], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert parent.stdin is not None
+    assert parent.stdout is not None
+    try:
+        zombie = psutil.Process(int(parent.stdout.readline()))
+        assert wait_ended(zombie, HANG)
+        assert zombie.status() == psutil.STATUS_ZOMBIE  # ended, and still not reaped
+        assert not wait_ended(psutil.Process(parent.pid), 0.05)  # a running one has not
+    finally:
+        parent.stdin.close()
+        parent.wait(HANG)
+        parent.stdout.close()
+
+
 _CHILD = """
 import asyncio, ego
 
@@ -415,10 +445,9 @@ async def test_sigkilled_owner_leaves_no_chrome_behind(tmp_path: Path) -> None:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
 
-        _, alive = await asyncio.to_thread(psutil.wait_procs, processes, timeout=20)
+        alive = await wait_gone(processes, 20)
         assert alive == [], f"Chrome outlived its owner: {alive}"
-        _, alive = await asyncio.to_thread(psutil.wait_procs, watchdogs, timeout=20)
-        assert alive == []
+        assert await wait_gone(watchdogs, 20) == []
         assert not Path(profile).exists(), "the watchdog removes the temporary profile"
     finally:
         if child.poll() is None:

@@ -28,7 +28,7 @@ import ego.protocol.chrome
 from ego.protocol.chrome import LaunchOptions
 from ego.protocol.launcher import launch_chrome
 from tests.helpers.paths import ROOT
-from tests.helpers.processes import live, processes_mentioning, tree
+from tests.helpers.processes import live, processes_mentioning, still_alive_after, tree
 
 # Tests that start Chrome are marked `chrome` one by one (or through a browser fixture);
 # the rest need none and run in the fast tier.
@@ -215,7 +215,7 @@ def test_a_forked_child_does_not_keep_chrome_alive_after_the_owner_is_killed(
             os.kill(owner.pid, signal.SIGKILL)
             owner.wait()
 
-            _, still = psutil.wait_procs(chrome, timeout=GONE_WITHIN)
+            still = still_alive_after(chrome, GONE_WITHIN)
             assert still == [], f"Chrome outlived its owner while a forked child lives: {still}"
             assert wait_until(lambda: live(watchdogs) == [])
             assert alive(child), "the forked child lives on"
@@ -261,7 +261,7 @@ def test_a_leaked_write_end_does_not_keep_chrome_alive(
             os.kill(owner.pid, signal.SIGKILL)
             owner.wait()
 
-            _, still = psutil.wait_procs(chrome, timeout=GONE_WITHIN)
+            still = still_alive_after(chrome, GONE_WITHIN)
             assert still == [], f"a leaked write end kept Chrome alive: {still}"
             assert wait_until(lambda: live(watchdogs) == [])
         finally:
@@ -300,7 +300,7 @@ def test_killing_ego_launch_leaves_no_log_file(
         launcher.send_signal(sig)
         launcher.wait()
 
-        _, still = psutil.wait_procs(chrome, timeout=GONE_WITHIN)
+        still = still_alive_after(chrome, GONE_WITHIN)
         assert still == []
         assert wait_until(lambda: logs_in(tmpdir) == []), f"left behind: {logs_in(tmpdir)}"
         assert (tmp_path / "profiles" / "kept").is_dir(), "the persistent profile is kept"

@@ -19,9 +19,7 @@ import pytest
 
 import ego
 from ego.protocol._codec import decode_lenient, encode_lenient
-from ego.protocol.pipe import PipeWire
 from ego.protocol.transport import MAX_COMMAND_BYTES
-from ego.protocol.wire import Wire
 from tests.helpers.browsers import HANG, evaluate_pending
 from tests.helpers.page_server import PageServer
 from tests.helpers.pool import Fleet, hold, product
@@ -40,17 +38,6 @@ async def still_works(browser: ego.Browser, *tabs: ego.Tab) -> None:
             assert await each.evaluate("6 * 7", timeout=HANG) == 42
     finally:
         await other.close()
-
-
-@pytest.fixture(params=["pipe", "websocket"])
-def browser(request: pytest.FixtureRequest, browser: ego.Browser) -> ego.Browser:
-    """The session's browser over its pipe, or a browser attached over a websocket."""
-    if request.param == "pipe":
-        assert isinstance(browser.connection._wire, PipeWire)
-        return browser
-    attached: ego.Browser = request.getfixturevalue("ws_browser")
-    assert isinstance(attached.connection._wire, Wire)
-    return attached
 
 
 def assert_nothing_pending(browser: ego.Browser) -> None:
@@ -76,16 +63,16 @@ def assert_nothing_pending(browser: ego.Browser) -> None:
     ],
 )
 async def test_a_result_with_a_lone_surrogate_arrives_intact(
-    browser: ego.Browser, tab: ego.Tab, expression: str, expected: Any
+    either_browser: ego.Browser, either_tab: ego.Tab, expression: str, expected: Any
 ) -> None:
-    assert await tab.evaluate(expression, timeout=HANG) == expected
-    await still_works(browser, tab)
+    assert await either_tab.evaluate(expression, timeout=HANG) == expected
+    await still_works(either_browser, either_tab)
 
 
 async def test_a_lone_surrogate_nested_hundreds_deep_arrives_intact(
-    browser: ego.Browser, tab: ego.Tab
+    either_browser: ego.Browser, either_tab: ego.Tab
 ) -> None:
-    value = await tab.evaluate(
+    value = await either_tab.evaluate(
         "(() => { let v = 'end \\ud800'; for (let i = 0; i < 250; i++) v = [v, {k: 'x\\udc00'}];"
         " return v })()",
         timeout=HANG,
@@ -95,7 +82,7 @@ async def test_a_lone_surrogate_nested_hundreds_deep_arrives_intact(
         assert value[1] == {"k": "x\udc00"}
         value, depth = value[0], depth + 1
     assert (depth, value) == (250, "end \ud800")
-    await still_works(browser, tab)
+    await still_works(either_browser, either_tab)
 
 
 @pytest.mark.parametrize(
@@ -107,44 +94,46 @@ async def test_a_lone_surrogate_nested_hundreds_deep_arrives_intact(
     ],
 )
 async def test_a_thrown_error_with_a_lone_surrogate_is_a_javascript_error(
-    browser: ego.Browser, tab: ego.Tab, throw: str
+    either_browser: ego.Browser, either_tab: ego.Tab, throw: str
 ) -> None:
     with pytest.raises(ego.JavaScriptError) as caught:
-        await tab.evaluate(throw, timeout=HANG)
+        await either_tab.evaluate(throw, timeout=HANG)
     assert "bad \ud800 thing" in caught.value.js_message + str(caught.value.value)
-    await still_works(browser, tab)
+    await still_works(either_browser, either_tab)
 
 
 async def test_an_event_with_a_lone_surrogate_reaches_its_subscriber(
-    browser: ego.Browser, tab: ego.Tab
+    either_browser: ego.Browser, either_tab: ego.Tab
 ) -> None:
-    await tab.send("Runtime.enable")
-    heard = (await tab.attach()).expect(
+    await either_tab.send("Runtime.enable")
+    heard = (await either_tab.attach()).expect(
         "Runtime.consoleAPICalled",
         lambda params: params["args"][0].get("value", "").startswith("said"),
     )
-    await tab.evaluate("console.log('said \\ud800', {['k\\udc00']: 'v\\ud800'})", timeout=HANG)
+    await either_tab.evaluate(
+        "console.log('said \\ud800', {['k\\udc00']: 'v\\ud800'})", timeout=HANG
+    )
     params = await asyncio.wait_for(heard, HANG)
     assert params["args"][0]["value"] == "said \ud800"
     preview = params["args"][1]["preview"]["properties"]
     assert [(each["name"], each["value"]) for each in preview] == [("k\udc00", "v\ud800")]
-    await still_works(browser, tab)
+    await still_works(either_browser, either_tab)
 
 
 # --- lone surrogates to Chrome ----------------------------------------------------------------
 
 
 async def test_a_lone_surrogate_can_be_sent_and_comes_back_unchanged(
-    browser: ego.Browser, tab: ego.Tab
+    either_browser: ego.Browser, either_tab: ego.Tab
 ) -> None:
     # The expression itself holds the lone code point (not a JS escape).
-    assert await tab.evaluate("'a\ud800b'.charCodeAt(1)", timeout=HANG) == 0xD800
-    cut = await tab.evaluate("'😀'.slice(0, 1)", timeout=HANG)
+    assert await either_tab.evaluate("'a\ud800b'.charCodeAt(1)", timeout=HANG) == 0xD800
+    cut = await either_tab.evaluate("'😀'.slice(0, 1)", timeout=HANG)
     assert cut == HIGH
-    assert await tab.evaluate(f"['{cut}', '{cut}'.length]", timeout=HANG) == [HIGH, 1]
+    assert await either_tab.evaluate(f"['{cut}', '{cut}'.length]", timeout=HANG) == [HIGH, 1]
     # In an object key of the params too.
-    scope = await tab.send("Runtime.evaluate", {"expression": "globalThis"})
-    result = await tab.send(
+    scope = await either_tab.send("Runtime.evaluate", {"expression": "globalThis"})
+    result = await either_tab.send(
         "Runtime.callFunctionOn",
         {
             "functionDeclaration": "function (o) { return Object.keys(o)[0].charCodeAt(0) }",
@@ -154,7 +143,7 @@ async def test_a_lone_surrogate_can_be_sent_and_comes_back_unchanged(
         },
     )
     assert result["result"]["value"] == 0xDC00
-    await still_works(browser, tab)
+    await still_works(either_browser, either_tab)
 
 
 @pytest.mark.parametrize(
@@ -167,11 +156,11 @@ async def test_a_lone_surrogate_can_be_sent_and_comes_back_unchanged(
     ],
 )
 async def test_params_json_cannot_hold_raise_and_leave_nothing_pending(
-    browser: ego.Browser, tab: ego.Tab, params: dict[str, Any], error: type[Exception]
+    either_browser: ego.Browser, either_tab: ego.Tab, params: dict[str, Any], error: type[Exception]
 ) -> None:
-    fails_at_once(tab.send("Runtime.evaluate", params), error)
-    assert_nothing_pending(browser)
-    await still_works(browser, tab)
+    fails_at_once(either_tab.send("Runtime.evaluate", params), error)
+    assert_nothing_pending(either_browser)
+    await still_works(either_browser, either_tab)
 
 
 def test_the_lenient_codec_keeps_lone_surrogates_and_refuses_what_is_not_json() -> None:
@@ -199,11 +188,11 @@ def test_the_lenient_codec_keeps_lone_surrogates_and_refuses_what_is_not_json() 
 
 
 async def test_a_command_over_the_limit_is_refused_before_sending(
-    browser: ego.Browser, tab: ego.Tab
+    either_browser: ego.Browser, either_tab: ego.Tab
 ) -> None:
     # The smallest evaluate over the limit: the JSON around the expression is ~150 bytes.
     expression = "'" + "a" * (MAX_COMMAND_BYTES - 10) + "'.length"
-    exc = fails_at_once(tab.evaluate(expression), ego.CommandTooLargeError)
+    exc = fails_at_once(either_tab.evaluate(expression), ego.CommandTooLargeError)
     assert isinstance(exc, ego.CommandTooLargeError)
     assert exc.limit == MAX_COMMAND_BYTES
     assert MAX_COMMAND_BYTES < exc.size < MAX_COMMAND_BYTES + 1000
@@ -212,17 +201,17 @@ async def test_a_command_over_the_limit_is_refused_before_sending(
     assert isinstance(exc, ValueError)  # as before, a bad argument to send
     # Browser-level commands are checked the same way.
     fails_at_once(
-        browser.connection.send("Target.createTarget", {"url": "a" * MAX_COMMAND_BYTES}),
+        either_browser.connection.send("Target.createTarget", {"url": "a" * MAX_COMMAND_BYTES}),
         ego.CommandTooLargeError,
     )
     del expression
-    assert_nothing_pending(browser)
-    await still_works(browser, tab)
+    assert_nothing_pending(either_browser)
+    await still_works(either_browser, either_tab)
 
 
-async def test_a_large_command_under_the_limit_is_sent(tab: ego.Tab) -> None:
+async def test_a_large_command_under_the_limit_is_sent(either_tab: ego.Tab) -> None:
     size = 8 * 1024 * 1024
-    assert await tab.evaluate("'" + "a" * size + "'.length", timeout=HANG) == size
+    assert await either_tab.evaluate("'" + "a" * size + "'.length", timeout=HANG) == size
 
 
 # --- a crashed renderer -----------------------------------------------------------------------
@@ -236,63 +225,63 @@ def crash(tab: ego.Tab) -> None:
 
 
 async def test_a_crash_fails_pending_calls_at_once_and_later_ones_until_reloaded(
-    browser: ego.Browser, tab: ego.Tab, server: PageServer
+    either_browser: ego.Browser, either_tab: ego.Tab, server: PageServer
 ) -> None:
-    await tab.navigate(server.route("/crash/a", "<title>A</title><p>a</p>"), timeout=HANG)
-    other = await browser.new_tab()
+    await either_tab.navigate(server.route("/crash/a", "<title>A</title><p>a</p>"), timeout=HANG)
+    other = await either_browser.new_tab()
     try:
         # Its own timeout is far beyond HANG: ending within HANG, it did not wait for it.
-        pending = await evaluate_pending(tab, timeout=120)
-        loaded = (await tab.attach()).expect("Page.loadEventFired")
-        crash(tab)
+        pending = await evaluate_pending(either_tab, timeout=120)
+        loaded = (await either_tab.attach()).expect("Page.loadEventFired")
+        crash(either_tab)
         with pytest.raises(ego.TargetCrashedError, match=r"crashed.*tab\.reload\(\)"):
             await asyncio.wait_for(pending, HANG)
         with pytest.raises(ego.TargetCrashedError):
             await asyncio.wait_for(loaded, HANG)
-        assert tab.crashed
-        assert not tab.closed
+        assert either_tab.crashed
+        assert not either_tab.closed
 
         # Later calls fail at once, whatever they are, until the tab is reloaded.
-        fails_at_once(tab.evaluate("1"), ego.TargetCrashedError)
-        fails_at_once(tab.send("Page.getFrameTree"), ego.TargetCrashedError)
+        fails_at_once(either_tab.evaluate("1"), ego.TargetCrashedError)
+        fails_at_once(either_tab.send("Page.getFrameTree"), ego.TargetCrashedError)
         assert await other.evaluate("'other tab'", timeout=HANG) == "other tab"
-        assert not browser.closed
+        assert not either_browser.closed
 
-        await tab.reload(timeout=HANG)
-        assert not tab.crashed
-        assert await tab.evaluate("document.title", timeout=HANG) == "A"
+        await either_tab.reload(timeout=HANG)
+        assert not either_tab.crashed
+        assert await either_tab.evaluate("document.title", timeout=HANG) == "A"
         assert await other.evaluate("1 + 1", timeout=HANG) == 2
     finally:
         await other.close()
 
 
 async def test_a_crashed_tab_comes_back_by_navigating(
-    browser: ego.Browser, tab: ego.Tab, server: PageServer
+    either_browser: ego.Browser, either_tab: ego.Tab, server: PageServer
 ) -> None:
-    await tab.evaluate("1", timeout=HANG)
-    crashed = (await tab.attach()).expect("Inspector.targetCrashed")
-    crash(tab)
+    await either_tab.evaluate("1", timeout=HANG)
+    crashed = (await either_tab.attach()).expect("Inspector.targetCrashed")
+    crash(either_tab)
     await asyncio.wait_for(crashed, HANG)
     with pytest.raises(ego.TargetCrashedError, match="reload"):
-        await tab.evaluate("1")
+        await either_tab.evaluate("1")
     # The Fetch domain is the browser's: a replay can still serve the reload's requests.
-    assert await tab.send("Fetch.enable", timeout=HANG) == {}
-    assert await tab.send("Fetch.disable", timeout=HANG) == {}
-    await tab.navigate(server.route("/crash/b", "<title>B</title>"), timeout=HANG)
-    assert not tab.crashed
-    assert await tab.evaluate("document.title", timeout=HANG) == "B"
-    await still_works(browser, tab)
+    assert await either_tab.send("Fetch.enable", timeout=HANG) == {}
+    assert await either_tab.send("Fetch.disable", timeout=HANG) == {}
+    await either_tab.navigate(server.route("/crash/b", "<title>B</title>"), timeout=HANG)
+    assert not either_tab.crashed
+    assert await either_tab.evaluate("document.title", timeout=HANG) == "B"
+    await still_works(either_browser, either_tab)
 
 
-async def test_a_crashed_tab_can_still_be_closed(browser: ego.Browser) -> None:
-    tab = await browser.new_tab()
+async def test_a_crashed_tab_can_still_be_closed(either_browser: ego.Browser) -> None:
+    tab = await either_browser.new_tab()
     crashed = (await tab.attach()).expect("Inspector.targetCrashed")
     crash(tab)
     await asyncio.wait_for(crashed, HANG)
     await asyncio.wait_for(tab.close(), HANG)
     assert tab.closed
-    assert tab.target_id not in {each.target_id for each in await browser.tabs()}
-    await still_works(browser)
+    assert tab.target_id not in {each.target_id for each in await either_browser.tabs()}
+    await still_works(either_browser)
 
 
 @pytest.fixture

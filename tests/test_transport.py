@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import psutil
@@ -18,7 +17,7 @@ from websockets.asyncio.server import ServerConnection
 import ego
 from ego.protocol.pipe import PipeWire
 from ego.protocol.transport import Connection, Subscription
-from tests.helpers.browsers import HANG, NEVER, evaluate_pending, fresh_tab, websocket_url
+from tests.helpers.browsers import HANG, NEVER, evaluate_pending, websocket_url
 from tests.helpers.fake_cdp import FakeCDP, drop, garble, silent
 from tests.helpers.page_server import PageServer
 from tests.helpers.protocol import attach, fails_at_once
@@ -301,24 +300,6 @@ async def test_wait_for_times_out_without_closing(browser: ego.Browser, tab: ego
 
 
 # --- size -----------------------------------------------------------------------------------
-
-
-@pytest.fixture(params=["pipe", "websocket"])
-def either_browser(request: pytest.FixtureRequest) -> ego.Browser:
-    """The session's browser over its pipe, or one attached over a websocket. A plain
-    fixture: an async one asking for a fixture not set up yet fails inside the running loop
-    (as this one did when the module ran alone)."""
-    owner: ego.Browser = request.getfixturevalue(
-        "browser" if request.param == "pipe" else "ws_browser"
-    )
-    return owner
-
-
-@pytest.fixture
-async def either_tab(either_browser: ego.Browser) -> AsyncIterator[ego.Tab]:
-    """A fresh tab of :func:`either_browser`."""
-    async with fresh_tab(either_browser) as fresh:
-        yield fresh
 
 
 async def test_fifty_megabyte_string_result_arrives_intact(either_tab: ego.Tab) -> None:

@@ -27,7 +27,7 @@ from ..api import Browser
 from ..errors import BrowserError, ChromeLaunchError, EgoError, StorageStateError
 from ..learning.catalog.matching import as_url
 from ..page.tab import Tab
-from ..protocol._proctree import kill_tree
+from ..protocol._proctree import kill_tree, wait_ended
 from . import state
 from .call_service import CallService
 from .common import (
@@ -306,8 +306,7 @@ def _process(pid: int, started: float | None) -> psutil.Process | None:
 
 def _still_running(process: psutil.Process, timeout: float) -> bool:
     """Wait up to ``timeout`` seconds for ``process`` to end; True if it still runs."""
-    _, alive = psutil.wait_procs([process], timeout=timeout)
-    return bool(alive)
+    return not wait_ended(process, timeout)
 
 
 @click.command()

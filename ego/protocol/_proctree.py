@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import time
 
 import psutil
 
-__all__ = ["kill_tree", "still_running"]
+__all__ = ["kill_tree", "still_running", "wait_ended"]
+
+#: Seconds between two looks at a process that is not this one's child.
+_POLL = 0.02
 
 
 def still_running(pid: int, started: float, *, tolerance: float = 0.01) -> bool:
@@ -25,6 +29,27 @@ def still_running(pid: int, started: float, *, tolerance: float = 0.01) -> bool:
         return False
 
 
+def wait_ended(process: psutil.Process, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``process`` to end; True if it did.
+
+    A zombie has ended. psutil's own wait would take it for alive: a process that is not
+    this one's child stays a zombie until its parent reaps it, and a detached one's parent
+    is init, which may reap only every few seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return True
+            process.wait(timeout=min(_POLL, max(0.0, deadline - time.monotonic())))
+            return True
+        except psutil.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                return False
+        except psutil.NoSuchProcess:
+            return True
+
+
 def kill_tree(pid: int, *, create_time: float | None = None, grace: float = 2.0) -> None:
     """End process ``pid`` and all its descendants: SIGTERM, then SIGKILL after ``grace``.
 
@@ -41,8 +66,14 @@ def kill_tree(pid: int, *, create_time: float | None = None, grace: float = 2.0)
     for process in processes:
         with contextlib.suppress(psutil.Error):
             process.terminate()
-    _, alive = psutil.wait_procs(processes, timeout=grace)
+    alive = _not_ended_within(processes, grace)
     for process in alive:
         with contextlib.suppress(psutil.Error):
             process.kill()
-    psutil.wait_procs(alive, timeout=grace)
+    _not_ended_within(alive, grace)
+
+
+def _not_ended_within(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Those of ``processes`` still running after waiting up to ``timeout`` seconds in all."""
+    deadline = time.monotonic() + timeout
+    return [p for p in processes if not wait_ended(p, max(0.0, deadline - time.monotonic()))]

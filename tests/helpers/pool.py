@@ -42,8 +42,6 @@ class HoldServer:
         holder = self
 
         class Handler(QuietHandler):
-            disable_nagle_algorithm = True
-
             def _reply(self, status: int, body: bytes, kind: str) -> None:
                 try:
                     self.send_response(status)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import psutil
 
+from ego.protocol._proctree import wait_ended
+
 
 def is_chrome(process: psutil.Process) -> bool:
     try:
@@ -50,17 +52,18 @@ def alive(processes: Iterable[psutil.Process]) -> list[psutil.Process]:
 async def wait_gone(processes: Iterable[psutil.Process], timeout: float) -> list[psutil.Process]:
     """Wait (bounded) until every process has exited; return those still alive at the end."""
     pending = list(processes)
-    return await asyncio.to_thread(_wait_gone, pending, timeout)
+    return await asyncio.to_thread(still_alive_after, pending, timeout)
 
 
-def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+def still_alive_after(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Wait (bounded, blocking) until every process has exited; those still alive then. A
+    zombie has exited: one that is not this process's child may wait seconds for init to
+    reap it."""
     deadline = time.monotonic() + timeout
-    remaining = alive(processes)
-    while remaining and time.monotonic() < deadline:
-        # psutil.wait_procs waits on each pid (children are reaped, others polled).
-        psutil.wait_procs(remaining, timeout=min(0.5, max(0.0, deadline - time.monotonic())))
-        remaining = alive(remaining)
-    return remaining
+    for process in alive(processes):
+        # Children are reaped; any other process has ended once it is a zombie.
+        wait_ended(process, max(0.0, deadline - time.monotonic()))
+    return alive(processes)
 
 
 def profile_pids(profile_dir: Path) -> list[psutil.Process]:
