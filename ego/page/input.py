@@ -210,16 +210,17 @@ async def _click_until_it_lands(
             element under the point, which the release or the click reached (``receives
             events``; the rest of that click was cancelled, and it is not made again since
             the page saw the press).
+        CommandTimeoutError: the click began a navigation that did not end within the
+            tab's ``default_timeout``.
     """
     while True:
         left = max(0.0, deadline - time.monotonic())
-        with NavigationWatch(elements.page) as navigation:
+        with NavigationWatch(elements.page, elements.page.default_timeout) as navigation:
             await _mouse_click(elements, chosen, left, verb, how, navigation)
-            if force:
+            miss = None if force else await click_landed(elements, navigation)
+            if miss is None:
+                await navigation.arrived(verb)
                 return elements, chosen
-            miss = await click_landed(elements, navigation, verb)
-        if miss is None:
-            return elements, chosen
         if miss.pressed:
             raise _refused(
                 elements, chosen, verb, "receives events",

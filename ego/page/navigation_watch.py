@@ -1,42 +1,55 @@
-"""Whether an action began a navigation of the document it acted in, so that a check made in
-that document afterwards need not wait for the next one.
+"""Whether an action began a navigation of the document it acted in, and waiting for the page
+that navigation brings.
 
-Chrome holds the commands sent to a page whose frame is navigating away, from the request
-until the new document commits (measured on Chromium 156 after a click on a link whose
-server had not answered yet: ``Runtime.evaluate``, ``DOM.getDocument`` and
-``Page.getFrameTree`` all waited). A check in the page after a click (did its events land?)
-would then wait for the next page's server, up to the tab's timeout. The watch is set before
-the input is sent and sees the frame, or a frame whose document holds it, ask to navigate
-(``Page.frameRequestedNavigation``, which Chrome sends for a navigation the page began: a
-link, a form, a script).
+A click on a link asks its frame to navigate (Chrome sends ``Page.frameRequestedNavigation``
+before it answers anything sent after the click on that session). Chrome then holds the
+commands sent to a page navigating away until the next document commits (measured on
+Chromium 156 after a click on a link whose server had not answered yet:
+``Runtime.evaluate``, ``DOM.getDocument`` and ``Page.getFrameTree`` all waited), though not
+always the first one sent right after the click. So a verb that began a navigation waits for
+its end (the next document, a move within the document, or the load stopping without one)
+within a bound, and says so when none came, rather than return on the old page one time and
+wait for the new one another.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from ..errors import CommandTimeoutError
 
 if TYPE_CHECKING:
-    from ..protocol.session import Session
+    from ..protocol.session import Listener, Session
     from .page import Page
 
 __all__ = ["NavigationWatch"]
 
 T = TypeVar("T")
 
-_REQUESTED = "Page.frameRequestedNavigation"
+_REQUESTED: Final = "Page.frameRequestedNavigation"
+#: What ends a navigation a frame asked for: a new document, a move within the document
+#: (a fragment), or the load stopping without either (a 204, a download, a refusal).
+_ENDS: Final = ("Page.frameNavigated", "Page.navigatedWithinDocument", "Page.frameStoppedLoading")
 
 
 class NavigationWatch:
-    """Watches ``page``'s frame and the frames holding it for a navigation they begin, from
-    now until :meth:`close` (use it as a context manager).
+    """Watches ``page``'s frame and the frames holding it, from now until :meth:`close`, for
+    a navigation they ask for (use it as a context manager).
 
     Args:
         page: the frame (or tab) an action is about to act in.
+        timeout: seconds from now that :meth:`arrived` waits for the navigation's end.
     """
 
-    def __init__(self, page: Page) -> None:
+    def __init__(self, page: Page, timeout: float) -> None:
+        self.deadline = time.monotonic() + timeout
+        self._timeout = timeout
+        self._began: str | None = None
+        self._begun: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ends: list[asyncio.Future[dict[str, Any]]] = []
         frames: dict[Session, set[str]] = {}
         frame: Page | None = page
         while frame is not None:
@@ -44,8 +57,9 @@ class NavigationWatch:
             if session is not None:
                 frames.setdefault(session, set()).add(frame.id)
             frame = frame.parent
-        self._requested = [
-            session.expect(_REQUESTED, _of_frames(ids)) for session, ids in frames.items()
+        self._listeners: list[Listener] = [
+            session.listen((_REQUESTED,), self._requested(session, ids))
+            for session, ids in frames.items()
         ]
 
     def __enter__(self) -> NavigationWatch:
@@ -56,33 +70,49 @@ class NavigationWatch:
 
     @property
     def began(self) -> str | None:
-        """The URL of a navigation a watched frame began since the watch was set, if any."""
-        for requested in self._requested:
-            if requested.done() and not requested.cancelled() and not requested.exception():
-                return str(requested.result().get("url") or "")
-        return None
+        """The URL of the navigation a watched frame asked for since the watch was set (the
+        first), or None."""
+        return self._began
 
     def close(self) -> None:
         """Stop watching."""
-        for requested in self._requested:
-            if requested.done() and not requested.cancelled():
-                requested.exception()  # the session ended: nothing to report here
-            requested.cancel()
+        for listener in self._listeners:
+            listener.close()
+        for end in self._ends:
+            if end.done() and not end.cancelled():
+                end.exception()  # the session ended: the navigation's end is of no concern
+            end.cancel()
+        self._begun.cancel()
+
+    def _requested(self, session: Session, ids: set[str]) -> Callable[[str, dict[str, Any]], None]:
+        def heard(method: str, params: dict[str, Any]) -> None:
+            # A link that opens a tab or a download navigates no watched frame.
+            frame_id = params.get("frameId")
+            if self._began is not None or frame_id not in ids:
+                return
+            if params.get("disposition") not in (None, "currentTab"):
+                return
+            self._began = str(params.get("url") or "")
+            # Set in the read path: no event of the navigation can come before these.
+            self._ends = [session.expect(end, _of_frame(frame_id)) for end in _ENDS]
+            if not self._begun.done():
+                self._begun.set_result(None)
+
+        return heard
 
     async def or_answer(self, asked: Awaitable[T]) -> T | None:
         """What ``asked`` answers once it comes, unless a navigation began before it (or had
         begun): then None at once, and ``asked`` is cancelled (a command is abandoned: its
-        answer is dropped when it comes). A watched session that ended counts as a
-        navigation: its document is gone.
+        answer is dropped when it comes).
 
         Raises:
             whatever ``asked`` raises, when it comes first.
         """
         answer = asyncio.ensure_future(asked)
-        if not answer.done() and not any(requested.done() for requested in self._requested):
-            waited: list[asyncio.Future[Any]] = [answer, *self._requested]
+        if not answer.done() and self._began is None:
+            either: list[asyncio.Future[Any]] = [answer, self._begun]
             try:
-                await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:
                 answer.cancel()
                 raise
@@ -91,14 +121,33 @@ class NavigationWatch:
         answer.cancel()
         return None
 
+    async def arrived(self, verb: str) -> None:
+        """Wait, until the watch's deadline, for the end of the navigation a watched frame
+        began (nothing to wait for when none began). A watched session that ended (the tab
+        closed, a dialog holds it) ends the wait: the document the navigation left is gone.
 
-def _of_frames(ids: set[str]) -> Callable[[dict[str, Any]], bool]:
-    # A link that opens a tab or a download navigates no watched frame.
-    return lambda params: (
-        params.get("frameId") in ids
-        and params.get("disposition")
-        in (
-            None,
-            "currentTab",
+        Raises:
+            CommandTimeoutError: the navigation did not end in time (its server has not
+                answered).
+        """
+        if self._began is None or any(end.done() for end in self._ends):
+            return
+        left = self.deadline - time.monotonic()
+        if left > 0:
+            waited: list[asyncio.Future[Any]] = list(self._ends)
+            done, _ = await asyncio.wait(waited, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            if done:
+                return
+        raise CommandTimeoutError(
+            f"the {verb} landed and began a navigation to {self._began or 'a new page'}, but "
+            f"no page came within {self._timeout:g} s (its server has not answered): wait for "
+            "it with tab.wait_for(url=...), or give the tab a larger default_timeout"
         )
-    )
+
+
+def _of_frame(frame_id: str) -> Callable[[dict[str, Any]], bool]:
+    def of(params: dict[str, Any]) -> bool:
+        frame = params.get("frame")
+        return (frame.get("id") if isinstance(frame, dict) else params.get("frameId")) == frame_id
+
+    return of

@@ -156,7 +156,7 @@ class PageVerbs:
         hidden one. The page sees the events a person's click makes: ``mousedown``,
         ``mouseup`` and ``click`` (``detail`` the count); a second count adds ``dblclick``,
         the right button ``contextmenu`` and ``auxclick``, the middle ``auxclick``. A click
-        that navigates the tab returns once the next page came.
+        that makes its frame navigate returns once the next page came.
 
         Args:
             selector: a selector (CSS, ``role=``, ``text=``, ``label=``, ... ; ``>>`` to
@@ -182,8 +182,8 @@ class PageVerbs:
                 ref whose node is gone).
             ElementNotActionableError: it matches, but stayed hidden, disabled, moving or
                 covered (the error names the check and what it saw).
-            CommandTimeoutError: the click began a navigation of the tab and no page came
-                within the tab's ``default_timeout`` (the click itself landed).
+            CommandTimeoutError: the click began a navigation and no page came within the
+                tab's ``default_timeout`` (the click itself landed).
         """
         how = actions.Click.of(
             "click", button=button, click_count=click_count, modifiers=modifiers,
