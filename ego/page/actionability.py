@@ -331,6 +331,8 @@ async def click_landed(elements: Elements, navigation: NavigationWatch) -> Miss 
         session, context = await page._target()
         if context is not None:
             params["contextId"] = context
+        # Sent on the session, not through page.evaluate: a timeout there stops a spinning
+        # script, and a page that is only navigating away must not be sent that.
         result = await session.send("Runtime.evaluate", params, timeout=page.default_timeout)
     except CommandTimeoutError:
         if navigation.began is not None:

@@ -45,7 +45,7 @@ class NavigationWatch:
     """
 
     def __init__(self, page: Page, timeout: float) -> None:
-        self.deadline = time.monotonic() + timeout
+        self._deadline = time.monotonic() + timeout
         self._timeout = timeout
         self._began: str | None = None
         self._begun: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -86,10 +86,10 @@ class NavigationWatch:
 
     def _requested(self, session: Session, ids: set[str]) -> Callable[[str, dict[str, Any]], None]:
         def heard(method: str, params: dict[str, Any]) -> None:
-            # A link that opens a tab or a download navigates no watched frame.
             frame_id = params.get("frameId")
             if self._began is not None or frame_id not in ids:
                 return
+            # A link that opens a tab or a download navigates no watched frame.
             if params.get("disposition") not in (None, "currentTab"):
                 return
             self._began = str(params.get("url") or "")
@@ -132,7 +132,7 @@ class NavigationWatch:
         """
         if self._began is None or any(end.done() for end in self._ends):
             return
-        left = self.deadline - time.monotonic()
+        left = self._deadline - time.monotonic()
         if left > 0:
             waited: list[asyncio.Future[Any]] = list(self._ends)
             done, _ = await asyncio.wait(waited, timeout=left, return_when=asyncio.FIRST_COMPLETED)
