@@ -7,7 +7,7 @@ import time
 
 import psutil
 
-__all__ = ["kill_tree", "still_running", "wait_ended"]
+__all__ = ["kill_tree", "not_ended_within", "still_running", "wait_ended"]
 
 #: Seconds between two looks at a process that is not this one's child.
 _POLL = 0.02
@@ -66,14 +66,14 @@ def kill_tree(pid: int, *, create_time: float | None = None, grace: float = 2.0)
     for process in processes:
         with contextlib.suppress(psutil.Error):
             process.terminate()
-    alive = _not_ended_within(processes, grace)
+    alive = not_ended_within(processes, grace)
     for process in alive:
         with contextlib.suppress(psutil.Error):
             process.kill()
-    _not_ended_within(alive, grace)
+    not_ended_within(alive, grace)
 
 
-def _not_ended_within(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+def not_ended_within(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
     """Those of ``processes`` still running after waiting up to ``timeout`` seconds in all."""
     deadline = time.monotonic() + timeout
     return [p for p in processes if not wait_ended(p, max(0.0, deadline - time.monotonic()))]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psutil
 
-from ego.protocol._proctree import wait_ended
+from ego.protocol._proctree import not_ended_within
 
 
 def is_chrome(process: psutil.Process) -> bool:
@@ -59,11 +59,7 @@ def still_alive_after(processes: list[psutil.Process], timeout: float) -> list[p
     """Wait (bounded, blocking) until every process has exited; those still alive then. A
     zombie has exited: one that is not this process's child may wait seconds for init to
     reap it."""
-    deadline = time.monotonic() + timeout
-    for process in alive(processes):
-        # Children are reaped; any other process has ended once it is a zombie.
-        wait_ended(process, max(0.0, deadline - time.monotonic()))
-    return alive(processes)
+    return not_ended_within(alive(processes), timeout)
 
 
 def profile_pids(profile_dir: Path) -> list[psutil.Process]:
