@@ -15,11 +15,12 @@ wait for the new one another.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from ..errors import CommandTimeoutError
+from ..errors import CommandTimeoutError, EgoError
 
 if TYPE_CHECKING:
     from ..protocol.session import Listener, Session
@@ -50,6 +51,7 @@ class NavigationWatch:
         self._began: str | None = None
         self._begun: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._ends: list[asyncio.Future[dict[str, Any]]] = []
+        self._session: Session | None = None
         frames: dict[Session, set[str]] = {}
         frame: Page | None = page
         while frame is not None:
@@ -93,6 +95,7 @@ class NavigationWatch:
             if params.get("disposition") not in (None, "currentTab"):
                 return
             self._began = str(params.get("url") or "")
+            self._session = session
             # Set in the read path: no event of the navigation can come before these.
             self._ends = [session.expect(end, _of_frame(frame_id)) for end in _ENDS]
             if not self._begun.done():
@@ -130,14 +133,23 @@ class NavigationWatch:
             CommandTimeoutError: the navigation did not end in time (its server has not
                 answered).
         """
-        if self._began is None or any(end.done() for end in self._ends):
+        if self._began is None or self._session is None:
             return
         left = self._deadline - time.monotonic()
-        if left > 0:
+        if not any(end.done() for end in self._ends) and left > 0:
             waited: list[asyncio.Future[Any]] = list(self._ends)
-            done, _ = await asyncio.wait(waited, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-            if done:
-                return
+            await asyncio.wait(waited, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        if any(end.done() for end in self._ends):
+            # One question the page answers: right after the commit Chrome may not have moved
+            # the page's session to the new document yet, and a command then finds "no active
+            # page" (Page.getNavigationHistory, seen on Chromium 156).
+            with contextlib.suppress(EgoError):
+                await self._session.send(
+                    "Runtime.evaluate",
+                    {"expression": "0", "returnByValue": True},
+                    timeout=max(0.1, self._deadline - time.monotonic()),
+                )
+            return
         raise CommandTimeoutError(
             f"the {verb} landed and began a navigation to {self._began or 'a new page'}, but "
             f"no page came within {self._timeout:g} s (its server has not answered): wait for "
